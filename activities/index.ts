@@ -1,0 +1,85 @@
+/**
+ * Every side effect of a session: model calls, the policy check (reads configuration and grants), tool
+ * runs (through the idempotency ledger) and grant storage. Created once per worker with its dependencies.
+ */
+import type { Client } from '@temporalio/client';
+import type { AppConfig } from '../common/config';
+import type { Grant } from '../common/grants';
+import { decidePolicy } from '../common/policy';
+import { findTool } from '../common/tools/definitions';
+import { UserGrants } from './grants';
+import { withHeartbeat } from './heartbeat';
+import { createModel } from './model';
+import { executors } from './tools/registry';
+import type { ToolRunLedger } from './tools/ledger';
+import type {
+  ModelReply,
+  ModelRequest,
+  SessionSettings,
+  ToolPlan,
+  ToolPlanRequest,
+  ToolRunRequest,
+  ToolRunResult,
+} from './types';
+
+export interface ActivityDeps {
+  config: AppConfig;
+  client: Client;
+  ledger: ToolRunLedger;
+}
+
+export function createActivities({ config, client, ledger }: ActivityDeps) {
+  const complete = createModel(config);
+  const userGrants = new UserGrants(client, config.temporal.taskQueue);
+
+  return {
+    async callModel(request: ModelRequest): Promise<ModelReply> {
+      return await withHeartbeat(() => complete(request.transcript));
+    },
+
+    async loadSettings(): Promise<SessionSettings> {
+      return { maxSteps: config.policy.maxSteps };
+    },
+
+    async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {
+      const tool = findTool(request.toolName);
+      if (!tool)
+        return {
+          decision: 'deny',
+          reason: `unknown tool ${request.toolName}`,
+          approvers: [],
+          timeoutMs: 'never',
+        };
+      const toolConfig = config.policy.tools[tool.name];
+      const grants = [...request.sessionGrants, ...(await userGrants.list(request.userId))];
+      const decision = decidePolicy({
+        tool,
+        args: request.args,
+        config: toolConfig,
+        grants,
+        userId: request.userId,
+        sessionId: request.sessionId,
+      });
+      return {
+        decision: decision.decision,
+        reason: decision.reason,
+        approvers: config.policy.approvers,
+        timeoutMs: toolConfig?.approvalTimeout ?? config.policy.approvalTimeout,
+      };
+    },
+
+    async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
+      const execute = executors[request.toolName];
+      if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
+      return await withHeartbeat((signal) =>
+        ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+          execute(request.args, { dataDir: config.dataDir, sessionId: request.sessionId, signal }),
+        ),
+      );
+    },
+
+    async saveUserGrant(grant: Grant): Promise<void> {
+      await userGrants.add(grant);
+    },
+  };
+}

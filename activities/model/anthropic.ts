@@ -1,0 +1,83 @@
+/** `anthropic`: the Messages API with tool use. */
+import Anthropic from '@anthropic-ai/sdk';
+import type { Message } from '../../workflows/session/contract';
+import type { ModelReply } from '../types';
+import { classifyModelError } from './classify-error';
+import { toolSpecs } from './tool-specs';
+
+type Block = Anthropic.ContentBlockParam;
+
+export function createAnthropicModel(options: {
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  systemPrompt: string;
+}) {
+  const client = new Anthropic({
+    apiKey: options.apiKey ?? 'not-set',
+    maxRetries: 0,
+    timeout: 240_000,
+    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+  });
+  return async function complete(transcript: Message[]): Promise<ModelReply> {
+    let response;
+    try {
+      response = await client.messages.create({
+        model: options.model,
+        max_tokens: 4096,
+        system: options.systemPrompt,
+        messages: toAnthropic(transcript),
+        tools: toolSpecs().map((spec) => ({
+          name: spec.name,
+          description: spec.description,
+          input_schema: spec.parameters as Anthropic.Tool.InputSchema,
+        })),
+      });
+    } catch (error) {
+      if (error instanceof Anthropic.APIError)
+        throw classifyModelError('anthropic', options.model, error.status, error.message);
+      throw error;
+    }
+    return {
+      text: response.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
+      toolCalls: response.content.flatMap((block) =>
+        block.type === 'tool_use' ? [{ id: block.id, name: block.name, args: block.input }] : [],
+      ),
+    };
+  };
+}
+
+/** Anthropic wants alternating roles: tool results and a following user text merge into one user turn. */
+export function toAnthropic(transcript: Message[]): Anthropic.MessageParam[] {
+  const out: { role: 'user' | 'assistant'; content: Block[] }[] = [];
+  const push = (role: 'user' | 'assistant', blocks: Block[]) => {
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const message of transcript) {
+    if (message.role === 'user') push('user', [{ type: 'text', text: message.text }]);
+    else if (message.role === 'tool') {
+      push('user', [
+        {
+          type: 'tool_result',
+          tool_use_id: message.toolCallId,
+          content: message.content,
+          is_error: message.status !== 'ok',
+        },
+      ]);
+    } else {
+      const blocks: Block[] = message.text ? [{ type: 'text', text: message.text }] : [];
+      for (const call of message.toolCalls) {
+        blocks.push({
+          type: 'tool_use',
+          id: call.id,
+          name: call.name,
+          input: typeof call.args === 'object' && call.args !== null ? call.args : { raw: call.args },
+        });
+      }
+      push('assistant', blocks.length ? blocks : [{ type: 'text', text: '(no answer)' }]);
+    }
+  }
+  return out;
+}

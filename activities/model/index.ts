@@ -1,0 +1,32 @@
+/** The model activity: one function, three providers chosen by MODEL_PROVIDER. */
+import type { AppConfig } from '../../common/config';
+import type { Message } from '../../workflows/session/contract';
+import type { ModelReply } from '../types';
+import { createAnthropicModel } from './anthropic';
+import { createOpenAiModel } from './openai';
+import { scriptedModel } from './scripted';
+import { DEFAULT_SYSTEM_PROMPT } from './tool-specs';
+
+export type CompleteFn = (transcript: Message[]) => Promise<ModelReply>;
+
+export function createModel(config: AppConfig): CompleteFn {
+  const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  switch (config.model.provider) {
+    case 'scripted':
+      return async (transcript) => scriptedModel(transcript);
+    case 'openai':
+      return createOpenAiModel({
+        baseUrl: config.model.openaiBaseUrl,
+        apiKey: config.model.openaiApiKey,
+        model: config.model.name ?? 'gpt-4o-mini',
+        systemPrompt,
+      });
+    case 'anthropic':
+      return createAnthropicModel({
+        baseUrl: config.model.anthropicBaseUrl,
+        apiKey: config.model.anthropicApiKey,
+        model: config.model.name ?? 'claude-sonnet-4-5',
+        systemPrompt,
+      });
+  }
+}

@@ -1,0 +1,73 @@
+/** `openai`: the Chat Completions API with tool calling, at any compatible base URL (OpenAI, Ollama, vLLM, ...). */
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { Message } from '../../workflows/session/contract';
+import type { ModelReply } from '../types';
+import { classifyModelError } from './classify-error';
+import { parseToolArguments, toolSpecs } from './tool-specs';
+
+export function createOpenAiModel(options: {
+  baseUrl: string;
+  apiKey: string | undefined;
+  model: string;
+  systemPrompt: string;
+}) {
+  // Temporal owns retries (with backoff and a visible attempt count), so the SDK does not retry on its own.
+  const client = new OpenAI({
+    baseURL: options.baseUrl,
+    apiKey: options.apiKey ?? 'not-set',
+    maxRetries: 0,
+    timeout: 240_000,
+  });
+  return async function complete(transcript: Message[]): Promise<ModelReply> {
+    let response;
+    try {
+      response = await client.chat.completions.create({
+        model: options.model,
+        messages: [{ role: 'system', content: options.systemPrompt }, ...transcript.map(toOpenAi)],
+        tools: toolSpecs().map((spec) => ({ type: 'function' as const, function: spec })),
+      });
+    } catch (error) {
+      if (error instanceof OpenAI.APIError)
+        throw classifyModelError('openai', options.model, error.status, error.message);
+      throw error;
+    }
+    const message = response.choices[0]?.message;
+    return {
+      text: message?.content ?? '',
+      toolCalls: (message?.tool_calls ?? []).flatMap((call) =>
+        call.type === 'function'
+          ? [{ id: call.id, name: call.function.name, args: parseToolArguments(call.function.arguments) }]
+          : [],
+      ),
+    };
+  };
+}
+
+function toOpenAi(message: Message): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.text };
+    case 'assistant':
+      return message.toolCalls.length
+        ? {
+            role: 'assistant',
+            content: message.text || null,
+            tool_calls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: {
+                name: call.name,
+                arguments: typeof call.args === 'string' ? call.args : JSON.stringify(call.args),
+              },
+            })),
+          }
+        : { role: 'assistant', content: message.text };
+    case 'tool':
+      return {
+        role: 'tool',
+        tool_call_id: message.toolCallId,
+        content: `[${message.status}] ${message.content}`,
+      };
+  }
+}

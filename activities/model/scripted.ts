@@ -1,0 +1,95 @@
+/**
+ * `scripted`: the default demo model. Deterministic, no network: phrases in the user's message map to tool
+ * calls (the README lists them), and tool results are summarised, so every gate can be tried without a key.
+ */
+import type { Message, ToolCall } from '../../workflows/session/contract';
+import type { ModelReply } from '../types';
+
+const HELP =
+  'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
+  '(two approvals), "fetch https://example.com" (GET, runs at once), "post https://example.com hello" (needs approval), ' +
+  '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "bad arguments" (shows validation).';
+
+export function scriptedModel(transcript: Message[]): ModelReply {
+  const lastUserIndex = transcript.findLastIndex((m) => m.role === 'user');
+  const lastUser = transcript[lastUserIndex];
+  if (!lastUser || lastUser.role !== 'user') return { text: HELP, toolCalls: [] };
+  const last = transcript[transcript.length - 1]!;
+  const callId = (n: number) => `call_${transcript.length}_${n}`;
+
+  if (last.role === 'user') return planFor(last.text, callId);
+  if (last.role === 'tool') {
+    if (/\bloop\b/i.test(lastUser.text))
+      return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
+    return { text: summarise(transcript.slice(lastUserIndex + 1)), toolCalls: [] };
+  }
+  return { text: HELP, toolCalls: [] };
+}
+
+function planFor(text: string, callId: (n: number) => string): ModelReply {
+  const lower = text.toLowerCase();
+  if (/^\s*run\b/i.test(text)) {
+    const quoted = [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.trim()).filter(Boolean);
+    const commands = quoted.length ? quoted : [text.replace(/^\s*run\s*:?\s*/i, '').trim()];
+    if (commands[0]) {
+      return {
+        text: commands.length > 1 ? `I'll run ${commands.length} commands.` : `I'll run \`${commands[0]}\`.`,
+        toolCalls: commands.map((command, i) => ({
+          id: callId(i),
+          name: 'shell_execute',
+          args: { command },
+        })),
+      };
+    }
+  }
+  const fetch = /^\s*(fetch|get)\s+(\S+)/i.exec(text);
+  if (fetch)
+    return {
+      text: `Fetching ${fetch[2]}.`,
+      toolCalls: [{ id: callId(0), name: 'http_request', args: { method: 'GET', url: fetch[2] } }],
+    };
+  const post = /^\s*post\s+(\S+)\s*([\s\S]*)$/i.exec(text);
+  if (post) {
+    return {
+      text: `Posting to ${post[1]}.`,
+      toolCalls: [
+        { id: callId(0), name: 'http_request', args: { method: 'POST', url: post[1], body: post[2] ?? '' } },
+      ],
+    };
+  }
+  if (/\bloop\b/.test(lower))
+    return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
+  if (/bad arguments/.test(lower))
+    return {
+      text: 'Calling a tool wrongly on purpose.',
+      toolCalls: [{ id: callId(0), name: 'shell_execute', args: { cmd: 42 } }],
+    };
+  const zone = /\btime in ([A-Za-z_]+\/[A-Za-z_]+)/.exec(text);
+  if (zone)
+    return { text: '', toolCalls: [{ id: callId(0), name: 'current_time', args: { timezone: zone[1] } }] };
+  if (/\btime\b/.test(lower))
+    return { text: '', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
+  return { text: `You said: "${text.slice(0, 500)}". ${HELP}`, toolCalls: [] };
+}
+
+function summarise(sinceUser: Message[]): string {
+  const calls = new Map<string, ToolCall>();
+  for (const m of sinceUser)
+    if (m.role === 'assistant') for (const call of m.toolCalls) calls.set(call.id, call);
+  const lines = sinceUser.flatMap((m) => {
+    if (m.role !== 'tool') return [];
+    switch (m.status) {
+      case 'ok':
+        return [`**${m.name}** returned:\n\`\`\`\n${m.content}\n\`\`\``];
+      case 'denied':
+        return [`**${m.name}** was not run — ${m.content} I won't try it again.`];
+      case 'expired':
+        return [`**${m.name}** was not run — ${m.content}`];
+      case 'superseded':
+        return [`**${m.name}** was not run — ${m.content}`];
+      default:
+        return [`**${m.name}** ended with ${m.status}: ${m.content}`];
+    }
+  });
+  return lines.length ? lines.join('\n\n') : 'Done.';
+}

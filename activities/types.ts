@@ -1,0 +1,45 @@
+/** Shapes that cross the workflow/activity boundary (workflows import these as types only). */
+import type { Grant } from '../common/grants';
+import type { Policy } from '../common/tools/definitions';
+import type { Message, ToolCall } from '../workflows/session/contract';
+
+export interface ModelRequest {
+  transcript: Message[];
+}
+
+export interface ModelReply {
+  text: string;
+  toolCalls: ToolCall[];
+}
+
+export interface ToolPlanRequest {
+  toolName: string;
+  args: Record<string, unknown>;
+  userId: string;
+  sessionId: string;
+  sessionGrants: Grant[];
+}
+
+export interface ToolPlan {
+  decision: Policy;
+  reason: string;
+  approvers: string[];
+  timeoutMs: number | 'never';
+}
+
+export interface ToolRunRequest {
+  toolName: string;
+  args: Record<string, unknown>;
+  /** Workflow id + tool call id: a retried or repeated run returns the first run's result. */
+  idempotencyKey: string;
+  sessionId: string;
+}
+
+export interface ToolRunResult {
+  status: 'ok' | 'error';
+  content: string;
+}
+
+export interface SessionSettings {
+  maxSteps: number;
+}

@@ -1,0 +1,154 @@
+/**
+ * Every setting in one place: environment variables (the contract in the README) and the optional
+ * policy file `agent.config.json` (or `AGENT_CONFIG`). Parsed once at the edge; bad input names the
+ * variable and the fix.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { durationSchema } from './duration';
+import { AgentError, ErrorCode } from './errors';
+
+const toolConfigSchema = z.strictObject({
+  policy: z.enum(['auto', 'ask', 'deny']).optional(),
+  allow: z.array(z.string().min(1)).default([]),
+  deny: z.array(z.string().min(1)).default([]),
+  approvalTimeout: durationSchema.optional(),
+});
+
+export const policyFileSchema = z.strictObject({
+  approvers: z.array(z.string().min(1)).default([]),
+  approvalTimeout: durationSchema.default(24 * 3_600_000),
+  maxSteps: z.number().int().min(1).max(100).default(12),
+  systemPrompt: z.string().max(20_000).optional(),
+  tools: z.record(z.string(), toolConfigSchema).default({}),
+});
+export type PolicyFile = z.infer<typeof policyFileSchema>;
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
+
+const envSchema = z.object({
+  PORT: port(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('./data'),
+  PUBLIC_URL: optionalText,
+  TEMPORAL_ADDRESS: optionalText,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('agent'),
+  TEMPORAL_CLI_PATH: optionalText,
+  TEMPORAL_PORT: port(7233),
+  TEMPORAL_UI_PORT: port(8233),
+  TEMPORAL_UI_URL: optionalText,
+  MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
+  MODEL: optionalText,
+  OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: optionalText,
+  ANTHROPIC_API_KEY: optionalText,
+  AGENT_CONFIG: optionalText,
+  APPROVERS: optionalText,
+  WEB_TRUSTED_USER_HEADER: optionalText,
+  WEB_AUTH_TOKEN: optionalText,
+  WORKFLOW_BUNDLE_PATH: optionalText,
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+    devServerPort: number;
+    uiPort: number;
+    uiUrl: string | undefined;
+  };
+  model: {
+    provider: 'scripted' | 'openai' | 'anthropic';
+    name: string | undefined;
+    openaiBaseUrl: string;
+    openaiApiKey: string | undefined;
+    anthropicBaseUrl: string | undefined;
+    anthropicApiKey: string | undefined;
+  };
+  web: { trustedUserHeader: string | undefined; authToken: string | undefined };
+  workflowBundlePath: string | undefined;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  policy: PolicyFile;
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+}
+
+function loadPolicyFile(explicitPath: string | undefined): PolicyFile {
+  const file = explicitPath ?? (existsSync('agent.config.json') ? 'agent.config.json' : undefined);
+  if (!file) return policyFileSchema.parse({});
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (cause) {
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `Cannot read the policy file ${file}: ${(cause as Error).message}. Fix the JSON or unset AGENT_CONFIG.`,
+      { cause },
+    );
+  }
+  const parsed = policyFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `The policy file ${file} is invalid: ${formatIssues(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new AgentError(ErrorCode.ConfigInvalid, `Invalid environment: ${formatIssues(parsed.error)}`);
+  }
+  const e = parsed.data;
+  const policy = loadPolicyFile(e.AGENT_CONFIG);
+  const envApprovers =
+    e.APPROVERS?.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean) ?? [];
+  policy.approvers = [...new Set([...policy.approvers, ...envApprovers])];
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR),
+    publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      devServerPort: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://localhost:${e.TEMPORAL_UI_PORT}`),
+    },
+    model: {
+      provider: e.MODEL_PROVIDER,
+      name: e.MODEL,
+      openaiBaseUrl: e.OPENAI_BASE_URL,
+      openaiApiKey: e.OPENAI_API_KEY,
+      anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
+      anthropicApiKey: e.ANTHROPIC_API_KEY,
+    },
+    web: { trustedUserHeader: e.WEB_TRUSTED_USER_HEADER, authToken: e.WEB_AUTH_TOKEN },
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    logLevel: e.LOG_LEVEL,
+    policy,
+  };
+}

@@ -1,0 +1,26 @@
+/** Stable error codes; messages name the thing, the reason and the fix. */
+export enum ErrorCode {
+  ConfigInvalid = 'CONFIG_INVALID',
+  TemporalUnreachable = 'TEMPORAL_UNREACHABLE',
+  TemporalCliMissing = 'TEMPORAL_CLI_MISSING',
+  SearchAttributesUnavailable = 'SEARCH_ATTRIBUTES_UNAVAILABLE',
+}
+
+export class AgentError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AgentError';
+  }
+}
+
+/** Failure types as they show in the Temporal UI; activities throw them, workflows branch on them. */
+export const FailureType = {
+  ModelAuth: 'ModelAuthError',
+  ModelNotFound: 'ModelNotFound',
+  ModelBadRequest: 'ModelBadRequest',
+  InvalidToolArguments: 'InvalidToolArguments',
+} as const;

@@ -1,0 +1,26 @@
+/** "Always allow" grants: a user's standing approval of a tool, in one conversation or everywhere. */
+import { z } from 'zod';
+
+export const grantScopeSchema = z.enum(['session', 'user']);
+export type GrantScope = z.infer<typeof grantScopeSchema>;
+
+export const grantSchema = z.strictObject({
+  id: z.string().min(1).max(64),
+  userId: z.string().min(1).max(128),
+  toolName: z.string().min(1).max(128),
+  /** Glob over the tool's subject (e.g. `git status*`); absent means every call of the tool. */
+  pattern: z.string().min(1).max(500).optional(),
+  scope: grantScopeSchema,
+  /** The session workflow id, for session-scoped grants. */
+  sessionId: z.string().max(300).optional(),
+  createdAt: z.number(),
+});
+export type Grant = z.infer<typeof grantSchema>;
+
+export function describeGrant(grant: Grant): string {
+  const what = grant.pattern
+    ? `${grant.toolName} matching "${grant.pattern}"`
+    : `every ${grant.toolName} call`;
+  const where = grant.scope === 'user' ? 'everywhere' : 'in this conversation';
+  return `${what}, ${where}`;
+}

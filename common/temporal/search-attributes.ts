@@ -1,0 +1,25 @@
+/**
+ * Registers the custom search attributes the workflows upsert. Idempotent: only missing ones are added,
+ * so it is safe on every start and against an existing cluster.
+ */
+import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { customSearchAttributes } from '../search-attributes';
+
+export async function registerSearchAttributes(
+  connection: Connection,
+  namespace: string,
+  log: (message: string) => void,
+): Promise<void> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const known = new Set(Object.keys(existing.customAttributes ?? {}));
+  const missing = customSearchAttributes.filter((key) => !known.has(key.name));
+  if (missing.length === 0) return;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(
+      missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
+  });
+  log(`registered search attributes: ${missing.map((key) => key.name).join(', ')}`);
+}

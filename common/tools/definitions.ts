@@ -1,0 +1,74 @@
+/**
+ * The built-in tools as the model and the approval policy see them: name, description, argument schema,
+ * default policy and the "subject" that allow patterns and grants match against. Pure (zod only), so the
+ * session workflow validates arguments, including an approver's edits, with the very schema the executor
+ * trusts. Executors live in activities/tools/.
+ */
+import { z } from 'zod';
+
+export type Policy = 'auto' | 'ask' | 'deny';
+
+export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: Schema;
+  /** The policy when configuration says nothing about this tool. */
+  defaultPolicy(args: z.infer<Schema>): Policy;
+  /** The text allow patterns and grants are matched against, e.g. the shell command. */
+  subject(args: z.infer<Schema>): string;
+}
+
+function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
+  return definition;
+}
+
+export const shellExecuteTool = defineTool({
+  name: 'shell_execute',
+  description:
+    "Run a shell command (sh -c) in this conversation's own working directory. Returns exit code and output (truncated).",
+  schema: z.strictObject({
+    command: z.string().min(1).max(4_000).describe('The command line to run'),
+    timeout_seconds: z.number().int().min(1).max(600).optional().describe('Kill the command after this long'),
+  }),
+  defaultPolicy: () => 'ask',
+  subject: (args) => args.command,
+});
+
+export const httpRequestTool = defineTool({
+  name: 'http_request',
+  description: 'Make an HTTP request and return status, headers and the (truncated) response body.',
+  schema: z.strictObject({
+    method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
+    url: z.url({ protocol: /^https?$/ }).describe('An absolute http(s) URL'),
+    headers: z.record(z.string(), z.string()).optional(),
+    body: z.string().max(100_000).optional(),
+  }),
+  defaultPolicy: (args) => (args.method === 'GET' || args.method === 'HEAD' ? 'auto' : 'ask'),
+  subject: (args) => `${args.method} ${args.url}`,
+});
+
+export const currentTimeTool = defineTool({
+  name: 'current_time',
+  description: 'The current date and time, optionally in an IANA time zone such as "Europe/Paris".',
+  schema: z.strictObject({ timezone: z.string().max(64).optional() }),
+  defaultPolicy: () => 'auto',
+  subject: (args) => args.timezone ?? 'UTC',
+});
+
+export const builtinTools: readonly ToolDefinition[] = [shellExecuteTool, httpRequestTool, currentTimeTool];
+
+export function findTool(name: string): ToolDefinition | undefined {
+  return builtinTools.find((tool) => tool.name === name);
+}
+
+export type ArgsCheck = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
+
+/** Validates model- or approver-supplied arguments; the error text is written for the model to act on. */
+export function checkToolArgs(tool: ToolDefinition, args: unknown): ArgsCheck {
+  const parsed = tool.schema.safeParse(args);
+  if (parsed.success) return { ok: true, args: parsed.data as Record<string, unknown> };
+  const problems = parsed.error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+    .join('; ');
+  return { ok: false, error: `invalid arguments for ${tool.name}: ${problems}` };
+}

@@ -1,0 +1,73 @@
+// One linter for the whole tree; workflows/ gets extra rules that keep it deterministic by construction.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = [
+  'assert',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'process',
+  'readline',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'v8',
+  'vm',
+  'worker_threads',
+  'zlib',
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'data/**', 'test/artifacts/**', 'gateways/web/static/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins
+            .flatMap((name) => [name, `node:${name}`])
+            .concat([
+              '@temporalio/client',
+              '@temporalio/worker',
+              '@temporalio/activity',
+              '@temporalio/testing',
+              '@slack/bolt',
+              'discord.js',
+            ]),
+          patterns: [
+            { group: ['**/activities/**', '**/gateways/**', '**/workers/**'], allowTypeImports: true },
+            { group: ['node:*'] },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,236 @@
+/**
+ * The web chat's JSON API and live stream. Stateless: every request authenticates, validates with the
+ * contract's schemas, and signals or queries Temporal. Nothing pending lives here.
+ */
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import { temporalUiLink, webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
+import { grantScopeSchema } from '../../common/grants';
+import type { Logger } from '../../common/log';
+import { decisionSchema, gateButtonValueSchema, type SessionView } from '../../workflows/session/contract';
+import { identify, type WebIdentityConfig } from './identity';
+import type { WebSessions } from './sessions';
+
+export interface WebRouteDeps {
+  sessions: WebSessions;
+  identity: WebIdentityConfig;
+  temporalUiUrl: string | undefined;
+  namespace: string;
+  log: Logger;
+}
+
+const messageBodySchema = z.strictObject({
+  text: z.string().trim().min(1, 'the message is empty').max(20_000),
+  messageId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional(),
+});
+
+const decisionBodySchema = gateButtonValueSchema.extend({
+  workflowId: z
+    .string()
+    .regex(/^session:web:[A-Za-z0-9_-]{1,64}$/, 'the web chat decides on web sessions only'),
+  reason: decisionSchema.shape.reason,
+  args: decisionSchema.shape.args,
+  scope: decisionSchema.shape.scope,
+  pattern: decisionSchema.shape.pattern,
+});
+
+const revokeBodySchema = z.strictObject({
+  grantId: z.string().min(1).max(64),
+  scope: grantScopeSchema,
+  sessionId: webSessionIdSchema.optional(),
+});
+
+const STREAM_POLL_MS = 400;
+
+/** The view one user sees: notices addressed to someone else are dropped. */
+function forUser(view: SessionView, userId: string): SessionView {
+  return { ...view, notices: view.notices.filter((n) => !n.to || n.to === userId) };
+}
+
+export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: string } }> {
+  const app = new Hono<{ Variables: { userId: string } }>();
+  const { sessions, log } = deps;
+  const link = (workflowId: string) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId);
+
+  app.use('*', async (c, next) => {
+    const who = identify(c, deps.identity);
+    if (!who.ok) return c.json({ error: who.error }, who.status);
+    c.set('userId', who.userId);
+    await next();
+  });
+
+  const parseBody = async <T extends z.ZodType>(c: Context, schema: T) => {
+    const raw: unknown = await c.req.json().catch(() => undefined);
+    if (raw === undefined) return { ok: false as const, error: 'the body must be JSON' };
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success)
+      return {
+        ok: false as const,
+        error: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+      };
+    return { ok: true as const, value: parsed.data as z.infer<T> };
+  };
+
+  const sessionParam = (c: Context) => webSessionIdSchema.safeParse(c.req.param('id'));
+
+  app.get('/me', (c) =>
+    c.json({ userId: c.get('userId'), temporalUiUrl: deps.temporalUiUrl ?? null, namespace: deps.namespace }),
+  );
+
+  app.get('/sessions', async (c) => {
+    const list = await sessions.list();
+    return c.json({ sessions: list.map((s) => ({ ...s, temporalUrl: link(s.workflowId) ?? null })) });
+  });
+
+  app.post('/sessions', (c) => {
+    const sessionId = randomUUID();
+    return c.json(
+      {
+        sessionId,
+        workflowId: webSessionWorkflowId(sessionId),
+        temporalUrl: link(webSessionWorkflowId(sessionId)) ?? null,
+      },
+      201,
+    );
+  });
+
+  app.post('/sessions/:id/messages', async (c) => {
+    const id = sessionParam(c);
+    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+    const body = await parseBody(c, messageBodySchema);
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const message = {
+      messageId: body.value.messageId ?? randomUUID(),
+      userId: c.get('userId'),
+      text: body.value.text,
+    };
+    await sessions.sendMessage(id.data, message);
+    log.info('message accepted', {
+      workflowId: webSessionWorkflowId(id.data),
+      userId: message.userId,
+      messageId: message.messageId,
+    });
+    return c.json({ accepted: true, messageId: message.messageId }, 202);
+  });
+
+  app.get('/sessions/:id', async (c) => {
+    const id = sessionParam(c);
+    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+    const workflowId = webSessionWorkflowId(id.data);
+    try {
+      const view = forUser(await sessions.state(workflowId), c.get('userId'));
+      return c.json({ ...view, temporalUrl: link(workflowId) ?? null });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return c.json({ error: 'no such session' }, 404);
+      return c.json(
+        {
+          error:
+            'the agent is not answering right now (is a worker running?). Messages and clicks are kept and handled when it is back.',
+        },
+        503,
+      );
+    }
+  });
+
+  app.get('/sessions/:id/stream', (c) => {
+    const id = sessionParam(c);
+    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+    const workflowId = webSessionWorkflowId(id.data);
+    const userId = c.get('userId');
+    return streamSSE(c, async (stream) => {
+      let last = '';
+      let lastProblem = '';
+      while (!stream.aborted) {
+        try {
+          const body = JSON.stringify({
+            ...forUser(await sessions.state(workflowId), userId),
+            temporalUrl: link(workflowId) ?? null,
+          });
+          lastProblem = '';
+          if (body !== last) {
+            last = body;
+            await stream.writeSSE({ event: 'state', data: body });
+          }
+        } catch (error) {
+          const problem = error instanceof WorkflowNotFoundError ? 'not-found' : 'unavailable';
+          if (problem !== lastProblem) {
+            lastProblem = problem;
+            await stream.writeSSE({
+              event: problem,
+              data: JSON.stringify({
+                message:
+                  problem === 'not-found'
+                    ? 'This conversation has not started yet.'
+                    : 'The agent is not answering right now; your messages and clicks are kept.',
+              }),
+            });
+          }
+        }
+        await stream.sleep(STREAM_POLL_MS);
+      }
+    });
+  });
+
+  app.post('/decisions', async (c) => {
+    const body = await parseBody(c, decisionBodySchema);
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const { workflowId, ...rest } = body.value;
+    try {
+      await sessions.decide(workflowId, { ...rest, userId: c.get('userId') });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError)
+        return c.json({ error: 'that conversation no longer exists' }, 404);
+      throw error;
+    }
+    log.info('decision accepted', {
+      workflowId,
+      gateId: rest.gateId,
+      choice: rest.choice,
+      userId: c.get('userId'),
+    });
+    return c.json({ accepted: true }, 202);
+  });
+
+  app.get('/grants', async (c) => {
+    const userId = c.get('userId');
+    const sessionId = webSessionIdSchema.safeParse(c.req.query('sessionId'));
+    try {
+      const mine = await sessions.userGrants(userId);
+      let sessionGrants: unknown[] = [];
+      if (sessionId.success) {
+        sessionGrants = await sessions
+          .state(webSessionWorkflowId(sessionId.data))
+          .then((view) => view.grants.filter((g) => g.userId === userId))
+          .catch(() => []);
+      }
+      return c.json({ grants: [...sessionGrants, ...mine] });
+    } catch {
+      return c.json({ error: 'grants cannot be read right now (is a worker running?)' }, 503);
+    }
+  });
+
+  app.post('/grants/revoke', async (c) => {
+    const body = await parseBody(c, revokeBodySchema);
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const userId = c.get('userId');
+    if (body.value.scope === 'user') await sessions.revokeUserGrant(userId, body.value.grantId);
+    else {
+      if (!body.value.sessionId)
+        return c.json({ error: 'sessionId is required to revoke a conversation grant' }, 400);
+      await sessions.revokeSessionGrant(
+        webSessionWorkflowId(body.value.sessionId),
+        userId,
+        body.value.grantId,
+      );
+    }
+    return c.json({ accepted: true }, 202);
+  });
+
+  return app;
+}

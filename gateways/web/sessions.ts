@@ -1,0 +1,100 @@
+/** Temporal-facing operations of the web chat: start or message a session, decide, read state, grants. */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attributes';
+import { userWorkflowId, webSessionWorkflowId } from '../../common/ids';
+import type { Grant } from '../../common/grants';
+import {
+  decideSignal,
+  revokeGrantSignal,
+  stateQuery,
+  userMessageSignal,
+  type Decision,
+  type SessionInput,
+  type SessionView,
+  type UserMessage,
+} from '../../workflows/session/contract';
+import { grantsQuery, revokeUserGrantSignal } from '../../workflows/user/contract';
+
+const QUERY_DEADLINE_MS = 3_000;
+
+export interface SessionSummary {
+  workflowId: string;
+  sessionId: string;
+  ownerId: string | undefined;
+  status: string | undefined;
+  startTime: string;
+}
+
+export class WebSessions {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  /** Signal-with-start: the first message creates the session, later ones reach the same workflow. */
+  async sendMessage(sessionId: string, message: UserMessage): Promise<void> {
+    const input: SessionInput = { sessionId, channel: 'web', ownerId: message.userId };
+    await this.client.workflow.signalWithStart('sessionWorkflow', {
+      workflowId: webSessionWorkflowId(sessionId),
+      taskQueue: this.taskQueue,
+      args: [input],
+      signal: userMessageSignal,
+      signalArgs: [message],
+      typedSearchAttributes: [
+        { key: AgentStatus, value: 'running' },
+        { key: AgentChannel, value: 'web' },
+        { key: AgentOwner, value: message.userId },
+      ],
+    });
+  }
+
+  async decide(workflowId: string, decision: Decision): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(decideSignal, decision);
+  }
+
+  /** Needs a worker: answers within a few seconds or throws. */
+  async state(workflowId: string): Promise<SessionView> {
+    return await this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+      this.client.workflow.getHandle(workflowId).query(stateQuery),
+    );
+  }
+
+  async list(limit = 50): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    const query = `WorkflowType = 'sessionWorkflow' AND AgentChannel = 'web' AND ExecutionStatus = 'Running'`;
+    for await (const info of this.client.workflow.list({ query, pageSize: limit })) {
+      out.push({
+        workflowId: info.workflowId,
+        sessionId: info.workflowId.replace(/^session:web:/, ''),
+        ownerId: info.typedSearchAttributes.get(AgentOwner),
+        status: info.typedSearchAttributes.get(AgentStatus),
+        startTime: info.startTime.toISOString(),
+      });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async userGrants(userId: string): Promise<Grant[]> {
+    try {
+      return await this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        this.client.workflow.getHandle(userWorkflowId(userId)).query(grantsQuery),
+      );
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return [];
+      throw error;
+    }
+  }
+
+  async revokeUserGrant(userId: string, grantId: string): Promise<void> {
+    try {
+      await this.client.workflow.getHandle(userWorkflowId(userId)).signal(revokeUserGrantSignal, { grantId });
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+
+  async revokeSessionGrant(workflowId: string, userId: string, grantId: string): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(revokeGrantSignal, { grantId, userId });
+  }
+}

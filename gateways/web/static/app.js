@@ -1,0 +1,449 @@
+// The web chat: a thin view over the session workflow. Every action is an HTTP call that becomes a
+// signal; the page redraws from the workflow's state, streamed by the gateway.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  user: localStorage.getItem('agent-user') || 'local',
+  sessionId: null,
+  view: null,
+  stream: null,
+  drafts: {},
+};
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === 'class') node.className = value;
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (value !== undefined && value !== null && value !== false)
+      node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat())
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(`/api${path}`, {
+    ...options,
+    headers: { 'content-type': 'application/json', 'x-agent-user': state.user, ...(options.headers || {}) },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+// Minimal Markdown: fenced code blocks and **bold**; everything else is text (never HTML).
+function markdown(text) {
+  const parts = [];
+  const fence = /```[a-z]*\n?([\s\S]*?)```/g;
+  let last = 0;
+  for (const match of text.matchAll(fence)) {
+    parts.push(inline(text.slice(last, match.index)));
+    parts.push(el('pre', {}, match[1]));
+    last = match.index + match[0].length;
+  }
+  parts.push(inline(text.slice(last)));
+  return parts;
+}
+function inline(text) {
+  return text
+    .split(/(\*\*[^*]+\*\*|`[^`]+`)/g)
+    .map((piece) =>
+      piece.startsWith('**') && piece.endsWith('**')
+        ? el('strong', {}, piece.slice(2, -2))
+        : piece.startsWith('`') && piece.endsWith('`') && piece.length > 1
+          ? el('code', {}, piece.slice(1, -1))
+          : piece,
+    );
+}
+
+const time = (at) => new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+
+function describe(gate) {
+  const r = gate.resolution;
+  if (!r) return 'Waiting for a decision';
+  const words = {
+    approved: 'Approved',
+    edited: 'Edited & approved',
+    always: 'Always allowed',
+    denied: 'Denied',
+    expired: 'Expired: nobody decided',
+    superseded: 'Not run: superseded by a new message',
+    cancelled: 'Cancelled',
+  };
+  const who = r.by && r.by !== 'system' ? ` by @${r.by}` : '';
+  const grant = r.grant
+    ? ` (${r.grant.pattern ? `"${r.grant.pattern}"` : 'every call'}, ${r.grant.scope === 'user' ? 'everywhere' : 'in this conversation'})`
+    : '';
+  return `${words[r.outcome] || r.outcome}${who} at ${time(r.at)}${r.reason ? ` — “${r.reason}”` : ''}${grant}`;
+}
+
+async function decide(gate, choice, extra = {}) {
+  try {
+    await api('/decisions', {
+      method: 'POST',
+      body: JSON.stringify({ workflowId: state.view.sessionId, gateId: gate.id, choice, ...extra }),
+    });
+  } catch (error) {
+    showBanner(error.message);
+  }
+}
+
+function renderGate(gate) {
+  const box = el('div', {
+    class: `gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
+    dataset: { testid: 'gate', gateId: gate.id, status: gate.status },
+  });
+  box.append(
+    el(
+      'div',
+      { dataset: { testid: 'gate-outcome' } },
+      gate.status === 'pending'
+        ? `Needs approval from @${[gate.requesterId, ...gate.approvers].join(', @')}`
+        : describe(gate),
+    ),
+  );
+  if (gate.status !== 'pending') return box;
+  if (gate.expiresAt)
+    box.append(el('div', { class: 'meta' }, `Expires at ${new Date(gate.expiresAt).toLocaleString()}`));
+  const draft = (state.drafts[gate.id] ||= {
+    reason: '',
+    pattern: gate.subject,
+    scope: 'session',
+    args: JSON.stringify(gate.args, null, 2),
+    editing: false,
+  });
+  const reason = el('input', {
+    placeholder: 'Reason (optional, told to the agent)',
+    value: draft.reason,
+    dataset: { testid: 'deny-reason' },
+    oninput: (e) => (draft.reason = e.target.value),
+  });
+  const scope = el(
+    'select',
+    { dataset: { testid: 'grant-scope' }, onchange: (e) => (draft.scope = e.target.value) },
+    el('option', { value: 'session', selected: draft.scope === 'session' }, 'in this conversation'),
+    el('option', { value: 'user', selected: draft.scope === 'user' }, 'everywhere for me'),
+  );
+  const pattern = el('input', {
+    value: draft.pattern,
+    size: 18,
+    title: 'Pattern: * matches anything; empty means every call',
+    dataset: { testid: 'grant-pattern' },
+    oninput: (e) => (draft.pattern = e.target.value),
+  });
+  box.append(
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        { class: 'approve', dataset: { testid: 'approve' }, onclick: () => decide(gate, 'approve') },
+        'Approve',
+      ),
+      reason,
+      el(
+        'button',
+        {
+          class: 'deny',
+          dataset: { testid: 'deny' },
+          onclick: () => decide(gate, 'deny', draft.reason.trim() ? { reason: draft.reason.trim() } : {}),
+        },
+        'Deny',
+      ),
+    ),
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        {
+          dataset: { testid: 'always' },
+          onclick: () =>
+            decide(gate, 'always', {
+              scope: draft.scope,
+              ...(draft.pattern.trim() ? { pattern: draft.pattern.trim() } : {}),
+            }),
+        },
+        'Always allow',
+      ),
+      scope,
+      'matching',
+      pattern,
+    ),
+  );
+  const editor = el(
+    'textarea',
+    { rows: 4, dataset: { testid: 'edit-args' }, oninput: (e) => (draft.args = e.target.value) },
+    draft.args,
+  );
+  const editRow = el(
+    'div',
+    { class: 'actions', hidden: !draft.editing },
+    editor,
+    el(
+      'button',
+      {
+        dataset: { testid: 'edit-submit' },
+        onclick: () => {
+          let args;
+          try {
+            args = JSON.parse(draft.args);
+          } catch (error) {
+            return showBanner(`The arguments are not valid JSON: ${error.message}`);
+          }
+          decide(gate, 'edit', { args });
+        },
+      },
+      'Approve with these arguments',
+    ),
+  );
+  box.append(
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        {
+          dataset: { testid: 'edit' },
+          onclick: () => {
+            draft.editing = !draft.editing;
+            editRow.hidden = !draft.editing;
+          },
+        },
+        'Edit & approve…',
+      ),
+    ),
+    editRow,
+  );
+  return box;
+}
+
+function render() {
+  const view = state.view;
+  const transcript = $('transcript');
+  if (!view) return;
+  $('status').textContent = view.status.replace('_', ' ');
+  $('status').className = `status ${view.status}`;
+  $('status').dataset.status = view.status;
+  const link = $('temporal-link');
+  if (view.temporalUrl) {
+    link.href = view.temporalUrl;
+    link.hidden = false;
+  } else link.hidden = true;
+  const results = new Map(view.transcript.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
+  const gates = new Map(view.gates.map((g) => [g.toolCallId, g]));
+  const nodes = [];
+  for (const m of view.transcript) {
+    if (m.role === 'user')
+      nodes.push(
+        el(
+          'div',
+          { class: 'msg user', dataset: { testid: 'user-message' } },
+          el('div', { class: 'meta' }, `@${m.userId} · ${time(m.at)}`),
+          m.text,
+        ),
+      );
+    if (m.role === 'assistant') {
+      if (m.text)
+        nodes.push(
+          el(
+            'div',
+            {
+              class: `msg assistant${m.synthetic ? ' synthetic' : ''}`,
+              dataset: { testid: 'assistant-message' },
+            },
+            el('div', { class: 'meta' }, `agent · ${time(m.at)}`),
+            ...markdown(m.text),
+          ),
+        );
+      for (const call of m.toolCalls) {
+        const result = results.get(call.id);
+        const gate = gates.get(call.id);
+        nodes.push(
+          el(
+            'div',
+            { class: 'call', dataset: { testid: 'tool-call', tool: call.name } },
+            el(
+              'h3',
+              {},
+              `🔧 ${call.name}`,
+              result
+                ? el(
+                    'span',
+                    { class: `chip ${result.status}`, dataset: { testid: 'result-status' } },
+                    result.status,
+                  )
+                : el('span', { class: 'chip' }, gate && gate.status === 'pending' ? 'waiting' : 'running'),
+            ),
+            el(
+              'pre',
+              { dataset: { testid: 'tool-args' } },
+              typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
+            ),
+            gate ? renderGate(gate) : null,
+            result
+              ? el(
+                  'div',
+                  { class: 'result' },
+                  el('pre', { dataset: { testid: 'tool-result' } }, result.content),
+                )
+              : null,
+          ),
+        );
+      }
+    }
+  }
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const focused =
+    document.activeElement && transcript.contains(document.activeElement)
+      ? document.activeElement.dataset.testid
+      : null;
+  transcript.replaceChildren(...nodes);
+  if (focused) transcript.querySelector(`[data-testid="${focused}"]`)?.focus();
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+  $('notices').replaceChildren(
+    ...view.notices
+      .slice(-4)
+      .map((n) => el('div', { class: 'notice', dataset: { testid: 'notice' } }, `${time(n.at)} · ${n.text}`)),
+  );
+}
+
+function showBanner(text) {
+  $('banner').textContent = text;
+  $('banner').hidden = !text;
+}
+
+function openSession(sessionId) {
+  state.sessionId = sessionId;
+  state.view = null;
+  location.hash = sessionId;
+  $('title').textContent = `Conversation ${sessionId.slice(0, 8)}`;
+  $('transcript').replaceChildren();
+  $('notices').replaceChildren();
+  $('status').textContent = '';
+  $('temporal-link').hidden = true;
+  showBanner('');
+  if (state.stream) state.stream.close();
+  const stream = new EventSource(`/api/sessions/${sessionId}/stream?user=${encodeURIComponent(state.user)}`);
+  stream.addEventListener('state', (event) => {
+    showBanner('');
+    state.view = JSON.parse(event.data);
+    render();
+    loadGrants();
+  });
+  stream.addEventListener('unavailable', (event) => showBanner(JSON.parse(event.data).message));
+  stream.addEventListener('not-found', () => showBanner('Say something to start this conversation.'));
+  state.stream = stream;
+  loadSessions();
+}
+
+async function loadSessions() {
+  try {
+    const { sessions } = await api('/sessions');
+    $('sessions').replaceChildren(
+      ...sessions.map((s) =>
+        el(
+          'a',
+          {
+            href: `#${s.sessionId}`,
+            class: s.sessionId === state.sessionId ? 'active' : '',
+            dataset: { testid: 'session-link' },
+            onclick: (e) => {
+              e.preventDefault();
+              openSession(s.sessionId);
+            },
+          },
+          `${s.sessionId.slice(0, 8)} `,
+          el('small', {}, `@${s.ownerId || '?'} · ${(s.status || '').replace('_', ' ')}`),
+        ),
+      ),
+    );
+  } catch (error) {
+    showBanner(error.message);
+  }
+}
+
+async function loadGrants() {
+  try {
+    const { grants } = await api(`/grants${state.sessionId ? `?sessionId=${state.sessionId}` : ''}`);
+    $('grants').replaceChildren(
+      ...(grants.length
+        ? grants.map((g) =>
+            el(
+              'li',
+              { dataset: { testid: 'grant' } },
+              el(
+                'span',
+                {},
+                `${g.toolName}${g.pattern ? ` “${g.pattern}”` : ''} · ${g.scope === 'user' ? 'everywhere' : 'this conversation'}`,
+              ),
+              el(
+                'button',
+                {
+                  dataset: { testid: 'revoke' },
+                  onclick: async () => {
+                    await api('/grants/revoke', {
+                      method: 'POST',
+                      body: JSON.stringify({
+                        grantId: g.id,
+                        scope: g.scope,
+                        ...(g.scope === 'session' ? { sessionId: state.sessionId } : {}),
+                      }),
+                    }).catch((e) => showBanner(e.message));
+                    setTimeout(loadGrants, 500);
+                  },
+                },
+                'Revoke',
+              ),
+            ),
+          )
+        : [el('li', {}, 'none')]),
+    );
+  } catch {
+    // grants need a worker; the banner already says so
+  }
+}
+
+async function newSession() {
+  const { sessionId } = await api('/sessions', { method: 'POST' });
+  openSession(sessionId);
+}
+
+$('composer').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const text = $('text').value.trim();
+  if (!text) return;
+  if (!state.sessionId) await newSession();
+  try {
+    await api(`/sessions/${state.sessionId}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ text, messageId: crypto.randomUUID() }),
+    });
+    $('text').value = '';
+    setTimeout(loadSessions, 800);
+  } catch (error) {
+    showBanner(error.message);
+  }
+});
+$('text').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+$('new-session').addEventListener('click', () => newSession());
+$('user').value = state.user;
+$('user').addEventListener('change', (event) => {
+  state.user = event.target.value.trim() || 'local';
+  localStorage.setItem('agent-user', state.user);
+  if (state.sessionId) openSession(state.sessionId);
+  loadGrants();
+});
+
+if (location.hash.length > 1) openSession(location.hash.slice(1));
+else loadSessions();
+loadGrants();

@@ -1,0 +1,23 @@
+/** `npm run worker`: one worker process against TEMPORAL_ADDRESS (default: the local dev server). */
+import { loadConfig } from '../common/config';
+import { createLogger } from '../common/log';
+import { startWorker } from './run-worker';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger('worker', config.logLevel);
+  const address = config.temporal.address ?? `localhost:${config.temporal.devServerPort}`;
+  const worker = await startWorker(config, address, log);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log.info(`${signal}: shutting down`);
+      void worker.shutdown();
+    });
+  }
+  await worker.done;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+});

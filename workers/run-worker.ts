@@ -1,0 +1,64 @@
+/** Builds and runs the worker: connects, registers search attributes, serves workflows and activities. */
+import { createRequire } from 'node:module';
+import type { Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { ToolRunLedger } from '../activities/tools/ledger';
+import type { AppConfig } from '../common/config';
+import type { Logger } from '../common/log';
+import { connectClient, connectWorker } from '../common/temporal/connect';
+import { registerSearchAttributes } from '../common/temporal/search-attributes';
+
+const require = createRequire(__filename);
+
+export interface RunningWorker {
+  /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
+  const client = await connectClient(address, config.temporal.namespace);
+  try {
+    await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
+      log.info(m),
+    );
+  } catch (error) {
+    log.warn(
+      'could not register search attributes; register AgentStatus, AgentChannel and AgentOwner (Keyword) yourself',
+      {
+        error: (error as Error).message,
+      },
+    );
+  }
+  const connection = await connectWorker(address);
+  const ledger = new ToolRunLedger(config.dataDir);
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ config, client, ledger }),
+    ...(config.workflowBundlePath
+      ? { workflowBundle: { codePath: config.workflowBundlePath } }
+      : { workflowsPath: require.resolve('../workflows') }),
+    // Workers shut down within this window; in-flight activities are then retried elsewhere.
+    shutdownGraceTime: '5s',
+  });
+  log.info('worker started', {
+    taskQueue: config.temporal.taskQueue,
+    namespace: config.temporal.namespace,
+    address,
+  });
+  const done = worker.run().finally(async () => {
+    ledger.close();
+    await connection.close();
+    await client.connection.close();
+  });
+  return {
+    done,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,3 @@
+/** Every workflow the worker registers. */
+export { sessionWorkflow } from './session/workflow';
+export { userDirectoryWorkflow } from './user/workflow';

@@ -1,0 +1,147 @@
+/**
+ * The contract between gateways and the session workflow: signal and query definitions plus the zod
+ * schemas of their payloads. Gateways parse with these very schemas before signalling.
+ *
+ * Clicks and messages are signals, not updates: the Temporal server accepts a signal while every worker
+ * is down, so a gateway can acknowledge within a platform's 3-second limit at any time. The workflow
+ * answers the clicker afterwards, through the gate's new state and a notice.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { z } from 'zod';
+import { grantScopeSchema, type Grant } from '../../common/grants';
+import type { SessionStatus } from '../../common/search-attributes';
+
+const userId = z.string().min(1).max(128);
+
+export const userMessageSchema = z.strictObject({
+  messageId: z.string().min(1).max(128),
+  userId,
+  text: z.string().min(1).max(20_000),
+});
+export type UserMessage = z.infer<typeof userMessageSchema>;
+
+export const decisionChoiceSchema = z.enum(['approve', 'deny', 'always', 'edit']);
+export type DecisionChoice = z.infer<typeof decisionChoiceSchema>;
+
+export const decisionSchema = z.strictObject({
+  gateId: z.string().min(1).max(64),
+  choice: decisionChoiceSchema,
+  userId,
+  /** Deny: told to the model. */
+  reason: z.string().max(2_000).optional(),
+  /** Edit & approve: the corrected arguments, validated against the tool's schema by the workflow. */
+  args: z.record(z.string(), z.unknown()).optional(),
+  /** Always allow: in this conversation (`session`) or everywhere for this user (`user`). */
+  scope: grantScopeSchema.optional(),
+  /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
+  pattern: z.string().min(1).max(500).optional(),
+});
+export type Decision = z.infer<typeof decisionSchema>;
+
+/** What a button carries: the address of its workflow and gate, and the choice. Nothing secret. */
+export const gateButtonValueSchema = z.strictObject({
+  workflowId: z.string().min(1).max(300),
+  gateId: z.string().min(1).max(64),
+  choice: decisionChoiceSchema,
+});
+export type GateButtonValue = z.infer<typeof gateButtonValueSchema>;
+
+export const revokeGrantSchema = z.strictObject({ grantId: z.string().min(1).max(64), userId });
+export type RevokeGrant = z.infer<typeof revokeGrantSchema>;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Parsed JSON arguments, or the raw text when the model sent something unparsable. */
+  args: unknown;
+}
+
+export type ToolResultStatus = 'ok' | 'error' | 'denied' | 'expired' | 'superseded' | 'failed' | 'cancelled';
+
+export type Message =
+  | { role: 'user'; id: string; userId: string; text: string; at: number }
+  | { role: 'assistant'; id: string; text: string; toolCalls: ToolCall[]; at: number; synthetic?: boolean }
+  | {
+      role: 'tool';
+      id: string;
+      toolCallId: string;
+      name: string;
+      status: ToolResultStatus;
+      content: string;
+      at: number;
+    };
+
+export type GateStatus = 'pending' | 'resolved' | 'expired' | 'cancelled';
+export type GateOutcome =
+  'approved' | 'edited' | 'always' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+
+export interface GateResolution {
+  outcome: GateOutcome;
+  by: string;
+  at: number;
+  reason?: string;
+  /** Edit & approve: the arguments that will run. */
+  args?: Record<string, unknown>;
+  grant?: Grant;
+}
+
+export interface ApprovalGate {
+  id: string;
+  kind: 'approval';
+  toolCallId: string;
+  toolName: string;
+  /** The exact arguments shown to the approver; an approval is bound to them. */
+  args: Record<string, unknown>;
+  /** The text allow patterns and grants match (e.g. the shell command), offered as a pattern default. */
+  subject: string;
+  requesterId: string;
+  approvers: string[];
+  createdAt: number;
+  expiresAt: number | null;
+  status: GateStatus;
+  resolution?: GateResolution;
+}
+export type Gate = ApprovalGate;
+
+/** Feedback for one person (a refused or stale click) or for everyone in the conversation (`to` absent). */
+export interface Notice {
+  id: string;
+  to?: string;
+  text: string;
+  at: number;
+}
+
+export interface SessionInput {
+  sessionId: string;
+  channel: 'web' | 'slack' | 'discord';
+  ownerId: string;
+  /** Carried across continue-as-new. */
+  carried?: CarriedState;
+}
+
+export interface CarriedState {
+  transcript: Message[];
+  grants: Grant[];
+  inbox: UserMessage[];
+  notices: Notice[];
+  gates: Gate[];
+}
+
+export interface SessionView {
+  sessionId: string;
+  channel: string;
+  ownerId: string;
+  status: SessionStatus;
+  /** Increases on every change, so live views know when to redraw. */
+  version: number;
+  transcript: Message[];
+  gates: Gate[];
+  grants: Grant[];
+  notices: Notice[];
+  queued: number;
+}
+
+export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');
+export const decideSignal = defineSignal<[Decision]>('decide');
+export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
+export const stateQuery = defineQuery<SessionView>('state');

@@ -1,0 +1,167 @@
+/**
+ * The approval gate state machine as pure functions: who may decide, what a decision does, and what the
+ * model and the clicker are told. The workflow wires these to signals and timers.
+ */
+import type { ArgsCheck } from '../../common/tools/definitions';
+import type { ApprovalGate, Decision, GateOutcome, GateResolution, ToolResultStatus } from './contract';
+
+export function openApprovalGate(input: {
+  id: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  subject: string;
+  requesterId: string;
+  approvers: readonly string[];
+  now: number;
+  timeoutMs: number | 'never';
+}): ApprovalGate {
+  return {
+    id: input.id,
+    kind: 'approval',
+    toolCallId: input.toolCallId,
+    toolName: input.toolName,
+    args: input.args,
+    subject: input.subject,
+    requesterId: input.requesterId,
+    approvers: [...new Set(input.approvers)],
+    createdAt: input.now,
+    expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
+    status: 'pending',
+  };
+}
+
+export function mayDecide(gate: ApprovalGate, userId: string): boolean {
+  return gate.requesterId === userId || gate.approvers.includes(userId);
+}
+
+/** "14:05 UTC": workflow time is UTC; the web chat shows local times from the timestamps. */
+export function clock(at: number): string {
+  return `${new Date(at).toISOString().slice(11, 16)} UTC`;
+}
+
+const OUTCOME_WORDS: Record<GateOutcome, string> = {
+  approved: 'approved',
+  edited: 'edited and approved',
+  always: 'always allowed',
+  denied: 'denied',
+  expired: 'expired',
+  superseded: 'superseded',
+  cancelled: 'cancelled',
+};
+
+export function describeOutcome(gate: ApprovalGate): string {
+  const r = gate.resolution;
+  if (!r) return 'waiting for a decision';
+  if (r.outcome === 'expired') return `expired at ${clock(r.at)}: nobody decided`;
+  if (r.outcome === 'cancelled') return `cancelled at ${clock(r.at)}`;
+  if (r.outcome === 'superseded')
+    return `not run: superseded by a new message from @${r.by} at ${clock(r.at)}`;
+  return `${OUTCOME_WORDS[r.outcome]} by @${r.by} at ${clock(r.at)}`;
+}
+
+export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: false; notice: string };
+
+/**
+ * Checks a decision against a gate. A refusal changes nothing and explains itself to the clicker:
+ * unknown gate, already decided, not allowed, or edited arguments that fail the tool's schema.
+ */
+export function evaluateDecision(input: {
+  gate: ApprovalGate | undefined;
+  decision: Decision;
+  now: number;
+  checkArgs: (args: unknown) => ArgsCheck;
+  newGrantId: () => string;
+  sessionId: string;
+}): DecisionCheck {
+  const { gate, decision, now } = input;
+  if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
+  if (gate.status !== 'pending') {
+    return {
+      ok: false,
+      notice: `This ${gate.toolName} call was already ${describeOutcome(gate)}. Nothing changed.`,
+    };
+  }
+  if (!mayDecide(gate, decision.userId)) {
+    const who = [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
+    return {
+      ok: false,
+      notice: `You may not decide on this ${gate.toolName} call: only ${who} may. Nothing changed.`,
+    };
+  }
+  const base = { by: decision.userId, at: now };
+  switch (decision.choice) {
+    case 'approve':
+      return { ok: true, resolution: { ...base, outcome: 'approved' } };
+    case 'deny':
+      return {
+        ok: true,
+        resolution: { ...base, outcome: 'denied', ...(decision.reason ? { reason: decision.reason } : {}) },
+      };
+    case 'edit': {
+      if (!decision.args)
+        return { ok: false, notice: 'Edit & approve needs the corrected arguments. Nothing changed.' };
+      const checked = input.checkArgs(decision.args);
+      if (!checked.ok)
+        return {
+          ok: false,
+          notice: `The edited arguments were refused (${checked.error}). The approval is still open.`,
+        };
+      return { ok: true, resolution: { ...base, outcome: 'edited', args: checked.args } };
+    }
+    case 'always': {
+      const scope = decision.scope ?? 'session';
+      const grant = {
+        id: input.newGrantId(),
+        userId: gate.requesterId,
+        toolName: gate.toolName,
+        scope,
+        createdAt: now,
+        ...(decision.pattern ? { pattern: decision.pattern } : {}),
+        ...(scope === 'session' ? { sessionId: input.sessionId } : {}),
+      };
+      return { ok: true, resolution: { ...base, outcome: 'always', grant } };
+    }
+  }
+}
+
+export interface UnrunResult {
+  status: ToolResultStatus;
+  content: string;
+}
+
+/** The tool result the model gets when a gate ends without running the tool. */
+export function resultWithoutRun(gate: ApprovalGate): UnrunResult | undefined {
+  const r = gate.resolution;
+  if (!r) return undefined;
+  switch (r.outcome) {
+    case 'denied':
+      return {
+        status: 'denied',
+        content: `denied by @${r.by}${r.reason ? `: ${r.reason}` : ' (no reason given)'}. The tool was not run.`,
+      };
+    case 'expired':
+      return { status: 'expired', content: 'expired: nobody decided in time. The tool was not run.' };
+    case 'superseded':
+      return { status: 'superseded', content: 'not run: superseded by a new message from the user.' };
+    case 'cancelled':
+      return {
+        status: 'cancelled',
+        content: 'cancelled: the session was cancelled before anyone decided. The tool was not run.',
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** Typed replies in a conversation: "approve", or "deny" with an optional reason. */
+export function parseTypedDecision(
+  text: string,
+): { choice: 'approve' | 'deny'; reason?: string } | undefined {
+  const match = /^\s*(approve|approved|deny|denied)\b[\s:,.-]*([\s\S]*)$/i.exec(text);
+  if (!match) return undefined;
+  const choice = match[1]!.toLowerCase().startsWith('approve') ? 'approve' : 'deny';
+  const reason = match[2]!.trim();
+  if (choice === 'approve') return reason ? undefined : { choice };
+  return reason ? { choice, reason } : { choice };
+}

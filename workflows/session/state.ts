@@ -1,0 +1,135 @@
+/** The session's in-memory state (rebuilt by replay), with the small invariants kept in one place. */
+import type { Grant } from '../../common/grants';
+import type { SessionStatus } from '../../common/search-attributes';
+import type {
+  ApprovalGate,
+  CarriedState,
+  Gate,
+  Message,
+  Notice,
+  SessionInput,
+  SessionView,
+  ToolCall,
+  ToolResultStatus,
+  UserMessage,
+} from './contract';
+import { bounded, hasResult } from './transcript';
+
+const MAX_NOTICES = 30;
+const MAX_REMEMBERED_GATES = 200;
+
+export class SessionState {
+  transcript: Message[];
+  gates: Map<string, Gate>;
+  grants: Grant[];
+  inbox: UserMessage[];
+  notices: Notice[];
+  status: SessionStatus = 'idle';
+  version = 0;
+  /** Set when the requester's new message cancelled an open approval: the turn ends and the message goes next. */
+  supersededTurn = false;
+
+  constructor(
+    private readonly input: SessionInput,
+    private readonly now: () => number,
+    private readonly newId: () => string,
+  ) {
+    const carried = input.carried;
+    this.transcript = [...(carried?.transcript ?? [])];
+    this.gates = new Map((carried?.gates ?? []).map((gate) => [gate.id, gate]));
+    this.grants = [...(carried?.grants ?? [])];
+    this.inbox = [...(carried?.inbox ?? [])];
+    this.notices = [...(carried?.notices ?? [])];
+  }
+
+  touch(): void {
+    this.version++;
+  }
+
+  append(message: Message): void {
+    this.transcript.push(message);
+    this.touch();
+  }
+
+  /** Exactly one result per tool call: a second result for the same id is dropped. */
+  appendToolResult(call: ToolCall, status: ToolResultStatus, content: string): void {
+    if (hasResult(this.transcript, call.id)) return;
+    this.append({
+      role: 'tool',
+      id: this.newId(),
+      toolCallId: call.id,
+      name: call.name,
+      status,
+      content: bounded(content),
+      at: this.now(),
+    });
+  }
+
+  appendAssistantNote(text: string): void {
+    this.append({
+      role: 'assistant',
+      id: this.newId(),
+      text,
+      toolCalls: [],
+      at: this.now(),
+      synthetic: true,
+    });
+  }
+
+  notify(text: string, to?: string): void {
+    this.notices.push({ id: this.newId(), text, at: this.now(), ...(to ? { to } : {}) });
+    if (this.notices.length > MAX_NOTICES) this.notices.splice(0, this.notices.length - MAX_NOTICES);
+    this.touch();
+  }
+
+  enqueue(message: UserMessage): void {
+    this.inbox.push(message);
+    this.touch();
+  }
+
+  seen(messageId: string): boolean {
+    return (
+      this.inbox.some((m) => m.messageId === messageId) ||
+      this.transcript.some((m) => m.role === 'user' && m.id === messageId)
+    );
+  }
+
+  pendingApprovals(): ApprovalGate[] {
+    return [...this.gates.values()].filter((gate) => gate.status === 'pending');
+  }
+
+  revokeGrant(grantId: string, userId: string): boolean {
+    const index = this.grants.findIndex((g) => g.id === grantId && g.userId === userId);
+    if (index < 0) return false;
+    this.grants.splice(index, 1);
+    this.touch();
+    return true;
+  }
+
+  /** What continues into the next run: decided gates are kept (bounded) so old buttons still get a clear answer. */
+  carry(): CarriedState {
+    const gates = [...this.gates.values()].slice(-MAX_REMEMBERED_GATES);
+    return {
+      transcript: this.transcript,
+      grants: this.grants,
+      inbox: this.inbox,
+      notices: this.notices,
+      gates,
+    };
+  }
+
+  view(sessionId: string): SessionView {
+    return {
+      sessionId,
+      channel: this.input.channel,
+      ownerId: this.input.ownerId,
+      status: this.status,
+      version: this.version,
+      transcript: this.transcript,
+      gates: [...this.gates.values()],
+      grants: this.grants,
+      notices: this.notices,
+      queued: this.inbox.length,
+    };
+  }
+}

@@ -1,0 +1,345 @@
+/**
+ * The session workflow: one per conversation. It runs the agent loop, opens an approval gate when the
+ * policy says a person must decide, and waits durably (state + condition with a timeout), so a click
+ * hours later, after any restart, resumes it by replay.
+ */
+import * as wf from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
+import { checkToolArgs, findTool } from '../../common/tools/definitions';
+import { FailureType } from '../../common/errors';
+import {
+  decideSignal,
+  decisionSchema,
+  revokeGrantSchema,
+  revokeGrantSignal,
+  stateQuery,
+  userMessageSchema,
+  userMessageSignal,
+  type ApprovalGate,
+  type Decision,
+  type Message,
+  type SessionInput,
+  type ToolCall,
+  type ToolResultStatus,
+  type UserMessage,
+} from './contract';
+import {
+  describeOutcome,
+  evaluateDecision,
+  openApprovalGate,
+  parseTypedDecision,
+  resultWithoutRun,
+} from './gates';
+import { SessionState } from './state';
+import { bounded, hasResult, unresolvedToolCalls } from './transcript';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const { callModel } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [FailureType.ModelAuth, FailureType.ModelNotFound, FailureType.ModelBadRequest],
+  },
+});
+const { runTool } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  // A killed worker is noticed within the heartbeat timeout; the ledger then refuses to run the call twice.
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+});
+const { planToolCall, saveUserGrant, loadSettings } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+
+const SIGNALS_BEFORE_CONTINUE = 5_000;
+const EVENTS_BEFORE_CONTINUE = 10_000;
+
+export async function sessionWorkflow(input: SessionInput): Promise<void> {
+  const sessionId = wf.workflowInfo().workflowId;
+  const state = new SessionState(
+    input,
+    () => Date.now(),
+    () => wf.uuid4(),
+  );
+  let signalsThisRun = 0;
+
+  const setStatus = (status: SessionStatus, waitingFor?: string): void => {
+    state.status = status;
+    wf.upsertSearchAttributes([
+      { key: AgentStatus, value: status },
+      { key: AgentChannel, value: input.channel },
+      { key: AgentOwner, value: input.ownerId },
+    ]);
+    wf.upsertMemo({ waitingFor: waitingFor ?? null });
+    state.touch();
+  };
+
+  const applyDecision = (decision: Decision): void => {
+    const gate = state.gates.get(decision.gateId);
+    const tool = gate ? findTool(gate.toolName) : undefined;
+    const check = evaluateDecision({
+      gate,
+      decision,
+      now: Date.now(),
+      checkArgs: (args) => (tool ? checkToolArgs(tool, args) : { ok: false, error: 'unknown tool' }),
+      newGrantId: () => wf.uuid4(),
+      sessionId,
+    });
+    if (!check.ok) return state.notify(check.notice, decision.userId);
+    gate!.status = 'resolved';
+    gate!.resolution = check.resolution;
+    state.touch();
+  };
+
+  wf.setHandler(stateQuery, () => state.view(sessionId));
+
+  wf.setHandler(decideSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = decisionSchema.safeParse(raw);
+    if (!parsed.success)
+      return state.notify(
+        `That decision was malformed and was ignored: ${parsed.error.message}`,
+        raw?.userId,
+      );
+    applyDecision(parsed.data);
+  });
+
+  wf.setHandler(revokeGrantSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = revokeGrantSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const revoked = state.revokeGrant(parsed.data.grantId, parsed.data.userId);
+    state.notify(
+      revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.',
+      parsed.data.userId,
+    );
+  });
+
+  wf.setHandler(userMessageSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = userMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    if (state.seen(message.messageId)) return; // a gateway retried the same message
+    const open = state.pendingApprovals();
+    const typed = parseTypedDecision(message.text);
+    if (typed && open.length === 1) {
+      return applyDecision({
+        gateId: open[0]!.id,
+        choice: typed.choice,
+        userId: message.userId,
+        ...(typed.reason ? { reason: typed.reason } : {}),
+      });
+    }
+    if (typed && open.length > 1) {
+      const list = open.map((g) => `${g.toolName} (${g.subject.slice(0, 60)})`).join('; ');
+      return state.notify(
+        `${open.length} approvals are open: ${list}. Which one? Use the buttons on the one you mean.`,
+        message.userId,
+      );
+    }
+    for (const gate of open.filter((g) => g.requesterId === message.userId)) {
+      gate.status = 'cancelled';
+      gate.resolution = { outcome: 'superseded', by: message.userId, at: Date.now() };
+      state.supersededTurn = true;
+    }
+    state.enqueue(message);
+  });
+
+  setStatus(state.inbox.length ? 'running' : 'idle');
+  for (;;) {
+    await wf.condition(() => state.inbox.length > 0 || shouldContinueAsNew(signalsThisRun));
+    if (shouldContinueAsNew(signalsThisRun)) {
+      await wf.condition(wf.allHandlersFinished);
+      return await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: state.carry() });
+    }
+    const message = state.inbox.shift()!;
+    await runTurn(message);
+  }
+
+  async function runTurn(message: UserMessage): Promise<void> {
+    state.append({
+      role: 'user',
+      id: message.messageId,
+      userId: message.userId,
+      text: message.text,
+      at: Date.now(),
+    });
+    state.supersededTurn = false;
+    setStatus('running');
+    try {
+      const { maxSteps } = await loadSettings();
+      for (let step = 0; ; step++) {
+        if (step >= maxSteps) {
+          state.appendAssistantNote(
+            `I stopped after ${maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
+          );
+          break;
+        }
+        const reply = await askModel();
+        if (!reply) break;
+        state.append({
+          role: 'assistant',
+          id: wf.uuid4(),
+          text: bounded(reply.text),
+          toolCalls: reply.toolCalls,
+          at: Date.now(),
+        });
+        if (reply.toolCalls.length === 0) break;
+        for (const call of reply.toolCalls) await handleToolCall(call, message.userId);
+        if (state.supersededTurn) break;
+      }
+    } catch (error) {
+      if (wf.isCancellation(error))
+        closeUnresolvedCalls('cancelled', 'cancelled: the session was cancelled before this call finished.');
+      throw error;
+    } finally {
+      setStatus('idle');
+    }
+  }
+
+  async function askModel() {
+    try {
+      return await callModel({ transcript: state.transcript });
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      const reason = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${reason}`);
+      return undefined;
+    }
+  }
+
+  async function handleToolCall(call: ToolCall, requesterId: string): Promise<void> {
+    if (hasResult(state.transcript, call.id)) return;
+    if (state.supersededTurn)
+      return state.appendToolResult(
+        call,
+        'superseded',
+        'not run: superseded by a new message from the user.',
+      );
+    const tool = findTool(call.name);
+    if (!tool)
+      return state.appendToolResult(
+        call,
+        'error',
+        `unknown tool "${call.name}". Available tools: shell_execute, http_request, current_time.`,
+      );
+    const checked = checkToolArgs(tool, call.args);
+    if (!checked.ok) return state.appendToolResult(call, 'error', checked.error);
+
+    const plan = await planToolCall({
+      toolName: tool.name,
+      args: checked.args,
+      userId: requesterId,
+      sessionId,
+      sessionGrants: state.grants,
+    });
+    if (plan.decision === 'deny')
+      return state.appendToolResult(
+        call,
+        'denied',
+        `denied by policy: ${plan.reason}. The tool was not run.`,
+      );
+
+    let args = checked.args;
+    let preface = '';
+    if (plan.decision === 'ask') {
+      const gate = await waitForApproval(
+        call,
+        tool.subject(checked.args),
+        checked.args,
+        requesterId,
+        plan.approvers,
+        plan.timeoutMs,
+      );
+      const unrun = resultWithoutRun(gate);
+      if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
+      const resolution = gate.resolution!;
+      if (resolution.outcome === 'edited' && resolution.args) {
+        args = resolution.args;
+        preface = `Note: @${resolution.by} edited the arguments before approving; it ran with ${JSON.stringify(args)}.\n`;
+      }
+      if (resolution.outcome === 'always' && resolution.grant) {
+        const grant = resolution.grant;
+        if (grant.scope === 'user') await saveUserGrant(grant);
+        else state.grants.push(grant);
+      }
+    }
+    setStatus('running');
+    try {
+      const result = await runTool({
+        toolName: tool.name,
+        args,
+        idempotencyKey: `${sessionId}:${call.id}`,
+        sessionId,
+      });
+      state.appendToolResult(call, result.status, preface + result.content);
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      const reason = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+      state.appendToolResult(call, 'failed', `failed: ${reason}`);
+    }
+  }
+
+  async function waitForApproval(
+    call: ToolCall,
+    subject: string,
+    args: Record<string, unknown>,
+    requesterId: string,
+    approvers: string[],
+    timeoutMs: number | 'never',
+  ): Promise<ApprovalGate> {
+    const gate = openApprovalGate({
+      id: wf.uuid4(),
+      toolCallId: call.id,
+      toolName: call.name,
+      args,
+      subject,
+      requesterId,
+      approvers,
+      now: Date.now(),
+      timeoutMs,
+    });
+    state.gates.set(gate.id, gate);
+    setStatus(
+      'waiting_approval',
+      `approval of ${call.name} (${subject.slice(0, 80)}) by @${requesterId}${approvers.length ? ` or ${approvers.map((a) => `@${a}`).join(', ')}` : ''}`,
+    );
+    const decided = await wf.condition(
+      () => gate.status !== 'pending',
+      timeoutMs === 'never' ? undefined : timeoutMs,
+    );
+    if (!decided && gate.status === 'pending') {
+      gate.status = 'expired';
+      gate.resolution = { outcome: 'expired', by: 'system', at: Date.now() };
+    }
+    state.notify(`${call.name} ${describeOutcome(gate)}.`);
+    return gate;
+  }
+
+  function closeUnresolvedCalls(status: ToolResultStatus, content: string): void {
+    for (const call of unresolvedToolCalls(state.transcript)) state.appendToolResult(call, status, content);
+    for (const gate of state.pendingApprovals()) {
+      gate.status = 'cancelled';
+      gate.resolution = { outcome: 'cancelled', by: 'system', at: Date.now() };
+    }
+  }
+}
+
+function shouldContinueAsNew(signalsThisRun: number): boolean {
+  const info = wf.workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    info.historyLength > EVENTS_BEFORE_CONTINUE ||
+    signalsThisRun > SIGNALS_BEFORE_CONTINUE
+  );
+}
+
+export type { Message };
