@@ -6,7 +6,7 @@
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
-import { checkToolArgs, findTool } from '../../common/tools/definitions';
+import { builtinTools, checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
 import { FailureType } from '../../common/errors';
 import {
   decideSignal,
@@ -193,7 +193,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
           at: Date.now(),
         });
         if (reply.toolCalls.length === 0) break;
-        for (const call of reply.toolCalls) await handleToolCall(call, message.userId);
+        await handleToolCalls(reply.toolCalls, message.userId);
         if (state.supersededTurn) break;
       }
     } catch (error) {
@@ -210,118 +210,121 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       return await callModel({ transcript: state.transcript });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
-      const reason = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
-      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${reason}`);
+      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
       return undefined;
     }
   }
 
-  async function handleToolCall(call: ToolCall, requesterId: string): Promise<void> {
-    if (hasResult(state.transcript, call.id)) return;
-    if (state.supersededTurn)
-      return state.appendToolResult(
-        call,
-        'superseded',
-        'not run: superseded by a new message from the user.',
-      );
-    const tool = findTool(call.name);
-    if (!tool)
-      return state.appendToolResult(
-        call,
-        'error',
-        `unknown tool "${call.name}". Available tools: shell_execute, http_request, current_time.`,
-      );
-    const checked = checkToolArgs(tool, call.args);
-    if (!checked.ok) return state.appendToolResult(call, 'error', checked.error);
+  /**
+   * One model step's tool calls in three phases: validate and ask the policy for each; open every
+   * approval of the step at once (so people see all prompts together) and wait for all; then run the
+   * approved calls in the model's order. Every call ends with exactly one result.
+   */
+  async function handleToolCalls(calls: ToolCall[], requesterId: string): Promise<void> {
+    const approved: {
+      call: ToolCall;
+      tool: ToolDefinition;
+      args: Record<string, unknown>;
+      gate?: ApprovalGate;
+    }[] = [];
+    for (const call of calls) {
+      if (hasResult(state.transcript, call.id)) continue;
+      const tool = findTool(call.name);
+      if (!tool) {
+        const known = builtinTools.map((t) => t.name).join(', ');
+        state.appendToolResult(call, 'error', `unknown tool "${call.name}". Available tools: ${known}.`);
+        continue;
+      }
+      const checked = checkToolArgs(tool, call.args);
+      if (!checked.ok) {
+        state.appendToolResult(call, 'error', checked.error);
+        continue;
+      }
+      const plan = await planToolCall({
+        toolName: tool.name,
+        args: checked.args,
+        userId: requesterId,
+        sessionId,
+        sessionGrants: state.grants,
+      });
+      if (plan.decision === 'deny') {
+        state.appendToolResult(call, 'denied', `denied by policy: ${plan.reason}. The tool was not run.`);
+        continue;
+      }
+      const gate =
+        plan.decision === 'ask'
+          ? openApprovalGate({
+              id: wf.uuid4(),
+              toolCallId: call.id,
+              toolName: tool.name,
+              args: checked.args,
+              subject: tool.subject(checked.args),
+              requesterId,
+              approvers: plan.approvers,
+              now: Date.now(),
+              timeoutMs: plan.timeoutMs,
+            })
+          : undefined;
+      if (gate) state.gates.set(gate.id, gate);
+      approved.push({ call, tool, args: checked.args, ...(gate ? { gate } : {}) });
+    }
 
-    const plan = await planToolCall({
-      toolName: tool.name,
-      args: checked.args,
-      userId: requesterId,
-      sessionId,
-      sessionGrants: state.grants,
-    });
-    if (plan.decision === 'deny')
-      return state.appendToolResult(
-        call,
-        'denied',
-        `denied by policy: ${plan.reason}. The tool was not run.`,
-      );
+    const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
+    if (gates.length) {
+      setStatus('waiting_approval', describeWaiting(gates));
+      await Promise.all(gates.map(waitForDecision));
+      setStatus('running');
+    }
 
-    let args = checked.args;
-    let preface = '';
-    if (plan.decision === 'ask') {
-      const gate = await waitForApproval(
-        call,
-        tool.subject(checked.args),
-        checked.args,
-        requesterId,
-        plan.approvers,
-        plan.timeoutMs,
-      );
-      const unrun = resultWithoutRun(gate);
-      if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
-      const resolution = gate.resolution!;
-      if (resolution.outcome === 'edited' && resolution.args) {
+    for (const entry of approved) {
+      const { call, gate } = entry;
+      const unrun = gate ? resultWithoutRun(gate) : undefined;
+      if (unrun) {
+        state.appendToolResult(call, unrun.status, unrun.content);
+        continue;
+      }
+      if (state.supersededTurn) {
+        state.appendToolResult(call, 'superseded', 'not run: superseded by a new message from the user.');
+        continue;
+      }
+      let args = entry.args;
+      let preface = '';
+      const resolution = gate?.resolution;
+      if (resolution?.outcome === 'edited' && resolution.args) {
         args = resolution.args;
         preface = `Note: @${resolution.by} edited the arguments before approving; it ran with ${JSON.stringify(args)}.\n`;
       }
-      if (resolution.outcome === 'always' && resolution.grant) {
-        const grant = resolution.grant;
-        if (grant.scope === 'user') await saveUserGrant(grant);
-        else state.grants.push(grant);
+      if (resolution?.outcome === 'always' && resolution.grant) {
+        if (resolution.grant.scope === 'user') await saveUserGrant(resolution.grant);
+        else state.grants.push(resolution.grant);
       }
-    }
-    setStatus('running');
-    try {
-      const result = await runTool({
-        toolName: tool.name,
-        args,
-        idempotencyKey: `${sessionId}:${call.id}`,
-        sessionId,
-      });
-      state.appendToolResult(call, result.status, preface + result.content);
-    } catch (error) {
-      if (wf.isCancellation(error)) throw error;
-      const reason = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
-      state.appendToolResult(call, 'failed', `failed: ${reason}`);
+      await execute(call, entry.tool.name, args, preface);
     }
   }
 
-  async function waitForApproval(
+  async function execute(
     call: ToolCall,
-    subject: string,
+    toolName: string,
     args: Record<string, unknown>,
-    requesterId: string,
-    approvers: string[],
-    timeoutMs: number | 'never',
-  ): Promise<ApprovalGate> {
-    const gate = openApprovalGate({
-      id: wf.uuid4(),
-      toolCallId: call.id,
-      toolName: call.name,
-      args,
-      subject,
-      requesterId,
-      approvers,
-      now: Date.now(),
-      timeoutMs,
-    });
-    state.gates.set(gate.id, gate);
-    setStatus(
-      'waiting_approval',
-      `approval of ${call.name} (${subject.slice(0, 80)}) by @${requesterId}${approvers.length ? ` or ${approvers.map((a) => `@${a}`).join(', ')}` : ''}`,
-    );
-    const decided = await wf.condition(
-      () => gate.status !== 'pending',
-      timeoutMs === 'never' ? undefined : timeoutMs,
-    );
+    preface: string,
+  ): Promise<void> {
+    try {
+      const result = await runTool({ toolName, args, idempotencyKey: `${sessionId}:${call.id}`, sessionId });
+      state.appendToolResult(call, result.status, preface + result.content);
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
+    }
+  }
+
+  async function waitForDecision(gate: ApprovalGate): Promise<void> {
+    const timeout = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
+    const decided = await wf.condition(() => gate.status !== 'pending', timeout);
     if (!decided && gate.status === 'pending') {
       gate.status = 'expired';
       gate.resolution = { outcome: 'expired', by: 'system', at: Date.now() };
     }
-    state.notify(`${call.name} ${describeOutcome(gate)}.`);
-    return gate;
+    state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
   }
 
   function closeUnresolvedCalls(status: ToolResultStatus, content: string): void {
@@ -331,6 +334,17 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       gate.resolution = { outcome: 'cancelled', by: 'system', at: Date.now() };
     }
   }
+}
+
+function failureMessage(error: unknown): string {
+  return error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+}
+
+function describeWaiting(gates: ApprovalGate[]): string {
+  const first = gates[0]!;
+  const deciders = [first.requesterId, ...first.approvers].map((name) => `@${name}`).join(' or ');
+  const calls = gates.map((g) => `${g.toolName} (${g.subject.slice(0, 60)})`).join(', ');
+  return `approval of ${calls} by ${deciders}`;
 }
 
 function shouldContinueAsNew(signalsThisRun: number): boolean {

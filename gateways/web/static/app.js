@@ -270,14 +270,18 @@ function render() {
             el(
               'h3',
               {},
-              `🔧 ${call.name}`,
+              `Tool · ${call.name}`,
               result
                 ? el(
                     'span',
                     { class: `chip ${result.status}`, dataset: { testid: 'result-status' } },
                     result.status,
                   )
-                : el('span', { class: 'chip' }, gate && gate.status === 'pending' ? 'waiting' : 'running'),
+                : el(
+                    'span',
+                    { class: 'chip' },
+                    gate && gate.status === 'pending' ? 'waiting for approval' : 'queued',
+                  ),
             ),
             el(
               'pre',

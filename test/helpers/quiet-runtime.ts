@@ -1,0 +1,8 @@
+/** Keeps the SDK's worker lifecycle chatter out of test output; warnings and errors still show. */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // already installed in this process
+}

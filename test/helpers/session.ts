@@ -1,0 +1,93 @@
+/** Driving a session workflow from a test the way a gateway does: signal-with-start, signals, queries. */
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { webSessionWorkflowId } from '../../common/ids';
+import {
+  decideSignal,
+  stateQuery,
+  userMessageSignal,
+  type ApprovalGate,
+  type Decision,
+  type SessionInput,
+  type SessionView,
+} from '../../workflows/session/contract';
+
+export class TestSession {
+  readonly sessionId = randomUUID();
+  readonly workflowId = webSessionWorkflowId(this.sessionId);
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+  ) {}
+
+  get handle(): WorkflowHandle {
+    return this.client.workflow.getHandle(this.workflowId);
+  }
+
+  async say(text: string, userId = 'alice'): Promise<void> {
+    const input: SessionInput = { sessionId: this.sessionId, channel: 'web', ownerId: userId };
+    await this.client.workflow.signalWithStart('sessionWorkflow', {
+      workflowId: this.workflowId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      signal: userMessageSignal,
+      signalArgs: [{ messageId: randomUUID(), userId, text }],
+    });
+  }
+
+  async decide(decision: Omit<Decision, 'userId'> & { userId?: string }): Promise<void> {
+    await this.handle.signal(decideSignal, { userId: 'alice', ...decision });
+  }
+
+  async state(): Promise<SessionView> {
+    return await this.handle.query(stateQuery);
+  }
+
+  /** Polls the workflow's state until the predicate holds (the workflow is the source of truth). */
+  async waitFor(
+    predicate: (view: SessionView) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<SessionView> {
+    const deadline = Date.now() + timeoutMs;
+    let last: SessionView | undefined;
+    while (Date.now() < deadline) {
+      try {
+        last = await this.state();
+        if (predicate(last)) return last;
+      } catch {
+        // not started yet, or no worker at this moment
+      }
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    throw new Error(
+      `timed out waiting for ${what}; last state: ${JSON.stringify(last, null, 1)?.slice(0, 3000)}`,
+    );
+  }
+
+  async pendingGate(count = 1): Promise<ApprovalGate[]> {
+    const view = await this.waitFor(
+      (v) => v.gates.filter((g) => g.status === 'pending').length >= count,
+      `${count} pending gate(s)`,
+    );
+    return view.gates.filter((g) => g.status === 'pending');
+  }
+
+  /** Waits for the turn to finish: idle, nothing queued, last message from the assistant. */
+  async idle(): Promise<SessionView> {
+    return await this.waitFor(
+      (v) => v.status === 'idle' && v.queued === 0 && v.transcript.at(-1)?.role === 'assistant',
+      'the session to go idle with an answer',
+    );
+  }
+}
+
+export function lastAnswer(view: SessionView): string {
+  const last = view.transcript.at(-1);
+  return last?.role === 'assistant' ? last.text : '';
+}
+
+export function toolResults(view: SessionView) {
+  return view.transcript.flatMap((m) => (m.role === 'tool' ? [m] : []));
+}

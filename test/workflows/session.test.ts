@@ -1,0 +1,361 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionWorkdir } from '../../activities/tools/shell';
+import type { AppConfig } from '../../common/config';
+import { testConfig } from '../helpers/config';
+import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** Runs `body` with a fresh worker (own task queue, own DATA_DIR) and a fresh session. */
+async function withSession(
+  body: (session: TestSession, config: AppConfig) => Promise<void>,
+  policy: Record<string, unknown> = {},
+): Promise<void> {
+  const config = testConfig(policy);
+  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+  try {
+    await worker.runUntil(body(new TestSession(env.client, taskQueue), config));
+  } finally {
+    ledger.close();
+  }
+}
+
+function countLines(config: AppConfig, session: TestSession, file: string): number {
+  const text = readFileSync(path.join(sessionWorkdir(config.dataDir, session.workflowId), file), 'utf8');
+  return text.split('\n').filter(Boolean).length;
+}
+
+describe('session workflow', () => {
+  it('answers a message that needs no tool', async () => {
+    await withSession(async (session) => {
+      await session.say('hello there');
+      const view = await session.idle();
+      expect(lastAnswer(view)).toContain('You said: "hello there"');
+      expect(view.gates).toHaveLength(0);
+    });
+  });
+
+  it('runs an auto-approved tool without asking anyone', async () => {
+    await withSession(async (session) => {
+      await session.say('what time is it');
+      const view = await session.idle();
+      expect(view.gates).toHaveLength(0);
+      const [result] = toolResults(view);
+      expect(result).toMatchObject({ name: 'current_time', status: 'ok' });
+      expect(lastAnswer(view)).toContain('current_time');
+    });
+  });
+
+  it('asks before a shell command, runs it once when approved, and answers', async () => {
+    await withSession(async (session, config) => {
+      await session.say('run `echo ran >> count.txt; echo done`');
+      const [gate] = await session.pendingGate();
+      expect(gate).toMatchObject({
+        toolName: 'shell_execute',
+        args: { command: 'echo ran >> count.txt; echo done' },
+        requesterId: 'alice',
+      });
+      expect((await session.state()).status).toBe('waiting_approval');
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      const view = await session.idle();
+      expect(toolResults(view)[0]).toMatchObject({ status: 'ok' });
+      expect(toolResults(view)[0]!.content).toContain('done');
+      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'approved', by: 'alice' });
+      expect(countLines(config, session, 'count.txt')).toBe(1);
+    });
+  });
+
+  it('tells the model the reason when a call is denied, and does not run it', async () => {
+    await withSession(async (session, config) => {
+      await session.say('run `echo ran >> count.txt`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'deny', reason: 'not on production' });
+      const view = await session.idle();
+      expect(toolResults(view)[0]).toMatchObject({ status: 'denied' });
+      expect(toolResults(view)[0]!.content).toContain('denied by @alice: not on production');
+      expect(lastAnswer(view)).toContain('not on production');
+      expect(() => countLines(config, session, 'count.txt')).toThrow();
+    });
+  });
+
+  it('runs the edited arguments on edit & approve and tells the model they were edited', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo original`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'edit', args: { command: 'echo edited' } });
+      const view = await session.idle();
+      const result = toolResults(view)[0]!;
+      expect(result.content).toContain('edited the arguments');
+      expect(result.content).toContain('echo edited');
+      expect(result.content).not.toContain('original\n');
+      expect(view.gates[0]!.resolution).toMatchObject({
+        outcome: 'edited',
+        args: { command: 'echo edited' },
+      });
+    });
+  });
+
+  it('refuses edited arguments that fail the schema and keeps the approval open', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo original`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'edit', args: { command: '' } });
+      const view = await session.waitFor(
+        (v) => v.notices.some((n) => n.text.includes('edited arguments were refused')),
+        'a refusal notice',
+      );
+      expect(view.gates[0]!.status).toBe('pending');
+      expect(view.notices.find((n) => n.text.includes('refused'))!.to).toBe('alice');
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      expect(toolResults(await session.idle())[0]!.content).toContain('original');
+    });
+  });
+
+  it('expires an approval nobody decides and tells the model "expired", not "denied"', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `echo never`');
+        await session.pendingGate();
+        const view = await session.idle();
+        expect(toolResults(view)[0]).toMatchObject({ status: 'expired' });
+        expect(toolResults(view)[0]!.content).toContain('expired: nobody decided');
+        expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'expired' });
+      },
+      { tools: { shell_execute: { approvalTimeout: '2s' } } },
+    );
+  });
+
+  it('refuses a click from someone who may not decide, and accepts a configured approver', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `echo hi`');
+        const [gate] = await session.pendingGate();
+        await session.decide({ gateId: gate!.id, choice: 'approve', userId: 'mallory' });
+        const refused = await session.waitFor(
+          (v) => v.notices.some((n) => n.to === 'mallory'),
+          'a notice to mallory',
+        );
+        expect(refused.notices.find((n) => n.to === 'mallory')!.text).toContain('You may not decide');
+        expect(refused.gates[0]!.status).toBe('pending');
+        await session.decide({ gateId: gate!.id, choice: 'approve', userId: 'bob' });
+        const view = await session.idle();
+        expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'approved', by: 'bob' });
+      },
+      { approvers: ['bob'] },
+    );
+  });
+
+  it('answers a second click on a decided gate with who decided, changing nothing', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo hi`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      await session.idle();
+      await session.decide({ gateId: gate!.id, choice: 'deny', reason: 'too late' });
+      const view = await session.waitFor(
+        (v) => v.notices.some((n) => n.text.includes('already')),
+        'an "already" notice',
+      );
+      expect(view.notices.find((n) => n.text.includes('already'))!.text).toMatch(
+        /already approved by @alice at \d\d:\d\d UTC/,
+      );
+      expect(view.gates[0]!.resolution!.outcome).toBe('approved');
+      expect(toolResults(view)).toHaveLength(1);
+    });
+  });
+
+  it('resolves the only open approval from a typed "deny <reason>" reply', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo hi`');
+      await session.pendingGate();
+      await session.say('deny use the staging box');
+      const view = await session.idle();
+      expect(toolResults(view)[0]!.content).toContain('denied by @alice: use the staging box');
+      expect(view.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+    });
+  });
+
+  it('asks which one when a typed "approve" meets several open approvals', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo one` and `echo two`');
+      const gates = await session.pendingGate(2);
+      await session.say('approve');
+      const view = await session.waitFor(
+        (v) => v.notices.some((n) => n.text.includes('Which one?')),
+        'a "which one" notice',
+      );
+      expect(view.gates.every((g) => g.status === 'pending')).toBe(true);
+      await session.say('approve');
+      for (const gate of gates) await session.decide({ gateId: gate.id, choice: 'approve' });
+      const done = await session.idle();
+      expect(toolResults(done).map((r) => r.status)).toEqual(['ok', 'ok']);
+    });
+  });
+
+  it('supersedes an open approval when the requester sends a new message, then handles that message', async () => {
+    await withSession(async (session, config) => {
+      await session.say('run `echo ran >> count.txt`');
+      await session.pendingGate();
+      await session.say('never mind, what time is it');
+      const view = await session.waitFor(
+        (v) =>
+          v.status === 'idle' &&
+          v.transcript.filter((m) => m.role === 'tool').length === 2 &&
+          v.transcript.at(-1)?.role === 'assistant',
+        'both turns to finish',
+      );
+      const [superseded, time] = toolResults(view);
+      expect(superseded).toMatchObject({ status: 'superseded' });
+      expect(superseded!.content).toContain('superseded by a new message');
+      expect(time).toMatchObject({ name: 'current_time', status: 'ok' });
+      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'superseded' });
+      expect(() => countLines(config, session, 'count.txt')).toThrow();
+    });
+  });
+
+  it('queues messages that arrive mid-turn and answers each in order', async () => {
+    await withSession(async (session) => {
+      await session.say('first');
+      await session.say('second');
+      await session.say('third');
+      const view = await session.waitFor(
+        (v) =>
+          v.status === 'idle' &&
+          v.queued === 0 &&
+          v.transcript.filter((m) => m.role === 'assistant').length === 3,
+        'three answers',
+      );
+      const answers = view.transcript
+        .filter((m) => m.role === 'assistant')
+        .map((m) => (m.role === 'assistant' ? m.text : ''));
+      expect(answers.map((a) => /You said: "(\w+)"/.exec(a)?.[1])).toEqual(['first', 'second', 'third']);
+      expect(view.transcript.map((m) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+      ]);
+    });
+  });
+
+  it('stops a runaway loop at the step limit with every tool call answered', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('loop');
+        const view = await session.idle();
+        expect(lastAnswer(view)).toContain('step limit');
+        const calls = view.transcript.flatMap((m) => (m.role === 'assistant' ? m.toolCalls : []));
+        expect(calls).toHaveLength(3);
+        expect(
+          toolResults(view)
+            .map((r) => r.toolCallId)
+            .sort(),
+        ).toEqual(calls.map((c) => c.id).sort());
+      },
+      { maxSteps: 3 },
+    );
+  });
+
+  it('turns invalid tool arguments from the model into an error result, not a crash', async () => {
+    await withSession(async (session) => {
+      await session.say('bad arguments');
+      const view = await session.idle();
+      expect(toolResults(view)[0]).toMatchObject({ status: 'error' });
+      expect(toolResults(view)[0]!.content).toContain('invalid arguments for shell_execute');
+      expect(view.gates).toHaveLength(0);
+    });
+  });
+
+  it('runs commands matching an allow pattern without asking, and blocks deny patterns', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `ls`');
+        const allowed = await session.idle();
+        expect(allowed.gates).toHaveLength(0);
+        expect(toolResults(allowed)[0]!.status).toBe('ok');
+        await session.say('run `rm -rf /tmp/nothing`');
+        const blocked = await session.waitFor(
+          (v) => toolResults(v).length === 2 && v.status === 'idle',
+          'the second result',
+        );
+        expect(toolResults(blocked)[1]).toMatchObject({ status: 'denied' });
+        expect(toolResults(blocked)[1]!.content).toContain('deny pattern');
+      },
+      { tools: { shell_execute: { allow: ['ls*'], deny: ['rm *'] } } },
+    );
+  });
+
+  it('keeps "always allow in this conversation" to this conversation, and revokes it', async () => {
+    const config = testConfig();
+    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    await worker.runUntil(async () => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `echo one`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'always', scope: 'session' });
+      const first = await session.idle();
+      expect(first.grants).toHaveLength(1);
+      await session.say('run `echo two`');
+      const second = await session.waitFor(
+        (v) => toolResults(v).length === 2 && v.status === 'idle',
+        'the second run',
+      );
+      expect(second.gates).toHaveLength(1);
+
+      const other = new TestSession(env.client, taskQueue);
+      await other.say('run `echo three`');
+      await other.pendingGate();
+
+      await session.handle.signal('revokeGrant', { grantId: first.grants[0]!.id, userId: 'alice' });
+      await session.waitFor((v) => v.grants.length === 0, 'the grant to be revoked');
+      await session.say('run `echo four`');
+      await session.pendingGate();
+    });
+    ledger.close();
+  });
+
+  it('keeps "always allow everywhere for me" with a pattern across conversations', async () => {
+    const config = testConfig();
+    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    await worker.runUntil(async () => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `git status`', 'carol');
+      const [gate] = await session.pendingGate();
+      await session.decide({
+        gateId: gate!.id,
+        choice: 'always',
+        scope: 'user',
+        pattern: 'git status*',
+        userId: 'carol',
+      });
+      await session.idle();
+
+      const other = new TestSession(env.client, taskQueue);
+      await other.say('run `git status -s`', 'carol');
+      const auto = await other.idle();
+      expect(auto.gates).toHaveLength(0);
+      await other.say('run `git push`', 'carol');
+      await other.pendingGate();
+
+      const third = new TestSession(env.client, taskQueue);
+      await third.say('run `git status`', 'dave');
+      await third.pendingGate();
+    });
+    ledger.close();
+  });
+});
