@@ -1,0 +1,92 @@
+/**
+ * Restart-safety, by really killing processes: a gate opened before a worker, gateway or Temporal
+ * restart still resolves from a click afterwards, and the tool runs exactly once.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { sessionWorkdir } from '../../activities/tools/shell';
+import { freePort } from '../helpers/processes';
+import { tempDir } from '../helpers/config';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+
+let env: TestWorkflowEnvironment | undefined;
+let stack: Stack | undefined;
+
+afterEach(async () => {
+  await stack?.stop();
+  stack = undefined;
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const COMMAND = 'run `echo ran >> count.txt; echo restart-ok`';
+
+function runs(sessionId: string): number {
+  const file = path.join(sessionWorkdir(stack!.env.DATA_DIR!, `session:web:${sessionId}`), 'count.txt');
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+}
+
+async function expectAnsweredOnce(sessionId: string): Promise<void> {
+  const view = await stack!.web.answered(sessionId);
+  const result = view.transcript.find((m) => m.role === 'tool');
+  expect(result).toMatchObject({ status: 'ok', content: expect.stringContaining('restart-ok') });
+  expect(runs(sessionId)).toBe(1);
+}
+
+describe('restart safety', () => {
+  it('accepts a click while no worker runs; a new worker runs the tool exactly once', async () => {
+    env = await startTestTemporal();
+    stack = await startStack({ temporalAddress: env.address });
+    const gate = await (async () => {
+      await stack.web.say('worker-kill', COMMAND);
+      return await stack.web.pendingGate('worker-kill');
+    })();
+
+    await stack.worker.kill('SIGKILL');
+    const click = await stack.web.decide('worker-kill', gate.id, 'approve');
+    expect(click.status).toBe(202);
+    const unavailable = await stack.web.request('GET', '/sessions/worker-kill');
+    expect(unavailable.status).toBe(503);
+
+    await stack.restartWorker();
+    await expectAnsweredOnce('worker-kill');
+  });
+
+  it('resolves a gate from a click that arrives through a restarted gateway', async () => {
+    env ??= await startTestTemporal();
+    stack = await startStack({ temporalAddress: env.address });
+    await stack.web.say('gateway-restart', COMMAND);
+    const gate = await stack.web.pendingGate('gateway-restart');
+
+    await stack.restartGateway();
+    expect((await stack.web.decide('gateway-restart', gate.id, 'approve')).status).toBe(202);
+    await expectAnsweredOnce('gateway-restart');
+  });
+
+  it('resolves a gate after the Temporal dev server restarts on the same database file', async () => {
+    await env?.teardown();
+    const dbFilename = path.join(tempDir('agent-temporal-db-'), 'temporal.sqlite');
+    const port = await freePort();
+    env = await startTestTemporal({ dbFilename, port });
+    stack = await startStack({ temporalAddress: env.address });
+    await stack.web.say('server-restart', COMMAND);
+    const gate = await stack.web.pendingGate('server-restart');
+
+    await env.teardown();
+    env = await startTestTemporal({ dbFilename, port });
+    // The worker and gateway processes keep running and reconnect on their own.
+    const click = await (async () => {
+      for (let attempt = 0; ; attempt++) {
+        const response = await stack!.web.decide('server-restart', gate.id, 'approve').catch(() => undefined);
+        if (response?.status === 202 || attempt > 50) return response;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    expect(click?.status).toBe(202);
+    await expectAnsweredOnce('server-restart');
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * Real worker and gateway processes for end-to-end and restart tests: started the way `npm run worker`
+ * and `npm run gateway` start them (one Node process each, so SIGKILL really kills it).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export class ManagedProcess {
+  private child: ChildProcess | undefined;
+  output = '';
+
+  constructor(
+    readonly name: string,
+    private readonly entry: string,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  /** Starts the process and resolves once `ready()` holds (or rejects when it exits first). */
+  async start(ready: (output: string) => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, this.entry)], {
+      cwd: ROOT,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    const collect = (chunk: Buffer) => (this.output += chunk.toString());
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null)
+        throw new Error(`${this.name} exited with ${child.exitCode}:\n${this.output}`);
+      if (await ready(this.output)) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${this.name} did not become ready:\n${this.output}`);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await exited;
+  }
+}
+
+export function workerProcess(env: Record<string, string>): ManagedProcess {
+  return new ManagedProcess('worker', 'workers/main.ts', env);
+}
+
+export function gatewayProcess(env: Record<string, string>): ManagedProcess {
+  return new ManagedProcess('gateway', 'gateways/main.ts', env);
+}
+
+export const workerReady = (output: string): boolean => output.includes('"worker started"');
+
+export const gatewayReady = (port: number) => async (): Promise<boolean> => {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+  } catch {
+    return false;
+  }
+};

@@ -1,0 +1,80 @@
+/** The web chat's JSON API as a test uses it: exactly the requests the page makes. */
+import { randomUUID } from 'node:crypto';
+import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
+
+export class WebClient {
+  constructor(readonly baseUrl: string) {}
+
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    user = 'alice',
+  ): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${this.baseUrl}/api${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-agent-user': user },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: await response.json().catch(() => undefined) };
+  }
+
+  async say(sessionId: string, text: string, user = 'alice') {
+    return await this.request(
+      'POST',
+      `/sessions/${sessionId}/messages`,
+      { text, messageId: randomUUID() },
+      user,
+    );
+  }
+
+  async decide(
+    sessionId: string,
+    gateId: string,
+    choice: string,
+    extra: Record<string, unknown> = {},
+    user = 'alice',
+  ) {
+    return await this.request(
+      'POST',
+      '/decisions',
+      { workflowId: `session:web:${sessionId}`, gateId, choice, ...extra },
+      user,
+    );
+  }
+
+  async waitFor(
+    sessionId: string,
+    predicate: (view: SessionView) => boolean,
+    what: string,
+    timeoutMs = 60_000,
+  ): Promise<SessionView> {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      const response = await this.request('GET', `/sessions/${sessionId}`).catch(() => undefined);
+      last = response?.body;
+      if (response?.status === 200 && predicate(response.body as SessionView))
+        return response.body as SessionView;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
+  }
+
+  async pendingGate(sessionId: string): Promise<ApprovalGate> {
+    const view = await this.waitFor(
+      sessionId,
+      (v) => v.gates.some((g) => g.status === 'pending'),
+      'a pending gate',
+    );
+    return view.gates.find((g) => g.status === 'pending')!;
+  }
+
+  async answered(sessionId: string): Promise<SessionView> {
+    return await this.waitFor(
+      sessionId,
+      (v) => v.status === 'idle' && v.queued === 0 && v.transcript.at(-1)?.role === 'assistant',
+      'an answer',
+    );
+  }
+}
