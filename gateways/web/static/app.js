@@ -85,7 +85,12 @@ async function decide(gate, choice, extra = {}) {
   try {
     await api('/decisions', {
       method: 'POST',
-      body: JSON.stringify({ workflowId: state.view.sessionId, gateId: gate.id, choice, ...extra }),
+      body: JSON.stringify({
+        workflowId: `session:web:${state.sessionId}`,
+        gateId: gate.id,
+        choice,
+        ...extra,
+      }),
     });
   } catch (error) {
     showBanner(error.message);
@@ -334,10 +339,12 @@ function openSession(sessionId) {
   if (state.stream) state.stream.close();
   const stream = new EventSource(`/api/sessions/${sessionId}/stream?user=${encodeURIComponent(state.user)}`);
   stream.addEventListener('state', (event) => {
+    const previousStatus = state.view && state.view.status;
     showBanner('');
     state.view = JSON.parse(event.data);
     render();
     loadGrants();
+    if (previousStatus !== state.view.status) loadSessions();
   });
   stream.addEventListener('unavailable', (event) => showBanner(JSON.parse(event.data).message));
   stream.addEventListener('not-found', () => showBanner('Say something to start this conversation.'));
@@ -442,7 +449,10 @@ $('text').addEventListener('keydown', (event) => {
 $('new-session').addEventListener('click', () => newSession());
 $('user').value = state.user;
 $('user').addEventListener('change', (event) => {
-  state.user = event.target.value.trim() || 'local';
+  // A blur after a programmatic or repeated change fires again; reconnecting then would drop a click in flight.
+  const next = event.target.value.trim() || 'local';
+  if (next === state.user) return;
+  state.user = next;
   localStorage.setItem('agent-user', state.user);
   if (state.sessionId) openSession(state.sessionId);
   loadGrants();

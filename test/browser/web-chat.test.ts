@@ -1,0 +1,151 @@
+/** The web chat in a real browser: every approval path a person clicks through. Screenshots go to test/artifacts/. */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../helpers/browser';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+
+const ARTIFACTS = path.resolve(__dirname, '../artifacts');
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  env = await startTestTemporal();
+  stack = await startStack({ temporalAddress: env.address, policy: { approvers: ['bob'] } });
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  await env?.teardown();
+});
+
+beforeEach(async () => {
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(`http://127.0.0.1:${stack.port}/`);
+  await setUser('alice');
+  await page.getByTestId('new-session').click();
+  await page.waitForFunction(() => location.hash.length > 1);
+});
+
+afterEach(async () => {
+  await page?.close();
+});
+
+async function setUser(name: string): Promise<void> {
+  await page.getByTestId('user').fill(name);
+  await page.getByTestId('user').dispatchEvent('change');
+}
+
+async function send(text: string): Promise<void> {
+  await page.getByTestId('message-input').fill(text);
+  await page.getByTestId('send').click();
+}
+
+const lastCall = () => page.getByTestId('tool-call').last();
+
+describe('web chat in a browser', () => {
+  it('sends a message, shows the call, approves it and shows the answer', async () => {
+    await send('run `echo browser-approve`');
+    const call = lastCall();
+    await expect.poll(() => call.getByTestId('tool-args').textContent()).toContain('echo browser-approve');
+    await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('waiting_approval');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'approval-prompt.png') });
+    await call.getByTestId('approve').click();
+    await expect.poll(() => call.getByTestId('tool-result').textContent()).toContain('browser-approve');
+    await expect.poll(() => page.getByTestId('assistant-message').last().textContent()).toContain('returned');
+    await expect.poll(() => call.getByTestId('gate-outcome').textContent()).toMatch(/Approved by @alice/);
+    const link = await page.getByTestId('temporal-link').getAttribute('href');
+    expect(link).toMatch(/^http:\/\/localhost:8233\/namespaces\/default\/workflows\/session%3Aweb%3A/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'approved-answer.png') });
+  });
+
+  it('denies with a reason that the agent repeats', async () => {
+    await send('run `echo should-not-run`');
+    const call = lastCall();
+    await call.getByTestId('deny-reason').fill('use the staging box');
+    await call.getByTestId('deny').click();
+    await expect.poll(() => call.getByTestId('result-status').textContent()).toBe('denied');
+    await expect
+      .poll(() => page.getByTestId('assistant-message').last().textContent())
+      .toContain('use the staging box');
+  });
+
+  it('edits the arguments before approving', async () => {
+    await send('run `echo before-edit`');
+    const call = lastCall();
+    await call.getByTestId('edit').click();
+    await call.getByTestId('edit-args').fill('{"command": "echo after-edit"}');
+    await call.getByTestId('edit-submit').click();
+    await expect.poll(() => call.getByTestId('tool-result').textContent()).toContain('after-edit');
+    await expect
+      .poll(() => call.getByTestId('gate-outcome').textContent())
+      .toMatch(/Edited & approved by @alice/);
+  });
+
+  it('always allows in this conversation, lists the grant, and asks again after revoking it', async () => {
+    await send('run `echo always-1`');
+    await lastCall().getByTestId('always').click();
+    await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('always-1');
+    await expect.poll(() => page.getByTestId('grant').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('grant').first().textContent()).toContain('this conversation');
+
+    await send('run `echo always-1`');
+    await expect.poll(() => page.getByTestId('tool-call').count()).toBe(2);
+    await expect.poll(() => lastCall().getByTestId('result-status').textContent()).toBe('ok');
+    expect(await lastCall().getByTestId('gate').count()).toBe(0);
+
+    await page.getByTestId('revoke').first().click();
+    await expect.poll(() => page.getByTestId('grant').count()).toBe(0);
+    await send('run `echo always-1`');
+    await expect.poll(() => page.getByTestId('tool-call').count()).toBe(3);
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+  });
+
+  it('always allows everywhere with a pattern, across conversations', async () => {
+    await send('run `git --version`');
+    await lastCall().getByTestId('grant-scope').selectOption('user');
+    await lastCall().getByTestId('grant-pattern').fill('git --version*');
+    await lastCall().getByTestId('always').click();
+    await expect.poll(() => lastCall().getByTestId('result-status').textContent()).not.toBeNull();
+    await page.getByTestId('new-session').click();
+    await send('run `git --version`');
+    await expect.poll(() => lastCall().getByTestId('result-status').textContent()).not.toBeNull();
+    expect(await lastCall().getByTestId('gate').count()).toBe(0);
+    await expect.poll(() => page.getByTestId('grant').first().textContent()).toContain('everywhere');
+    await page.getByTestId('revoke').first().click();
+    await expect.poll(() => page.getByTestId('grant').count()).toBe(0);
+  });
+
+  it('explains a refused click from someone else, then lets a configured approver decide', async () => {
+    await send('run `echo guarded`');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    await setUser('mallory');
+    await lastCall().getByTestId('approve').click();
+    await expect.poll(() => page.getByTestId('notice').last().textContent()).toContain('You may not decide');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'refused-click.png') });
+    await setUser('bob');
+    await lastCall().getByTestId('approve').click();
+    await expect.poll(() => lastCall().getByTestId('gate-outcome').textContent()).toMatch(/Approved by @bob/);
+    await lastCall().getByTestId('tool-result').waitFor();
+  });
+
+  it('supersedes the open approval when the requester writes again', async () => {
+    await send('run `echo superseded`');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    await send('what time is it');
+    await expect
+      .poll(() => page.getByTestId('tool-call').first().getByTestId('result-status').textContent())
+      .toBe('superseded');
+    await expect
+      .poll(() => page.getByTestId('tool-call').last().getByTestId('result-status').textContent())
+      .toBe('ok');
+  });
+});
