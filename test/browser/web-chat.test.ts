@@ -32,7 +32,7 @@ beforeEach(async () => {
   await page.goto(`http://127.0.0.1:${stack.port}/`);
   await setUser('alice');
   await page.getByTestId('new-session').click();
-  await page.waitForFunction(() => location.hash.length > 1);
+  await page.waitForFunction('location.hash.length > 1');
 });
 
 afterEach(async () => {
