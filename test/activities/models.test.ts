@@ -1,0 +1,267 @@
+/** The model providers against local servers that speak the OpenAI and Anthropic APIs, inside real sessions. */
+import { createServer } from 'node:http';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toAnthropic } from '../../activities/model/anthropic';
+import { scriptedModel } from '../../activities/model/scripted';
+import type { Message } from '../../workflows/session/contract';
+import { testConfig } from '../helpers/config';
+import { FakeOpenAi, toolThenAnswer, type ChatRequest, type Reply } from '../helpers/fake-openai';
+import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+async function withModel(
+  extraEnv: Record<string, string>,
+  body: (session: TestSession) => Promise<void>,
+): Promise<void> {
+  const config = testConfig({}, extraEnv);
+  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+  try {
+    await worker.runUntil(body(new TestSession(env.client, taskQueue)));
+  } finally {
+    ledger.close();
+  }
+}
+
+async function withOpenAi(
+  reply: (request: ChatRequest, index: number) => Reply,
+  body: (session: TestSession, fake: FakeOpenAi) => Promise<void>,
+) {
+  const fake = await new FakeOpenAi(reply).start();
+  try {
+    await withModel(
+      { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', MODEL: 'test-model' },
+      (s) => body(s, fake),
+    );
+  } finally {
+    await fake.stop();
+  }
+}
+
+describe('openai provider (Chat Completions)', () => {
+  it('sends the transcript and tool results in the Chat Completions shape', async () => {
+    await withOpenAi(toolThenAnswer('current_time', {}), async (session, fake) => {
+      await session.say('what time is it?');
+      const view = await session.idle();
+      expect(lastAnswer(view)).toMatch(/^The tool said: \[ok\] 20\d\d-/);
+      const second = fake.requests[1]!;
+      expect(second.model).toBe('test-model');
+      expect(second.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+      expect(second.messages[2]!.tool_calls![0]!.function).toEqual({
+        name: 'current_time',
+        arguments: '{}',
+      });
+    });
+  });
+
+  it('tells the user plainly when the key is rejected, without retrying', async () => {
+    await withOpenAi(
+      () => ({
+        status: 401,
+        body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } },
+      }),
+      async (session, fake) => {
+        await session.say('hello');
+        const view = await session.idle();
+        expect(lastAnswer(view)).toContain(
+          'I could not get an answer from the model: the openai API rejected the key (HTTP 401): check OPENAI_API_KEY',
+        );
+        expect(fake.requests).toHaveLength(1);
+        expect(view.transcript.map((m) => m.role)).toEqual(['user', 'assistant']);
+      },
+    );
+  });
+
+  it('names the model when it is unknown', async () => {
+    await withOpenAi(
+      () => ({ status: 404, body: { error: { message: 'The model does not exist' } } }),
+      async (session, fake) => {
+        await session.say('hello');
+        expect(lastAnswer(await session.idle())).toContain(
+          'does not know the model "test-model" (HTTP 404): check MODEL',
+        );
+        expect(fake.requests).toHaveLength(1);
+      },
+    );
+  });
+
+  it('retries rate limits and server errors with backoff, then answers', async () => {
+    await withOpenAi(
+      (_request, index) =>
+        index === 0
+          ? { status: 429, body: { error: { message: 'slow down' } } }
+          : index === 1
+            ? { status: 503, body: { error: { message: 'overloaded' } } }
+            : { text: 'finally' },
+      async (session, fake) => {
+        await session.say('hello');
+        expect(lastAnswer(await session.idle())).toBe('finally');
+        expect(fake.requests).toHaveLength(3);
+      },
+    );
+  });
+
+  it('gives the model an error result for unparsable tool arguments', async () => {
+    let calls = 0;
+    await withOpenAi(
+      (request) => {
+        calls++;
+        const last = request.messages.at(-1)!;
+        if (last.role === 'tool') return { text: `seen: ${last.content}` };
+        return {
+          status: 200,
+          body: {
+            id: 'x',
+            object: 'chat.completion',
+            created: 0,
+            model: 'm',
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'tool_calls',
+                message: {
+                  role: 'assistant',
+                  content: null,
+                  tool_calls: [
+                    {
+                      id: 'c1',
+                      type: 'function',
+                      function: { name: 'shell_execute', arguments: '{"command": "ls"' },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        };
+      },
+      async (session) => {
+        await session.say('go');
+        const view = await session.idle();
+        expect(toolResults(view)[0]).toMatchObject({
+          status: 'error',
+          content: expect.stringContaining('invalid arguments for shell_execute'),
+        });
+        expect(view.gates).toHaveLength(0);
+      },
+    );
+    expect(calls).toBe(2);
+  });
+});
+
+describe('anthropic provider (Messages API)', () => {
+  it('round-trips a tool_use and its tool_result, with the API key sent', async () => {
+    const requests: {
+      body: { messages: { role: string; content: { type: string }[] }[]; system: string };
+      key: string | undefined;
+    }[] = [];
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const body = JSON.parse(raw);
+        requests.push({
+          body,
+          key: (req.headers['x-api-key'] as string | undefined) ?? req.headers.authorization,
+        });
+        const last = body.messages.at(-1);
+        const toolResult = last.content.find((b: { type: string }) => b.type === 'tool_result');
+        const content = toolResult
+          ? [{ type: 'text', text: `anthropic saw ${toolResult.content.slice(0, 4)}` }]
+          : [{ type: 'tool_use', id: 'toolu_1', name: 'current_time', input: {} }];
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: body.model,
+            content,
+            stop_reason: toolResult ? 'end_turn' : 'tool_use',
+            stop_sequence: null,
+            usage: { input_tokens: 1, output_tokens: 1 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as { port: number }).port;
+    try {
+      await withModel(
+        {
+          MODEL_PROVIDER: 'anthropic',
+          ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+          ANTHROPIC_API_KEY: 'sk-ant-test',
+        },
+        async (session) => {
+          await session.say('time?');
+          expect(lastAnswer(await session.idle())).toMatch(/^anthropic saw 20\d\d$/);
+        },
+      );
+    } finally {
+      server.close();
+    }
+    expect(requests[0]!.key).toMatch(/^(Bearer )?sk-ant-test$/);
+    expect(requests[1]!.body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  });
+});
+
+describe('message mapping and the scripted model', () => {
+  const at = 0;
+  it('merges tool results and a following user message into one Anthropic user turn', () => {
+    const transcript: Message[] = [
+      { role: 'user', id: 'u1', userId: 'a', text: 'hi', at },
+      {
+        role: 'assistant',
+        id: 'a1',
+        text: '',
+        toolCalls: [{ id: 't1', name: 'current_time', args: {} }],
+        at,
+      },
+      {
+        role: 'tool',
+        id: 'r1',
+        toolCallId: 't1',
+        name: 'current_time',
+        status: 'superseded',
+        content: 'not run',
+        at,
+      },
+      { role: 'user', id: 'u2', userId: 'a', text: 'again', at },
+    ];
+    const mapped = toAnthropic(transcript);
+    expect(mapped.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(mapped[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 't1', content: 'not run', is_error: true },
+      { type: 'text', text: 'again' },
+    ]);
+  });
+
+  it('maps the documented phrases to tool calls', () => {
+    const say = (text: string) => scriptedModel([{ role: 'user', id: 'u', userId: 'a', text, at }]);
+    expect(say('run `ls -la`').toolCalls).toEqual([
+      { id: 'call_1_0', name: 'shell_execute', args: { command: 'ls -la' } },
+    ]);
+    expect(say('run `a` and `b`').toolCalls.map((c) => c.args)).toEqual([{ command: 'a' }, { command: 'b' }]);
+    expect(say('fetch https://example.com').toolCalls[0]).toMatchObject({
+      name: 'http_request',
+      args: { method: 'GET', url: 'https://example.com' },
+    });
+    expect(say('post https://example.com hi').toolCalls[0]).toMatchObject({
+      args: { method: 'POST', body: 'hi' },
+    });
+    expect(say('time in Asia/Tokyo').toolCalls[0]).toMatchObject({
+      name: 'current_time',
+      args: { timezone: 'Asia/Tokyo' },
+    });
+    expect(say('hello').toolCalls).toEqual([]);
+  });
+});

@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ToolRunLedger } from '../../activities/tools/ledger';
+import { runShell } from '../../activities/tools/shell';
+import { currentTime } from '../../activities/tools/time';
+import { tempDir } from '../helpers/config';
+
+describe('tool-run ledger', () => {
+  it('runs a call once and returns the first result to every retry', async () => {
+    const dir = tempDir();
+    const ledger = new ToolRunLedger(dir);
+    let runs = 0;
+    const run = async () => ({ status: 'ok' as const, content: `run ${++runs}` });
+    expect(await ledger.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
+      status: 'ok',
+      content: 'run 1',
+    });
+    expect(await ledger.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
+      status: 'ok',
+      content: 'run 1',
+    });
+    expect(runs).toBe(1);
+    ledger.close();
+    const reopened = new ToolRunLedger(dir);
+    expect(await reopened.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
+      status: 'ok',
+      content: 'run 1',
+    });
+    reopened.close();
+  });
+
+  it('reports a run that started but never finished as interrupted instead of running it again', async () => {
+    const dir = tempDir();
+    const first = new ToolRunLedger(dir);
+    void first.runOnce('wf:call-2', 'shell_execute', () => new Promise(() => {}));
+    const second = new ToolRunLedger(dir);
+    let ran = false;
+    const result = await second.runOnce('wf:call-2', 'shell_execute', async () => {
+      ran = true;
+      return { status: 'ok', content: '' };
+    });
+    expect(ran).toBe(false);
+    expect(result).toMatchObject({ status: 'error', content: expect.stringContaining('interrupted') });
+    first.close();
+    second.close();
+  });
+});
+
+describe('shell_execute', () => {
+  it('runs in the given directory and reports exit code and output', async () => {
+    const cwd = tempDir();
+    const result = await runShell({ command: 'echo hi > f.txt; cat f.txt; exit 3', timeoutSeconds: 10, cwd });
+    expect(result).toEqual({ status: 'error', content: 'exit code 3\nhi\n' });
+    expect(readFileSync(path.join(cwd, 'f.txt'), 'utf8')).toBe('hi\n');
+  });
+
+  it('kills a command that outlives its timeout', async () => {
+    const result = await runShell({ command: 'echo started; sleep 30', timeoutSeconds: 1, cwd: tempDir() });
+    expect(result.status).toBe('error');
+    expect(result.content).toMatch(/^timed out after 1s and was killed\. Output so far:\nstarted/);
+  });
+
+  it('caps huge output and says so', async () => {
+    const result = await runShell({ command: 'yes x | head -c 100000', timeoutSeconds: 10, cwd: tempDir() });
+    expect(result.content.length).toBeLessThan(20_000);
+    expect(result.content).toContain('[output truncated');
+  });
+
+  it("does not hand the worker's secrets to the command", async () => {
+    process.env.SECRET_FOR_TEST = 'sk-should-not-leak';
+    const result = await runShell({ command: 'env', timeoutSeconds: 10, cwd: tempDir() });
+    delete process.env.SECRET_FOR_TEST;
+    expect(result.content).not.toContain('sk-should-not-leak');
+  });
+});
+
+describe('current_time', () => {
+  it('gives UTC, a named zone, or a clear error for an unknown zone', () => {
+    const now = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
+    expect(currentTime(undefined, now)).toEqual({ status: 'ok', content: '2026-01-02T03:04:05.000Z' });
+    expect(currentTime('Asia/Tokyo', now).content).toContain('12:04:05');
+    expect(currentTime('Mars/Olympus', now)).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining('unknown time zone'),
+    });
+  });
+});

