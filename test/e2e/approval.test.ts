@@ -1,6 +1,8 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi, toolThenAnswer } from '../helpers/fake-openai';
+import { historyText } from '../helpers/history';
+import { freePort, gatewayProcess, gatewayReady } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -80,5 +82,43 @@ describe('end to end: gateway + worker + Temporal + an OpenAI-compatible model',
     expect(unknown).toMatchObject({ status: 404 });
     const badUser = await stack.web.request('GET', '/me', undefined, 'bad user!');
     expect(badUser.status).toBe(400);
+  });
+
+  it('keeps the model key out of workflow history, transcripts and logs', async () => {
+    const history = await env.client.workflow.getHandle('session:web:e2e-approve').fetchHistory();
+    const text = historyText(history);
+    expect(text).toContain('e2e-42');
+    expect(text).not.toContain('sk-test-e2e');
+    const view = await stack.web.waitFor('e2e-approve', () => true, 'the session');
+    expect(JSON.stringify(view)).not.toContain('sk-test-e2e');
+    expect(stack.worker.output + stack.gateway.output).not.toContain('sk-test-e2e');
+    expect(stack.gateway.output).toContain('"decision accepted"');
+  });
+
+  it('requires the access token and believes only the trusted user header when configured', async () => {
+    const port = await freePort();
+    const guarded = gatewayProcess({
+      ...stack.env,
+      PORT: String(port),
+      WEB_AUTH_TOKEN: 'web-secret-token',
+      WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
+    });
+    await guarded.start(gatewayReady(port));
+    try {
+      const me = (headers: Record<string, string>) => fetch(`http://127.0.0.1:${port}/api/me`, { headers });
+      expect((await me({ 'x-forwarded-user': 'alice' })).status).toBe(401);
+      expect((await me({ authorization: 'Bearer wrong', 'x-forwarded-user': 'alice' })).status).toBe(401);
+      expect((await me({ authorization: 'Bearer web-secret-token' })).status).toBe(401);
+      const ok = await me({
+        authorization: 'Bearer web-secret-token',
+        'x-forwarded-user': 'alice',
+        'x-agent-user': 'mallory',
+      });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ userId: 'alice' });
+      expect(guarded.output).not.toContain('web-secret-token');
+    } finally {
+      await guarded.kill('SIGTERM');
+    }
   });
 });

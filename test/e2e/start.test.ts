@@ -1,0 +1,79 @@
+/** `npm start` as a newcomer runs it: embedded Temporal persisted under DATA_DIR, clean Ctrl-C, state kept. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/config';
+import { freePort, gatewayReady } from '../helpers/processes';
+import { WebClient } from '../helpers/web-client';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+async function startAll(env: Record<string, string>, port: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  const ready = gatewayReady(port);
+  const deadline = Date.now() + 90_000;
+  while (!(await ready())) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const stop = async (): Promise<number | null> => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    return await exited;
+  };
+  return { stop, output: () => output };
+}
+
+async function portClosed(port: number): Promise<boolean> {
+  try {
+    await fetch(`http://127.0.0.1:${port}/`);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe('npm start', () => {
+  it('runs everything embedded, stops cleanly on Ctrl-C, and keeps sessions across restarts', async () => {
+    const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+    const env = {
+      DATA_DIR: tempDir('agent-start-'),
+      PORT: String(port),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      AGENT_CONFIG: '',
+      TEMPORAL_ADDRESS: '',
+    };
+    const web = new WebClient(`http://127.0.0.1:${port}`);
+
+    const first = await startAll(env, port);
+    expect(first.output()).toContain(`Temporal UI:  http://localhost:${uiPort}`);
+    const page = await fetch(`http://127.0.0.1:${port}/`);
+    expect(await page.text()).toContain('data-testid="message-input"');
+    await web.say('persisted', 'run `echo kept`');
+    const gate = await web.pendingGate('persisted');
+    expect(await first.stop()).toBe(0);
+    expect(await portClosed(port)).toBe(true);
+    expect(await portClosed(uiPort)).toBe(true);
+
+    const second = await startAll(env, port);
+    try {
+      expect((await web.decide('persisted', gate.id, 'approve')).status).toBe(202);
+      const view = await web.answered('persisted');
+      expect(view.transcript.find((m) => m.role === 'tool')).toMatchObject({
+        status: 'ok',
+        content: expect.stringContaining('kept'),
+      });
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
