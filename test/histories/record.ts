@@ -1,0 +1,118 @@
+/**
+ * `npm run record-histories`: runs the main session scenarios against a fresh dev server and saves their
+ * histories here. test/workflows/replay.test.ts replays them on every CI run, so a change that would break
+ * workflows already running in production fails the build. Record again only for a deliberate,
+ * versioned change (patched with `patched()`), never to make a failing replay pass.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { ToolRunLedger } from '../../activities/tools/ledger';
+import { userWorkflowId } from '../../common/ids';
+import { testConfig } from '../helpers/config';
+import { TestSession } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+
+type Scenario = (session: TestSession, sessions: () => TestSession) => Promise<void>;
+
+const scenarios: Record<string, Scenario> = {
+  'approve-then-answer': async (s) => {
+    await s.say('run `echo recorded`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.idle();
+  },
+  'deny-edit-always-typed': async (s) => {
+    await s.say('run `echo a` and `echo b`');
+    const [a, b] = await s.pendingGate(2);
+    await s.decide({ gateId: a!.id, choice: 'deny', reason: 'not now' });
+    await s.decide({ gateId: b!.id, choice: 'edit', args: { command: 'echo edited' } });
+    await s.idle();
+    await s.say('run `echo c`');
+    const [c] = await s.pendingGate();
+    await s.decide({ gateId: c!.id, choice: 'approve', userId: 'mallory' });
+    await s.decide({ gateId: c!.id, choice: 'always', scope: 'session' });
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.grants.length === 1 && v.transcript.at(-1)?.role === 'assistant',
+      'the grant',
+    );
+    await s.say('run `echo d`');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 4,
+      'd to run',
+    );
+    await s.say('post https://example.invalid x');
+    await s.pendingGate();
+    await s.say('deny no posting');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 5,
+      'typed deny',
+    );
+  },
+  'superseded-and-queued': async (s) => {
+    await s.say('run `echo x`');
+    await s.pendingGate();
+    await s.say('what time is it');
+    await s.say('hello');
+    await s.waitFor(
+      (v) =>
+        v.status === 'idle' &&
+        v.queued === 0 &&
+        v.transcript.filter((m) => m.role === 'user').length === 3 &&
+        v.transcript.at(-1)?.role === 'assistant',
+      'all turns',
+    );
+  },
+  'always-everywhere': async (s, next) => {
+    await s.say('run `git status`', 'carol');
+    const [gate] = await s.pendingGate();
+    await s.decide({
+      gateId: gate!.id,
+      choice: 'always',
+      scope: 'user',
+      pattern: 'git status*',
+      userId: 'carol',
+    });
+    await s.idle();
+    const other = next();
+    await other.say('run `git status -s`', 'carol');
+    await other.idle();
+  },
+};
+
+async function main(): Promise<void> {
+  const env = await startTestTemporal();
+  const config = testConfig({ maxSteps: 4 });
+  const ledger = new ToolRunLedger(config.dataDir);
+  const taskQueue = 'record-histories';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowsPath: require.resolve('../../workflows'),
+    activities: createActivities({
+      config: { ...config, temporal: { ...config.temporal, taskQueue } },
+      client: env.client,
+      ledger,
+    }),
+  });
+  await worker.runUntil(async () => {
+    for (const [name, scenario] of Object.entries(scenarios)) {
+      const session = new TestSession(env.client, taskQueue);
+      await scenario(session, () => new TestSession(env.client, taskQueue));
+      const history = await session.handle.fetchHistory();
+      writeFileSync(path.join(__dirname, `${name}.json`), historyToJSON(history));
+      process.stdout.write(`recorded ${name}: ${history.events?.length} events\n`);
+    }
+    const directory = await env.client.workflow.getHandle(userWorkflowId('carol')).fetchHistory();
+    writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
+  });
+  ledger.close();
+  await env.teardown();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack}\n`);
+  process.exit(1);
+});
