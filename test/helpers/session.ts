@@ -15,6 +15,8 @@ import {
 export class TestSession {
   readonly sessionId = randomUUID();
   readonly workflowId = webSessionWorkflowId(this.sessionId);
+  /** How often waitFor polls the workflow's state (benchmarks poll faster for finer figures). */
+  pollMs = 150;
 
   constructor(
     private readonly client: Client,
@@ -59,7 +61,7 @@ export class TestSession {
       } catch {
         // not started yet, or no worker at this moment
       }
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
     }
     throw new Error(
       `timed out waiting for ${what}; last state: ${JSON.stringify(last, null, 1)?.slice(0, 3000)}`,
