@@ -1,5 +1,4 @@
 /** Builds and runs the worker: connects, registers search attributes, serves workflows and activities. */
-import { createRequire } from 'node:module';
 import type { Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -8,8 +7,6 @@ import type { AppConfig } from '../common/config';
 import type { Logger } from '../common/log';
 import { connectClient, connectWorker } from '../common/temporal/connect';
 import { registerSearchAttributes } from '../common/temporal/search-attributes';
-
-const require = createRequire(__filename);
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
