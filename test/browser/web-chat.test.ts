@@ -17,7 +17,10 @@ let page: Page;
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   env = await startTestTemporal();
-  stack = await startStack({ temporalAddress: env.address, policy: { approvers: ['bob'] } });
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: { approvers: ['bob'], tools: { http_request: { policy: 'ask', approvalTimeout: '3s' } } },
+  });
   browser = await launchBrowser();
 });
 
@@ -147,5 +150,43 @@ describe('web chat in a browser', () => {
     await expect
       .poll(() => page.getByTestId('tool-call').last().getByTestId('result-status').textContent())
       .toBe('ok');
+  });
+
+  it('decides the only open approval from a typed "approve"', async () => {
+    await send('run `echo typed`');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    await send('approve');
+    await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('typed');
+    expect(await page.getByTestId('user-message').count()).toBe(1);
+  });
+
+  it('shows an expired approval as expired, not denied', async () => {
+    await send('post https://example.invalid hello');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    await expect
+      .poll(() => lastCall().getByTestId('gate-outcome').textContent(), { timeout: 15_000 })
+      .toMatch(/Expired: nobody decided/);
+    await expect.poll(() => lastCall().getByTestId('result-status').textContent()).toBe('expired');
+  });
+
+  it('answers a click from a stale tab with who already decided, changing nothing', async () => {
+    await send('run `echo once`');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    const stale = await browser.newPage();
+    await stale.goto(page.url());
+    await stale.getByTestId('user').fill('alice');
+    await stale.getByTestId('user').dispatchEvent('change');
+    await stale.getByTestId('approve').waitFor();
+    await stale.evaluate('state.stream.close()');
+
+    await lastCall().getByTestId('approve').click();
+    await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('once');
+    await stale.getByTestId('approve').click();
+    await stale.evaluate('openSession(state.sessionId)');
+    await expect
+      .poll(() => stale.getByTestId('notice').last().textContent())
+      .toMatch(/already approved by @alice at \d\d:\d\d UTC\. Nothing changed/);
+    expect(await stale.getByTestId('tool-result').count()).toBe(1);
+    await stale.close();
   });
 });

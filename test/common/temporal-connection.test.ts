@@ -1,0 +1,46 @@
+/** Connecting and registering search attributes against a real server that starts without them. */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findTemporalCli } from '../../common/temporal/cli';
+import { connectClient } from '../../common/temporal/connect';
+import { registerSearchAttributes } from '../../common/temporal/search-attributes';
+import { freePort } from '../helpers/processes';
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
+  env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: cli ? { type: 'existing-path', path: cli } : { type: 'cached-download' },
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('Temporal connection', () => {
+  it('registers the missing search attributes once, and is a no-op the second time', async () => {
+    const connection = env.connection as unknown as Connection;
+    const messages: string[] = [];
+    await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
+    await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
+    expect(messages).toEqual(['registered search attributes: AgentStatus, AgentChannel, AgentOwner']);
+    const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    expect(Object.keys(listed.customAttributes ?? {})).toEqual(
+      expect.arrayContaining(['AgentStatus', 'AgentChannel', 'AgentOwner']),
+    );
+  });
+
+  it('says what to do when the server cannot be reached', async () => {
+    const port = await freePort();
+    await expect(connectClient(`127.0.0.1:${port}`, 'default')).rejects.toThrow(
+      new RegExp(
+        `Cannot reach the Temporal server at 127.0.0.1:${port} .*unset TEMPORAL_ADDRESS to use the embedded dev server`,
+      ),
+    );
+  });
+});
