@@ -38,7 +38,10 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
     },
 
     async loadSettings(): Promise<SessionSettings> {
-      return { maxSteps: config.policy.maxSteps };
+      return {
+        maxSteps: config.policy.maxSteps,
+        continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
+      };
     },
 
     async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {

@@ -42,4 +42,6 @@ export interface ToolRunResult {
 
 export interface SessionSettings {
   maxSteps: number;
+  /** Absent in histories recorded before it existed; the workflow then uses its built-in limit. */
+  continueAsNewAfterEvents?: number;
 }

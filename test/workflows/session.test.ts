@@ -358,4 +358,40 @@ describe('session workflow', () => {
     });
     ledger.close();
   });
+
+  it('continues as new between turns, carrying transcript, grants and decided gates', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `echo first`');
+        const [gate] = await session.pendingGate();
+        await session.decide({ gateId: gate!.id, choice: 'always', scope: 'session' });
+        await session.idle();
+        const firstRun = (await session.handle.describe()).runId;
+        await session.say('second');
+        await session.say('run `echo third`');
+        const view = await session.waitFor(
+          (v) =>
+            v.status === 'idle' &&
+            v.transcript.filter((m) => m.role === 'user').length === 3 &&
+            v.transcript.at(-1)?.role === 'assistant',
+          'three turns',
+        );
+        expect((await session.handle.describe()).runId).not.toBe(firstRun);
+        expect(
+          (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
+        ).toBe('CONTINUED_AS_NEW');
+        expect(view.grants).toHaveLength(1);
+        expect(view.gates).toHaveLength(1);
+        expect(toolResults(view).map((r) => r.status)).toEqual(['ok', 'ok']);
+
+        await session.decide({ gateId: gate!.id, choice: 'deny' });
+        const after = await session.waitFor(
+          (v) => v.notices.some((n) => n.text.includes('already always allowed')),
+          'an "already" notice',
+        );
+        expect(after.gates[0]!.resolution!.outcome).toBe('always');
+      },
+      { continueAsNewAfterEvents: 20 },
+    );
+  });
 });

@@ -145,3 +145,5 @@ export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');
 export const decideSignal = defineSignal<[Decision]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
 export const stateQuery = defineQuery<SessionView>('state');
+export const transcriptQuery = defineQuery<Message[]>('transcript');
+export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');

@@ -13,7 +13,9 @@ import {
   decisionSchema,
   revokeGrantSchema,
   revokeGrantSignal,
+  pendingGatesQuery,
   stateQuery,
+  transcriptQuery,
   userMessageSchema,
   userMessageSignal,
   type ApprovalGate,
@@ -69,6 +71,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     () => wf.uuid4(),
   );
   let signalsThisRun = 0;
+  /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
+  let continueAfterEvents = EVENTS_BEFORE_CONTINUE;
 
   const setStatus = (status: SessionStatus, waitingFor?: string): void => {
     state.status = status;
@@ -99,6 +103,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
   };
 
   wf.setHandler(stateQuery, () => state.view(sessionId));
+  wf.setHandler(transcriptQuery, () => state.transcript);
+  wf.setHandler(pendingGatesQuery, () => state.pendingApprovals());
 
   wf.setHandler(decideSignal, (raw) => {
     signalsThisRun++;
@@ -155,8 +161,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
 
   setStatus(state.inbox.length ? 'running' : 'idle');
   for (;;) {
-    await wf.condition(() => state.inbox.length > 0 || shouldContinueAsNew(signalsThisRun));
-    if (shouldContinueAsNew(signalsThisRun)) {
+    await wf.condition(
+      () => state.inbox.length > 0 || shouldContinueAsNew(signalsThisRun, continueAfterEvents),
+    );
+    if (shouldContinueAsNew(signalsThisRun, continueAfterEvents)) {
       await wf.condition(wf.allHandlersFinished);
       return await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: state.carry() });
     }
@@ -175,7 +183,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.supersededTurn = false;
     setStatus('running');
     try {
-      const { maxSteps } = await loadSettings();
+      const settings = await loadSettings();
+      const maxSteps = settings.maxSteps;
+      continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
       for (let step = 0; ; step++) {
         if (step >= maxSteps) {
           state.appendAssistantNote(
@@ -347,11 +357,11 @@ function describeWaiting(gates: ApprovalGate[]): string {
   return `approval of ${calls} by ${deciders}`;
 }
 
-function shouldContinueAsNew(signalsThisRun: number): boolean {
+function shouldContinueAsNew(signalsThisRun: number, eventsLimit: number): boolean {
   const info = wf.workflowInfo();
   return (
     info.continueAsNewSuggested ||
-    info.historyLength > EVENTS_BEFORE_CONTINUE ||
+    info.historyLength > eventsLimit ||
     signalsThisRun > SIGNALS_BEFORE_CONTINUE
   );
 }
