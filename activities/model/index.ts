@@ -18,14 +18,14 @@ export function createModel(config: AppConfig): CompleteFn {
       return createOpenAiModel({
         baseUrl: config.model.openaiBaseUrl,
         apiKey: config.model.openaiApiKey,
-        model: config.model.name ?? 'gpt-4o-mini',
+        model: config.model.name ?? 'gpt-5-mini',
         systemPrompt,
       });
     case 'anthropic':
       return createAnthropicModel({
         baseUrl: config.model.anthropicBaseUrl,
         apiKey: config.model.anthropicApiKey,
-        model: config.model.name ?? 'claude-sonnet-4-5',
+        model: config.model.name ?? 'claude-sonnet-5',
         systemPrompt,
       });
   }
