@@ -41,6 +41,8 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
       return {
         maxSteps: config.policy.maxSteps,
         continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
+        approvers: config.policy.approvers,
+        questionTimeoutMs: config.policy.questionTimeout,
       };
     },
 

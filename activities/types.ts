@@ -44,4 +44,7 @@ export interface SessionSettings {
   maxSteps: number;
   /** Absent in histories recorded before it existed; the workflow then uses its built-in limit. */
   continueAsNewAfterEvents?: number;
+  /** Who besides the asker may answer questions and decide approvals. */
+  approvers?: string[];
+  questionTimeoutMs?: number | 'never';
 }

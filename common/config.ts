@@ -19,6 +19,8 @@ const toolConfigSchema = z.strictObject({
 export const policyFileSchema = z.strictObject({
   approvers: z.array(z.string().min(1)).default([]),
   approvalTimeout: durationSchema.default(24 * 3_600_000),
+  /** How long an ask_user question waits before the model gets "no answer". */
+  questionTimeout: durationSchema.default(24 * 3_600_000),
   maxSteps: z.number().int().min(1).max(100).default(12),
   /** History events after which an idle session continues as new (Temporal warns at 10,240). */
   continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(10_000),

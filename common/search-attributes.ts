@@ -11,4 +11,4 @@ export const AgentOwner = defineSearchAttributeKey('AgentOwner', SearchAttribute
 export const customSearchAttributes = [AgentStatus, AgentChannel, AgentOwner] as const;
 
 /** Session status as the search attribute and the web chat show it. */
-export type SessionStatus = 'idle' | 'running' | 'waiting_approval';
+export type SessionStatus = 'idle' | 'running' | 'waiting_approval' | 'waiting_answer';

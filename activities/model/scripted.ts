@@ -7,7 +7,7 @@ import type { ModelReply } from '../types';
 
 const HELP =
   'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
-  '(two approvals), "fetch https://example.com" (GET, runs at once), "post https://example.com hello" (needs approval), ' +
+  '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "post https://example.com hello" (needs approval), ' +
   '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "bad arguments" (shows validation).';
 
 export function scriptedModel(transcript: Message[]): ModelReply {
@@ -57,6 +57,16 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
       ],
     };
   }
+  if (/\bask me\b/.test(lower))
+    return {
+      text: 'I need two answers first.',
+      toolCalls: [{ id: callId(0), name: 'ask_user', args: { questions: DEMO_QUESTIONS } }],
+    };
+  if (/\bask one\b/.test(lower))
+    return {
+      text: 'One question.',
+      toolCalls: [{ id: callId(0), name: 'ask_user', args: { questions: DEMO_QUESTIONS.slice(0, 1) } }],
+    };
   if (/\bloop\b/.test(lower))
     return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
   if (/bad arguments/.test(lower))
@@ -72,12 +82,45 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
   return { text: `You said: "${text.slice(0, 500)}". ${HELP}`, toolCalls: [] };
 }
 
+const DEMO_QUESTIONS = [
+  {
+    label: 'Environment',
+    prompt: 'Where should I deploy?',
+    options: [{ label: 'staging', description: 'safe to break' }, { label: 'production' }],
+  },
+  {
+    label: 'Checks',
+    prompt: 'Which checks should run first?',
+    options: [{ label: 'lint' }, { label: 'tests' }, { label: 'build' }],
+    multi_select: true,
+    allow_custom: true,
+    required: false,
+  },
+];
+
+function describeAnswers(content: string): string {
+  try {
+    const result = JSON.parse(content) as {
+      answers: { question: string; selected: string[]; custom?: string }[];
+      answered_by: string;
+    };
+    const parts = result.answers.map(
+      (a) =>
+        `${a.question}: ${[...a.selected, ...(a.custom ? [`"${a.custom}"`] : [])].join(', ') || '(no answer)'}`,
+    );
+    return `@${result.answered_by} answered — ${parts.join('; ')}.`;
+  } catch {
+    return content;
+  }
+}
+
 function summarise(sinceUser: Message[]): string {
   const calls = new Map<string, ToolCall>();
   for (const m of sinceUser)
     if (m.role === 'assistant') for (const call of m.toolCalls) calls.set(call.id, call);
   const lines = sinceUser.flatMap((m) => {
     if (m.role !== 'tool') return [];
+    if (m.name === 'ask_user' && m.status === 'ok') return [`Thanks! ${describeAnswers(m.content)}`];
     switch (m.status) {
       case 'ok':
         return [`**${m.name}** returned:\n\`\`\`\n${m.content}\n\`\`\``];

@@ -5,6 +5,7 @@
  * trusts. Executors live in activities/tools/.
  */
 import { z } from 'zod';
+import { askUserArgsSchema } from './ask-user';
 
 export type Policy = 'auto' | 'ask' | 'deny';
 
@@ -55,7 +56,23 @@ export const currentTimeTool = defineTool({
   subject: (args) => args.timezone ?? 'UTC',
 });
 
-export const builtinTools: readonly ToolDefinition[] = [shellExecuteTool, httpRequestTool, currentTimeTool];
+/** Intercepted by the session workflow as a question gate; it has no executor and no approval. */
+export const askUserTool = defineTool({
+  name: 'ask_user',
+  description:
+    'Ask the person you are working for one to five structured questions and wait for their answers. Use it when ' +
+    'you need a decision or a missing detail; do not guess. Returns JSON with the selected options and free text.',
+  schema: askUserArgsSchema,
+  defaultPolicy: () => 'auto',
+  subject: (args) => args.questions.map((q) => q.label).join(', '),
+});
+
+export const builtinTools: readonly ToolDefinition[] = [
+  shellExecuteTool,
+  httpRequestTool,
+  currentTimeTool,
+  askUserTool,
+];
 
 export function findTool(name: string): ToolDefinition | undefined {
   return builtinTools.find((tool) => tool.name === name);

@@ -10,7 +10,12 @@ import { z } from 'zod';
 import { temporalUiLink, webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { grantScopeSchema } from '../../common/grants';
 import type { Logger } from '../../common/log';
-import { decisionSchema, gateButtonValueSchema, type SessionView } from '../../workflows/session/contract';
+import {
+  answerSubmissionSchema,
+  decisionSchema,
+  gateButtonValueSchema,
+  type SessionView,
+} from '../../workflows/session/contract';
 import { identify, type WebIdentityConfig } from './identity';
 import type { WebSessions } from './sessions';
 
@@ -38,6 +43,12 @@ const decisionBodySchema = gateButtonValueSchema.extend({
   args: decisionSchema.shape.args,
   scope: decisionSchema.shape.scope,
   pattern: decisionSchema.shape.pattern,
+});
+
+const answersBodySchema = z.strictObject({
+  workflowId: decisionBodySchema.shape.workflowId,
+  gateId: answerSubmissionSchema.shape.gateId,
+  answers: answerSubmissionSchema.shape.answers,
 });
 
 const revokeBodySchema = z.strictObject({
@@ -194,6 +205,21 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       choice: rest.choice,
       userId: c.get('userId'),
     });
+    return c.json({ accepted: true }, 202);
+  });
+
+  app.post('/answers', async (c) => {
+    const body = await parseBody(c, answersBodySchema);
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const { workflowId, ...rest } = body.value;
+    try {
+      await sessions.answer(workflowId, { ...rest, userId: c.get('userId') });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError)
+        return c.json({ error: 'that conversation no longer exists' }, 404);
+      throw error;
+    }
+    log.info('answers accepted', { workflowId, gateId: rest.gateId, userId: c.get('userId') });
     return c.json({ accepted: true }, 202);
   });
 

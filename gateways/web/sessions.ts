@@ -4,10 +4,12 @@ import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attri
 import { userWorkflowId, webSessionWorkflowId } from '../../common/ids';
 import type { Grant } from '../../common/grants';
 import {
+  answerSignal,
   decideSignal,
   revokeGrantSignal,
   stateQuery,
   userMessageSignal,
+  type AnswerSubmission,
   type Decision,
   type SessionInput,
   type SessionView,
@@ -46,6 +48,10 @@ export class WebSessions {
         { key: AgentOwner, value: message.userId },
       ],
     });
+  }
+
+  async answer(workflowId: string, submission: AnswerSubmission): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).signal(answerSignal, submission);
   }
 
   async decide(workflowId: string, decision: Decision): Promise<void> {

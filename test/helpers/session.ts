@@ -3,10 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { webSessionWorkflowId } from '../../common/ids';
 import {
+  answerSignal,
   decideSignal,
   stateQuery,
   userMessageSignal,
+  type AnswerSubmission,
   type ApprovalGate,
+  type QuestionGate,
   type Decision,
   type SessionInput,
   type SessionView,
@@ -70,10 +73,22 @@ export class TestSession {
 
   async pendingGate(count = 1): Promise<ApprovalGate[]> {
     const view = await this.waitFor(
-      (v) => v.gates.filter((g) => g.status === 'pending').length >= count,
+      (v) => v.gates.filter((g) => g.status === 'pending' && g.kind === 'approval').length >= count,
       `${count} pending gate(s)`,
     );
-    return view.gates.filter((g) => g.status === 'pending');
+    return view.gates.filter((g): g is ApprovalGate => g.status === 'pending' && g.kind === 'approval');
+  }
+
+  async pendingQuestion(): Promise<QuestionGate> {
+    const view = await this.waitFor(
+      (v) => v.gates.some((g) => g.status === 'pending' && g.kind === 'question'),
+      'a pending question',
+    );
+    return view.gates.find((g): g is QuestionGate => g.status === 'pending' && g.kind === 'question')!;
+  }
+
+  async answer(gateId: string, answers: AnswerSubmission['answers'], userId = 'alice'): Promise<void> {
+    await this.handle.signal(answerSignal, { gateId, userId, answers });
   }
 
   /** Waits for the turn to finish: idle, nothing queued, last message from the assistant. */

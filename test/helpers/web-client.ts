@@ -1,6 +1,6 @@
 /** The web chat's JSON API as a test uses it: exactly the requests the page makes. */
 import { randomUUID } from 'node:crypto';
-import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
+import type { Gate, SessionView } from '../../workflows/session/contract';
 
 export class WebClient {
   constructor(readonly baseUrl: string) {}
@@ -62,7 +62,7 @@ export class WebClient {
     throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
   }
 
-  async pendingGate(sessionId: string): Promise<ApprovalGate> {
+  async pendingGate(sessionId: string): Promise<Gate> {
     const view = await this.waitFor(
       sessionId,
       (v) => v.gates.some((g) => g.status === 'pending'),

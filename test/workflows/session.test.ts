@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { AppConfig } from '../../common/config';
 import { testConfig } from '../helpers/config';
+import { FakeOpenAi } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
@@ -23,8 +24,9 @@ afterAll(async () => {
 async function withSession(
   body: (session: TestSession, config: AppConfig) => Promise<void>,
   policy: Record<string, unknown> = {},
+  extraEnv: Record<string, string> = {},
 ): Promise<void> {
-  const config = testConfig(policy);
+  const config = testConfig(policy, extraEnv);
   const { worker, taskQueue, ledger } = await createTestWorker(env, config);
   try {
     await worker.runUntil(body(new TestSession(env.client, taskQueue), config));
@@ -393,5 +395,116 @@ describe('session workflow', () => {
       },
       { continueAsNewAfterEvents: 20 },
     );
+  });
+
+  describe('ask_user', () => {
+    it('asks as a question gate (never an approval, never a tool run) and returns the structured answers', async () => {
+      await withSession(
+        async (session) => {
+          await session.say('ask me');
+          const gate = await session.pendingQuestion();
+          expect(gate.questions.map((q) => q.label)).toEqual(['Environment', 'Checks']);
+          expect((await session.state()).status).toBe('waiting_answer');
+          await session.answer(gate.id, [
+            { question: 'Environment', selected: ['staging'] },
+            { question: 'Checks', selected: ['lint', 'tests'], custom: 'fuzz' },
+          ]);
+          const view = await session.idle();
+          const result = toolResults(view)[0]!;
+          expect(result).toMatchObject({ name: 'ask_user', status: 'ok' });
+          expect(JSON.parse(result.content)).toMatchObject({
+            answers: [
+              { question: 'Environment', selected: ['staging'] },
+              { question: 'Checks', selected: ['lint', 'tests'], custom: 'fuzz' },
+            ],
+            answered_by: 'alice',
+            answered_at: expect.stringMatching(/^20\d\d-/),
+          });
+          expect(lastAnswer(view)).toContain('Environment: staging; Checks: lint, tests, "fuzz"');
+          expect(view.gates.every((g) => g.kind === 'question')).toBe(true);
+          const history = await session.handle.fetchHistory();
+          const activities = history.events!.flatMap((e) =>
+            e.activityTaskScheduledEventAttributes
+              ? [e.activityTaskScheduledEventAttributes.activityType!.name]
+              : [],
+          );
+          expect(activities).not.toContain('runTool');
+          expect(activities).not.toContain('planToolCall');
+        },
+        { tools: { ask_user: { policy: 'deny' } } },
+      );
+    });
+
+    it('refuses invalid answers and answers from others, keeping the question open', async () => {
+      await withSession(async (session) => {
+        await session.say('ask me');
+        const gate = await session.pendingQuestion();
+        await session.answer(gate.id, [{ question: 'Environment', selected: ['moon'] }]);
+        await session.answer(gate.id, [{ question: 'Environment', selected: ['staging'] }], 'mallory');
+        const view = await session.waitFor((v) => v.notices.filter((n) => n.to).length === 2, 'two refusals');
+        expect(view.notices.find((n) => n.to === 'alice')!.text).toBe(
+          'Your answers were not accepted: "moon" is not an option of "Environment". The question is still open.',
+        );
+        expect(view.notices.find((n) => n.to === 'mallory')!.text).toContain(
+          'You may not answer this question',
+        );
+        expect(view.gates[0]!.status).toBe('pending');
+        await session.answer(gate.id, [{ question: 'Environment', selected: ['production'] }]);
+        expect(lastAnswer(await session.idle())).toContain('Environment: production');
+      });
+    });
+
+    it('takes a typed reply as the answer to a single question, and gives "no answer" on timeout', async () => {
+      await withSession(
+        async (session) => {
+          await session.say('ask one');
+          await session.pendingQuestion();
+          await session.say('2');
+          const answered = await session.idle();
+          expect(JSON.parse(toolResults(answered)[0]!.content).answers).toEqual([
+            { question: 'Environment', selected: ['production'] },
+          ]);
+          expect(answered.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+
+          await session.say('ask one');
+          await session.pendingQuestion();
+          const expired = await session.waitFor(
+            (v) => toolResults(v).length === 2 && v.status === 'idle',
+            'the question to expire',
+          );
+          expect(toolResults(expired)[1]).toMatchObject({
+            status: 'expired',
+            content: expect.stringContaining('no answer: nobody answered in time'),
+          });
+        },
+        { questionTimeout: '2s' },
+      );
+    });
+
+    it('gives the model an error for malformed questions', async () => {
+      const fake = await new FakeOpenAi((request) =>
+        request.messages.at(-1)!.role === 'tool'
+          ? { text: `seen: ${request.messages.at(-1)!.content}` }
+          : {
+              toolCalls: [
+                { id: 'q1', name: 'ask_user', args: { questions: [{ label: 'Env', prompt: 'Where?' }] } },
+              ],
+            },
+      ).start();
+      try {
+        await withSession(
+          async (session) => {
+            await session.say('hi');
+            const view = await session.idle();
+            expect(view.gates).toHaveLength(0);
+            expect(lastAnswer(view)).toContain('needs options, or allow_custom');
+          },
+          {},
+          { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
+        );
+      } finally {
+        await fake.stop();
+      }
+    });
   });
 });

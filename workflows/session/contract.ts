@@ -9,6 +9,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
 import { grantScopeSchema, type Grant } from '../../common/grants';
+import { answerSchema, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { SessionStatus } from '../../common/search-attributes';
 
 const userId = z.string().min(1).max(128);
@@ -46,6 +47,14 @@ export const gateButtonValueSchema = z.strictObject({
 });
 export type GateButtonValue = z.infer<typeof gateButtonValueSchema>;
 
+/** A submitted form: answers to a question gate, validated against its questions by the workflow. */
+export const answerSubmissionSchema = z.strictObject({
+  gateId: z.string().min(1).max(64),
+  userId,
+  answers: z.array(answerSchema).max(5),
+});
+export type AnswerSubmission = z.infer<typeof answerSubmissionSchema>;
+
 export const revokeGrantSchema = z.strictObject({ grantId: z.string().min(1).max(64), userId });
 export type RevokeGrant = z.infer<typeof revokeGrantSchema>;
 
@@ -73,7 +82,7 @@ export type Message =
 
 export type GateStatus = 'pending' | 'resolved' | 'expired' | 'cancelled';
 export type GateOutcome =
-  'approved' | 'edited' | 'always' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+  'approved' | 'edited' | 'always' | 'denied' | 'answered' | 'expired' | 'superseded' | 'cancelled';
 
 export interface GateResolution {
   outcome: GateOutcome;
@@ -83,6 +92,8 @@ export interface GateResolution {
   /** Edit & approve: the arguments that will run. */
   args?: Record<string, unknown>;
   grant?: Grant;
+  /** Question gates: the validated answers. */
+  answers?: AskUserResult['answers'];
 }
 
 export interface ApprovalGate {
@@ -101,7 +112,22 @@ export interface ApprovalGate {
   status: GateStatus;
   resolution?: GateResolution;
 }
-export type Gate = ApprovalGate;
+/** An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. */
+export interface QuestionGate {
+  id: string;
+  kind: 'question';
+  toolCallId: string;
+  toolName: 'ask_user';
+  questions: Question[];
+  requesterId: string;
+  approvers: string[];
+  createdAt: number;
+  expiresAt: number | null;
+  status: GateStatus;
+  resolution?: GateResolution;
+}
+
+export type Gate = ApprovalGate | QuestionGate;
 
 /** Feedback for one person (a refused or stale click) or for everyone in the conversation (`to` absent). */
 export interface Notice {
@@ -144,6 +170,7 @@ export interface SessionView {
 export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');
 export const decideSignal = defineSignal<[Decision]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
+export const answerSignal = defineSignal<[AnswerSubmission]>('answer');
 export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');

@@ -2,8 +2,18 @@
  * The approval gate state machine as pure functions: who may decide, what a decision does, and what the
  * model and the clicker are told. The workflow wires these to signals and timers.
  */
+import { validateAnswers, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { ArgsCheck } from '../../common/tools/definitions';
-import type { ApprovalGate, Decision, GateOutcome, GateResolution, ToolResultStatus } from './contract';
+import type {
+  AnswerSubmission,
+  ApprovalGate,
+  Decision,
+  Gate,
+  GateOutcome,
+  GateResolution,
+  QuestionGate,
+  ToolResultStatus,
+} from './contract';
 
 export function openApprovalGate(input: {
   id: string;
@@ -31,7 +41,30 @@ export function openApprovalGate(input: {
   };
 }
 
-export function mayDecide(gate: ApprovalGate, userId: string): boolean {
+export function openQuestionGate(input: {
+  id: string;
+  toolCallId: string;
+  questions: Question[];
+  requesterId: string;
+  approvers: readonly string[];
+  now: number;
+  timeoutMs: number | 'never';
+}): QuestionGate {
+  return {
+    id: input.id,
+    kind: 'question',
+    toolCallId: input.toolCallId,
+    toolName: 'ask_user',
+    questions: input.questions,
+    requesterId: input.requesterId,
+    approvers: [...new Set(input.approvers)],
+    createdAt: input.now,
+    expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
+    status: 'pending',
+  };
+}
+
+export function mayDecide(gate: Gate, userId: string): boolean {
   return gate.requesterId === userId || gate.approvers.includes(userId);
 }
 
@@ -45,15 +78,17 @@ const OUTCOME_WORDS: Record<GateOutcome, string> = {
   edited: 'edited and approved',
   always: 'always allowed',
   denied: 'denied',
+  answered: 'answered',
   expired: 'expired',
   superseded: 'superseded',
   cancelled: 'cancelled',
 };
 
-export function describeOutcome(gate: ApprovalGate): string {
+export function describeOutcome(gate: Gate): string {
   const r = gate.resolution;
-  if (!r) return 'waiting for a decision';
-  if (r.outcome === 'expired') return `expired at ${clock(r.at)}: nobody decided`;
+  if (!r) return gate.kind === 'question' ? 'waiting for an answer' : 'waiting for a decision';
+  if (r.outcome === 'expired')
+    return `expired at ${clock(r.at)}: nobody ${gate.kind === 'question' ? 'answered' : 'decided'}`;
   if (r.outcome === 'cancelled') return `cancelled at ${clock(r.at)}`;
   if (r.outcome === 'superseded')
     return `not run: superseded by a new message from @${r.by} at ${clock(r.at)}`;
@@ -67,7 +102,7 @@ export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: fal
  * unknown gate, already decided, not allowed, or edited arguments that fail the tool's schema.
  */
 export function evaluateDecision(input: {
-  gate: ApprovalGate | undefined;
+  gate: Gate | undefined;
   decision: Decision;
   now: number;
   checkArgs: (args: unknown) => ArgsCheck;
@@ -76,6 +111,11 @@ export function evaluateDecision(input: {
 }): DecisionCheck {
   const { gate, decision, now } = input;
   if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
+  if (gate.kind !== 'approval')
+    return {
+      ok: false,
+      notice: 'That is a question, not an approval: answer it with its form. Nothing changed.',
+    };
   if (gate.status !== 'pending') {
     return {
       ok: false,
@@ -130,10 +170,54 @@ export interface UnrunResult {
   content: string;
 }
 
-/** The tool result the model gets when a gate ends without running the tool. */
-export function resultWithoutRun(gate: ApprovalGate): UnrunResult | undefined {
+/** Checks a submitted form against a question gate; a refusal explains itself and the question stays open. */
+export function evaluateAnswer(
+  gate: Gate | undefined,
+  submission: AnswerSubmission,
+  now: number,
+): DecisionCheck {
+  if (!gate) return { ok: false, notice: 'That question is not part of this conversation (unknown gate).' };
+  if (gate.kind !== 'question')
+    return { ok: false, notice: 'That is an approval, not a question. Nothing changed.' };
+  if (gate.status !== 'pending')
+    return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };
+  if (!mayDecide(gate, submission.userId)) {
+    const who = [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
+    return { ok: false, notice: `You may not answer this question: only ${who} may. Nothing changed.` };
+  }
+  const checked = validateAnswers(gate.questions, submission.answers);
+  if (!checked.ok)
+    return {
+      ok: false,
+      notice: `Your answers were not accepted: ${checked.error}. The question is still open.`,
+    };
+  return {
+    ok: true,
+    resolution: { outcome: 'answered', by: submission.userId, at: now, answers: checked.answers },
+  };
+}
+
+/** The structured AskUserResult the model gets for an answered question. */
+export function answeredResult(gate: QuestionGate): string {
+  const r = gate.resolution!;
+  const result: AskUserResult = {
+    answers: r.answers ?? [],
+    answered_by: r.by,
+    answered_at: new Date(r.at).toISOString(),
+  };
+  return JSON.stringify(result);
+}
+
+/** The tool result the model gets when a gate ends without running the tool (or, for a question, without answers). */
+export function resultWithoutRun(gate: Gate): UnrunResult | undefined {
   const r = gate.resolution;
   if (!r) return undefined;
+  if (gate.kind === 'question' && r.outcome === 'expired') {
+    return {
+      status: 'expired',
+      content: 'no answer: nobody answered in time. Continue without the answers, or ask again later.',
+    };
+  }
   switch (r.outcome) {
     case 'denied':
       return {

@@ -7,6 +7,7 @@ import type {
   Gate,
   Message,
   Notice,
+  QuestionGate,
   SessionInput,
   SessionView,
   ToolCall,
@@ -94,8 +95,16 @@ export class SessionState {
     );
   }
 
-  pendingApprovals(): ApprovalGate[] {
+  pendingGates(): Gate[] {
     return [...this.gates.values()].filter((gate) => gate.status === 'pending');
+  }
+
+  pendingApprovals(): ApprovalGate[] {
+    return this.pendingGates().filter((gate): gate is ApprovalGate => gate.kind === 'approval');
+  }
+
+  pendingQuestions(): QuestionGate[] {
+    return this.pendingGates().filter((gate): gate is QuestionGate => gate.kind === 'question');
   }
 
   revokeGrant(grantId: string, userId: string): boolean {

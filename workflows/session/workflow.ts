@@ -5,10 +5,20 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
+import type { SessionSettings } from '../../activities/types';
 import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
-import { builtinTools, checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
+import { parseTextAnswer, type AskUserArgs } from '../../common/tools/ask-user';
+import {
+  askUserTool,
+  builtinTools,
+  checkToolArgs,
+  findTool,
+  type ToolDefinition,
+} from '../../common/tools/definitions';
 import { FailureType } from '../../common/errors';
 import {
+  answerSignal,
+  answerSubmissionSchema,
   decideSignal,
   decisionSchema,
   revokeGrantSchema,
@@ -18,8 +28,9 @@ import {
   transcriptQuery,
   userMessageSchema,
   userMessageSignal,
-  type ApprovalGate,
+  type AnswerSubmission,
   type Decision,
+  type Gate,
   type Message,
   type SessionInput,
   type ToolCall,
@@ -27,9 +38,13 @@ import {
   type UserMessage,
 } from './contract';
 import {
+  answeredResult,
   describeOutcome,
+  evaluateAnswer,
   evaluateDecision,
+  mayDecide,
   openApprovalGate,
+  openQuestionGate,
   parseTypedDecision,
   resultWithoutRun,
 } from './gates';
@@ -61,6 +76,7 @@ const { planToolCall, saveUserGrant, loadSettings } = wf.proxyActivities<Activit
 });
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
+const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
 export async function sessionWorkflow(input: SessionInput): Promise<void> {
@@ -73,6 +89,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
   let signalsThisRun = 0;
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   let continueAfterEvents = EVENTS_BEFORE_CONTINUE;
+  let settings: SessionSettings = { maxSteps: 12 };
 
   const setStatus = (status: SessionStatus, waitingFor?: string): void => {
     state.status = status;
@@ -104,7 +121,27 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
 
   wf.setHandler(stateQuery, () => state.view(sessionId));
   wf.setHandler(transcriptQuery, () => state.transcript);
-  wf.setHandler(pendingGatesQuery, () => state.pendingApprovals());
+  wf.setHandler(pendingGatesQuery, () => state.pendingGates());
+
+  const applyAnswer = (submission: AnswerSubmission): void => {
+    const gate = state.gates.get(submission.gateId);
+    const check = evaluateAnswer(gate, submission, Date.now());
+    if (!check.ok) return state.notify(check.notice, submission.userId);
+    gate!.status = 'resolved';
+    gate!.resolution = check.resolution;
+    state.touch();
+  };
+
+  wf.setHandler(answerSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = answerSubmissionSchema.safeParse(raw);
+    if (!parsed.success)
+      return state.notify(
+        `Those answers were malformed and were ignored: ${parsed.error.message}`,
+        raw?.userId,
+      );
+    applyAnswer(parsed.data);
+  });
 
   wf.setHandler(decideSignal, (raw) => {
     signalsThisRun++;
@@ -134,6 +171,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     if (!parsed.success) return;
     const message = parsed.data;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
+    const textAnswer = answerFromText(message);
+    if (textAnswer) return applyAnswer(textAnswer);
     const open = state.pendingApprovals();
     const typed = parseTypedDecision(message.text);
     if (typed && open.length === 1) {
@@ -151,13 +190,22 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
         message.userId,
       );
     }
-    for (const gate of open.filter((g) => g.requesterId === message.userId)) {
+    for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
       gate.status = 'cancelled';
       gate.resolution = { outcome: 'superseded', by: message.userId, at: Date.now() };
       state.supersededTurn = true;
     }
     state.enqueue(message);
   });
+
+  /** The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers it. */
+  function answerFromText(message: UserMessage): AnswerSubmission | undefined {
+    const questions = state.pendingQuestions().filter((g) => mayDecide(g, message.userId));
+    if (questions.length !== 1 || questions[0]!.questions.length !== 1) return undefined;
+    const gate = questions[0]!;
+    const answer = parseTextAnswer(gate.questions[0]!, message.text);
+    return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
+  }
 
   setStatus(state.inbox.length ? 'running' : 'idle');
   for (;;) {
@@ -183,7 +231,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.supersededTurn = false;
     setStatus('running');
     try {
-      const settings = await loadSettings();
+      settings = await loadSettings();
       const maxSteps = settings.maxSteps;
       continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
       for (let step = 0; ; step++) {
@@ -235,7 +283,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       call: ToolCall;
       tool: ToolDefinition;
       args: Record<string, unknown>;
-      gate?: ApprovalGate;
+      gate?: Gate;
     }[] = [];
     for (const call of calls) {
       if (hasResult(state.transcript, call.id)) continue;
@@ -248,6 +296,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       const checked = checkToolArgs(tool, call.args);
       if (!checked.ok) {
         state.appendToolResult(call, 'error', checked.error);
+        continue;
+      }
+      if (tool.name === askUserTool.name) {
+        // ask_user only asks: it becomes a question gate whatever the policy says, and never runs as an activity.
+        const gate = openQuestionGate({
+          id: wf.uuid4(),
+          toolCallId: call.id,
+          questions: (checked.args as AskUserArgs).questions,
+          requesterId,
+          approvers: settings.approvers ?? [],
+          now: Date.now(),
+          timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+        });
+        state.gates.set(gate.id, gate);
+        approved.push({ call, tool, args: checked.args, gate });
         continue;
       }
       const plan = await planToolCall({
@@ -281,7 +344,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
 
     const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
     if (gates.length) {
-      setStatus('waiting_approval', describeWaiting(gates));
+      setStatus(
+        gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
+        describeWaiting(gates),
+      );
       await Promise.all(gates.map(waitForDecision));
       setStatus('running');
     }
@@ -291,6 +357,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       const unrun = gate ? resultWithoutRun(gate) : undefined;
       if (unrun) {
         state.appendToolResult(call, unrun.status, unrun.content);
+        continue;
+      }
+      if (gate?.kind === 'question') {
+        state.appendToolResult(call, 'ok', answeredResult(gate));
         continue;
       }
       if (state.supersededTurn) {
@@ -327,7 +397,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
-  async function waitForDecision(gate: ApprovalGate): Promise<void> {
+  async function waitForDecision(gate: Gate): Promise<void> {
     const timeout = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
     const decided = await wf.condition(() => gate.status !== 'pending', timeout);
     if (!decided && gate.status === 'pending') {
@@ -350,11 +420,15 @@ function failureMessage(error: unknown): string {
   return error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
 }
 
-function describeWaiting(gates: ApprovalGate[]): string {
+function describeWaiting(gates: Gate[]): string {
   const first = gates[0]!;
   const deciders = [first.requesterId, ...first.approvers].map((name) => `@${name}`).join(' or ');
-  const calls = gates.map((g) => `${g.toolName} (${g.subject.slice(0, 60)})`).join(', ');
-  return `approval of ${calls} by ${deciders}`;
+  const what = gates.map((g) =>
+    g.kind === 'question'
+      ? `an answer to "${g.questions[0]!.label}"`
+      : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
+  );
+  return `${what.join(', ')} from ${deciders}`;
 }
 
 function shouldContinueAsNew(signalsThisRun: number, eventsLimit: number): boolean {

@@ -70,7 +70,8 @@ function describe(gate) {
     edited: 'Edited & approved',
     always: 'Always allowed',
     denied: 'Denied',
-    expired: 'Expired: nobody decided',
+    answered: 'Answered',
+    expired: gate.kind === 'question' ? 'Expired: nobody answered' : 'Expired: nobody decided',
     superseded: 'Not run: superseded by a new message',
     cancelled: 'Cancelled',
   };
@@ -97,7 +98,125 @@ async function decide(gate, choice, extra = {}) {
   }
 }
 
+// A question gate (ask_user): radio buttons for one choice, checkboxes for several, "Other" text where allowed.
+function renderQuestionGate(gate) {
+  const box = el('div', {
+    class: `gate question ${gate.status === 'pending' ? 'pending' : 'decided'}`,
+    dataset: { testid: 'question-gate', gateId: gate.id, status: gate.status },
+  });
+  if (gate.status !== 'pending') {
+    box.append(el('div', { dataset: { testid: 'gate-outcome' } }, describe(gate)));
+    for (const answer of gate.resolution?.answers || []) {
+      const picked =
+        [...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)';
+      box.append(
+        el('div', { dataset: { testid: 'answer' } }, el('strong', {}, `${answer.question}: `), picked),
+      );
+    }
+    return box;
+  }
+  const draft = (state.drafts[gate.id] ||= Object.fromEntries(
+    gate.questions.map((q) => [q.label, { selected: [], custom: '' }]),
+  ));
+  box.append(
+    el(
+      'div',
+      { dataset: { testid: 'gate-outcome' } },
+      `Question for @${[gate.requesterId, ...gate.approvers].join(', @')}`,
+    ),
+  );
+  gate.questions.forEach((q, qi) => {
+    const answer = draft[q.label];
+    const field = el(
+      'fieldset',
+      { dataset: { testid: 'question', label: q.label } },
+      el('legend', {}, `${q.label}${q.required ? ' *' : ''}`),
+      el('div', {}, q.prompt),
+    );
+    for (const option of q.options) {
+      const input = el('input', {
+        type: q.multi_select ? 'checkbox' : 'radio',
+        name: `${gate.id}-${qi}`,
+        value: option.label,
+        checked: answer.selected.includes(option.label),
+        dataset: { testid: 'option' },
+        onchange: (e) => {
+          if (q.multi_select)
+            answer.selected = e.target.checked
+              ? [...answer.selected, option.label]
+              : answer.selected.filter((l) => l !== option.label);
+          else {
+            answer.selected = [option.label];
+            answer.custom = '';
+          }
+        },
+      });
+      field.append(
+        el(
+          'label',
+          { class: 'option' },
+          input,
+          ` ${option.label}`,
+          option.description ? el('small', {}, ` — ${option.description}`) : null,
+        ),
+      );
+    }
+    if (q.allow_custom) {
+      field.append(
+        el(
+          'label',
+          { class: 'option' },
+          'Other: ',
+          el('input', {
+            value: answer.custom,
+            maxlength: 2000,
+            dataset: { testid: 'custom' },
+            oninput: (e) => {
+              answer.custom = e.target.value;
+              if (!q.multi_select && answer.custom) answer.selected = [];
+            },
+          }),
+        ),
+      );
+    }
+    box.append(field);
+  });
+  box.append(
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        {
+          class: 'approve',
+          dataset: { testid: 'submit-answers' },
+          onclick: () => submitAnswers(gate, draft),
+        },
+        'Submit',
+      ),
+    ),
+  );
+  return box;
+}
+
+async function submitAnswers(gate, draft) {
+  const answers = gate.questions.map((q) => ({
+    question: q.label,
+    selected: draft[q.label].selected,
+    ...(draft[q.label].custom.trim() ? { custom: draft[q.label].custom.trim() } : {}),
+  }));
+  try {
+    await api('/answers', {
+      method: 'POST',
+      body: JSON.stringify({ workflowId: `session:web:${state.sessionId}`, gateId: gate.id, answers }),
+    });
+  } catch (error) {
+    showBanner(error.message);
+  }
+}
+
 function renderGate(gate) {
+  if (gate.kind === 'question') return renderQuestionGate(gate);
   const box = el('div', {
     class: `gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
     dataset: { testid: 'gate', gateId: gate.id, status: gate.status },
@@ -285,14 +404,21 @@ function render() {
                 : el(
                     'span',
                     { class: 'chip' },
-                    gate && gate.status === 'pending' ? 'waiting for approval' : 'queued',
+                    gate && gate.status === 'pending'
+                      ? gate.kind === 'question'
+                        ? 'waiting for an answer'
+                        : 'waiting for approval'
+                      : 'queued',
                   ),
             ),
-            el(
-              'pre',
-              { dataset: { testid: 'tool-args' } },
-              typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
-            ),
+            // A question's arguments are the form itself; other calls show exactly what would run.
+            gate && gate.kind === 'question'
+              ? null
+              : el(
+                  'pre',
+                  { dataset: { testid: 'tool-args' } },
+                  typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
+                ),
             gate ? renderGate(gate) : null,
             result
               ? el(
