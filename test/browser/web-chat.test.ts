@@ -189,4 +189,35 @@ describe('web chat in a browser', () => {
     expect(await stale.getByTestId('tool-result').count()).toBe(1);
     await stale.close();
   });
+
+  it('answers a multi-question form, refusing an incomplete one first', async () => {
+    await send('ask me');
+    const form = page.getByTestId('question-gate').last();
+    await form.waitFor();
+    await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('waiting_answer');
+    await form.getByTestId('submit-answers').click();
+    await expect
+      .poll(() => page.getByTestId('notice').last().textContent())
+      .toContain('"Environment" needs an answer');
+
+    const environment = form.locator('[data-testid="question"][data-label="Environment"]');
+    const checks = page
+      .getByTestId('question-gate')
+      .last()
+      .locator('[data-testid="question"][data-label="Checks"]');
+    await environment.getByLabel('staging').check();
+    await checks.getByLabel('lint').check();
+    await checks.getByLabel('tests').check();
+    await checks.getByTestId('custom').fill('smoke');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'question-form.png') });
+    await page.getByTestId('question-gate').last().getByTestId('submit-answers').click();
+
+    await expect
+      .poll(() => page.getByTestId('assistant-message').last().textContent())
+      .toContain('Environment: staging; Checks: lint, tests, "smoke"');
+    await expect.poll(() => page.getByTestId('question-gate').last().getByTestId('answer').count()).toBe(2);
+    await expect
+      .poll(() => page.getByTestId('question-gate').last().getByTestId('gate-outcome').textContent())
+      .toMatch(/Answered by @alice/);
+  });
 });

@@ -64,6 +64,7 @@ describe('end to end: gateway + worker + Temporal + an OpenAI-compatible model',
       'shell_execute',
       'http_request',
       'current_time',
+      'ask_user',
     ]);
     expect(fake.authorizations[0]).toBe('Bearer sk-test-e2e');
   });

@@ -56,6 +56,32 @@ describe('restart safety', () => {
     await expectAnsweredOnce('worker-kill');
   });
 
+  it('takes answers to a question while no worker runs, and the run continues with them after a restart', async () => {
+    env ??= await startTestTemporal();
+    stack = await startStack({ temporalAddress: env.address });
+    await stack.web.say('question-kill', 'ask me');
+    const gate = await stack.web.pendingGate('question-kill');
+    expect(gate.kind).toBe('question');
+
+    await stack.worker.kill('SIGKILL');
+    const submitted = await stack.web.request('POST', '/answers', {
+      workflowId: 'session:web:question-kill',
+      gateId: gate.id,
+      answers: [
+        { question: 'Environment', selected: ['staging'] },
+        { question: 'Checks', selected: ['build'] },
+      ],
+    });
+    expect(submitted.status).toBe(202);
+
+    await stack.restartWorker();
+    const view = await stack.web.answered('question-kill');
+    expect(view.transcript.at(-1)).toMatchObject({
+      role: 'assistant',
+      text: expect.stringContaining('Environment: staging; Checks: build'),
+    });
+  });
+
   it('resolves a gate from a click that arrives through a restarted gateway', async () => {
     env ??= await startTestTemporal();
     stack = await startStack({ temporalAddress: env.address });

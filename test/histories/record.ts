@@ -65,6 +65,23 @@ const scenarios: Record<string, Scenario> = {
       'all turns',
     );
   },
+  'question-answered': async (s) => {
+    await s.say('ask me');
+    const gate = await s.pendingQuestion();
+    await s.answer(gate.id, [{ question: 'Environment', selected: ['moon'] }]);
+    await s.answer(gate.id, [
+      { question: 'Environment', selected: ['staging'] },
+      { question: 'Checks', selected: ['lint'], custom: 'smoke' },
+    ]);
+    await s.idle();
+    await s.say('ask one');
+    await s.pendingQuestion();
+    await s.say('1');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+      'typed answer',
+    );
+  },
   'always-everywhere': async (s, next) => {
     await s.say('run `git status`', 'carol');
     const [gate] = await s.pendingGate();
@@ -98,15 +115,20 @@ async function main(): Promise<void> {
     }),
   });
   await worker.runUntil(async () => {
+    // `npm run record-histories -- <name>...` records only those scenarios; existing files stay as they are.
+    const only = process.argv.slice(2);
     for (const [name, scenario] of Object.entries(scenarios)) {
+      if (only.length && !only.includes(name)) continue;
       const session = new TestSession(env.client, taskQueue);
       await scenario(session, () => new TestSession(env.client, taskQueue));
       const history = await session.handle.fetchHistory();
       writeFileSync(path.join(__dirname, `${name}.json`), historyToJSON(history));
       process.stdout.write(`recorded ${name}: ${history.events?.length} events\n`);
     }
-    const directory = await env.client.workflow.getHandle(userWorkflowId('carol')).fetchHistory();
-    writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
+    if (!only.length || only.includes('always-everywhere')) {
+      const directory = await env.client.workflow.getHandle(userWorkflowId('carol')).fetchHistory();
+      writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
+    }
   });
   ledger.close();
   await env.teardown();
