@@ -2,12 +2,15 @@
  * Every side effect of a session: model calls, the policy check (reads configuration and grants), tool
  * runs (through the idempotency ledger) and grant storage. Created once per worker with its dependencies.
  */
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../common/config';
 import type { Grant } from '../common/grants';
 import { decidePolicy } from '../common/policy';
 import { findTool } from '../common/tools/definitions';
+import type { Message } from '../workflows/session/contract';
 import { UserGrants } from './grants';
+import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
 import { executors } from './tools/registry';
@@ -81,6 +84,12 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
           execute(request.args, { dataDir: config.dataDir, sessionId: request.sessionId, signal }),
         ),
       );
+    },
+
+    /** The transcript of this session's most recent closed run (terminated, failed, ...), or none. */
+    async loadPreviousTranscript(): Promise<Message[]> {
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      return workflowId ? await previousRunTranscript(client, workflowId) : [];
     },
 
     async saveUserGrant(grant: Grant): Promise<void> {

@@ -48,6 +48,7 @@ import {
   parseTypedDecision,
   resultWithoutRun,
 } from './gates';
+import { repairTranscript } from './repair';
 import { SessionState } from './state';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
 
@@ -70,12 +71,14 @@ const { runTool } = wf.proxyActivities<Activities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 5 },
 });
-const { planToolCall, saveUserGrant, loadSettings } = wf.proxyActivities<Activities>({
+const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
 });
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
+/** Patch marker: runs started before previous-run recovery existed replay without the extra activity. */
+const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
@@ -198,6 +201,28 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.enqueue(message);
   });
 
+  /**
+   * A session that starts from an existing transcript (continue-as-new, an import, or a new run after a
+   * terminated one) repairs its tail first, so the model never sees a tool call without a result.
+   */
+  async function restoreTranscript(): Promise<void> {
+    if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
+      const previous = await loadPreviousTranscript().catch(() => []);
+      if (previous.length) {
+        state.transcript = previous;
+        state.notify('This conversation continues from an earlier run that ended unexpectedly.');
+      }
+    }
+    if (!state.transcript.length) return;
+    const live = new Set(state.pendingGates().map((gate) => gate.toolCallId));
+    const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), live);
+    if (report.interruptedCalls.length || report.recoveredUserTurn) {
+      state.transcript = transcript;
+      state.touch();
+      wf.log.warn('transcript repaired', { sessionId, ...report });
+    }
+  }
+
   /** The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers it. */
   function answerFromText(message: UserMessage): AnswerSubmission | undefined {
     const questions = state.pendingQuestions().filter((g) => mayDecide(g, message.userId));
@@ -207,6 +232,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
   }
 
+  await restoreTranscript();
   setStatus(state.inbox.length ? 'running' : 'idle');
   for (;;) {
     await wf.condition(

@@ -1,0 +1,17 @@
+/** Finds a session's most recent closed run and reads its transcript, so a new run can continue from it. */
+import type { Client } from '@temporalio/client';
+import { transcriptQuery, type Message } from '../workflows/session/contract';
+
+export async function previousRunTranscript(client: Client, workflowId: string): Promise<Message[]> {
+  const escaped = workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+  let latest: { runId: string; closeTime: Date } | undefined;
+  for await (const run of client.workflow.list({
+    query: `WorkflowId = '${escaped}' AND ExecutionStatus != 'Running'`,
+    pageSize: 20,
+  })) {
+    if (run.closeTime && (!latest || run.closeTime > latest.closeTime))
+      latest = { runId: run.runId, closeTime: run.closeTime };
+  }
+  if (!latest) return [];
+  return await client.workflow.getHandle(workflowId, latest.runId).query(transcriptQuery);
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { fromJsonl, toJsonl } from '../../common/transcript-format';
+import type { Message } from '../../workflows/session/contract';
+import { INTERRUPTED_RESULT, RECOVERY_MARKER, repairTranscript } from '../../workflows/session/repair';
+
+const at = Date.UTC(2026, 10, 22);
+const user = (id: string, text = 'hi'): Message => ({ role: 'user', id, userId: 'alice', text, at });
+const assistant = (id: string, calls: string[] = [], text = ''): Message => ({
+  role: 'assistant',
+  id,
+  text,
+  toolCalls: calls.map((c) => ({ id: c, name: 'shell_execute', args: { command: 'ls' } })),
+  at,
+});
+const result = (id: string, call: string): Message => ({
+  role: 'tool',
+  id,
+  toolCallId: call,
+  name: 'shell_execute',
+  status: 'ok',
+  content: 'done',
+  at,
+});
+
+function repair(transcript: Message[], live: string[] = []) {
+  let n = 0;
+  return repairTranscript(transcript, at + 1, () => `r${++n}`, new Set(live));
+}
+
+describe('transcript repair', () => {
+  it('gives every missing tail tool call one synthetic error result', () => {
+    const { transcript, report } = repair([user('u1'), assistant('a1', ['c1', 'c2'])]);
+    expect(report).toEqual({ interruptedCalls: ['c1', 'c2'], recoveredUserTurn: false });
+    expect(transcript.slice(2)).toEqual([
+      {
+        role: 'tool',
+        id: 'r1',
+        toolCallId: 'c1',
+        name: 'shell_execute',
+        status: 'error',
+        content: INTERRUPTED_RESULT,
+        at: at + 1,
+      },
+      {
+        role: 'tool',
+        id: 'r2',
+        toolCallId: 'c2',
+        name: 'shell_execute',
+        status: 'error',
+        content: INTERRUPTED_RESULT,
+        at: at + 1,
+      },
+    ]);
+  });
+
+  it('completes partial tail results with only the missing ones', () => {
+    const { transcript, report } = repair([
+      user('u1'),
+      assistant('a1', ['c1', 'c2', 'c3']),
+      result('t2', 'c2'),
+    ]);
+    expect(report.interruptedCalls).toEqual(['c1', 'c3']);
+    expect(
+      transcript.filter((m) => m.role === 'tool').map((m) => (m.role === 'tool' ? m.toolCallId : '')),
+    ).toEqual(['c2', 'c1', 'c3']);
+  });
+
+  it('adds one recovery marker after an orphan user turn', () => {
+    const { transcript, report } = repair([
+      user('u1'),
+      assistant('a1', [], 'hello'),
+      user('u2', 'and then?'),
+    ]);
+    expect(report).toEqual({ interruptedCalls: [], recoveredUserTurn: true });
+    expect(transcript.at(-1)).toEqual({
+      role: 'assistant',
+      id: 'r1',
+      text: RECOVERY_MARKER,
+      toolCalls: [],
+      at: at + 1,
+      synthetic: true,
+    });
+  });
+
+  it('repairs the tail calls before looking for an orphan user turn', () => {
+    const damaged = [user('u1'), assistant('a1', ['c1']), user('u2')];
+    const { transcript, report } = repair(damaged);
+    expect(report).toEqual({ interruptedCalls: ['c1'], recoveredUserTurn: false });
+    expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'tool']);
+  });
+
+  it('is a no-op on a healthy transcript and on its own output, and never changes earlier rows', () => {
+    const healthy = [user('u1'), assistant('a1', ['c1']), result('t1', 'c1'), assistant('a2', [], 'done')];
+    expect(repair(healthy)).toEqual({
+      transcript: healthy,
+      report: { interruptedCalls: [], recoveredUserTurn: false },
+    });
+    const damaged = [user('u1'), assistant('a1', ['c1']), user('u2')];
+    const once = repair(damaged).transcript;
+    expect(once.slice(0, damaged.length)).toEqual(damaged);
+    expect(repair(once).transcript).toEqual(once);
+  });
+
+  it('leaves calls that are still waiting on an open gate alone', () => {
+    const { report } = repair([user('u1'), assistant('a1', ['c1', 'c2'])], ['c1']);
+    expect(report.interruptedCalls).toEqual(['c2']);
+  });
+});
+
+describe('transcript format (JSON Lines)', () => {
+  it('round-trips every kind of message', () => {
+    const messages: Message[] = [
+      user('u1'),
+      assistant('a1', ['c1'], 'running'),
+      result('t1', 'c1'),
+      { ...assistant('a2', [], 'note'), synthetic: true } as Message,
+    ];
+    const text = toJsonl(messages);
+    expect(text.split('\n')[0]).toBe(
+      '{"type":"user","id":"u1","user":"alice","text":"hi","at":"2026-11-22T00:00:00.000Z"}',
+    );
+    expect(fromJsonl(text)).toEqual({ ok: true, messages });
+  });
+
+  it('reports every bad line by number and imports nothing', () => {
+    const text = [
+      '{"type":"user","id":"u1","user":"alice","text":"hi","at":"2026-11-22T00:00:00Z"}',
+      'not json',
+      '{"type":"robot","id":"x"}',
+      '{"type":"user","id":"u1","user":"a","text":"x","at":"yesterday"}',
+    ].join('\n');
+    const parsed = fromJsonl(text);
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && parsed.errors).toEqual([
+      'line 2: not valid JSON',
+      expect.stringMatching(/^line 3: /),
+      expect.stringMatching(/^line 4: at: /),
+    ]);
+    expect(fromJsonl('\n\n')).toEqual({ ok: false, errors: ['the file holds no messages'] });
+  });
+});
