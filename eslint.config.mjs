@@ -47,6 +47,12 @@ export default tseslint.config(
     },
   },
   {
+    // The installed `agentctl` shim is plain CommonJS run by Node.
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [

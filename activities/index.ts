@@ -37,7 +37,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
-      return await withHeartbeat(() => complete(request.transcript));
+      return await withHeartbeat((signal) => complete(request.transcript, signal));
     },
 
     async loadSettings(): Promise<SessionSettings> {

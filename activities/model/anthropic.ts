@@ -19,20 +19,23 @@ export function createAnthropicModel(options: {
     timeout: 240_000,
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
   });
-  return async function complete(transcript: Message[]): Promise<ModelReply> {
+  return async function complete(transcript: Message[], signal?: AbortSignal): Promise<ModelReply> {
     let response;
     try {
-      response = await client.messages.create({
-        model: options.model,
-        max_tokens: 4096,
-        system: options.systemPrompt,
-        messages: toAnthropic(transcript),
-        tools: toolSpecs().map((spec) => ({
-          name: spec.name,
-          description: spec.description,
-          input_schema: spec.parameters as Anthropic.Tool.InputSchema,
-        })),
-      });
+      response = await client.messages.create(
+        {
+          model: options.model,
+          max_tokens: 4096,
+          system: options.systemPrompt,
+          messages: toAnthropic(transcript),
+          tools: toolSpecs().map((spec) => ({
+            name: spec.name,
+            description: spec.description,
+            input_schema: spec.parameters as Anthropic.Tool.InputSchema,
+          })),
+        },
+        signal ? { signal } : undefined,
+      );
     } catch (error) {
       if (error instanceof Anthropic.APIError)
         throw classifyModelError('anthropic', options.model, error.status, error.message);

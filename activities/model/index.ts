@@ -7,7 +7,8 @@ import { createOpenAiModel } from './openai';
 import { scriptedModel } from './scripted';
 import { DEFAULT_SYSTEM_PROMPT } from './tool-specs';
 
-export type CompleteFn = (transcript: Message[]) => Promise<ModelReply>;
+/** `signal` aborts the request when the activity is cancelled (its workflow was cancelled or terminated). */
+export type CompleteFn = (transcript: Message[], signal?: AbortSignal) => Promise<ModelReply>;
 
 export function createModel(config: AppConfig): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;

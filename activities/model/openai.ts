@@ -19,14 +19,17 @@ export function createOpenAiModel(options: {
     maxRetries: 0,
     timeout: 240_000,
   });
-  return async function complete(transcript: Message[]): Promise<ModelReply> {
+  return async function complete(transcript: Message[], signal?: AbortSignal): Promise<ModelReply> {
     let response;
     try {
-      response = await client.chat.completions.create({
-        model: options.model,
-        messages: [{ role: 'system', content: options.systemPrompt }, ...transcript.map(toOpenAi)],
-        tools: toolSpecs().map((spec) => ({ type: 'function' as const, function: spec })),
-      });
+      response = await client.chat.completions.create(
+        {
+          model: options.model,
+          messages: [{ role: 'system', content: options.systemPrompt }, ...transcript.map(toOpenAi)],
+          tools: toolSpecs().map((spec) => ({ type: 'function' as const, function: spec })),
+        },
+        signal ? { signal } : undefined,
+      );
     } catch (error) {
       if (error instanceof OpenAI.APIError)
         throw classifyModelError('openai', options.model, error.status, error.message);

@@ -38,7 +38,15 @@ export class ToolRunLedger {
           'interrupted: an earlier attempt of this call started but did not finish (its worker stopped), so it may or may not have run. It was not run again.',
       };
     }
-    const result = await run();
+    let result: ToolRunResult;
+    try {
+      result = await run();
+    } catch (error) {
+      // Executors return results once their side effect may have happened; a throw means it did not start,
+      // so the claim is released and Temporal's retry may try again.
+      this.db.prepare('DELETE FROM tool_runs WHERE key = ?').run(key);
+      throw error;
+    }
     this.db
       .prepare(`UPDATE tool_runs SET status = 'done', result = ?, finished_at = ? WHERE key = ?`)
       .run(JSON.stringify(result), Date.now(), key);

@@ -16,6 +16,7 @@ export interface ChatRequest {
 }
 
 export type Reply =
+  | { hang: true }
   | { status: number; body: unknown }
   | { text: string }
   | { toolCalls: { id: string; name: string; args: unknown }[] };
@@ -43,6 +44,7 @@ export class FakeOpenAi {
         this.requests.push(request);
         this.authorizations.push(req.headers.authorization ?? '');
         const reply = this.reply(request, this.requests.length - 1);
+        if ('hang' in reply) return; // never answers: a model call that is in flight when something else happens
         if ('status' in reply) {
           res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
           return;
@@ -78,6 +80,7 @@ export class FakeOpenAi {
   }
 
   async stop(): Promise<void> {
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 }

@@ -16,8 +16,8 @@ import {
 } from '../../workflows/session/contract';
 
 export class TestSession {
-  readonly sessionId = randomUUID();
-  readonly workflowId = webSessionWorkflowId(this.sessionId);
+  readonly sessionId: string = randomUUID();
+  workflowId = webSessionWorkflowId(this.sessionId);
   /** How often waitFor polls the workflow's state (benchmarks poll faster for finer figures). */
   pollMs = 150;
 

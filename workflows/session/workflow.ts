@@ -69,7 +69,7 @@ const { runTool } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
   // A killed worker is noticed within the heartbeat timeout; the ledger then refuses to run the call twice.
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

@@ -1,0 +1,218 @@
+/** Sessions that start from an existing transcript, and the failure paths that must keep it consistent. */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppConfig } from '../../common/config';
+import { fromJsonl } from '../../common/transcript-format';
+import { exportTranscript, importTranscript } from '../../scripts/agentctl/transcripts';
+import { INTERRUPTED_RESULT, RECOVERY_MARKER } from '../../workflows/session/repair';
+import { tempDir, testConfig } from '../helpers/config';
+import { FakeOpenAi } from '../helpers/fake-openai';
+import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+async function withWorker(
+  body: (taskQueue: string, config: AppConfig) => Promise<void>,
+  policy: Record<string, unknown> = {},
+) {
+  const config = testConfig(policy);
+  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+  try {
+    await worker.runUntil(body(taskQueue, config));
+  } finally {
+    ledger.close();
+  }
+}
+
+const DAMAGED = [
+  '{"type":"user","id":"u1","user":"alice","text":"list files","at":"2026-11-20T10:00:00Z"}',
+  '{"type":"assistant","id":"a1","text":"","tool_calls":[{"id":"c1","name":"shell_execute","arguments":{"command":"ls"}},{"id":"c2","name":"shell_execute","arguments":{"command":"pwd"}}],"at":"2026-11-20T10:00:01Z"}',
+  '{"type":"tool_result","id":"t1","tool_call_id":"c1","name":"shell_execute","status":"ok","content":"a.txt","at":"2026-11-20T10:00:02Z"}',
+].join('\n');
+
+describe('starting from an existing transcript', () => {
+  it('imports a damaged transcript, repairs its tail once, and carries on', async () => {
+    await withWorker(async (taskQueue) => {
+      const sessionId = `import-${Date.now()}`;
+      const imported = await importTranscript(env.client, { taskQueue, sessionId, text: DAMAGED });
+      expect(imported).toEqual({ workflowId: `session:web:${sessionId}`, messages: 3 });
+      const session = Object.assign(new TestSession(env.client, taskQueue), {
+        workflowId: imported.workflowId,
+      });
+      const repaired = await session.waitFor((v) => v.transcript.length === 4, 'the repair');
+      expect(repaired.transcript[3]).toMatchObject({
+        role: 'tool',
+        toolCallId: 'c2',
+        status: 'error',
+        content: INTERRUPTED_RESULT,
+      });
+
+      await session.say('hello again');
+      const view = await session.idle();
+      expect(view.transcript.slice(0, 3).map((m) => m.id)).toEqual(['u1', 'a1', 't1']);
+      expect(lastAnswer(view)).toContain('hello again');
+
+      const exported = fromJsonl(await exportTranscript(env.client, sessionId));
+      expect(exported.ok && exported.messages.map((m) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'tool',
+        'user',
+        'assistant',
+      ]);
+      await expect(importTranscript(env.client, { taskQueue, sessionId, text: DAMAGED })).rejects.toThrow(
+        /already running/,
+      );
+    });
+  });
+
+  it('refuses a broken file with the line numbers, importing nothing', async () => {
+    await expect(
+      importTranscript(env.client, { taskQueue: 'unused', sessionId: 'broken', text: `${DAMAGED}\n{oops` }),
+    ).rejects.toThrow(/cannot be imported:\n {2}line 4: not valid JSON/);
+  });
+
+  it('continues after a terminated run, closing its interrupted call and answering the next message', async () => {
+    await withWorker(async (taskQueue) => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `echo never-ran`');
+      await session.pendingGate();
+      await session.handle.terminate('operator stopped it');
+
+      await session.say('what happened?');
+      const view = await session.idle();
+      const roles = view.transcript.map((m) => m.role);
+      expect(roles).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+      expect(view.transcript[2]).toMatchObject({
+        role: 'tool',
+        status: 'error',
+        content: INTERRUPTED_RESULT,
+      });
+      expect(view.notices.map((n) => n.text)).toContain(
+        'This conversation continues from an earlier run that ended unexpectedly.',
+      );
+      expect(lastAnswer(view)).toContain('what happened?');
+    });
+  });
+
+  it('marks the orphan user turn of a run terminated mid model call with one recovery message', async () => {
+    const fake = await new FakeOpenAi((request) => {
+      const last = request.messages.at(-1)!;
+      return last.content === 'hang' ? { hang: true } : { text: `answer to ${last.content}` };
+    }).start();
+    const config = testConfig(
+      {},
+      { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
+    );
+    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    try {
+      await worker.runUntil(async () => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('hang');
+        await session.waitFor(
+          (v) => v.transcript.length === 1 && v.status === 'running',
+          'the model call to start',
+        );
+        await session.handle.terminate('stuck');
+        await session.say('still there?');
+        const view = await session.idle();
+        expect(
+          view.transcript.map((m) =>
+            m.role === 'user' ? `user:${m.text}` : m.role === 'assistant' ? `assistant:${m.text}` : m.role,
+          ),
+        ).toEqual([
+          'user:hang',
+          `assistant:${RECOVERY_MARKER}`,
+          'user:still there?',
+          'assistant:answer to still there?',
+        ]);
+      });
+    } finally {
+      ledger.close();
+      await fake.stop();
+    }
+  });
+});
+
+describe('failure paths keep one result per tool call', () => {
+  it('records a tool activity that exhausts its retries as failed, and the model is told', async () => {
+    await withWorker(async (taskQueue, config) => {
+      writeFileSync(path.join(config.dataDir, 'workdirs'), 'not a directory');
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `echo x`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      const view = await session.idle();
+      expect(toolResults(view)).toHaveLength(1);
+      expect(toolResults(view)[0]).toMatchObject({
+        status: 'failed',
+        content: expect.stringContaining('failed:'),
+      });
+      expect(lastAnswer(view)).toContain('ended with failed');
+    });
+  });
+
+  it('gives a call in flight a cancelled result when the session is cancelled', async () => {
+    await withWorker(async (taskQueue) => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `sleep 60`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      await session.waitFor((v) => v.status === 'running', 'the tool to start');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await session.handle.cancel();
+      await expect(session.handle.result()).rejects.toThrow();
+      const transcript = await session.handle.query('transcript');
+      const results = (transcript as { role: string; status?: string }[]).filter((m) => m.role === 'tool');
+      expect(results).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    });
+  });
+});
+
+describe('agentctl', () => {
+  it('exports a transcript as JSON Lines and explains a bad import', async () => {
+    await withWorker(async (taskQueue) => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('hello cli');
+      await session.idle();
+      const cliEnv = {
+        ...process.env,
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        AGENT_CONFIG: '',
+      };
+      const { stdout } = await run(
+        process.execPath,
+        [path.join(ROOT, 'bin/agentctl.js'), 'export', session.sessionId],
+        { env: cliEnv },
+      );
+      expect(stdout.split('\n')[0]).toMatch(
+        /^\{"type":"user","id":"[^"]+","user":"alice","text":"hello cli","at":"20/,
+      );
+      const bad = path.join(tempDir(), 'bad.jsonl');
+      writeFileSync(bad, 'nope\n');
+      const failed = await run(
+        process.execPath,
+        [path.join(ROOT, 'bin/agentctl.js'), 'import', bad, '--session', 'x1'],
+        { env: cliEnv },
+      ).catch((e: { code: number; stderr: string }) => e);
+      expect(failed).toMatchObject({ code: 1, stderr: expect.stringContaining('line 1: not valid JSON') });
+    });
+  });
+});
