@@ -397,6 +397,39 @@ describe('session workflow', () => {
     );
   });
 
+  it('continues as new while approvals are open, and the old buttons still decide them', async () => {
+    await withSession(
+      async (session, config) => {
+        await session.say('run `echo a >> count.txt` and `echo b >> count.txt`');
+        const gates = await session.pendingGate(2);
+        const firstRun = (await session.handle.describe()).runId;
+        for (let i = 0; i < 4; i++)
+          await session.decide({ gateId: gates[0]!.id, choice: 'approve', userId: `mallory${i}` });
+        await session.waitFor(
+          (v) => v.notices.filter((n) => n.to?.startsWith('mallory')).length === 4,
+          'four refusals',
+        );
+        const deadline = Date.now() + 20_000;
+        while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 100));
+        expect(
+          (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
+        ).toBe('CONTINUED_AS_NEW');
+        const carried = await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+        expect(carried.gates.filter((g) => g.status === 'pending').map((g) => g.id)).toEqual(
+          gates.map((g) => g.id),
+        );
+
+        for (const gate of gates) await session.decide({ gateId: gate.id, choice: 'approve' });
+        const view = await session.idle();
+        expect(toolResults(view).map((r) => r.status)).toEqual(['ok', 'ok']);
+        expect(countLines(config, session, 'count.txt')).toBe(2);
+        expect(view.transcript.filter((m) => m.role === 'assistant' && m.toolCalls.length)).toHaveLength(1);
+      },
+      { continueAsNewAfterEvents: 20 },
+    );
+  });
+
   describe('ask_user', () => {
     it('asks as a question gate (never an approval, never a tool run) and returns the structured answers', async () => {
       await withSession(

@@ -151,6 +151,8 @@ export interface CarriedState {
   inbox: UserMessage[];
   notices: Notice[];
   gates: Gate[];
+  /** A turn whose approvals were still open when the session continued as new; the next run resumes it. */
+  turn?: { requesterId: string; step: number };
 }
 
 export interface SessionView {

@@ -95,6 +95,10 @@ export class SessionState {
     );
   }
 
+  gateForCall(toolCallId: string): Gate | undefined {
+    return [...this.gates.values()].find((gate) => gate.toolCallId === toolCallId);
+  }
+
   pendingGates(): Gate[] {
     return [...this.gates.values()].filter((gate) => gate.status === 'pending');
   }

@@ -79,6 +79,7 @@ const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } = wf
 const SIGNALS_BEFORE_CONTINUE = 5_000;
 /** Patch marker: runs started before previous-run recovery existed replay without the extra activity. */
 const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
+const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
@@ -93,6 +94,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   let continueAfterEvents = EVENTS_BEFORE_CONTINUE;
   let settings: SessionSettings = { maxSteps: 12 };
+  let continuingAsNew = false;
 
   const setStatus = (status: SessionStatus, waitingFor?: string): void => {
     state.status = status;
@@ -214,7 +216,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       }
     }
     if (!state.transcript.length) return;
-    const live = new Set(state.pendingGates().map((gate) => gate.toolCallId));
+    // A turn carried across continue-as-new is live: its unanswered calls are about to be handled, not repaired.
+    const live = new Set(
+      input.carried?.turn
+        ? unresolvedToolCalls(state.transcript).map((call) => call.id)
+        : state.pendingGates().map((gate) => gate.toolCallId),
+    );
     const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), live);
     if (report.interruptedCalls.length || report.recoveredUserTurn) {
       state.transcript = transcript;
@@ -233,6 +240,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   await restoreTranscript();
+  const resumedTurn = input.carried?.turn;
+  if (resumedTurn) {
+    setStatus('running');
+    await refreshSettings();
+    await continueTurn(resumedTurn.requesterId, {
+      calls: unresolvedToolCalls(state.transcript),
+      step: resumedTurn.step,
+    });
+  }
   setStatus(state.inbox.length ? 'running' : 'idle');
   for (;;) {
     await wf.condition(
@@ -256,14 +272,30 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     });
     state.supersededTurn = false;
     setStatus('running');
+    await refreshSettings();
+    await continueTurn(message.userId);
+  }
+
+  async function refreshSettings(): Promise<void> {
+    settings = await loadSettings();
+    continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
+  }
+
+  /** The model loop of one turn; `resume` picks up a step whose gates were open across continue-as-new. */
+  async function continueTurn(
+    requesterId: string,
+    resume?: { calls: ToolCall[]; step: number },
+  ): Promise<void> {
+    let step = resume?.step ?? 0;
     try {
-      settings = await loadSettings();
-      const maxSteps = settings.maxSteps;
-      continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
-      for (let step = 0; ; step++) {
-        if (step >= maxSteps) {
+      if (resume) {
+        await handleToolCalls(resume.calls, requesterId, step);
+        step++;
+      }
+      while (!state.supersededTurn) {
+        if (step >= settings.maxSteps) {
           state.appendAssistantNote(
-            `I stopped after ${maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
+            `I stopped after ${settings.maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
           );
           break;
         }
@@ -277,15 +309,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
           at: Date.now(),
         });
         if (reply.toolCalls.length === 0) break;
-        await handleToolCalls(reply.toolCalls, message.userId);
-        if (state.supersededTurn) break;
+        await handleToolCalls(reply.toolCalls, requesterId, step);
+        step++;
       }
     } catch (error) {
       if (wf.isCancellation(error))
         closeUnresolvedCalls('cancelled', 'cancelled: the session was cancelled before this call finished.');
       throw error;
     } finally {
-      setStatus('idle');
+      if (!continuingAsNew) setStatus('idle');
     }
   }
 
@@ -304,7 +336,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
    * approval of the step at once (so people see all prompts together) and wait for all; then run the
    * approved calls in the model's order. Every call ends with exactly one result.
    */
-  async function handleToolCalls(calls: ToolCall[], requesterId: string): Promise<void> {
+  async function handleToolCalls(calls: ToolCall[], requesterId: string, step: number): Promise<void> {
     const approved: {
       call: ToolCall;
       tool: ToolDefinition;
@@ -322,6 +354,17 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       const checked = checkToolArgs(tool, call.args);
       if (!checked.ok) {
         state.appendToolResult(call, 'error', checked.error);
+        continue;
+      }
+      const existing = state.gateForCall(call.id);
+      if (existing) {
+        // Resumed after continue-as-new: the gate (and any decision on it) carried over.
+        approved.push({
+          call,
+          tool,
+          args: existing.kind === 'approval' ? existing.args : checked.args,
+          gate: existing,
+        });
         continue;
       }
       if (tool.name === askUserTool.name) {
@@ -374,7 +417,25 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
         gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
         describeWaiting(gates),
       );
-      await Promise.all(gates.map(waitForDecision));
+      // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
+      // Only events that arrive during the wait (clicks, notices) count, so a resumed wait never churns.
+      const eventsAtWaitStart = wf.workflowInfo().historyLength;
+      await Promise.race([
+        Promise.all(gates.map(waitForDecision)),
+        wf.condition(
+          () =>
+            wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
+            shouldContinueAsNew(signalsThisRun, continueAfterEvents),
+        ),
+      ]);
+      if (gates.some((gate) => gate.status === 'pending')) {
+        continuingAsNew = true;
+        await wf.condition(wf.allHandlersFinished);
+        await wf.continueAsNew<typeof sessionWorkflow>({
+          ...input,
+          carried: { ...state.carry(), turn: { requesterId, step } },
+        });
+      }
       setStatus('running');
     }
 
