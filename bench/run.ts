@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     activities: createActivities({ config, client: env.client, ledger }),
   });
   const lines: string[] = [];
+  let long: TestSession | undefined;
   await worker.runUntil(async () => {
     const plain: number[] = [];
     const auto: number[] = [];
@@ -88,7 +89,53 @@ async function main(): Promise<void> {
     lines.push(
       `${`${concurrent} sessions started at once -> all answered`.padEnd(44)} ${seconds.toFixed(2)} s  (${(concurrent / seconds).toFixed(1)} turns/s)`,
     );
+    // A long session: many turns across continue-as-new, then a worker restart and the time to the next answer.
+    const turns = Number(process.env.BENCH_LONG_TURNS ?? 500);
+    long = new TestSession(env.client, 'bench');
+    long.pollMs = 10;
+    const startLong = performance.now();
+    for (let i = 0; i < turns; i++) {
+      await long.say(i % 10 === 0 ? 'what time is it' : `turn ${i}`);
+      await long.waitFor(
+        (v) =>
+          v.status === 'idle' &&
+          v.queued === 0 &&
+          v.transcript.filter((m) => m.role === 'user').length === i + 1 &&
+          v.transcript.at(-1)?.role === 'assistant',
+        `turn ${i}`,
+      );
+    }
+    const longSeconds = (performance.now() - startLong) / 1000;
+    const runs: number[] = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = '${long.workflowId}'` }))
+      runs.push(run.historyLength ?? 0);
+    const current = await long.handle.describe();
+    const transcriptKiB = JSON.stringify((await long.state()).transcript).length / 1024;
+    lines.push(
+      `${`${turns}-turn session`.padEnd(44)} ${longSeconds.toFixed(1)} s, ${runs.length} runs, longest history ${Math.max(...runs, current.historyLength)} events (limit 51,200), transcript ${transcriptKiB.toFixed(0)} KiB carried`,
+    );
   });
+  const restarted = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: 'bench',
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ config, client: env.client, ledger }),
+  });
+  const resumeStart = performance.now();
+  await restarted.runUntil(async () => {
+    await long!.say('after restart');
+    await long!.waitFor(
+      (v) =>
+        v.status === 'idle' &&
+        v.transcript.at(-1)?.role === 'assistant' &&
+        v.transcript.some((m) => m.role === 'user' && m.text === 'after restart'),
+      'the answer after restart',
+    );
+  });
+  lines.push(
+    `${'new worker -> answer in that long session'.padEnd(44)} ${(performance.now() - resumeStart).toFixed(0)} ms (includes worker start)`,
+  );
+
   ledger.close();
   await env.teardown();
   process.stdout.write(
