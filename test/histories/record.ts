@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { ToolRunLedger } from '../../activities/tools/ledger';
@@ -16,6 +17,23 @@ import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 
 type Scenario = (session: TestSession, sessions: () => TestSession) => Promise<void>;
+
+/** Recorded on a worker that continues as new after 20 events; both runs are kept. */
+const longScenarios: Record<string, Scenario> = {
+  'continue-as-new-mid-wait': async (s) => {
+    await s.say('run `echo a` and `echo b`');
+    const gates = await s.pendingGate(2);
+    const first = (await s.handle.describe()).runId;
+    for (let i = 0; i < 4; i++)
+      await s.decide({ gateId: gates[0]!.id, choice: 'approve', userId: `mallory${i}` });
+    while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
+    await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+    for (const gate of gates) await s.decide({ gateId: gate.id, choice: 'approve' });
+    await s.idle();
+    await s.say('and a second turn');
+    await s.idle();
+  },
+};
 
 const scenarios: Record<string, Scenario> = {
   'approve-then-answer': async (s) => {
@@ -82,6 +100,13 @@ const scenarios: Record<string, Scenario> = {
       'typed answer',
     );
   },
+  'terminated-then-recovered': async (s) => {
+    await s.say('run `echo never`');
+    await s.pendingGate();
+    await s.handle.terminate('recording');
+    await s.say('hello again');
+    await s.idle();
+  },
   'always-everywhere': async (s, next) => {
     await s.say('run `git status`', 'carol');
     const [gate] = await s.pendingGate();
@@ -99,11 +124,15 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
-  const env = await startTestTemporal();
-  const config = testConfig({ maxSteps: 4 });
+async function record(
+  env: TestWorkflowEnvironment,
+  policy: Record<string, unknown>,
+  scenarios: Record<string, Scenario>,
+  only: string[],
+) {
+  const config = testConfig(policy);
   const ledger = new ToolRunLedger(config.dataDir);
-  const taskQueue = 'record-histories';
+  const taskQueue = `record-${Object.keys(scenarios)[0]}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -115,22 +144,35 @@ async function main(): Promise<void> {
     }),
   });
   await worker.runUntil(async () => {
-    // `npm run record-histories -- <name>...` records only those scenarios; existing files stay as they are.
-    const only = process.argv.slice(2);
     for (const [name, scenario] of Object.entries(scenarios)) {
       if (only.length && !only.includes(name)) continue;
       const session = new TestSession(env.client, taskQueue);
       await scenario(session, () => new TestSession(env.client, taskQueue));
-      const history = await session.handle.fetchHistory();
-      writeFileSync(path.join(__dirname, `${name}.json`), historyToJSON(history));
-      process.stdout.write(`recorded ${name}: ${history.events?.length} events\n`);
+      const runs: string[] = [];
+      for await (const run of env.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` }))
+        runs.push(run.runId);
+      for (const [index, runId] of runs.reverse().entries()) {
+        const history = await env.client.workflow.getHandle(session.workflowId, runId).fetchHistory();
+        const file = runs.length === 1 ? `${name}.json` : `${name}-run${index + 1}.json`;
+        writeFileSync(path.join(__dirname, file), historyToJSON(history));
+        process.stdout.write(`recorded ${file}: ${history.events?.length} events\n`);
+      }
     }
     if (!only.length || only.includes('always-everywhere')) {
       const directory = await env.client.workflow.getHandle(userWorkflowId('carol')).fetchHistory();
-      writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
+      if (directory.events?.length)
+        writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
     }
   });
   ledger.close();
+}
+
+async function main(): Promise<void> {
+  // `npm run record-histories -- <name>...` records only those scenarios; existing files stay as they are.
+  const only = process.argv.slice(2);
+  const env = await startTestTemporal();
+  await record(env, { maxSteps: 4 }, scenarios, only);
+  await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
   await env.teardown();
 }
 

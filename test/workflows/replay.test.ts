@@ -11,7 +11,7 @@ const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
 
 describe('recorded workflow histories', () => {
   it('has histories to replay', () => {
-    expect(files.length).toBeGreaterThanOrEqual(6);
+    expect(files.length).toBeGreaterThanOrEqual(12);
   });
 
   it.each(files)('replays %s without non-determinism', async (file) => {
