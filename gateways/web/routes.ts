@@ -188,39 +188,53 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     });
   });
 
-  app.post('/decisions', async (c) => {
-    const body = await parseBody(c, decisionBodySchema);
-    if (!body.ok) return c.json({ error: body.error }, 400);
-    const { workflowId, ...rest } = body.value;
+  /** A click or a form becomes a signal; the workflow checks it and answers the person afterwards. */
+  const acceptSignal = async (
+    c: Context<{ Variables: { userId: string } }>,
+    what: string,
+    send: () => Promise<void>,
+    fields: Record<string, unknown>,
+  ) => {
     try {
-      await sessions.decide(workflowId, { ...rest, userId: c.get('userId') });
+      await send();
     } catch (error) {
       if (error instanceof WorkflowNotFoundError)
         return c.json({ error: 'that conversation no longer exists' }, 404);
       throw error;
     }
-    log.info('decision accepted', {
-      workflowId,
-      gateId: rest.gateId,
-      choice: rest.choice,
-      userId: c.get('userId'),
-    });
+    log.info(`${what} accepted`, { ...fields, userId: c.get('userId') });
     return c.json({ accepted: true }, 202);
+  };
+
+  app.post('/decisions', async (c) => {
+    const body = await parseBody(c, decisionBodySchema);
+    if (!body.ok) return c.json({ error: body.error }, 400);
+    const { workflowId, ...rest } = body.value;
+    return await acceptSignal(
+      c,
+      'decision',
+      () => sessions.decide(workflowId, { ...rest, userId: c.get('userId') }),
+      {
+        workflowId,
+        gateId: rest.gateId,
+        choice: rest.choice,
+      },
+    );
   });
 
   app.post('/answers', async (c) => {
     const body = await parseBody(c, answersBodySchema);
     if (!body.ok) return c.json({ error: body.error }, 400);
     const { workflowId, ...rest } = body.value;
-    try {
-      await sessions.answer(workflowId, { ...rest, userId: c.get('userId') });
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError)
-        return c.json({ error: 'that conversation no longer exists' }, 404);
-      throw error;
-    }
-    log.info('answers accepted', { workflowId, gateId: rest.gateId, userId: c.get('userId') });
-    return c.json({ accepted: true }, 202);
+    return await acceptSignal(
+      c,
+      'answers',
+      () => sessions.answer(workflowId, { ...rest, userId: c.get('userId') }),
+      {
+        workflowId,
+        gateId: rest.gateId,
+      },
+    );
   });
 
   app.get('/grants', async (c) => {

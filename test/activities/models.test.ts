@@ -5,11 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAnthropic } from '../../activities/model/anthropic';
 import { scriptedModel } from '../../activities/model/scripted';
 import type { Message } from '../../workflows/session/contract';
-import { testConfig } from '../helpers/config';
 import { FakeOpenAi, toolThenAnswer, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
-import { createTestWorker } from '../helpers/worker';
+import { withWorker } from '../helpers/worker';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -23,13 +22,7 @@ async function withModel(
   extraEnv: Record<string, string>,
   body: (session: TestSession) => Promise<void>,
 ): Promise<void> {
-  const config = testConfig({}, extraEnv);
-  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
-  try {
-    await worker.runUntil(body(new TestSession(env.client, taskQueue)));
-  } finally {
-    ledger.close();
-  }
+  await withWorker(env, (taskQueue) => body(new TestSession(env.client, taskQueue)), {}, extraEnv);
 }
 
 async function withOpenAi(

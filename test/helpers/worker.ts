@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import { ToolRunLedger } from '../../activities/tools/ledger';
 import type { AppConfig } from '../../common/config';
+import { testConfig } from './config';
 
 export async function createTestWorker(
   env: TestWorkflowEnvironment,
@@ -25,4 +26,20 @@ export async function createTestWorker(
     }),
   });
   return { worker, taskQueue, ledger };
+}
+
+/** Runs `body` while a fresh worker (own task queue, own DATA_DIR and policy) serves it. */
+export async function withWorker(
+  env: TestWorkflowEnvironment,
+  body: (taskQueue: string, config: AppConfig) => Promise<void>,
+  policy: Record<string, unknown> = {},
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
+  const config = testConfig(policy, extraEnv);
+  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+  try {
+    await worker.runUntil(body(taskQueue, config));
+  } finally {
+    ledger.close();
+  }
 }

@@ -13,7 +13,7 @@ import { tempDir, testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
-import { createTestWorker } from '../helpers/worker';
+import { createTestWorker, withWorker as withSharedWorker } from '../helpers/worker';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -26,18 +26,10 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function withWorker(
+const withWorker = (
   body: (taskQueue: string, config: AppConfig) => Promise<void>,
   policy: Record<string, unknown> = {},
-) {
-  const config = testConfig(policy);
-  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
-  try {
-    await worker.runUntil(body(taskQueue, config));
-  } finally {
-    ledger.close();
-  }
-}
+) => withSharedWorker(env, body, policy);
 
 const DAMAGED = [
   '{"type":"user","id":"u1","user":"alice","text":"list files","at":"2026-11-20T10:00:00Z"}',

@@ -8,7 +8,7 @@ import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
-import { createTestWorker } from '../helpers/worker';
+import { createTestWorker, withWorker } from '../helpers/worker';
 
 let env: TestWorkflowEnvironment;
 
@@ -26,13 +26,12 @@ async function withSession(
   policy: Record<string, unknown> = {},
   extraEnv: Record<string, string> = {},
 ): Promise<void> {
-  const config = testConfig(policy, extraEnv);
-  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
-  try {
-    await worker.runUntil(body(new TestSession(env.client, taskQueue), config));
-  } finally {
-    ledger.close();
-  }
+  await withWorker(
+    env,
+    (taskQueue, config) => body(new TestSession(env.client, taskQueue), config),
+    policy,
+    extraEnv,
+  );
 }
 
 function countLines(config: AppConfig, session: TestSession, file: string): number {

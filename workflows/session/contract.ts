@@ -96,35 +96,34 @@ export interface GateResolution {
   answers?: AskUserResult['answers'];
 }
 
-export interface ApprovalGate {
+/** What every gate records, whatever it waits for. */
+interface GateBase {
   id: string;
-  kind: 'approval';
   toolCallId: string;
-  toolName: string;
-  /** The exact arguments shown to the approver; an approval is bound to them. */
-  args: Record<string, unknown>;
-  /** The text allow patterns and grants match (e.g. the shell command), offered as a pattern default. */
-  subject: string;
+  /** Who asked (the person whose message started the turn); they may always decide. */
   requesterId: string;
+  /** Configured approvers, who may decide too. */
   approvers: string[];
   createdAt: number;
   expiresAt: number | null;
   status: GateStatus;
   resolution?: GateResolution;
 }
+
+export interface ApprovalGate extends GateBase {
+  kind: 'approval';
+  toolName: string;
+  /** The exact arguments shown to the approver; an approval is bound to them. */
+  args: Record<string, unknown>;
+  /** The text allow patterns and grants match (e.g. the shell command), offered as a pattern default. */
+  subject: string;
+}
+
 /** An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. */
-export interface QuestionGate {
-  id: string;
+export interface QuestionGate extends GateBase {
   kind: 'question';
-  toolCallId: string;
   toolName: 'ask_user';
   questions: Question[];
-  requesterId: string;
-  approvers: string[];
-  createdAt: number;
-  expiresAt: number | null;
-  status: GateStatus;
-  resolution?: GateResolution;
 }
 
 export type Gate = ApprovalGate | QuestionGate;

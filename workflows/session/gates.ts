@@ -64,6 +64,10 @@ export function openQuestionGate(input: {
   };
 }
 
+function deciders(gate: Gate): string {
+  return [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
+}
+
 export function mayDecide(gate: Gate, userId: string): boolean {
   return gate.requesterId === userId || gate.approvers.includes(userId);
 }
@@ -123,10 +127,9 @@ export function evaluateDecision(input: {
     };
   }
   if (!mayDecide(gate, decision.userId)) {
-    const who = [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
     return {
       ok: false,
-      notice: `You may not decide on this ${gate.toolName} call: only ${who} may. Nothing changed.`,
+      notice: `You may not decide on this ${gate.toolName} call: only ${deciders(gate)} may. Nothing changed.`,
     };
   }
   const base = { by: decision.userId, at: now };
@@ -182,8 +185,10 @@ export function evaluateAnswer(
   if (gate.status !== 'pending')
     return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };
   if (!mayDecide(gate, submission.userId)) {
-    const who = [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
-    return { ok: false, notice: `You may not answer this question: only ${who} may. Nothing changed.` };
+    return {
+      ok: false,
+      notice: `You may not answer this question: only ${deciders(gate)} may. Nothing changed.`,
+    };
   }
   const checked = validateAnswers(gate.questions, submission.answers);
   if (!checked.ok)
