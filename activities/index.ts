@@ -9,6 +9,8 @@ import type { Grant } from '../common/grants';
 import { decidePolicy } from '../common/policy';
 import { findTool } from '../common/tools/definitions';
 import type { Message } from '../workflows/session/contract';
+import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
+import { createDeliver } from './deliver';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
@@ -34,6 +36,7 @@ export interface ActivityDeps {
 export function createActivities({ config, client, ledger }: ActivityDeps) {
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
+  const deliverToPlatform = createDeliver(config);
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
@@ -46,6 +49,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
         continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
         approvers: config.policy.approvers,
         questionTimeoutMs: config.policy.questionTimeout,
+        ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
       };
     },
 
@@ -90,6 +94,10 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
     async loadPreviousTranscript(): Promise<Message[]> {
       const workflowId = Context.current().info.workflowExecution?.workflowId;
       return workflowId ? await previousRunTranscript(client, workflowId) : [];
+    },
+
+    async deliver(request: DeliveryRequest): Promise<DeliveryResult> {
+      return await deliverToPlatform(request);
     },
 
     async saveUserGrant(grant: Grant): Promise<void> {

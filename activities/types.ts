@@ -47,4 +47,6 @@ export interface SessionSettings {
   /** Who besides the asker may answer questions and decide approvals. */
   approvers?: string[];
   questionTimeoutMs?: number | 'never';
+  /** Chat platforms: post an open gate again after this long. */
+  reminderAfterMs?: number;
 }

@@ -21,6 +21,8 @@ export const policyFileSchema = z.strictObject({
   approvalTimeout: durationSchema.default(24 * 3_600_000),
   /** How long an ask_user question waits before the model gets "no answer". */
   questionTimeout: durationSchema.default(24 * 3_600_000),
+  /** Chat platforms: post a still-open gate again after this long ("never" to turn reminders off). */
+  reminderAfter: durationSchema.default(3_600_000),
   maxSteps: z.number().int().min(1).max(100).default(12),
   /** History events after which an idle session continues as new (Temporal warns at 10,240). */
   continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(10_000),
@@ -56,6 +58,9 @@ const envSchema = z.object({
   AGENT_CONFIG: optionalText,
   APPROVERS: optionalText,
   WEB_TRUSTED_USER_HEADER: optionalText,
+  SLACK_BOT_TOKEN: optionalText,
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_API_URL: optionalText,
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -84,6 +89,8 @@ export interface AppConfig {
     anthropicApiKey: string | undefined;
   };
   web: { trustedUserHeader: string | undefined; authToken: string | undefined };
+  /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
+  slack: { botToken: string; signingSecret: string | undefined; apiUrl: string | undefined } | undefined;
   workflowBundlePath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
@@ -151,6 +158,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       anthropicApiKey: e.ANTHROPIC_API_KEY,
     },
     web: { trustedUserHeader: e.WEB_TRUSTED_USER_HEADER, authToken: e.WEB_AUTH_TOKEN },
+    slack: e.SLACK_BOT_TOKEN
+      ? { botToken: e.SLACK_BOT_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET, apiUrl: e.SLACK_API_URL }
+      : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,
     policy,

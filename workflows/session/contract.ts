@@ -18,6 +18,8 @@ export const userMessageSchema = z.strictObject({
   messageId: z.string().min(1).max(128),
   userId,
   text: z.string().min(1).max(20_000),
+  /** The platform's reference of the message (Slack `ts`), for the "working" sign. */
+  ref: z.string().max(100).optional(),
 });
 export type UserMessage = z.infer<typeof userMessageSchema>;
 
@@ -108,6 +110,8 @@ interface GateBase {
   expiresAt: number | null;
   status: GateStatus;
   resolution?: GateResolution;
+  /** Platform references of every posted prompt of this gate (edited when it is decided). */
+  posts?: string[];
 }
 
 export interface ApprovalGate extends GateBase {
@@ -172,6 +176,10 @@ export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');
 export const decideSignal = defineSignal<[Decision]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
 export const answerSignal = defineSignal<[AnswerSubmission]>('answer');
+
+export const repostPendingSchema = z.strictObject({ userId });
+/** "pending": post the open gates again with fresh buttons (the old ones keep working). */
+export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSchema>]>('repostPending');
 export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');

@@ -30,6 +30,9 @@ export class SessionState {
   /** Set when the requester's new message cancelled an open approval: the turn ends and the message goes next. */
   supersededTurn = false;
 
+  /** Called for every agent text and notice, so chat platforms can be told (the web chat reads state). */
+  listener: { assistantText(text: string): void; notice(notice: Notice): void } | undefined;
+
   constructor(
     private readonly input: SessionInput,
     private readonly now: () => number,
@@ -50,6 +53,7 @@ export class SessionState {
   append(message: Message): void {
     this.transcript.push(message);
     this.touch();
+    if (message.role === 'assistant' && message.text.trim()) this.listener?.assistantText(message.text);
   }
 
   /** Exactly one result per tool call: a second result for the same id is dropped. */
@@ -78,7 +82,9 @@ export class SessionState {
   }
 
   notify(text: string, to?: string): void {
-    this.notices.push({ id: this.newId(), text, at: this.now(), ...(to ? { to } : {}) });
+    const notice = { id: this.newId(), text, at: this.now(), ...(to ? { to } : {}) };
+    this.notices.push(notice);
+    this.listener?.notice(notice);
     if (this.notices.length > MAX_NOTICES) this.notices.splice(0, this.notices.length - MAX_NOTICES);
     this.touch();
   }

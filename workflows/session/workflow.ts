@@ -24,6 +24,8 @@ import {
   revokeGrantSchema,
   revokeGrantSignal,
   pendingGatesQuery,
+  repostPendingSchema,
+  repostPendingSignal,
   stateQuery,
   transcriptQuery,
   userMessageSchema,
@@ -48,6 +50,7 @@ import {
   parseTypedDecision,
   resultWithoutRun,
 } from './gates';
+import type { OutboundEvent } from './outbound';
 import { repairTranscript } from './repair';
 import { SessionState } from './state';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
@@ -74,6 +77,11 @@ const { runTool } = wf.proxyActivities<Activities>({
 const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+
+const { deliver } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
@@ -123,6 +131,51 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     gate!.resolution = check.resolution;
     state.touch();
   };
+
+  // Chat platforms are told about agent text, gates and notices through an ordered outbox.
+  const emitsToPlatform = input.channel !== 'web';
+  const outbox: OutboundEvent[] = [];
+  let delivering = false;
+  const emit = (event: OutboundEvent): void => {
+    if (emitsToPlatform) outbox.push(event);
+  };
+  if (emitsToPlatform) {
+    state.listener = {
+      assistantText: (text) => emit({ type: 'message', text }),
+      notice: (notice) =>
+        emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
+    };
+    void deliverOutbox();
+  }
+
+  async function deliverOutbox(): Promise<void> {
+    for (;;) {
+      await wf.condition(() => outbox.length > 0);
+      const event = outbox.shift()!;
+      delivering = true;
+      try {
+        const result = await deliver({ sessionId, event });
+        if (event.type === 'gate' && result.ref) {
+          const gate = state.gates.get(event.gate.id);
+          if (gate) gate.posts = [...(gate.posts ?? []), result.ref];
+        }
+      } catch (error) {
+        wf.log.warn('delivery failed', { sessionId, type: event.type, error: failureMessage(error) });
+      } finally {
+        delivering = false;
+      }
+    }
+  }
+
+  wf.setHandler(repostPendingSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = repostPendingSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const open = state.pendingGates();
+    if (!open.length)
+      return state.notify('Nothing is waiting for a decision in this conversation.', parsed.data.userId);
+    for (const gate of open) emit({ type: 'gate', gate, reason: 'repost' });
+  });
 
   wf.setHandler(stateQuery, () => state.view(sessionId));
   wf.setHandler(transcriptQuery, () => state.transcript);
@@ -255,7 +308,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       () => state.inbox.length > 0 || shouldContinueAsNew(signalsThisRun, continueAfterEvents),
     );
     if (shouldContinueAsNew(signalsThisRun, continueAfterEvents)) {
-      await wf.condition(wf.allHandlersFinished);
+      await wf.condition(() => wf.allHandlersFinished() && outbox.length === 0 && !delivering);
       return await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: state.carry() });
     }
     const message = state.inbox.shift()!;
@@ -272,8 +325,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     });
     state.supersededTurn = false;
     setStatus('running');
-    await refreshSettings();
-    await continueTurn(message.userId);
+    if (message.ref) emit({ type: 'working', on: true, ref: message.ref });
+    try {
+      await refreshSettings();
+      await continueTurn(message.userId);
+    } finally {
+      if (message.ref && !continuingAsNew) emit({ type: 'working', on: false, ref: message.ref });
+    }
   }
 
   async function refreshSettings(): Promise<void> {
@@ -379,6 +437,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
           timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
         });
         state.gates.set(gate.id, gate);
+        emit({ type: 'gate', gate, reason: 'opened' });
         approved.push({ call, tool, args: checked.args, gate });
         continue;
       }
@@ -407,7 +466,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
               timeoutMs: plan.timeoutMs,
             })
           : undefined;
-      if (gate) state.gates.set(gate.id, gate);
+      if (gate) {
+        state.gates.set(gate.id, gate);
+        emit({ type: 'gate', gate, reason: 'opened' });
+      }
       approved.push({ call, tool, args: checked.args, ...(gate ? { gate } : {}) });
     }
 
@@ -430,7 +492,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       ]);
       if (gates.some((gate) => gate.status === 'pending')) {
         continuingAsNew = true;
-        await wf.condition(wf.allHandlersFinished);
+        await wf.condition(() => wf.allHandlersFinished() && outbox.length === 0 && !delivering);
         await wf.continueAsNew<typeof sessionWorkflow>({
           ...input,
           carried: { ...state.carry(), turn: { requesterId, step } },
@@ -485,12 +547,27 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
   }
 
   async function waitForDecision(gate: Gate): Promise<void> {
-    const timeout = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
-    const decided = await wf.condition(() => gate.status !== 'pending', timeout);
-    if (!decided && gate.status === 'pending') {
-      gate.status = 'expired';
-      gate.resolution = { outcome: 'expired', by: 'system', at: Date.now() };
+    // Chat platforms get a reminder (the prompt posted again) while a gate stays open; the web chat shows it live.
+    const reminderMs = emitsToPlatform ? settings.reminderAfterMs : undefined;
+    for (;;) {
+      const untilExpiry = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
+      const wait =
+        reminderMs !== undefined && (untilExpiry === undefined || reminderMs < untilExpiry)
+          ? reminderMs
+          : untilExpiry;
+      const decided =
+        wait === undefined
+          ? await wf.condition(() => gate.status !== 'pending').then(() => true)
+          : await wf.condition(() => gate.status !== 'pending', wait);
+      if (decided || gate.status !== 'pending') break;
+      if (wait === untilExpiry) {
+        gate.status = 'expired';
+        gate.resolution = { outcome: 'expired', by: 'system', at: Date.now() };
+        break;
+      }
+      emit({ type: 'gate', gate, reason: 'reminder' });
     }
+    emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
     state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
   }
 

@@ -1,0 +1,249 @@
+/**
+ * Slack inbound: Bolt listeners that parse, authenticate (Bolt verifies the signing secret) and signal.
+ * Every action and view listener acknowledges within Slack's 3 seconds, also while no worker runs:
+ * signals need only the Temporal server. Nothing pending is kept here.
+ */
+import type {
+  App,
+  RespondFn,
+  BlockAction,
+  ButtonAction,
+  SlackActionMiddlewareArgs,
+  SlackViewMiddlewareArgs,
+  ViewSubmitAction,
+} from '@slack/bolt';
+import { z } from 'zod';
+import type { Logger } from '../../common/log';
+import { answerSchema } from '../../common/tools/ask-user';
+import { gateButtonValueSchema, type GateButtonValue } from '../../workflows/session/contract';
+import { parseSlackSessionId, type SlackThread } from './ids';
+import { denyModal, editModal } from './render';
+import { answerModal, readAnswers } from './render-question';
+import type { SlackSessions } from './sessions';
+
+const MENTION = /<@[A-Z0-9]+>/g;
+
+interface MessageLike {
+  user?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+  channel_type?: string;
+  subtype?: string;
+  bot_id?: string;
+}
+
+/** An ephemeral reply to the clicker only. */
+async function tell(respond: RespondFn, text: string): Promise<void> {
+  await respond({ response_type: 'ephemeral', replace_original: false, text });
+}
+
+function parseButton(raw: string | undefined): GateButtonValue | undefined {
+  try {
+    const parsed = gateButtonValueSchema.safeParse(JSON.parse(raw ?? ''));
+    return parsed.success && parseSlackSessionId(parsed.data.workflowId) ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function registerSlackListeners(app: App, sessions: SlackSessions, log: Logger): void {
+  const toMessage = (event: MessageLike, text: string) => ({
+    messageId: `${event.channel}:${event.ts}`,
+    userId: event.user!,
+    text,
+    ref: event.ts,
+  });
+  const threadOf = (team: string, event: MessageLike): SlackThread => ({
+    team,
+    channel: event.channel,
+    threadTs: event.thread_ts ?? event.ts,
+  });
+
+  app.event('app_mention', async ({ event, body }) => {
+    const message = event as unknown as MessageLike;
+    if (!message.user) return;
+    const thread = threadOf(body.team_id, message);
+    const text = (message.text ?? '').replace(MENTION, '').trim();
+    if (/^pending$/i.test(text))
+      return await sessions
+        .repostPending(`session:slack:${thread.team}:${thread.channel}:${thread.threadTs}`, message.user)
+        .catch(() => {});
+    if (!text) return;
+    await sessions.start(thread, toMessage(message, text));
+    log.info('slack message accepted', {
+      channel: thread.channel,
+      threadTs: thread.threadTs,
+      userId: message.user,
+    });
+  });
+
+  app.message(async ({ message: raw, body }) => {
+    const message = raw as unknown as MessageLike;
+    if (message.subtype || message.bot_id || !message.user || !message.text) return;
+    const team = (body as { team_id: string }).team_id;
+    const text = message.text.replace(MENTION, '').trim();
+    if (!text) return;
+    const thread = threadOf(team, message);
+    if (message.channel_type === 'im') return await sessions.start(thread, toMessage(message, text));
+    // In channels the agent answers mentions (above) and threads it is already part of.
+    if (message.thread_ts) await sessions.continue(thread, toMessage(message, text));
+  });
+
+  const decideFromButton = async (
+    args: SlackActionMiddlewareArgs<BlockAction<ButtonAction>>,
+    extra: { scope?: 'session' | 'user' } = {},
+  ) => {
+    const value = parseButton(args.action.value);
+    if (!value) {
+      await args.ack();
+      return await tell(args.respond, 'That button is not one of ours or is malformed; nothing was done.');
+    }
+    try {
+      await sessions.decide(value.workflowId, {
+        gateId: value.gateId,
+        choice: value.choice,
+        userId: args.body.user.id,
+        ...extra,
+      });
+      await args.ack();
+    } catch (error) {
+      await args.ack();
+      log.warn('slack click not recorded', { workflowId: value.workflowId, error: (error as Error).message });
+      await tell(
+        args.respond,
+        'Your click could not be recorded right now (the conversation is unreachable). Please try again.',
+      );
+    }
+  };
+
+  app.action<BlockAction<ButtonAction>>('gate_approve', (args) => decideFromButton(args));
+  app.action<BlockAction<ButtonAction>>('gate_always_session', (args) =>
+    decideFromButton(args, { scope: 'session' }),
+  );
+  app.action<BlockAction<ButtonAction>>('gate_always_user', (args) =>
+    decideFromButton(args, { scope: 'user' }),
+  );
+
+  app.action<BlockAction<ButtonAction>>('gate_deny', async (args) => {
+    await args.ack();
+    const value = parseButton(args.action.value);
+    if (!value) return;
+    await args.client.views.open({
+      trigger_id: args.body.trigger_id,
+      view: denyModal(JSON.stringify(value), 'this call'),
+    });
+  });
+
+  app.action<BlockAction<ButtonAction>>('gate_edit', async (args) => {
+    await args.ack();
+    const value = parseButton(args.action.value);
+    if (!value) return;
+    const gate = await sessions.gate(value.workflowId, value.gateId).catch(() => undefined);
+    if (!gate || gate.kind !== 'approval') {
+      return await tell(
+        args.respond,
+        'This call is no longer open, or the agent is not answering right now; try again in a moment.',
+      );
+    }
+    await args.client.views.open({
+      trigger_id: args.body.trigger_id,
+      view: editModal(JSON.stringify(value), gate),
+    });
+  });
+
+  app.action<BlockAction<ButtonAction>>('gate_answer', async (args) => {
+    await args.ack();
+    const value = parseButton(args.action.value);
+    if (!value) return;
+    const gate = await sessions.gate(value.workflowId, value.gateId).catch(() => undefined);
+    if (!gate || gate.kind !== 'question') {
+      return await tell(
+        args.respond,
+        'This question is no longer open, or the agent is not answering right now; try again in a moment.',
+      );
+    }
+    await args.client.views.open({
+      trigger_id: args.body.trigger_id,
+      view: answerModal(JSON.stringify(value), gate),
+    });
+  });
+
+  const metadata = (args: SlackViewMiddlewareArgs<ViewSubmitAction>) =>
+    parseButton(args.view.private_metadata);
+
+  app.view<ViewSubmitAction>('gate_deny', async (args) => {
+    const value = metadata(args);
+    if (!value) return await args.ack();
+    const reason = args.view.state.values.reason?.value?.value?.trim();
+    await sessions.decide(value.workflowId, {
+      gateId: value.gateId,
+      choice: 'deny',
+      userId: args.body.user.id,
+      ...(reason ? { reason } : {}),
+    });
+    await args.ack();
+  });
+
+  app.view<ViewSubmitAction>('gate_edit', async (args) => {
+    const value = metadata(args);
+    if (!value) return await args.ack();
+    const text = args.view.state.values.args?.value?.value ?? '';
+    const parsed = z.record(z.string(), z.unknown()).safeParse(
+      (() => {
+        try {
+          return JSON.parse(text);
+        } catch {
+          return undefined;
+        }
+      })(),
+    );
+    if (!parsed.success)
+      return await args.ack({
+        response_action: 'errors',
+        errors: { args: 'Enter the arguments as a JSON object, e.g. {"command": "ls"}' },
+      });
+    await sessions.decide(value.workflowId, {
+      gateId: value.gateId,
+      choice: 'edit',
+      args: parsed.data,
+      userId: args.body.user.id,
+    });
+    await args.ack();
+  });
+
+  app.view<ViewSubmitAction>('gate_answer', async (args) => {
+    const value = metadata(args);
+    if (!value) return await args.ack();
+    const answers = z.array(answerSchema).safeParse(readAnswers(args.view.state.values));
+    if (!answers.success) return await args.ack({ response_action: 'errors', errors: {} });
+    await sessions.answer(value.workflowId, {
+      gateId: value.gateId,
+      userId: args.body.user.id,
+      answers: answers.data,
+    });
+    await args.ack();
+  });
+
+  app.command(/^\/agent/, async ({ command, ack, respond }) => {
+    await ack();
+    const [verb] = command.text.trim().split(/\s+/);
+    if (verb !== 'pending') {
+      await respond({
+        response_type: 'ephemeral',
+        text: 'Usage: `/agent pending` re-posts the approvals and questions waiting in this channel.',
+      });
+      return;
+    }
+    const waiting = await sessions.waitingInChannel(command.team_id, command.channel_id);
+    for (const workflowId of waiting)
+      await sessions.repostPending(workflowId, command.user_id).catch(() => {});
+    await respond({
+      response_type: 'ephemeral',
+      text: waiting.length
+        ? `Re-posting what is waiting in ${waiting.length} conversation(s) here.`
+        : 'Nothing is waiting for a decision in this channel.',
+    });
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Slack outbound: carries a session's outbound events to the Web API (post, update, ephemeral, reactions).
+ * Runs inside the worker's `deliver` activity. The WebClient honours 429 retry-after on its own.
+ */
+import { WebClient } from '@slack/web-api';
+import type { DeliveryResult, OutboundEvent } from '../../workflows/session/outbound';
+import { parseSlackSessionId } from './ids';
+import { decidedBlocks, gateBlocks, slackMentions, splitForSlack, toMrkdwn } from './render';
+
+const WORKING_REACTION = 'hourglass_flowing_sand';
+
+export class SlackOutbound {
+  private readonly client: WebClient;
+
+  constructor(options: { botToken: string; apiUrl: string | undefined }) {
+    this.client = new WebClient(options.botToken, {
+      ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
+      retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
+    });
+  }
+
+  async deliver(sessionId: string, event: OutboundEvent): Promise<DeliveryResult> {
+    const thread = parseSlackSessionId(sessionId);
+    if (!thread) throw new Error(`${sessionId} is not a Slack session id`);
+    const where = { channel: thread.channel, thread_ts: thread.threadTs };
+    switch (event.type) {
+      case 'message': {
+        for (const chunk of splitForSlack(slackMentions(toMrkdwn(event.text)))) {
+          await this.client.chat.postMessage({ ...where, text: chunk, mrkdwn: true, unfurl_links: false });
+        }
+        return {};
+      }
+      case 'gate': {
+        const posted = await this.client.chat.postMessage({
+          ...where,
+          text:
+            event.gate.kind === 'approval' ? `Approval needed: ${event.gate.toolName}` : 'A question for you',
+          blocks: gateBlocks(event.gate, sessionId, event.reason),
+        });
+        return posted.ts ? { ref: posted.ts } : {};
+      }
+      case 'gate_resolved': {
+        for (const ts of event.gate.posts ?? []) {
+          await this.client.chat.update({
+            channel: thread.channel,
+            ts,
+            text: slackMentions(event.outcome),
+            blocks: decidedBlocks(event.gate, event.outcome),
+          });
+        }
+        return {};
+      }
+      case 'notice': {
+        // Notices for everyone repeat what the edited prompt already shows; only personal ones are sent.
+        if (event.to)
+          await this.client.chat.postEphemeral({ ...where, user: event.to, text: slackMentions(event.text) });
+        return {};
+      }
+      case 'working': {
+        const reaction = { channel: thread.channel, timestamp: event.ref, name: WORKING_REACTION };
+        try {
+          if (event.on) await this.client.reactions.add(reaction);
+          else await this.client.reactions.remove(reaction);
+        } catch (error) {
+          const code = (error as { data?: { error?: string } }).data?.error;
+          if (code !== 'already_reacted' && code !== 'no_reaction' && code !== 'message_not_found')
+            throw error;
+        }
+        return {};
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * ask_user in Slack: the answer form is a modal (input blocks do not fit a thread message): radio buttons
+ * for one choice, checkboxes for several (selects beyond ten options), a text input for "Other".
+ */
+import type { InputBlock, View } from '@slack/types';
+import type { Answer } from '../../common/tools/ask-user';
+import type { QuestionGate } from '../../workflows/session/contract';
+
+const option = (label: string, description?: string) => ({
+  text: { type: 'plain_text' as const, text: label },
+  value: label,
+  ...(description ? { description: { type: 'plain_text' as const, text: description.slice(0, 75) } } : {}),
+});
+
+export function answerModal(privateMetadata: string, gate: QuestionGate): View {
+  const blocks: InputBlock[] = [];
+  for (const q of gate.questions) {
+    if (q.options.length) {
+      const options = q.options.map((o) => option(o.label, o.description));
+      const many = options.length > 10;
+      const element = q.multi_select
+        ? many
+          ? { type: 'multi_static_select' as const, action_id: 'value', options }
+          : { type: 'checkboxes' as const, action_id: 'value', options }
+        : many
+          ? { type: 'static_select' as const, action_id: 'value', options }
+          : { type: 'radio_buttons' as const, action_id: 'value', options };
+      blocks.push({
+        type: 'input',
+        block_id: `q:${q.label}`,
+        optional: !q.required || q.allow_custom,
+        label: { type: 'plain_text', text: q.prompt.slice(0, 2000) },
+        element,
+      });
+    }
+    if (q.allow_custom) {
+      blocks.push({
+        type: 'input',
+        block_id: `qc:${q.label}`,
+        optional: q.options.length > 0 || !q.required,
+        label: { type: 'plain_text', text: q.options.length ? `${q.label}: other` : q.prompt.slice(0, 2000) },
+        element: { type: 'plain_text_input', action_id: 'value', max_length: 2000 },
+      });
+    }
+  }
+  return {
+    type: 'modal',
+    callback_id: 'gate_answer',
+    private_metadata: privateMetadata,
+    title: { type: 'plain_text', text: 'Answer' },
+    submit: { type: 'plain_text', text: 'Submit' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks,
+  };
+}
+
+type StateValue = {
+  selected_option?: { value?: string } | null;
+  selected_options?: { value?: string }[];
+  value?: string | null;
+};
+
+/** Reads a submitted answer modal back into answers; the workflow validates them against the questions. */
+export function readAnswers(values: Record<string, Record<string, StateValue>>): Answer[] {
+  const byLabel = new Map<string, Answer>();
+  for (const [blockId, actions] of Object.entries(values)) {
+    const match = /^(q|qc):(.+)$/.exec(blockId);
+    const state = actions.value;
+    if (!match || !state) continue;
+    const label = match[2]!;
+    const answer = byLabel.get(label) ?? { question: label, selected: [] };
+    if (match[1] === 'q') {
+      answer.selected =
+        state.selected_options?.flatMap((o) => (o.value ? [o.value] : [])) ??
+        (state.selected_option?.value ? [state.selected_option.value] : []);
+    } else if (state.value?.trim()) answer.custom = state.value.trim();
+    byLabel.set(label, answer);
+  }
+  return [...byLabel.values()];
+}

@@ -1,0 +1,256 @@
+/**
+ * Pure builders of what Slack shows: mrkdwn text, message chunks within Slack's limits, approval prompts
+ * with buttons, their decided form, and the Deny / Edit modals. Unit-tested by structure.
+ */
+import type { KnownBlock, View } from '@slack/types';
+import { slackifyMarkdown } from 'slackify-markdown';
+import type { ApprovalGate, Gate, GateButtonValue } from '../../workflows/session/contract';
+
+/** Section text is limited to 3,000 characters; messages are split below that, never cut. */
+export const SECTION_LIMIT = 3_000;
+const ARGS_PREVIEW_LIMIT = 2_400;
+
+/** `@U123` in workflow text becomes a real Slack mention. */
+export function slackMentions(text: string): string {
+  return text.replace(/@([UW][A-Z0-9]{2,})/g, '<@$1>');
+}
+
+export function toMrkdwn(markdown: string): string {
+  return slackifyMarkdown(markdown).trimEnd();
+}
+
+/** Splits text at line breaks into chunks of at most `limit` characters; over-long lines are split hard. */
+export function splitForSlack(text: string, limit = SECTION_LIMIT): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  for (const line of text.split('\n')) {
+    const pieces =
+      line.length > limit ? (line.match(new RegExp(`[\\s\\S]{1,${limit}}`, 'g')) ?? ['']) : [line];
+    for (const piece of pieces) {
+      const next = current ? `${current}\n${piece}` : piece;
+      if (next.length > limit) {
+        chunks.push(current);
+        current = piece;
+      } else current = next;
+    }
+  }
+  if (current || chunks.length === 0) chunks.push(current);
+  return chunks.length > 1
+    ? chunks.map((chunk, i) => `${chunk}\n_(part ${i + 1} of ${chunks.length})_`)
+    : chunks;
+}
+
+export function argsPreview(args: unknown): string {
+  const json = JSON.stringify(args, null, 2) ?? '';
+  const body =
+    json.length > ARGS_PREVIEW_LIMIT
+      ? `${json.slice(0, ARGS_PREVIEW_LIMIT)}\n… (${json.length - ARGS_PREVIEW_LIMIT} more characters; Edit & approve shows them all)`
+      : json;
+  return `\`\`\`${body.replace(/```/g, "'''")}\`\`\``;
+}
+
+export function buttonValue(workflowId: string, gate: Gate, choice: GateButtonValue['choice']): string {
+  return JSON.stringify({ workflowId, gateId: gate.id, choice } satisfies GateButtonValue);
+}
+
+const who = (gate: Gate) => [gate.requesterId, ...gate.approvers].map((id) => `<@${id}>`).join(', ');
+
+export function approvalBlocks(
+  gate: ApprovalGate,
+  workflowId: string,
+  reason: 'opened' | 'repost' | 'reminder',
+): KnownBlock[] {
+  const intro =
+    reason === 'reminder'
+      ? ':bell: *Still waiting for a decision*'
+      : reason === 'repost'
+        ? '*Still open*'
+        : '*Approval needed*';
+  const expires = gate.expiresAt
+    ? `Expires ${new Date(gate.expiresAt).toISOString().replace('T', ' ').slice(0, 16)} UTC. `
+    : '';
+  return [
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: `${intro}: \`${gate.toolName}\` requested by <@${gate.requesterId}>` },
+    },
+    { type: 'section', text: { type: 'mrkdwn', text: argsPreview(gate.args) } },
+    {
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `${expires}Who may decide: ${who(gate)}. You can also reply \`approve\` or \`deny <reason>\`.`,
+        },
+      ],
+    },
+    {
+      type: 'actions',
+      block_id: `gate:${gate.id}`,
+      elements: [
+        {
+          type: 'button',
+          action_id: 'gate_approve',
+          text: { type: 'plain_text', text: 'Approve' },
+          style: 'primary',
+          value: buttonValue(workflowId, gate, 'approve'),
+        },
+        {
+          type: 'button',
+          action_id: 'gate_deny',
+          text: { type: 'plain_text', text: 'Deny…' },
+          style: 'danger',
+          value: buttonValue(workflowId, gate, 'deny'),
+        },
+        {
+          type: 'button',
+          action_id: 'gate_always_session',
+          text: { type: 'plain_text', text: 'Always allow here' },
+          value: buttonValue(workflowId, gate, 'always'),
+        },
+        {
+          type: 'button',
+          action_id: 'gate_always_user',
+          text: { type: 'plain_text', text: 'Always allow everywhere' },
+          value: buttonValue(workflowId, gate, 'always'),
+        },
+        {
+          type: 'button',
+          action_id: 'gate_edit',
+          text: { type: 'plain_text', text: 'Edit & approve…' },
+          value: buttonValue(workflowId, gate, 'edit'),
+        },
+      ],
+    },
+  ];
+}
+
+/** A question gate in Slack: the questions as text and a button opening the answer form (a modal). */
+export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
+  if (gate.kind !== 'question') return [];
+  const lines = gate.questions.map(
+    (q) =>
+      `*${q.label}*: ${q.prompt}${q.options.length ? `\n${q.options.map((o) => `• ${o.label}`).join('\n')}` : ''}`,
+  );
+  return [
+    {
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `*Question for* <@${gate.requesterId}>\n${lines.join('\n')}`.slice(0, SECTION_LIMIT),
+      },
+    },
+    {
+      type: 'actions',
+      block_id: `gate:${gate.id}`,
+      elements: [
+        {
+          type: 'button',
+          action_id: 'gate_answer',
+          text: { type: 'plain_text', text: 'Answer…' },
+          style: 'primary',
+          value: buttonValue(workflowId, gate, 'approve'),
+        },
+      ],
+    },
+  ];
+}
+
+export function gateBlocks(
+  gate: Gate,
+  workflowId: string,
+  reason: 'opened' | 'repost' | 'reminder',
+): KnownBlock[] {
+  return gate.kind === 'approval'
+    ? approvalBlocks(gate, workflowId, reason)
+    : questionBlocks(gate, workflowId);
+}
+
+const OUTCOME_ICON: Record<string, string> = {
+  approved: ':white_check_mark:',
+  edited: ':pencil2:',
+  always: ':white_check_mark:',
+  denied: ':no_entry:',
+  answered: ':speech_balloon:',
+  expired: ':hourglass:',
+  superseded: ':leftwards_arrow_with_hook:',
+  cancelled: ':x:',
+};
+
+/** The prompt after the decision: what was asked, and who decided what and when; no buttons. */
+export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
+  const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
+  const subject = gate.kind === 'approval' ? `\`${gate.toolName}\`` : 'question';
+  const blocks: KnownBlock[] = [
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: `${icon} ${subject}: ${slackMentions(outcome)}`.trim() },
+    },
+  ];
+  if (gate.kind === 'approval')
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: argsPreview(gate.resolution?.args ?? gate.args) },
+    });
+  if (gate.resolution?.reason)
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: `Reason: ${gate.resolution.reason}` }],
+    });
+  for (const answer of gate.resolution?.answers ?? []) {
+    blocks.push({
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `*${answer.question}*: ${[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)'}`,
+        },
+      ],
+    });
+  }
+  return blocks;
+}
+
+export function denyModal(privateMetadata: string, toolName: string): View {
+  return {
+    type: 'modal',
+    callback_id: 'gate_deny',
+    private_metadata: privateMetadata,
+    title: { type: 'plain_text', text: 'Deny' },
+    submit: { type: 'plain_text', text: 'Deny' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: 'reason',
+        optional: true,
+        label: { type: 'plain_text', text: `Why deny ${toolName}? (told to the agent)` },
+        element: { type: 'plain_text_input', action_id: 'value', multiline: true, max_length: 2000 },
+      },
+    ],
+  };
+}
+
+export function editModal(privateMetadata: string, gate: ApprovalGate): View {
+  return {
+    type: 'modal',
+    callback_id: 'gate_edit',
+    private_metadata: privateMetadata,
+    title: { type: 'plain_text', text: 'Edit & approve' },
+    submit: { type: 'plain_text', text: 'Approve' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: 'args',
+        label: { type: 'plain_text', text: `Arguments for ${gate.toolName} (JSON)` },
+        element: {
+          type: 'plain_text_input',
+          action_id: 'value',
+          multiline: true,
+          initial_value: JSON.stringify(gate.args, null, 2).slice(0, 3000),
+        },
+      },
+    ],
+  };
+}

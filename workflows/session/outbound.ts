@@ -1,0 +1,28 @@
+/**
+ * What a session tells a chat platform (Slack, Discord): the workflow queues these in an outbox and a
+ * delivery loop hands them to the `deliver` activity, in order. The web chat reads state instead, so web
+ * sessions queue nothing.
+ */
+import type { Gate } from './contract';
+
+export type OutboundEvent =
+  /** Agent text for the conversation (answers, notes). */
+  | { type: 'message'; text: string }
+  /** Post a gate's prompt with buttons; the platform's message reference is recorded on the gate. */
+  | { type: 'gate'; gate: Gate; reason: 'opened' | 'repost' | 'reminder' }
+  /** Edit every posted prompt of a decided gate to show its outcome. */
+  | { type: 'gate_resolved'; gate: Gate; outcome: string }
+  /** Feedback for one person (ephemeral where the platform has it) or for everyone. */
+  | { type: 'notice'; text: string; to?: string }
+  /** A visible "working" sign on the message that started the turn. */
+  | { type: 'working'; on: boolean; ref: string };
+
+export interface DeliveryRequest {
+  sessionId: string;
+  event: OutboundEvent;
+}
+
+export interface DeliveryResult {
+  /** The platform's reference of a posted message (Slack `ts`), for later edits. */
+  ref?: string;
+}
