@@ -12,7 +12,7 @@ const ARGS_PREVIEW_LIMIT = 2_400;
 
 /** `@U123` in workflow text becomes a real Slack mention. */
 export function slackMentions(text: string): string {
-  return text.replace(/@([UW][A-Z0-9]{2,})/g, '<@$1>');
+  return text.replace(/@([UW][A-Z0-9]+)\b/g, '<@$1>');
 }
 
 export function toMrkdwn(markdown: string): string {

@@ -1,0 +1,261 @@
+/**
+ * The Slack gateway end to end: signed requests in, a local Slack Web API out, a real worker, gateway and
+ * Temporal server in between.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionWorkdir } from '../../activities/tools/shell';
+import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import { FakeSlack } from '../helpers/fake-slack';
+import { click, mention, SlackRequests, submitView } from '../helpers/slack-requests';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+
+const SECRET = 'slack-signing-secret-for-tests';
+let env: TestWorkflowEnvironment;
+let slack: FakeSlack;
+let stack: Stack;
+let requests: SlackRequests;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  slack = await new FakeSlack().start();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: { approvers: ['U3'] },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_API_URL: `${slack.url}/api/`,
+    },
+  });
+  requests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await slack?.stop();
+  await env?.teardown();
+});
+
+const workflowIdOf = (ts: string) => `session:slack:T1:C1:${ts}`;
+
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(
+    `timed out waiting for ${what}; Slack calls: ${JSON.stringify(slack.calls.map((c) => c.method))}`,
+  );
+}
+
+const postsIn = (ts: string) => slack.of('chat.postMessage').filter((m) => m.thread_ts === ts);
+const state = (ts: string) =>
+  env.client.workflow.getHandle(workflowIdOf(ts)).query(stateQuery) as Promise<SessionView>;
+
+/** The approval prompt posted in a thread, and the value of one of its buttons. */
+async function prompt(ts: string) {
+  const message = await until('an approval prompt', () => postsIn(ts).find((m) => Array.isArray(m.blocks)));
+  const blocks = message.blocks as { type: string; elements?: { action_id: string; value: string }[] }[];
+  const buttons = blocks.find((b) => b.type === 'actions')!.elements!;
+  return { message, value: (actionId: string) => buttons.find((b) => b.action_id === actionId)!.value };
+}
+
+describe('Slack', () => {
+  it('answers the URL verification challenge and refuses forged or stale requests', async () => {
+    const challenge = await requests.post(
+      JSON.stringify({ type: 'url_verification', challenge: 'c-123', token: 't' }),
+      'application/json',
+    );
+    expect(challenge.status).toBe(200);
+    expect(challenge.text).toContain('c-123');
+
+    const forgedEvent = mention('forged');
+    const body = JSON.stringify({ type: 'event_callback', team_id: 'T1', event: forgedEvent });
+    expect((await requests.post(body, 'application/json', { secret: 'wrong-secret' })).status).toBe(401);
+    const stale = Math.floor(Date.now() / 1000) - 10 * 60;
+    expect((await requests.post(body, 'application/json', { timestamp: stale })).status).toBe(401);
+    const unsigned = await fetch(`http://127.0.0.1:${stack.port}/slack/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(unsigned.status).toBe(401);
+    await expect(env.client.workflow.getHandle(workflowIdOf(forgedEvent.ts)).describe()).rejects.toThrow(
+      /not found/i,
+    );
+  });
+
+  it('answers a mention in its thread, with a working sign while the turn runs, once even when Slack retries', async () => {
+    const event = mention('hello there');
+    expect((await requests.event(event)).status).toBe(200);
+    expect((await requests.event(event, { retryNum: 1 })).status).toBe(200);
+    const answer = await until('the answer', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('You said: "hello there"')),
+    );
+    expect(answer.channel).toBe('C1');
+    expect(slack.of('reactions.add')).toContainEqual(
+      expect.objectContaining({ channel: 'C1', timestamp: event.ts, name: 'hourglass_flowing_sand' }),
+    );
+    await until('the working sign removed', () =>
+      slack.of('reactions.remove').find((r) => r.timestamp === event.ts),
+    );
+    const view = await state(event.ts);
+    expect(view.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+  });
+
+  it('posts an approval prompt, runs the tool on Approve, and edits the prompt to show who approved', async () => {
+    const event = mention('run `echo from-slack`');
+    await requests.event(event);
+    const { message, value } = await prompt(event.ts);
+    expect(JSON.stringify(message.blocks)).toContain('echo from-slack');
+    expect(JSON.stringify(message.blocks)).toContain('requested by <@U1>');
+
+    expect(
+      (
+        await requests.interaction(
+          click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/1`),
+        )
+      ).status,
+    ).toBe(200);
+    const edited = await until('the prompt edited', () =>
+      slack.of('chat.update').find((u) => String(u.text).includes('approved by <@U1>')),
+    );
+    expect(edited.ts).toBeDefined();
+    await until('the answer', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('from-slack') && !m.blocks),
+    );
+  });
+
+  it('asks for a deny reason in a modal and tells the model', async () => {
+    const event = mention('run `echo nope`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await requests.interaction(click('gate_deny', value('gate_deny'), 'U1', `${slack.url}/response/2`));
+    const opened = await until('the deny modal', () =>
+      slack.of('views.open').find((v) => JSON.stringify(v.view).includes('gate_deny')),
+    );
+    const view = opened.view as { private_metadata: string };
+    const submitted = await requests.interaction(
+      submitView('gate_deny', view.private_metadata, 'U1', {
+        reason: { value: { type: 'plain_text_input', value: 'not on Fridays' } },
+      }),
+    );
+    expect(submitted.status).toBe(200);
+    await until('the answer with the reason', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('not on Fridays')),
+    );
+    const result = (await state(event.ts)).transcript.find((m) => m.role === 'tool');
+    expect(result).toMatchObject({
+      status: 'denied',
+      content: expect.stringContaining('denied by @U1: not on Fridays'),
+    });
+  });
+
+  it('explains to an unauthorised clicker and a late clicker, privately, and changes nothing', async () => {
+    const event = mention('run `echo guarded`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await requests.interaction(click('gate_approve', value('gate_approve'), 'U2', `${slack.url}/response/3`));
+    const refusal = await until('an ephemeral refusal', () =>
+      slack.of('chat.postEphemeral').find((e) => e.user === 'U2'),
+    );
+    expect(refusal.text).toContain('You may not decide');
+    expect((await state(event.ts)).gates[0]!.status).toBe('pending');
+
+    await requests.interaction(click('gate_approve', value('gate_approve'), 'U3', `${slack.url}/response/4`));
+    await until('the approval by the configured approver', () =>
+      slack.of('chat.update').find((u) => String(u.text).includes('approved by <@U3>')),
+    );
+    await requests.interaction(click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/5`));
+    const late = await until('an ephemeral "already"', () =>
+      slack
+        .of('chat.postEphemeral')
+        .find((e) => e.user === 'U1' && String(e.text).includes('already approved by <@U3>')),
+    );
+    expect(late.text).toMatch(/at \d\d:\d\d UTC/);
+    expect((await state(event.ts)).transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
+  });
+
+  it('answers a malformed button with a clear private message and signals nothing', async () => {
+    const response = await requests.interaction(
+      click('gate_approve', '{"workflowId":"elsewhere"}', 'U1', `${slack.url}/response/6`),
+    );
+    expect(response.status).toBe(200);
+    const reply = await until('the ephemeral reply', () =>
+      slack.of('response_url').find((r) => String(r.text).includes('not one of ours')),
+    );
+    expect(reply.response_type).toBe('ephemeral');
+  });
+
+  it('re-posts open gates with fresh buttons on "pending", and the old buttons still work', async () => {
+    const event = mention('run `echo twice`');
+    await requests.event(event);
+    const first = await prompt(event.ts);
+    await requests.event(mention('pending', { thread_ts: event.ts }));
+    await until(
+      'a second prompt',
+      () => postsIn(event.ts).filter((m) => Array.isArray(m.blocks)).length === 2 || undefined,
+    );
+    await requests.command({
+      command: '/agent',
+      text: 'pending',
+      team_id: 'T1',
+      channel_id: 'C1',
+      user_id: 'U1',
+      response_url: `${slack.url}/response/7`,
+      trigger_id: 't',
+    });
+    await until(
+      'a third prompt',
+      () => postsIn(event.ts).filter((m) => Array.isArray(m.blocks)).length >= 3 || undefined,
+    );
+
+    await requests.interaction(
+      click('gate_approve', first.value('gate_approve'), 'U1', `${slack.url}/response/8`),
+    );
+    await until(
+      'every posted prompt edited',
+      () =>
+        slack
+          .of('chat.update')
+          .filter(
+            (u) =>
+              String(u.text).includes('approved by <@U1>') &&
+              String(JSON.stringify(u.blocks)).includes('echo twice'),
+          ).length >= 3 || undefined,
+    );
+  });
+
+  it('keeps a click made while no worker runs, and runs the tool exactly once after a restart', async () => {
+    const event = mention('run `echo ran >> count.txt`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await stack.worker.kill('SIGKILL');
+    const clicked = await requests.interaction(
+      click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/9`),
+    );
+    expect(clicked.status).toBe(200);
+    await stack.restartWorker();
+    await until('the prompt edited', () =>
+      slack
+        .of('chat.update')
+        .find(
+          (u) =>
+            String(JSON.stringify(u.blocks)).includes('count.txt') && String(u.text).includes('approved'),
+        ),
+    );
+    await until('the run finished', async () => (await state(event.ts)).status === 'idle' || undefined);
+    const file = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowIdOf(event.ts)), 'count.txt');
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+});
