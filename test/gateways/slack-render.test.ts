@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { parseSlackSessionId, slackSessionWorkflowId } from '../../gateways/slack/ids';
+import {
+  approvalBlocks,
+  argsPreview,
+  decidedBlocks,
+  slackMentions,
+  splitForSlack,
+  toMrkdwn,
+  SECTION_LIMIT,
+} from '../../gateways/slack/render';
+import { answerModal, readAnswers } from '../../gateways/slack/render-question';
+import type { ApprovalGate, QuestionGate } from '../../workflows/session/contract';
+
+const workflowId = 'session:slack:T1:C1:1700000000.000100';
+const gate: ApprovalGate = {
+  id: 'g1',
+  kind: 'approval',
+  toolCallId: 'c1',
+  toolName: 'shell_execute',
+  args: { command: 'ls -la' },
+  subject: 'ls -la',
+  requesterId: 'U1',
+  approvers: ['U9'],
+  createdAt: 0,
+  expiresAt: Date.UTC(2026, 10, 23, 9, 30),
+  status: 'pending',
+};
+
+describe('Slack ids', () => {
+  it('round-trips a thread through its workflow id', () => {
+    const thread = { team: 'T1', channel: 'C1', threadTs: '1700000000.000100' };
+    expect(slackSessionWorkflowId(thread)).toBe(workflowId);
+    expect(parseSlackSessionId(workflowId)).toEqual(thread);
+    expect(parseSlackSessionId('session:web:abc')).toBeUndefined();
+  });
+});
+
+describe('Slack rendering', () => {
+  it('builds an approval prompt with every decision and compact, addressable button values', () => {
+    const blocks = approvalBlocks(gate, workflowId, 'opened');
+    expect(blocks.length).toBeLessThanOrEqual(50);
+    const actions = blocks.find((b) => b.type === 'actions') as {
+      elements: { action_id: string; value: string; text: { text: string } }[];
+    };
+    expect(actions.elements.map((e) => e.action_id)).toEqual([
+      'gate_approve',
+      'gate_deny',
+      'gate_always_session',
+      'gate_always_user',
+      'gate_edit',
+    ]);
+    for (const button of actions.elements) {
+      expect(button.text.text.length).toBeLessThanOrEqual(75);
+      expect(button.value.length).toBeLessThanOrEqual(2000);
+      expect(JSON.parse(button.value)).toMatchObject({ workflowId, gateId: 'g1' });
+    }
+    const text = JSON.stringify(blocks);
+    expect(text).toContain('requested by <@U1>');
+    expect(text).toContain('<@U1>, <@U9>');
+    expect(text).toContain('2026-11-23 09:30 UTC');
+  });
+
+  it('truncates a huge argument preview safely and says so', () => {
+    const preview = argsPreview({ command: 'x'.repeat(10_000) });
+    expect(preview.length).toBeLessThan(SECTION_LIMIT);
+    expect(preview).toMatch(/more characters; Edit & approve shows them all/);
+    expect(preview.startsWith('```') && preview.endsWith('```')).toBe(true);
+  });
+
+  it('shows the outcome without buttons once decided', () => {
+    const decided = decidedBlocks(
+      { ...gate, status: 'resolved', resolution: { outcome: 'denied', by: 'U9', at: 0, reason: 'frozen' } },
+      'denied by @U9 at 00:00 UTC',
+    );
+    const text = JSON.stringify(decided);
+    expect(text).toContain('denied by <@U9>');
+    expect(text).toContain('Reason: frozen');
+    expect(decided.some((b) => b.type === 'actions')).toBe(false);
+  });
+
+  it('converts Markdown to mrkdwn and mentions', () => {
+    // slackify-markdown puts zero-width spaces around emphasis so Slack formats it next to other text.
+    expect(toMrkdwn('**bold** and [docs](https://x.test)').replace(/\u200b/g, '')).toBe('*bold* and <https://x.test|docs>');
+    expect(slackMentions('approved by @U123ABC')).toBe('approved by <@U123ABC>');
+  });
+
+  it('splits long text at line breaks into numbered parts, losing nothing', () => {
+    const text = Array.from({ length: 400 }, (_, i) => `line ${i} ${'x'.repeat(20)}`).join('\n');
+    const parts = splitForSlack(text);
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(SECTION_LIMIT + 30);
+    expect(parts[0]).toMatch(/_\(part 1 of \d+\)_$/);
+    const rejoined = parts.map((p) => p.replace(/\n_\(part \d+ of \d+\)_$/, '')).join('\n');
+    expect(rejoined).toBe(text);
+  });
+});
+
+describe('Slack question modal', () => {
+  const question: QuestionGate = {
+    id: 'q1',
+    kind: 'question',
+    toolCallId: 'c2',
+    toolName: 'ask_user',
+    requesterId: 'U1',
+    approvers: [],
+    createdAt: 0,
+    expiresAt: null,
+    status: 'pending',
+    questions: [
+      {
+        label: 'Environment',
+        prompt: 'Where?',
+        options: [{ label: 'staging' }, { label: 'production' }],
+        multi_select: false,
+        allow_custom: false,
+        required: true,
+      },
+      {
+        label: 'Checks',
+        prompt: 'Which?',
+        options: [{ label: 'lint' }, { label: 'tests' }],
+        multi_select: true,
+        allow_custom: true,
+        required: false,
+      },
+    ],
+  };
+
+  it('uses radio buttons for one choice, checkboxes for several, and a text input for "Other"', () => {
+    const modal = answerModal('{}', question);
+    const elements = modal.blocks.map((b) =>
+      'element' in b ? (b.element as { type: string }).type : b.type,
+    );
+    expect(elements).toEqual(['radio_buttons', 'checkboxes', 'plain_text_input']);
+  });
+
+  it('reads the submitted state back into answers', () => {
+    const answers = readAnswers({
+      'q:Environment': { value: { selected_option: { value: 'staging' } } },
+      'q:Checks': { value: { selected_options: [{ value: 'lint' }, { value: 'tests' }] } },
+      'qc:Checks': { value: { value: ' smoke ' } },
+    });
+    expect(answers).toEqual([
+      { question: 'Environment', selected: ['staging'] },
+      { question: 'Checks', selected: ['lint', 'tests'], custom: 'smoke' },
+    ]);
+  });
+});
