@@ -24,7 +24,7 @@ beforeAll(async () => {
   slack = await new FakeSlack().start();
   stack = await startStack({
     temporalAddress: env.address,
-    policy: { approvers: ['U3'] },
+    policy: { approvers: ['U3'], reminderAfter: '4s' },
     env: {
       SLACK_BOT_TOKEN: 'xoxb-test-token',
       SLACK_SIGNING_SECRET: SECRET,
@@ -234,6 +234,151 @@ describe('Slack', () => {
               String(JSON.stringify(u.blocks)).includes('echo twice'),
           ).length >= 3 || undefined,
     );
+  });
+
+  it('edits the arguments in a modal, refusing invalid JSON there', async () => {
+    const event = mention('run `echo before`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await requests.interaction(click('gate_edit', value('gate_edit'), 'U1', `${slack.url}/response/10`));
+    const opened = await until('the edit modal', () =>
+      slack.of('views.open').find((v) => JSON.stringify(v.view).includes('gate_edit')),
+    );
+    const modal = opened.view as {
+      private_metadata: string;
+      blocks: { element: { initial_value: string } }[];
+    };
+    expect(JSON.parse(modal.blocks[0]!.element.initial_value)).toEqual({ command: 'echo before' });
+    const invalid = await requests.interaction(
+      submitView('gate_edit', modal.private_metadata, 'U1', {
+        args: { value: { type: 'plain_text_input', value: '{not json' } },
+      }),
+    );
+    expect(JSON.parse(invalid.text)).toMatchObject({
+      response_action: 'errors',
+      errors: { args: expect.stringContaining('JSON object') },
+    });
+    await requests.interaction(
+      submitView('gate_edit', modal.private_metadata, 'U1', {
+        args: { value: { type: 'plain_text_input', value: '{"command": "echo after"}' } },
+      }),
+    );
+    await until('the edited run', () =>
+      slack.of('chat.update').find((u) => String(u.text).includes('edited and approved by <@U1>')),
+    );
+    const result = await until('the result', async () =>
+      (await state(event.ts)).transcript.find((m) => m.role === 'tool'),
+    );
+    expect(result).toMatchObject({ status: 'ok', content: expect.stringContaining('echo after') });
+  });
+
+  it('grants "always allow here" for the thread and decides by a typed reply in it', async () => {
+    const event = mention('run `echo one`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await requests.interaction(
+      click('gate_always_session', value('gate_always_session'), 'U1', `${slack.url}/response/11`),
+    );
+    await until('the grant', async () => (await state(event.ts)).grants.length === 1 || undefined);
+    await requests.event({ ...mention('run `echo one`'), thread_ts: event.ts });
+    await until(
+      'the second run without a prompt',
+      async () =>
+        (await state(event.ts)).transcript.filter((m) => m.role === 'tool').length === 2 || undefined,
+    );
+    expect(postsIn(event.ts).filter((m) => Array.isArray(m.blocks))).toHaveLength(1);
+
+    await requests.event({ ...mention('post https://example.invalid x'), thread_ts: event.ts });
+    await until(
+      'a second prompt',
+      () => postsIn(event.ts).filter((m) => Array.isArray(m.blocks)).length === 2 || undefined,
+    );
+    const typed = {
+      type: 'message',
+      channel_type: 'channel',
+      user: 'U1',
+      text: 'deny wrong host',
+      ts: '1700000999.000001',
+      thread_ts: event.ts,
+      channel: 'C1',
+    };
+    await requests.event(typed);
+    await until(
+      'the typed denial',
+      async () =>
+        (await state(event.ts)).transcript.some(
+          (m) => m.role === 'tool' && m.content.includes('denied by @U1: wrong host'),
+        ) || undefined,
+    );
+  });
+
+  it('answers a direct message in its thread, and reminds about a gate still open', async () => {
+    const dm = {
+      type: 'message',
+      channel_type: 'im',
+      user: 'U1',
+      text: 'run `echo dm`',
+      ts: '1700000888.000001',
+      channel: 'D1',
+    };
+    await requests.event(dm);
+    await until('the prompt in the DM', () =>
+      slack.of('chat.postMessage').find((m) => m.channel === 'D1' && Array.isArray(m.blocks)),
+    );
+    const reminder = await until(
+      'a reminder',
+      () =>
+        slack
+          .of('chat.postMessage')
+          .find(
+            (m) => m.channel === 'D1' && JSON.stringify(m.blocks ?? '').includes('Still waiting for a decision'),
+          ),
+      20_000,
+    );
+    expect(reminder.thread_ts).toBe(dm.ts);
+  });
+
+  it('answers a question through the Slack modal', async () => {
+    const event = mention('ask me');
+    await requests.event(event);
+    const message = await until('the question', () =>
+      postsIn(event.ts).find((m) => JSON.stringify(m.blocks ?? '').includes('gate_answer')),
+    );
+    const button = (message.blocks as { type: string; elements?: { value: string }[] }[]).find(
+      (b) => b.type === 'actions',
+    )!.elements![0]!;
+    await requests.interaction(click('gate_answer', button.value, 'U1', `${slack.url}/response/12`));
+    const opened = await until('the answer modal', () =>
+      slack.of('views.open').find((v) => JSON.stringify(v.view).includes('gate_answer')),
+    );
+    const modal = opened.view as { private_metadata: string };
+    await requests.interaction(
+      submitView('gate_answer', modal.private_metadata, 'U1', {
+        'q:Environment': { value: { type: 'radio_buttons', selected_option: { value: 'production' } } },
+        'q:Checks': { value: { type: 'checkboxes', selected_options: [{ value: 'tests' }] } },
+        'qc:Checks': { value: { type: 'plain_text_input', value: null } },
+      }),
+    );
+    await until('the answer', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('Environment: production; Checks: tests')),
+    );
+    await until('the question edited', () =>
+      slack.of('chat.update').find((u) => String(u.text).includes('answered by <@U1>')),
+    );
+  });
+
+  it('never writes the bot token or signing secret into history or logs', async () => {
+    const event = mention('run `echo secret-check`');
+    await requests.event(event);
+    await prompt(event.ts);
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(workflowIdOf(event.ts)).fetchHistory(),
+    );
+    const logs = stack.worker.output + stack.gateway.output;
+    for (const secret of ['xoxb-test-token', SECRET]) {
+      expect(history).not.toContain(secret);
+      expect(logs).not.toContain(secret);
+    }
   });
 
   it('keeps a click made while no worker runs, and runs the tool exactly once after a restart', async () => {

@@ -81,7 +81,9 @@ describe('Slack rendering', () => {
 
   it('converts Markdown to mrkdwn and mentions', () => {
     // slackify-markdown puts zero-width spaces around emphasis so Slack formats it next to other text.
-    expect(toMrkdwn('**bold** and [docs](https://x.test)').replace(/\u200b/g, '')).toBe('*bold* and <https://x.test|docs>');
+    expect(toMrkdwn('**bold** and [docs](https://x.test)').replace(/\u200b/g, '')).toBe(
+      '*bold* and <https://x.test|docs>',
+    );
     expect(slackMentions('approved by @U123ABC')).toBe('approved by <@U123ABC>');
   });
 
