@@ -61,6 +61,7 @@ const envSchema = z.object({
   SLACK_BOT_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
+  SLACK_APP_TOKEN: optionalText,
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -90,7 +91,14 @@ export interface AppConfig {
   };
   web: { trustedUserHeader: string | undefined; authToken: string | undefined };
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
-  slack: { botToken: string; signingSecret: string | undefined; apiUrl: string | undefined } | undefined;
+  slack:
+    | {
+        botToken: string;
+        signingSecret: string | undefined;
+        apiUrl: string | undefined;
+        appToken: string | undefined;
+      }
+    | undefined;
   workflowBundlePath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
@@ -159,7 +167,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     web: { trustedUserHeader: e.WEB_TRUSTED_USER_HEADER, authToken: e.WEB_AUTH_TOKEN },
     slack: e.SLACK_BOT_TOKEN
-      ? { botToken: e.SLACK_BOT_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET, apiUrl: e.SLACK_API_URL }
+      ? {
+          botToken: e.SLACK_BOT_TOKEN,
+          signingSecret: e.SLACK_SIGNING_SECRET,
+          apiUrl: e.SLACK_API_URL,
+          appToken: e.SLACK_APP_TOKEN,
+        }
       : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,

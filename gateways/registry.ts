@@ -1,17 +1,14 @@
 /** The platforms this gateway serves. */
-import type { RequestListener } from 'node:http';
 import type { Hono } from 'hono';
-import type { GatewayDeps } from './platform';
-import { createSlackListener } from './slack';
+import type { GatewayDeps, NodePlatform } from './platform';
+import { createSlackPlatform } from './slack';
 import { mountWeb } from './web';
 
 export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) => void }[] = [
   { name: 'web', mount: mountWeb },
 ];
 
-/** Platforms whose SDK brings its own HTTP receiver: requests under `prefix` go straight to it. */
-export const nodePlatforms: {
-  name: string;
-  prefix: string;
-  listener: (deps: GatewayDeps) => RequestListener | undefined;
-}[] = [{ name: 'slack', prefix: '/slack/', listener: createSlackListener }];
+/** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode). */
+export const nodePlatforms: { name: string; create: (deps: GatewayDeps) => NodePlatform | undefined }[] = [
+  { name: 'slack', create: createSlackPlatform },
+];

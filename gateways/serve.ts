@@ -18,10 +18,13 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);
   // Platforms that bring their own HTTP receiver (Slack's Bolt) get their paths; everything else is Hono.
-  const nodeRoutes = nodePlatforms.flatMap((platform) => {
-    const listener = platform.listener(deps);
-    return listener ? [{ prefix: platform.prefix, listener }] : [];
+  const started = nodePlatforms.flatMap((platform) => {
+    const created = platform.create(deps);
+    return created ? [created] : [];
   });
+  const nodeRoutes = started.flatMap((p) =>
+    p.prefix && p.listener ? [{ prefix: p.prefix, listener: p.listener }] : [],
+  );
   const server = createServer((req, res) => {
     const route = nodeRoutes.find((r) => req.url?.startsWith(r.prefix));
     void (route ? route.listener(req, res) : honoListener(req, res));
@@ -30,12 +33,14 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  for (const platform of started) await platform.start?.();
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   log.info('gateway listening', { url });
   return {
     url,
     async close() {
       // Live streams never end on their own, so open connections are cut rather than awaited.
+      for (const platform of started) await platform.stop?.().catch(() => {});
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await client.connection.close();

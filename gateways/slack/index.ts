@@ -1,16 +1,45 @@
-/** The Slack platform: a Bolt app on Bolt's own HTTP receiver, mounted at /slack/events when configured. */
-import type { RequestListener } from 'node:http';
-import { App, HTTPReceiver, LogLevel } from '@slack/bolt';
-import type { GatewayDeps } from '../platform';
+/**
+ * The Slack platform. Over HTTP (the default): a Bolt app on Bolt's own HTTP receiver at /slack/events.
+ * With SLACK_APP_TOKEN: Socket Mode, for installs that cannot expose a public URL. Same listeners either way.
+ */
+import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
+import type { GatewayDeps, NodePlatform } from '../platform';
 import { registerSlackListeners } from './inbound';
 import { SlackSessions } from './sessions';
 
-export function createSlackListener(deps: GatewayDeps): RequestListener | undefined {
+export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined {
   const slack = deps.config.slack;
   if (!slack) return undefined;
+  const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
+  const sessions = new SlackSessions(deps.client, deps.config.temporal.taskQueue);
+  const common = {
+    token: slack.botToken,
+    tokenVerificationEnabled: false,
+    logLevel: LogLevel.WARN,
+    clientOptions,
+  };
+
+  if (slack.appToken) {
+    const receiver = new SocketModeReceiver({
+      appToken: slack.appToken,
+      logLevel: LogLevel.WARN,
+      installerOptions: { clientOptions },
+    });
+    const app = new App({ ...common, receiver });
+    registerSlackListeners(app, sessions, deps.log);
+    app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
+    return {
+      start: async () => {
+        await app.start();
+        deps.log.info('slack socket mode connected');
+      },
+      stop: () => app.stop().then(() => undefined),
+    };
+  }
+
   if (!slack.signingSecret) {
     throw new Error(
-      'SLACK_SIGNING_SECRET is not set: copy it from your Slack app\'s "Basic Information" page (or unset SLACK_BOT_TOKEN to turn Slack off)',
+      'SLACK_SIGNING_SECRET is not set: copy it from your Slack app\'s "Basic Information" page (or set SLACK_APP_TOKEN for Socket Mode, or unset SLACK_BOT_TOKEN to turn Slack off)',
     );
   }
   // The receiver verifies signatures (401 on a bad or stale one), answers url_verification and ssl_check.
@@ -19,14 +48,8 @@ export function createSlackListener(deps: GatewayDeps): RequestListener | undefi
     endpoints: ['/slack/events'],
     logLevel: LogLevel.WARN,
   });
-  const app = new App({
-    token: slack.botToken,
-    receiver,
-    tokenVerificationEnabled: false,
-    logLevel: LogLevel.WARN,
-    ...(slack.apiUrl ? { clientOptions: { slackApiUrl: slack.apiUrl } } : {}),
-  });
-  registerSlackListeners(app, new SlackSessions(deps.client, deps.config.temporal.taskQueue), deps.log);
+  const app = new App({ ...common, receiver });
+  registerSlackListeners(app, sessions, deps.log);
   app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
-  return receiver.requestListener;
+  return { prefix: '/slack/', listener: receiver.requestListener };
 }

@@ -331,7 +331,8 @@ describe('Slack', () => {
         slack
           .of('chat.postMessage')
           .find(
-            (m) => m.channel === 'D1' && JSON.stringify(m.blocks ?? '').includes('Still waiting for a decision'),
+            (m) =>
+              m.channel === 'D1' && JSON.stringify(m.blocks ?? '').includes('Still waiting for a decision'),
           ),
       20_000,
     );

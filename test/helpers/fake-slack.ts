@@ -2,7 +2,9 @@
  * A local server speaking the Slack Web API (POST /api/<method>) and accepting response_url posts, so the
  * real @slack/web-api client and Bolt run against it. Records every call for assertions.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 export interface SlackCall {
   method: string;
@@ -13,6 +15,9 @@ export class FakeSlack {
   readonly calls: SlackCall[] = [];
   private server: Server | undefined;
   private nextTs = 1;
+  private sockets: WebSocketServer | undefined;
+  private socket: WebSocket | undefined;
+  private readonly acks = new Map<string, (payload: unknown) => void>();
   url = '';
 
   async start(): Promise<this> {
@@ -28,6 +33,8 @@ export class FakeSlack {
             .writeHead(200, { 'content-type': 'application/json' })
             .end(JSON.stringify({ ok: true, ...data }));
         switch (method) {
+          case 'apps.connections.open':
+            return reply({ url: `${this.url.replace('http', 'ws')}/socket` });
           case 'auth.test':
             return reply({ user_id: 'UBOT', bot_id: 'BBOT', team_id: 'T1', user: 'agent' });
           case 'chat.postMessage':
@@ -42,10 +49,34 @@ export class FakeSlack {
         }
       });
     });
+    // Socket Mode: the app connects here after apps.connections.open, gets "hello", then envelopes to ack.
+    this.sockets = new WebSocketServer({ server: this.server, path: '/socket' });
+    this.sockets.on('connection', (socket) => {
+      this.socket = socket;
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { envelope_id?: string; payload?: unknown };
+        if (message.envelope_id) this.acks.get(message.envelope_id)?.(message.payload);
+      });
+      socket.send(JSON.stringify({ type: 'hello', num_connections: 1, debug_info: { host: 'fake' } }));
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
     const address = this.server.address();
     this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     return this;
+  }
+
+  get socketConnected(): boolean {
+    return this.socket !== undefined;
+  }
+
+  /** Sends a Socket Mode envelope and resolves with the app's ack payload. */
+  async envelope(type: 'events_api' | 'interactive' | 'slash_commands', payload: unknown): Promise<unknown> {
+    const id = randomUUID();
+    const acked = new Promise<unknown>((resolve) => this.acks.set(id, resolve));
+    this.socket!.send(
+      JSON.stringify({ type, envelope_id: id, payload, accepts_response_payload: type !== 'events_api' }),
+    );
+    return await acked;
   }
 
   of(method: string): Record<string, unknown>[] {
@@ -53,6 +84,8 @@ export class FakeSlack {
   }
 
   async stop(): Promise<void> {
+    for (const client of this.sockets?.clients ?? []) client.terminate();
+    this.sockets?.close();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
