@@ -59,7 +59,7 @@ type Activities = ReturnType<typeof createActivities>;
 
 const { callModel } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '15 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
