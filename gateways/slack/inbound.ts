@@ -16,22 +16,46 @@ import { z } from 'zod';
 import type { Logger } from '../../common/log';
 import { answerSchema } from '../../common/tools/ask-user';
 import { gateButtonValueSchema, type GateButtonValue } from '../../workflows/session/contract';
-import { parseSlackSessionId, type SlackThread } from './ids';
+import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
 import { denyModal, editModal } from './render';
 import { answerModal, readAnswers } from './render-question';
 import type { SlackSessions } from './sessions';
 
 const MENTION = /<@[A-Z0-9]+>/g;
 
-interface MessageLike {
-  user?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-  subtype?: string;
-  bot_id?: string;
+const id = z.string().regex(/^[A-Z0-9]{1,32}$/);
+const ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/);
+
+/** A person's message event; bot messages, edits and other subtypes do not parse and are ignored. */
+const incomingMessageSchema = z.object({
+  user: z.string().regex(/^[UW][A-Z0-9]{0,31}$/),
+  text: z.string().max(40_000),
+  ts,
+  thread_ts: ts.optional(),
+  channel: id,
+  channel_type: z.string().optional(),
+  subtype: z.never().optional(),
+  bot_id: z.never().optional(),
+});
+
+/** Parses an event into its thread and the user message it carries; anything malformed gives undefined. */
+function parseIncoming(event: unknown, team: unknown) {
+  const parsedTeam = id.safeParse(team);
+  const parsed = incomingMessageSchema.safeParse(event);
+  if (!parsedTeam.success || !parsed.success) return undefined;
+  const e = parsed.data;
+  const text = e.text.replace(MENTION, '').trim().slice(0, 20_000);
+  if (!text) return undefined;
+  return {
+    thread: {
+      team: parsedTeam.data,
+      channel: e.channel,
+      threadTs: e.thread_ts ?? e.ts,
+    } satisfies SlackThread,
+    message: { messageId: `${e.channel}:${e.ts}`, userId: e.user, text, ref: e.ts },
+    channelType: e.channel_type,
+    inThread: e.thread_ts !== undefined,
+  };
 }
 
 /** An ephemeral reply to the clicker only. */
@@ -49,46 +73,28 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
 }
 
 export function registerSlackListeners(app: App, sessions: SlackSessions, log: Logger): void {
-  const toMessage = (event: MessageLike, text: string) => ({
-    messageId: `${event.channel}:${event.ts}`,
-    userId: event.user!,
-    text,
-    ref: event.ts,
-  });
-  const threadOf = (team: string, event: MessageLike): SlackThread => ({
-    team,
-    channel: event.channel,
-    threadTs: event.thread_ts ?? event.ts,
-  });
-
   app.event('app_mention', async ({ event, body }) => {
-    const message = event as unknown as MessageLike;
-    if (!message.user) return;
-    const thread = threadOf(body.team_id, message);
-    const text = (message.text ?? '').replace(MENTION, '').trim();
-    if (/^pending$/i.test(text))
-      return await sessions
-        .repostPending(`session:slack:${thread.team}:${thread.channel}:${thread.threadTs}`, message.user)
-        .catch(() => {});
-    if (!text) return;
-    await sessions.start(thread, toMessage(message, text));
+    const incoming = parseIncoming(event, body.team_id);
+    if (!incoming) return;
+    const { thread, message } = incoming;
+    if (/^pending$/i.test(message.text)) {
+      await sessions.repostPending(slackSessionWorkflowId(thread), message.userId).catch(() => {});
+      return;
+    }
+    await sessions.start(thread, message);
     log.info('slack message accepted', {
       channel: thread.channel,
       threadTs: thread.threadTs,
-      userId: message.user,
+      userId: message.userId,
     });
   });
 
   app.message(async ({ message: raw, body }) => {
-    const message = raw as unknown as MessageLike;
-    if (message.subtype || message.bot_id || !message.user || !message.text) return;
-    const team = (body as { team_id: string }).team_id;
-    const text = message.text.replace(MENTION, '').trim();
-    if (!text) return;
-    const thread = threadOf(team, message);
-    if (message.channel_type === 'im') return await sessions.start(thread, toMessage(message, text));
+    const incoming = parseIncoming(raw, (body as { team_id?: unknown }).team_id);
+    if (!incoming) return;
+    if (incoming.channelType === 'im') return await sessions.start(incoming.thread, incoming.message);
     // In channels the agent answers mentions (above) and threads it is already part of.
-    if (message.thread_ts) await sessions.continue(thread, toMessage(message, text));
+    if (incoming.inThread) await sessions.continue(incoming.thread, incoming.message);
   });
 
   const decideFromButton = async (

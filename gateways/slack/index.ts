@@ -4,6 +4,7 @@
  */
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { GatewayDeps, NodePlatform } from '../platform';
+import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
 import { SlackSessions } from './sessions';
 
@@ -51,5 +52,5 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
   const app = new App({ ...common, receiver });
   registerSlackListeners(app, sessions, deps.log);
   app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
-  return { prefix: '/slack/', listener: receiver.requestListener };
+  return { prefix: '/slack/', listener: guardSlackRequests(receiver.requestListener, slack.signingSecret) };
 }
