@@ -5,7 +5,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
-import type { SessionSettings } from '../../activities/types';
+import type { SessionSettings } from './settings';
 import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
 import { parseTextAnswer, type AskUserArgs } from '../../common/tools/ask-user';
 import {

@@ -1,0 +1,11 @@
+/** Per-turn settings the worker's configuration supplies to a session (via the loadSettings activity). */
+export interface SessionSettings {
+  maxSteps: number;
+  /** Absent in histories recorded before it existed; the workflow then uses its built-in limit. */
+  continueAsNewAfterEvents?: number;
+  /** Who besides the asker may answer questions and decide approvals. */
+  approvers?: string[];
+  questionTimeoutMs?: number | 'never';
+  /** Chat platforms: post an open gate again after this long. */
+  reminderAfterMs?: number;
+}
