@@ -5,6 +5,7 @@
 import type { InputBlock, View } from '@slack/types';
 import type { Answer } from '../../common/tools/ask-user';
 import type { QuestionGate } from '../../workflows/session/contract';
+import { gateModal } from './render';
 
 const option = (label: string, description?: string) => ({
   text: { type: 'plain_text' as const, text: label },
@@ -43,15 +44,7 @@ export function answerModal(privateMetadata: string, gate: QuestionGate): View {
       });
     }
   }
-  return {
-    type: 'modal',
-    callback_id: 'gate_answer',
-    private_metadata: privateMetadata,
-    title: { type: 'plain_text', text: 'Answer' },
-    submit: { type: 'plain_text', text: 'Submit' },
-    close: { type: 'plain_text', text: 'Cancel' },
-    blocks,
-  };
+  return gateModal('gate_answer', privateMetadata, 'Answer', 'Submit', blocks);
 }
 
 type StateValue = {

@@ -211,46 +211,49 @@ export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
   return blocks;
 }
 
-export function denyModal(privateMetadata: string, toolName: string): View {
+/** The frame every gate dialog shares: its callback id, the button value it came from, title and submit. */
+export function gateModal(
+  callbackId: string,
+  privateMetadata: string,
+  title: string,
+  submit: string,
+  blocks: View['blocks'],
+): View {
   return {
     type: 'modal',
-    callback_id: 'gate_deny',
+    callback_id: callbackId,
     private_metadata: privateMetadata,
-    title: { type: 'plain_text', text: 'Deny' },
-    submit: { type: 'plain_text', text: 'Deny' },
+    title: { type: 'plain_text', text: title },
+    submit: { type: 'plain_text', text: submit },
     close: { type: 'plain_text', text: 'Cancel' },
-    blocks: [
-      {
-        type: 'input',
-        block_id: 'reason',
-        optional: true,
-        label: { type: 'plain_text', text: `Why deny ${toolName}? (told to the agent)` },
-        element: { type: 'plain_text_input', action_id: 'value', multiline: true, max_length: 2000 },
-      },
-    ],
+    blocks,
   };
 }
 
+export function denyModal(privateMetadata: string, toolName: string): View {
+  return gateModal('gate_deny', privateMetadata, 'Deny', 'Deny', [
+    {
+      type: 'input',
+      block_id: 'reason',
+      optional: true,
+      label: { type: 'plain_text', text: `Why deny ${toolName}? (told to the agent)` },
+      element: { type: 'plain_text_input', action_id: 'value', multiline: true, max_length: 2000 },
+    },
+  ]);
+}
+
 export function editModal(privateMetadata: string, gate: ApprovalGate): View {
-  return {
-    type: 'modal',
-    callback_id: 'gate_edit',
-    private_metadata: privateMetadata,
-    title: { type: 'plain_text', text: 'Edit & approve' },
-    submit: { type: 'plain_text', text: 'Approve' },
-    close: { type: 'plain_text', text: 'Cancel' },
-    blocks: [
-      {
-        type: 'input',
-        block_id: 'args',
-        label: { type: 'plain_text', text: `Arguments for ${gate.toolName} (JSON)` },
-        element: {
-          type: 'plain_text_input',
-          action_id: 'value',
-          multiline: true,
-          initial_value: JSON.stringify(gate.args, null, 2).slice(0, 3000),
-        },
+  return gateModal('gate_edit', privateMetadata, 'Edit & approve', 'Approve', [
+    {
+      type: 'input',
+      block_id: 'args',
+      label: { type: 'plain_text', text: `Arguments for ${gate.toolName} (JSON)` },
+      element: {
+        type: 'plain_text_input',
+        action_id: 'value',
+        multiline: true,
+        initial_value: JSON.stringify(gate.args, null, 2).slice(0, 3000),
       },
-    ],
-  };
+    },
+  ]);
 }

@@ -1,6 +1,6 @@
 /** Temporal-facing operations of the Slack gateway: every Slack event or click becomes a signal. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attributes';
+import { signalWithStartSession } from '../start-session';
 import {
   answerSignal,
   decideSignal,
@@ -10,7 +10,6 @@ import {
   type AnswerSubmission,
   type Decision,
   type Gate,
-  type SessionInput,
   type UserMessage,
 } from '../../workflows/session/contract';
 import { slackSessionWorkflowId, type SlackThread } from './ids';
@@ -31,19 +30,13 @@ export class SlackSessions {
   /** A message that may start the conversation (mention, DM): signal-with-start. */
   async start(thread: SlackThread, message: UserMessage): Promise<void> {
     const workflowId = slackSessionWorkflowId(thread);
-    const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: message.userId };
     await this.within(() =>
-      this.client.workflow.signalWithStart('sessionWorkflow', {
+      signalWithStartSession(this.client, {
         workflowId,
+        sessionId: workflowId,
+        channel: 'slack',
         taskQueue: this.taskQueue,
-        args: [input],
-        signal: userMessageSignal,
-        signalArgs: [message],
-        typedSearchAttributes: [
-          { key: AgentStatus, value: 'running' },
-          { key: AgentChannel, value: 'slack' },
-          { key: AgentOwner, value: message.userId },
-        ],
+        message,
       }),
     );
   }

@@ -1,6 +1,7 @@
 /** Temporal-facing operations of the web chat: start or message a session, decide, read state, grants. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attributes';
+import { AgentOwner, AgentStatus } from '../../common/search-attributes';
+import { signalWithStartSession } from '../start-session';
 import { userWorkflowId, webSessionWorkflowId } from '../../common/ids';
 import type { Grant } from '../../common/grants';
 import {
@@ -8,10 +9,8 @@ import {
   decideSignal,
   revokeGrantSignal,
   stateQuery,
-  userMessageSignal,
   type AnswerSubmission,
   type Decision,
-  type SessionInput,
   type SessionView,
   type UserMessage,
 } from '../../workflows/session/contract';
@@ -35,18 +34,13 @@ export class WebSessions {
 
   /** Signal-with-start: the first message creates the session, later ones reach the same workflow. */
   async sendMessage(sessionId: string, message: UserMessage): Promise<void> {
-    const input: SessionInput = { sessionId, channel: 'web', ownerId: message.userId };
-    await this.client.workflow.signalWithStart('sessionWorkflow', {
-      workflowId: webSessionWorkflowId(sessionId),
+    const workflowId = webSessionWorkflowId(sessionId);
+    await signalWithStartSession(this.client, {
+      workflowId,
+      sessionId,
+      channel: 'web',
       taskQueue: this.taskQueue,
-      args: [input],
-      signal: userMessageSignal,
-      signalArgs: [message],
-      typedSearchAttributes: [
-        { key: AgentStatus, value: 'running' },
-        { key: AgentChannel, value: 'web' },
-        { key: AgentOwner, value: message.userId },
-      ],
+      message,
     });
   }
 
