@@ -62,6 +62,12 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
   SLACK_APP_TOKEN: optionalText,
+  DISCORD_BOT_TOKEN: optionalText,
+  DISCORD_PUBLIC_KEY: optionalText,
+  DISCORD_APPLICATION_ID: optionalText,
+  DISCORD_API_URL: optionalText,
+  DISCORD_GUILD_ID: optionalText,
+  DISCORD_GATEWAY: z.enum(['on', 'off']).default('on'),
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -97,6 +103,20 @@ export interface AppConfig {
         signingSecret: string | undefined;
         apiUrl: string | undefined;
         appToken: string | undefined;
+      }
+    | undefined;
+  /** Present when DISCORD_BOT_TOKEN is set; HTTP interactions also need DISCORD_PUBLIC_KEY. */
+  discord:
+    | {
+        botToken: string;
+        publicKey: string | undefined;
+        applicationId: string | undefined;
+        /** REST base (default https://discord.com/api); tests point it at a local server. */
+        apiUrl: string | undefined;
+        /** Register slash commands in this guild only (instant) instead of globally. */
+        guildId: string | undefined;
+        /** Open the discord.js gateway connection for messages (mentions, DMs, threads). */
+        gateway: boolean;
       }
     | undefined;
   workflowBundlePath: string | undefined;
@@ -172,6 +192,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           signingSecret: e.SLACK_SIGNING_SECRET,
           apiUrl: e.SLACK_API_URL,
           appToken: e.SLACK_APP_TOKEN,
+        }
+      : undefined,
+    discord: e.DISCORD_BOT_TOKEN
+      ? {
+          botToken: e.DISCORD_BOT_TOKEN,
+          publicKey: e.DISCORD_PUBLIC_KEY,
+          applicationId: e.DISCORD_APPLICATION_ID,
+          apiUrl: e.DISCORD_API_URL,
+          guildId: e.DISCORD_GUILD_ID,
+          gateway: e.DISCORD_GATEWAY === 'on',
         }
       : undefined,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,

@@ -1,6 +1,7 @@
 /** The platforms this gateway serves. */
 import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
+import { createDiscordPlatform } from './discord';
 import { createSlackPlatform } from './slack';
 import { mountWeb } from './web';
 
@@ -8,7 +9,8 @@ export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) =>
   { name: 'web', mount: mountWeb },
 ];
 
-/** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode). */
+/** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode; Discord: interactions plus the discord.js connection). */
 export const nodePlatforms: { name: string; create: (deps: GatewayDeps) => NodePlatform | undefined }[] = [
   { name: 'slack', create: createSlackPlatform },
+  { name: 'discord', create: createDiscordPlatform },
 ];

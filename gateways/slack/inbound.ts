@@ -19,7 +19,7 @@ import { gateButtonValueSchema, type GateButtonValue } from '../../workflows/ses
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
 import { denyModal, editModal } from './render';
 import { answerModal, readAnswers } from './render-question';
-import type { SlackSessions } from './sessions';
+import type { ChatSessions } from '../chat-sessions';
 
 const MENTION = /<@[A-Z0-9]+>/g;
 
@@ -72,7 +72,7 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
   }
 }
 
-export function registerSlackListeners(app: App, sessions: SlackSessions, log: Logger): void {
+export function registerSlackListeners(app: App, sessions: ChatSessions, log: Logger): void {
   app.event('app_mention', async ({ event, body }) => {
     const incoming = parseIncoming(event, body.team_id);
     if (!incoming) return;
@@ -81,7 +81,7 @@ export function registerSlackListeners(app: App, sessions: SlackSessions, log: L
       await sessions.repostPending(slackSessionWorkflowId(thread), message.userId).catch(() => {});
       return;
     }
-    await sessions.start(thread, message);
+    await sessions.start(slackSessionWorkflowId(thread), message);
     log.info('slack message accepted', {
       channel: thread.channel,
       threadTs: thread.threadTs,
@@ -92,9 +92,10 @@ export function registerSlackListeners(app: App, sessions: SlackSessions, log: L
   app.message(async ({ message: raw, body }) => {
     const incoming = parseIncoming(raw, (body as { team_id?: unknown }).team_id);
     if (!incoming) return;
-    if (incoming.channelType === 'im') return await sessions.start(incoming.thread, incoming.message);
+    if (incoming.channelType === 'im')
+      return await sessions.start(slackSessionWorkflowId(incoming.thread), incoming.message);
     // In channels the agent answers mentions (above) and threads it is already part of.
-    if (incoming.inThread) await sessions.continue(incoming.thread, incoming.message);
+    if (incoming.inThread) await sessions.continue(slackSessionWorkflowId(incoming.thread), incoming.message);
   });
 
   const decideFromButton = async (
@@ -242,7 +243,9 @@ export function registerSlackListeners(app: App, sessions: SlackSessions, log: L
       });
       return;
     }
-    const waiting = await sessions.waitingInChannel(command.team_id, command.channel_id);
+    const waiting = await sessions.waitingWithPrefix(
+      `session:slack:${command.team_id}:${command.channel_id}:`,
+    );
     for (const workflowId of waiting)
       await sessions.repostPending(workflowId, command.user_id).catch(() => {});
     await respond({

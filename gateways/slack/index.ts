@@ -6,13 +6,13 @@ import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { GatewayDeps, NodePlatform } from '../platform';
 import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
-import { SlackSessions } from './sessions';
+import { ChatSessions } from '../chat-sessions';
 
 export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined {
   const slack = deps.config.slack;
   if (!slack) return undefined;
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
-  const sessions = new SlackSessions(deps.client, deps.config.temporal.taskQueue);
+  const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'slack');
   const common = {
     token: slack.botToken,
     tokenVerificationEnabled: false,

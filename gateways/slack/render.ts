@@ -5,6 +5,7 @@
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, Gate, GateButtonValue } from '../../workflows/session/contract';
+import { answerLines, argsPreview as argsPreview_, splitMessage } from '../chat-text';
 
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
 export const SECTION_LIMIT = 3_000;
@@ -19,34 +20,13 @@ export function toMrkdwn(markdown: string): string {
   return slackifyMarkdown(markdown).trimEnd();
 }
 
-/** Splits text at line breaks into chunks of at most `limit` characters; over-long lines are split hard. */
+/** Slack chunks: within a section's 3,000 characters, never cut mid-line when avoidable. */
 export function splitForSlack(text: string, limit = SECTION_LIMIT): string[] {
-  const chunks: string[] = [];
-  let current = '';
-  for (const line of text.split('\n')) {
-    const pieces =
-      line.length > limit ? (line.match(new RegExp(`[\\s\\S]{1,${limit}}`, 'g')) ?? ['']) : [line];
-    for (const piece of pieces) {
-      const next = current ? `${current}\n${piece}` : piece;
-      if (next.length > limit) {
-        chunks.push(current);
-        current = piece;
-      } else current = next;
-    }
-  }
-  if (current || chunks.length === 0) chunks.push(current);
-  return chunks.length > 1
-    ? chunks.map((chunk, i) => `${chunk}\n_(part ${i + 1} of ${chunks.length})_`)
-    : chunks;
+  return splitMessage(text, limit);
 }
 
 export function argsPreview(args: unknown): string {
-  const json = JSON.stringify(args, null, 2) ?? '';
-  const body =
-    json.length > ARGS_PREVIEW_LIMIT
-      ? `${json.slice(0, ARGS_PREVIEW_LIMIT)}\n… (${json.length - ARGS_PREVIEW_LIMIT} more characters; Edit & approve shows them all)`
-      : json;
-  return `\`\`\`${body.replace(/```/g, "'''")}\`\`\``;
+  return argsPreview_(args, ARGS_PREVIEW_LIMIT);
 }
 
 export function buttonValue(workflowId: string, gate: Gate, choice: GateButtonValue['choice']): string {
@@ -197,17 +177,8 @@ export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
       type: 'context',
       elements: [{ type: 'mrkdwn', text: `Reason: ${gate.resolution.reason}` }],
     });
-  for (const answer of gate.resolution?.answers ?? []) {
-    blocks.push({
-      type: 'context',
-      elements: [
-        {
-          type: 'mrkdwn',
-          text: `*${answer.question}*: ${[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)'}`,
-        },
-      ],
-    });
-  }
+  for (const line of answerLines(gate, (text) => `*${text}*`))
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: line }] });
   return blocks;
 }
 

@@ -4,7 +4,10 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDiscordSessionId } from '../../gateways/discord/ids';
 import { parseSlackSessionId } from '../../gateways/slack/ids';
+import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
+import { FakeDiscord } from '../helpers/fake-discord';
 import { FakeSlack } from '../helpers/fake-slack';
 import { SlackRequests } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
@@ -14,19 +17,31 @@ const SECRET = 'fuzz-signing-secret';
 let env: TestWorkflowEnvironment;
 let slack: FakeSlack;
 let stack: Stack;
+let discord: FakeDiscord;
+const discordKeys = new DiscordKeys();
 
 beforeAll(async () => {
   env = await startTestTemporal();
   slack = await new FakeSlack().start();
+  discord = await new FakeDiscord().start();
   stack = await startStack({
     temporalAddress: env.address,
-    env: { SLACK_BOT_TOKEN: 'xoxb-fuzz', SLACK_SIGNING_SECRET: SECRET, SLACK_API_URL: `${slack.url}/api/` },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-fuzz',
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_API_URL: `${slack.url}/api/`,
+      DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
+      DISCORD_PUBLIC_KEY: discordKeys.publicKeyHex,
+      DISCORD_API_URL: discord.url,
+      DISCORD_GATEWAY: 'off',
+    },
   });
 });
 
 afterAll(async () => {
   await stack?.stop();
   await slack?.stop();
+  await discord?.stop();
   await env?.teardown();
 });
 
@@ -163,5 +178,36 @@ describe('malformed input', () => {
       list.push(info.workflowId);
     // Well-formed mutations may start sessions; malformed coordinates never reach a workflow id.
     for (const workflowId of list) expect(parseSlackSessionId(workflowId), workflowId).toBeDefined();
+  });
+
+  it('refuses forged Discord interactions and answers signed garbage with a 4xx or an ephemeral refusal', async () => {
+    const requests = new DiscordRequests(`http://127.0.0.1:${stack.port}`, discordKeys);
+    const next = random(11);
+    const channelId = snowflake();
+    const valid = {
+      id: snowflake(),
+      type: 3,
+      channel_id: channelId,
+      member: { user: { id: '100000000000000001' } },
+      data: { custom_id: `ga:${channelId}:f47ac10b-58cc-4372-a567-0e02b2c3d479`, component_type: 2 },
+      token: 'interaction-token',
+    };
+    for (let i = 0; i < 40; i++) {
+      const raw =
+        next() < 0.1 ? '{not json' : JSON.stringify(mutate(i % 2 ? valid : { ...valid, type: 5 }, next));
+      const signed = await requests.post(raw);
+      expect(signed.status, `${raw.slice(0, 200)}: ${signed.text}`).toBeLessThan(500);
+      if (signed.status === 200 && signed.json.type !== 1)
+        expect(signed.json, raw.slice(0, 200)).toMatchObject({ data: { flags: 64 } });
+      else if (signed.status !== 200) expect(signed.text).toMatch(/\w/);
+      const forged = await requests.post(raw, { keys: new DiscordKeys() });
+      expect(forged.status).toBe(401);
+    }
+    const list = [];
+    for await (const info of env.client.workflow.list({
+      query: `WorkflowType = 'sessionWorkflow' AND AgentChannel = 'discord'`,
+    }))
+      list.push(info.workflowId);
+    for (const workflowId of list) expect(parseDiscordSessionId(workflowId), workflowId).toBeDefined();
   });
 });

@@ -9,7 +9,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
 import { grantScopeSchema, type Grant } from '../../common/grants';
-import { answerSchema, type AskUserResult, type Question } from '../../common/tools/ask-user';
+import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { SessionStatus } from '../../common/search-attributes';
 
 const userId = z.string().min(1).max(128);
@@ -56,6 +56,35 @@ export const answerSubmissionSchema = z.strictObject({
   answers: z.array(answerSchema).max(5),
 });
 export type AnswerSubmission = z.infer<typeof answerSubmissionSchema>;
+
+/**
+ * One question answered at a time (a Discord select menu fires per question). The workflow keeps the
+ * person's drafts on the gate and submits them as one answer once every question has one, or on `submit`.
+ */
+export const answerDraftSchema = z.strictObject({
+  gateId: z.string().min(1).max(64),
+  userId,
+  answers: z.array(answerSchema).max(5).default([]),
+  /** Typed answers by question index: a number, an option's label, or free text where allowed. */
+  texts: z
+    .array(
+      z.strictObject({ index: z.number().int().min(0).max(4), text: z.string().trim().min(1).max(2_000) }),
+    )
+    .max(5)
+    .default([]),
+  /** Options picked in a question's menu, by question index. */
+  picks: z
+    .array(
+      z.strictObject({
+        index: z.number().int().min(0).max(4),
+        selected: z.array(z.string().max(100)).max(25),
+      }),
+    )
+    .max(5)
+    .default([]),
+  submit: z.boolean().default(false),
+});
+export type AnswerDraft = z.input<typeof answerDraftSchema>;
 
 export const revokeGrantSchema = z.strictObject({ grantId: z.string().min(1).max(64), userId });
 export type RevokeGrant = z.infer<typeof revokeGrantSchema>;
@@ -128,6 +157,8 @@ export interface QuestionGate extends GateBase {
   kind: 'question';
   toolName: 'ask_user';
   questions: Question[];
+  /** Answers given one question at a time, per person, until all are in (see answerDraftSchema). */
+  drafts?: Record<string, Answer[]>;
 }
 
 export type Gate = ApprovalGate | QuestionGate;
@@ -183,3 +214,15 @@ export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSch
 export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');
+export const answerDraftSignal = defineSignal<[AnswerDraft]>('answerDraft');
+
+/** What a click led to, for gateways that answer the clicker themselves (Discord's ephemeral replies). */
+export interface GateFeedback {
+  gate: Gate | null;
+  /** Notices to this person at or after `since` (workflow time, ms). */
+  notices: Notice[];
+}
+export const gateFeedbackQuery = defineQuery<
+  GateFeedback,
+  [{ gateId: string; userId: string; since: number }]
+>('gateFeedback');

@@ -2,7 +2,13 @@
  * The approval gate state machine as pure functions: who may decide, what a decision does, and what the
  * model and the clicker are told. The workflow wires these to signals and timers.
  */
-import { validateAnswers, type AskUserResult, type Question } from '../../common/tools/ask-user';
+import {
+  parseTextAnswer,
+  validateAnswers,
+  type Answer,
+  type AskUserResult,
+  type Question,
+} from '../../common/tools/ask-user';
 import type { ArgsCheck } from '../../common/tools/definitions';
 import type {
   AnswerSubmission,
@@ -200,6 +206,37 @@ export function evaluateAnswer(
     ok: true,
     resolution: { outcome: 'answered', by: submission.userId, at: now, answers: checked.answers },
   };
+}
+
+/** A person's drafts with newer answers replacing older ones to the same question. */
+export function mergeDraft(drafts: readonly Answer[], answers: readonly Answer[]): Answer[] {
+  const byQuestion = new Map(drafts.map((a) => [a.question, a]));
+  for (const answer of answers) byQuestion.set(answer.question, answer);
+  return [...byQuestion.values()];
+}
+
+/** Typed answers (by question index) read like text replies; free text counts as "other" where allowed. */
+export function readTypedAnswers(
+  questions: readonly Question[],
+  texts: readonly { index: number; text: string }[],
+): { ok: true; answers: Answer[] } | { ok: false; error: string } {
+  const answers: Answer[] = [];
+  for (const { index, text } of texts) {
+    const question = questions[index];
+    if (!question) return { ok: false, error: `There is no question number ${index + 1}.` };
+    const answer =
+      parseTextAnswer(question, text) ??
+      (question.allow_custom ? { question: question.label, selected: [], custom: text } : undefined);
+    if (!answer) {
+      const choices = question.options.map((o, i) => `${i + 1}. ${o.label}`).join(', ');
+      return {
+        ok: false,
+        error: `“${text}” is not an answer to "${question.label}": pick one of ${choices}.`,
+      };
+    }
+    answers.push(answer);
+  }
+  return { ok: true, answers };
 }
 
 /** The structured AskUserResult the model gets for an answered question. */

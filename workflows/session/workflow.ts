@@ -17,8 +17,11 @@ import {
 } from '../../common/tools/definitions';
 import { FailureType } from '../../common/errors';
 import {
+  answerDraftSchema,
+  answerDraftSignal,
   answerSignal,
   answerSubmissionSchema,
+  gateFeedbackQuery,
   decideSignal,
   decisionSchema,
   revokeGrantSchema,
@@ -45,6 +48,8 @@ import {
   evaluateAnswer,
   evaluateDecision,
   mayDecide,
+  mergeDraft,
+  readTypedAnswers,
   openApprovalGate,
   openQuestionGate,
   parseTypedDecision,
@@ -199,6 +204,33 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
         raw?.userId,
       );
     applyAnswer(parsed.data);
+  });
+
+  wf.setHandler(gateFeedbackQuery, ({ gateId, userId, since }) => ({
+    gate: state.gates.get(gateId) ?? null,
+    notices: state.notices.filter((n) => n.to === userId && n.at >= since),
+  }));
+
+  wf.setHandler(answerDraftSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = answerDraftSchema.safeParse(raw);
+    if (!parsed.success)
+      return state.notify(`That answer was malformed and was ignored: ${parsed.error.message}`, raw?.userId);
+    const { gateId, userId, answers, texts, picks, submit } = parsed.data;
+    const gate = state.gates.get(gateId);
+    if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
+      return applyAnswer({ gateId, userId, answers }); // refused with the usual explanation
+    const typed = readTypedAnswers(gate.questions, texts);
+    if (!typed.ok) return state.notify(`${typed.error} The question is still open.`, userId);
+    const picked = picks.flatMap(({ index, selected }) => {
+      const question = gate.questions[index];
+      return question ? [{ question: question.label, selected }] : [];
+    });
+    const merged = mergeDraft(gate.drafts?.[userId] ?? [], [...answers, ...picked, ...typed.answers]);
+    gate.drafts = { ...gate.drafts, [userId]: merged };
+    state.touch();
+    const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
+    if (complete || submit) applyAnswer({ gateId, userId, answers: merged });
   });
 
   wf.setHandler(decideSignal, (raw) => {

@@ -1,0 +1,41 @@
+/** Text shaping every chat platform needs: messages split within a size limit, argument previews, answers. */
+import type { Gate } from '../workflows/session/contract';
+
+/** Splits text at line breaks into chunks of at most `limit` characters; over-long lines are split hard. */
+export function splitMessage(text: string, limit: number): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  for (const line of text.split('\n')) {
+    const pieces =
+      line.length > limit ? (line.match(new RegExp(`[\\s\\S]{1,${limit}}`, 'g')) ?? ['']) : [line];
+    for (const piece of pieces) {
+      const next = current ? `${current}\n${piece}` : piece;
+      if (next.length > limit) {
+        chunks.push(current);
+        current = piece;
+      } else current = next;
+    }
+  }
+  if (current || chunks.length === 0) chunks.push(current);
+  return chunks.length > 1
+    ? chunks.map((chunk, i) => `${chunk}\n_(part ${i + 1} of ${chunks.length})_`)
+    : chunks;
+}
+
+/** Tool arguments as a code block of bounded size; the Edit dialog shows them all. */
+export function argsPreview(args: unknown, limit: number): string {
+  const json = JSON.stringify(args, null, 2) ?? '';
+  const body =
+    json.length > limit
+      ? `${json.slice(0, limit)}\n… (${json.length - limit} more characters; Edit & approve shows them all)`
+      : json;
+  return `\`\`\`${body.replace(/```/g, "'''")}\`\`\``;
+}
+
+/** "Label: choice, “own words”" for each answer of a decided question gate. */
+export function answerLines(gate: Gate, bold: (text: string) => string): string[] {
+  return (gate.resolution?.answers ?? []).map(
+    (answer) =>
+      `${bold(answer.question)}: ${[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)'}`,
+  );
+}

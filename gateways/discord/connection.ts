@@ -1,0 +1,54 @@
+/** The discord.js gateway connection: receives messages (mentions, DMs, threads) and hands them on. */
+import { ChannelType, Client, Events, GatewayIntentBits, Partials, type Message } from 'discord.js';
+import type { Logger } from '../../common/log';
+import type { ChatSessions } from '../chat-sessions';
+import { handleDiscordMessage, type IncomingDiscordMessage } from './messages';
+import { DEFAULT_DISCORD_API } from './rest';
+
+export function toIncoming(message: Message, botUserId: string | undefined): IncomingDiscordMessage {
+  return {
+    id: message.id,
+    channelId: message.channelId,
+    authorId: message.author.id,
+    authorIsBot: message.author.bot,
+    content: message.content,
+    mentionsBot: botUserId ? message.mentions.users.has(botUserId) : false,
+    inThread: message.channel.isThread(),
+    isDirect: message.channel.type === ChannelType.DM,
+  };
+}
+
+export function discordConnection(options: {
+  botToken: string;
+  apiUrl: string | undefined;
+  sessions: ChatSessions;
+  log: Logger;
+}): { start(): Promise<void>; stop(): Promise<void> } {
+  const { sessions, log } = options;
+  const client = new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.DirectMessages,
+      GatewayIntentBits.MessageContent,
+    ],
+    // DM channels are not cached before their first message.
+    partials: [Partials.Channel],
+    rest: { api: options.apiUrl ?? DEFAULT_DISCORD_API },
+  });
+  client.on(Events.MessageCreate, (message) => {
+    handleDiscordMessage(toIncoming(message, client.user?.id), sessions, log).catch((error: Error) =>
+      log.warn('discord message not delivered', { channelId: message.channelId, error: error.message }),
+    );
+  });
+  client.on(Events.Error, (error) => log.error('discord connection error', { error: error.message }));
+  return {
+    async start() {
+      await client.login(options.botToken);
+      log.info('discord gateway connected', { user: client.user?.tag });
+    },
+    async stop() {
+      await client.destroy();
+    },
+  };
+}

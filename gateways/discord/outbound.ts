@@ -1,0 +1,71 @@
+/**
+ * Discord outbound: carries a session's outbound events to the REST API with the bot token (never an
+ * interaction token, which dies after 15 minutes: a prompt decided the next day is still edited).
+ * Runs inside the worker's `deliver` activity.
+ */
+import { DiscordAPIError, type REST } from '@discordjs/rest';
+import { Routes, type APIMessage } from 'discord-api-types/v10';
+import type { DeliveryResult, OutboundEvent } from '../../workflows/session/outbound';
+import { parseDiscordSessionId } from './ids';
+import { decidedMessage, discordMentions, gateMessage, splitForDiscord } from './render';
+import { discordRest } from './rest';
+
+const WORKING_REACTION = encodeURIComponent('⏳');
+/** Discord's JSON error codes for a message or channel that no longer exists. */
+const GONE = new Set([10003, 10008]);
+
+export class DiscordOutbound {
+  private readonly rest: REST;
+
+  constructor(options: { botToken: string; apiUrl: string | undefined }) {
+    this.rest = discordRest(options);
+  }
+
+  async deliver(sessionId: string, event: OutboundEvent): Promise<DeliveryResult> {
+    const channelId = parseDiscordSessionId(sessionId);
+    if (!channelId) throw new Error(`${sessionId} is not a Discord session id`);
+    switch (event.type) {
+      case 'message': {
+        for (const content of splitForDiscord(discordMentions(event.text)))
+          await this.rest.post(Routes.channelMessages(channelId), {
+            body: { content, allowed_mentions: { parse: ['users'] } },
+          });
+        return {};
+      }
+      case 'gate': {
+        const posted = (await this.rest.post(Routes.channelMessages(channelId), {
+          body: gateMessage(event.gate, channelId, event.reason),
+        })) as APIMessage;
+        return { ref: posted.id };
+      }
+      case 'gate_resolved': {
+        for (const messageId of event.gate.posts ?? []) {
+          await this.ignoreGone(() =>
+            this.rest.patch(Routes.channelMessage(channelId, messageId), {
+              body: decidedMessage(event.gate, event.outcome),
+            }),
+          );
+        }
+        return {};
+      }
+      case 'notice':
+        // Discord shows personal feedback only as an ephemeral interaction reply, which the gateway sends
+        // at click time; notices for everyone repeat what the edited prompt already shows.
+        return {};
+      case 'working': {
+        const route = Routes.channelMessageOwnReaction(channelId, event.ref, WORKING_REACTION);
+        await this.ignoreGone(() => (event.on ? this.rest.put(route) : this.rest.delete(route)));
+        return {};
+      }
+    }
+  }
+
+  private async ignoreGone(call: () => Promise<unknown>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      if (!(error instanceof DiscordAPIError && typeof error.code === 'number' && GONE.has(error.code)))
+        throw error;
+    }
+  }
+}

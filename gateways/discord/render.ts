@@ -1,0 +1,228 @@
+/**
+ * Pure builders of what Discord shows: message chunks within 2,000 characters, gate prompts with
+ * buttons and select menus, their decided form, and the Deny / Edit / Answer modals. Unit-tested by structure.
+ */
+import {
+  ButtonStyle,
+  ComponentType,
+  TextInputStyle,
+  type APIActionRowComponent,
+  type APIComponentInMessageActionRow,
+  type APIModalInteractionResponseCallbackData,
+  type RESTPostAPIChannelMessageJSONBody,
+} from 'discord-api-types/v10';
+import type { ApprovalGate, Gate, QuestionGate } from '../../workflows/session/contract';
+import { answerLines, argsPreview, splitMessage } from '../chat-text';
+import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
+
+export const MESSAGE_LIMIT = 2_000;
+const ARGS_PREVIEW_LIMIT = 1_200;
+/** A message holds five action rows: up to four questions get a select menu, the last row holds buttons. */
+const MAX_SELECTS = 4;
+
+type Row = APIActionRowComponent<APIComponentInMessageActionRow>;
+type Reason = 'opened' | 'repost' | 'reminder';
+
+/** `@123…` (a user id in workflow text) becomes a real Discord mention. */
+export function discordMentions(text: string): string {
+  return text.replace(/(^|[^<\w])@(\d{17,20})\b/g, '$1<@$2>');
+}
+
+export function splitForDiscord(text: string): string[] {
+  // Leave room for the "(part i of n)" suffix.
+  return splitMessage(text, MESSAGE_LIMIT - 40);
+}
+
+const cut = (text: string, limit: number) => (text.length > limit ? `${text.slice(0, limit - 1)}…` : text);
+
+const who = (gate: Gate) => [gate.requesterId, ...gate.approvers].map((id) => mention(id)).join(', ');
+const mention = (id: string) => (isSnowflake(id) ? `<@${id}>` : id);
+
+/** Only the people a gate concerns are pinged; nothing in agent text can ping @everyone. */
+function allowedMentions(gate: Gate): RESTPostAPIChannelMessageJSONBody['allowed_mentions'] {
+  return { parse: [], users: [gate.requesterId, ...gate.approvers].filter(isSnowflake).slice(0, 100) };
+}
+
+function button(
+  gate: Gate,
+  channelId: string,
+  action: DiscordAction,
+  label: string,
+  style: ButtonStyle.Primary | ButtonStyle.Secondary | ButtonStyle.Success | ButtonStyle.Danger,
+) {
+  return {
+    type: ComponentType.Button as const,
+    custom_id: encodeCustomId({ action, channelId, gateId: gate.id }),
+    label,
+    style,
+  };
+}
+
+const intro = (reason: Reason, fresh: string) =>
+  reason === 'reminder' ? '🔔 **Still waiting**' : reason === 'repost' ? '**Still open**' : fresh;
+
+export function approvalMessage(
+  gate: ApprovalGate,
+  channelId: string,
+  reason: Reason,
+): RESTPostAPIChannelMessageJSONBody {
+  const expires = gate.expiresAt ? `Expires <t:${Math.floor(gate.expiresAt / 1000)}:R>. ` : '';
+  const content = [
+    `${intro(reason, '**Approval needed**')}: \`${gate.toolName}\` requested by ${mention(gate.requesterId)}`,
+    argsPreview(gate.args, ARGS_PREVIEW_LIMIT),
+    `${expires}Who may decide: ${who(gate)}. You can also reply \`approve\` or \`deny <reason>\`.`,
+  ].join('\n');
+  return {
+    content: cut(content, MESSAGE_LIMIT),
+    allowed_mentions: allowedMentions(gate),
+    components: [
+      {
+        type: ComponentType.ActionRow,
+        components: [
+          button(gate, channelId, 'approve', 'Approve', ButtonStyle.Success),
+          button(gate, channelId, 'deny', 'Deny…', ButtonStyle.Danger),
+          button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
+          button(gate, channelId, 'alwaysEverywhere', 'Always allow everywhere', ButtonStyle.Secondary),
+          button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary),
+        ],
+      },
+    ],
+  };
+}
+
+/** A question gate: a select menu per question with options, and buttons for free text and partial submits. */
+export function questionMessage(
+  gate: QuestionGate,
+  channelId: string,
+  reason: Reason,
+): RESTPostAPIChannelMessageJSONBody {
+  const lines = gate.questions.map(
+    (q) =>
+      `**${q.label}**: ${q.prompt}${q.options.map((o) => `\n• ${o.label}${o.description ? ` — ${o.description}` : ''}`).join('')}`,
+  );
+  const rows: Row[] = [];
+  gate.questions.forEach((q, index) => {
+    if (!q.options.length || rows.length >= MAX_SELECTS) return;
+    rows.push({
+      type: ComponentType.ActionRow,
+      components: [
+        {
+          type: ComponentType.StringSelect,
+          custom_id: encodeCustomId({ action: 'select', channelId, gateId: gate.id, question: index }),
+          placeholder: cut(`${q.label}: ${q.prompt}`, 150),
+          min_values: 1,
+          max_values: q.multi_select ? q.options.length : 1,
+          options: q.options.map((o) => ({
+            label: o.label,
+            value: o.label,
+            ...(o.description ? { description: cut(o.description, 100) } : {}),
+          })),
+        },
+      ],
+    });
+  });
+  const inWords = gate.questions.some((q) => q.allow_custom) ? 'Other…' : 'Answer in words…';
+  const buttons = [button(gate, channelId, 'other', inWords, ButtonStyle.Secondary)];
+  if (gate.questions.some((q) => !q.required))
+    buttons.push(button(gate, channelId, 'submit', 'Submit answers', ButtonStyle.Primary));
+  rows.push({ type: ComponentType.ActionRow, components: buttons });
+  const content = [
+    `${intro(reason, '**Question for**')} ${mention(gate.requesterId)}`,
+    ...lines,
+    gate.questions.length > 1 ? '_Pick an answer for each question; it is sent once all are in._' : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  return { content: cut(content, MESSAGE_LIMIT), allowed_mentions: allowedMentions(gate), components: rows };
+}
+
+export function gateMessage(
+  gate: Gate,
+  channelId: string,
+  reason: Reason,
+): RESTPostAPIChannelMessageJSONBody {
+  return gate.kind === 'approval'
+    ? approvalMessage(gate, channelId, reason)
+    : questionMessage(gate, channelId, reason);
+}
+
+const OUTCOME_ICON: Record<string, string> = {
+  approved: '✅',
+  edited: '✏️',
+  always: '✅',
+  denied: '⛔',
+  answered: '💬',
+  expired: '⌛',
+  superseded: '↩️',
+  cancelled: '❌',
+};
+
+/** The prompt after the decision: what was asked, who decided what and when; no components. */
+export function decidedMessage(gate: Gate, outcome: string): RESTPostAPIChannelMessageJSONBody {
+  const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
+  const subject = gate.kind === 'approval' ? `\`${gate.toolName}\`` : 'Question';
+  const lines = [`${icon} ${subject}: ${discordMentions(outcome)}`.trim()];
+  if (gate.kind === 'approval')
+    lines.push(argsPreview(gate.resolution?.args ?? gate.args, ARGS_PREVIEW_LIMIT));
+  if (gate.resolution?.reason) lines.push(`Reason: ${gate.resolution.reason}`);
+  lines.push(...answerLines(gate, (text) => `**${text}**`));
+  return { content: cut(lines.join('\n'), MESSAGE_LIMIT), allowed_mentions: { parse: [] }, components: [] };
+}
+
+function textInput(
+  customId: string,
+  label: string,
+  options: { value?: string; placeholder?: string; max?: number; required?: boolean; paragraph?: boolean },
+) {
+  return {
+    type: ComponentType.Label as const,
+    label: cut(label, 45),
+    component: {
+      type: ComponentType.TextInput as const,
+      custom_id: customId,
+      style: options.paragraph === false ? TextInputStyle.Short : TextInputStyle.Paragraph,
+      required: options.required ?? false,
+      max_length: options.max ?? 2_000,
+      ...(options.value ? { value: options.value.slice(0, options.max ?? 4_000) } : {}),
+      ...(options.placeholder ? { placeholder: cut(options.placeholder, 100) } : {}),
+    },
+  };
+}
+
+export function denyModal(channelId: string, gateId: string): APIModalInteractionResponseCallbackData {
+  return {
+    custom_id: encodeCustomId({ action: 'denyModal', channelId, gateId }),
+    title: 'Deny',
+    components: [textInput('reason', 'Why deny? (told to the agent)', { placeholder: 'Optional' })],
+  };
+}
+
+export function editModal(channelId: string, gate: ApprovalGate): APIModalInteractionResponseCallbackData {
+  return {
+    custom_id: encodeCustomId({ action: 'editModal', channelId, gateId: gate.id }),
+    title: cut(`Edit & approve ${gate.toolName}`, 45),
+    components: [
+      textInput('args', 'Arguments (JSON)', {
+        value: JSON.stringify(gate.args, null, 2),
+        max: 4_000,
+        required: true,
+      }),
+    ],
+  };
+}
+
+/** Free-text answers, one field per question: a number, an option's label, or the person's own words. */
+export function answerModal(channelId: string, gate: QuestionGate): APIModalInteractionResponseCallbackData {
+  return {
+    custom_id: encodeCustomId({ action: 'answerModal', channelId, gateId: gate.id }),
+    title: 'Answer',
+    components: gate.questions.slice(0, 5).map((q, index) =>
+      textInput(String(index), q.label, {
+        placeholder: q.options.length
+          ? `${q.options.map((o, i) => `${i + 1}. ${o.label}`).join(', ')}${q.allow_custom ? ', or your own words' : ''}`
+          : q.prompt,
+        paragraph: false,
+      }),
+    ),
+  };
+}
