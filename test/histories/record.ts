@@ -12,6 +12,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { ToolRunLedger } from '../../activities/tools/ledger';
 import { userWorkflowId } from '../../common/ids';
+import { answerDraftSignal, type AnswerDraft } from '../../workflows/session/contract';
 import { testConfig } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -82,6 +83,26 @@ const scenarios: Record<string, Scenario> = {
         v.transcript.at(-1)?.role === 'assistant',
       'all turns',
     );
+  },
+  'question-drafts': async (s) => {
+    await s.say('ask me');
+    const gate = await s.pendingQuestion();
+    const draft = (value: Omit<AnswerDraft, 'gateId' | 'userId'>, userId = 'alice') =>
+      s.handle.signal(answerDraftSignal, { gateId: gate.id, userId, ...value });
+    await draft({ picks: [{ index: 0, selected: ['staging'] }] }, 'mallory');
+    await draft({ picks: [{ index: 0, selected: ['moon'] }] });
+    await draft({ picks: [{ index: 0, selected: ['staging'] }] });
+    await draft({ texts: [{ index: 1, text: 'security scan' }] });
+    await s.idle();
+    await s.say('ask me');
+    const second = (await s.pendingQuestion()).id;
+    await s.handle.signal(answerDraftSignal, {
+      gateId: second,
+      userId: 'alice',
+      texts: [{ index: 0, text: '2' }],
+    });
+    await s.handle.signal(answerDraftSignal, { gateId: second, userId: 'alice', submit: true });
+    await s.idle();
   },
   'question-answered': async (s) => {
     await s.say('ask me');
