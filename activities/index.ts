@@ -10,7 +10,9 @@ import { decidePolicy } from '../common/policy';
 import { findTool } from '../common/tools/definitions';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
+import { CredentialService } from '../common/credentials/service';
 import { createDeliver } from './deliver';
+import { redact } from './tools/redact';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
@@ -37,6 +39,9 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
+  // Opened on first use, so workers without credential tools never create a vault or key file.
+  let credentialService: CredentialService | undefined;
+  const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
@@ -50,6 +55,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
         approvers: config.policy.approvers,
         questionTimeoutMs: config.policy.questionTimeout,
         ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
+        credentialTimeoutMs: config.policy.credentialTimeout,
       };
     },
 
@@ -83,9 +89,34 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
       const execute = executors[request.toolName];
       if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
+      const tool = findTool(request.toolName);
+      const providerName = tool?.credential?.(request.args as never);
+      let authorization: { header: string; value: string } | undefined;
+      if (providerName) {
+        const checked = await credentials().authorization(request.userId ?? '', providerName);
+        if (!checked.ok) {
+          if (checked.reason === 'unknown_provider')
+            return { status: 'error', content: `${checked.message}.` };
+          const provider = credentials().provider(providerName)!;
+          return {
+            status: 'credential_required',
+            content: `${checked.message}: the user must connect ${provider.displayName} first.`,
+            credential: { provider: providerName, providerName: provider.displayName, kind: provider.kind },
+          };
+        }
+        authorization = { header: checked.header, value: checked.value };
+      }
       return await withHeartbeat((signal) =>
-        ledger.runOnce(request.idempotencyKey, request.toolName, () =>
-          execute(request.args, { dataDir: config.dataDir, sessionId: request.sessionId, signal }),
+        ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
+          redact(
+            await execute(request.args, {
+              dataDir: config.dataDir,
+              sessionId: request.sessionId,
+              signal,
+              ...(authorization ? { authorization } : {}),
+            }),
+            authorization?.value,
+          ),
         ),
       );
     },

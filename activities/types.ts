@@ -33,11 +33,15 @@ export interface ToolRunRequest {
   /** Workflow id + tool call id: a retried or repeated run returns the first run's result. */
   idempotencyKey: string;
   sessionId: string;
+  /** Whose credentials the tool uses (absent in histories recorded before credentials existed). */
+  userId?: string;
 }
 
 export interface ToolRunResult {
-  status: 'ok' | 'error';
+  /** `credential_required`: nothing ran; the person must connect `credential.provider` first. */
+  status: 'ok' | 'error' | 'credential_required';
   content: string;
+  credential?: { provider: string; providerName: string; kind: 'oauth2' | 'api_key' };
 }
 
 export type { SessionSettings } from '../workflows/session/settings';

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { durationSchema } from './duration';
+import { resolveProviders, providersSchema, type Provider } from './credentials/providers';
 import { AgentError, ErrorCode } from './errors';
 
 const toolConfigSchema = z.strictObject({
@@ -28,6 +29,10 @@ export const policyFileSchema = z.strictObject({
   continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(10_000),
   systemPrompt: z.string().max(20_000).optional(),
   tools: z.record(z.string(), toolConfigSchema).default({}),
+  /** Credential providers (OAuth 2.0 and API keys) that tools name with `auth`; see README "Credentials". */
+  providers: providersSchema,
+  /** How long a credential gate (a "Connect <provider>" prompt) waits for the sign-in. */
+  credentialTimeout: durationSchema.default(24 * 3_600_000),
 });
 export type PolicyFile = z.infer<typeof policyFileSchema>;
 
@@ -68,6 +73,8 @@ const envSchema = z.object({
   DISCORD_API_URL: optionalText,
   DISCORD_GUILD_ID: optionalText,
   DISCORD_GATEWAY: z.enum(['on', 'off']).default('on'),
+  VAULT_KEY: optionalText,
+  VAULT_PATH: optionalText,
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -119,6 +126,13 @@ export interface AppConfig {
         gateway: boolean;
       }
     | undefined;
+  credentials: {
+    providers: Record<string, Provider>;
+    /** The vault database (default DATA_DIR/vault.sqlite); gateway and worker must share it. */
+    vaultPath: string;
+    /** VAULT_KEY; without it a key file under DATA_DIR is generated and used. */
+    vaultKey: string | undefined;
+  };
   workflowBundlePath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
@@ -204,6 +218,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           gateway: e.DISCORD_GATEWAY === 'on',
         }
       : undefined,
+    credentials: {
+      providers: (() => {
+        try {
+          return resolveProviders(policy.providers, env);
+        } catch (cause) {
+          throw new AgentError(ErrorCode.ConfigInvalid, `Credential providers: ${(cause as Error).message}`, {
+            cause,
+          });
+        }
+      })(),
+      vaultPath: path.resolve(e.VAULT_PATH ?? path.join(e.DATA_DIR, 'vault.sqlite')),
+      vaultKey: e.VAULT_KEY,
+    },
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,
     policy,

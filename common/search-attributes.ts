@@ -8,7 +8,15 @@ export const AgentStatus = defineSearchAttributeKey('AgentStatus', SearchAttribu
 export const AgentChannel = defineSearchAttributeKey('AgentChannel', SearchAttributeType.KEYWORD);
 export const AgentOwner = defineSearchAttributeKey('AgentOwner', SearchAttributeType.KEYWORD);
 
-export const customSearchAttributes = [AgentStatus, AgentChannel, AgentOwner] as const;
+/** `<user>:<provider>` for every credential a run waits on, so a sign-in finds every waiting workflow. */
+export const AgentCredentialWaits = defineSearchAttributeKey(
+  'AgentCredentialWaits',
+  SearchAttributeType.KEYWORD_LIST,
+);
+
+export const customSearchAttributes = [AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits] as const;
+
+export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;
 
 /** Session status as the search attribute and the web chat show it. */
-export type SessionStatus = 'idle' | 'running' | 'waiting_approval' | 'waiting_answer';
+export type SessionStatus = 'idle' | 'running' | 'waiting_approval' | 'waiting_answer' | 'waiting_credential';

@@ -2,12 +2,15 @@
 import type { RequestListener } from 'node:http';
 import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../common/config';
+import type { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
 
 export interface GatewayDeps {
   config: AppConfig;
   client: Client;
   log: Logger;
+  /** The vault and providers, opened on first use. */
+  credentials: () => CredentialService;
 }
 
 /** A platform whose SDK brings its own transport: an HTTP receiver under `prefix`, or a connection it starts. */

@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { AppConfig } from '../common/config';
+import { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
 import { connectClient } from '../common/temporal/connect';
 import { createGatewayApp } from './app';
@@ -14,7 +15,9 @@ export interface RunningGateway {
 
 export async function startGateway(config: AppConfig, address: string, log: Logger): Promise<RunningGateway> {
   const client = await connectClient(address, config.temporal.namespace);
-  const deps = { config, client, log };
+  let credentialService: CredentialService | undefined;
+  const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
+  const deps = { config, client, log, credentials };
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);
   // Platforms that bring their own HTTP receiver (Slack's Bolt) get their paths; everything else is Hono.
@@ -44,6 +47,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await client.connection.close();
+      credentialService?.close();
     },
   };
 }

@@ -7,7 +7,7 @@ import type { ModelReply } from '../types';
 
 const HELP =
   'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
-  '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "post https://example.com hello" (needs approval), ' +
+  '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "fetch <url> with github" (sends your GitHub token; asks you to connect first), "post https://example.com hello" (needs approval), ' +
   '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "bad arguments" (shows validation).';
 
 export function scriptedModel(transcript: Message[]): ModelReply {
@@ -42,11 +42,17 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
       };
     }
   }
-  const fetch = /^\s*(fetch|get)\s+(\S+)/i.exec(text);
+  const fetch = /^\s*(fetch|get)\s+(\S+)(?:\s+(?:with|as)\s+([a-z][a-z0-9-]*))?/i.exec(text);
   if (fetch)
     return {
-      text: `Fetching ${fetch[2]}.`,
-      toolCalls: [{ id: callId(0), name: 'http_request', args: { method: 'GET', url: fetch[2] } }],
+      text: `Fetching ${fetch[2]}${fetch[3] ? ` with your ${fetch[3]} account` : ''}.`,
+      toolCalls: [
+        {
+          id: callId(0),
+          name: 'http_request',
+          args: { method: 'GET', url: fetch[2], ...(fetch[3] ? { auth: fetch[3] } : {}) },
+        },
+      ],
     };
   const post = /^\s*post\s+(\S+)\s*([\s\S]*)$/i.exec(text);
   if (post) {

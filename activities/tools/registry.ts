@@ -10,6 +10,8 @@ export interface ToolContext {
   dataDir: string;
   sessionId: string;
   signal: AbortSignal;
+  /** The person's credential for the tool's provider, as the header to send. Never returned in output. */
+  authorization?: { header: string; value: string };
 }
 
 type Executor = (args: Record<string, unknown>, context: ToolContext) => Promise<ToolRunResult>;
@@ -26,7 +28,14 @@ export const executors: Record<string, Executor> = {
   },
   [httpRequestTool.name]: async (raw, context) => {
     const args = httpRequestTool.schema.parse(raw) as z.infer<typeof httpRequestTool.schema>;
-    return await runHttpRequest({ ...args, signal: context.signal });
+    const headers = { ...args.headers };
+    if (context.authorization) {
+      // The credential wins over any header of the same name the model wrote.
+      for (const name of Object.keys(headers))
+        if (name.toLowerCase() === context.authorization.header.toLowerCase()) delete headers[name];
+      headers[context.authorization.header] = context.authorization.value;
+    }
+    return await runHttpRequest({ ...args, headers, signal: context.signal });
   },
   [currentTimeTool.name]: async (raw) => {
     const args = currentTimeTool.schema.parse(raw) as z.infer<typeof currentTimeTool.schema>;

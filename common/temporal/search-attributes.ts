@@ -3,6 +3,7 @@
  * so it is safe on every start and against an existing cluster.
  */
 import type { Connection } from '@temporalio/client';
+import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { customSearchAttributes } from '../search-attributes';
 
@@ -18,7 +19,12 @@ export async function registerSearchAttributes(
   await connection.operatorService.addSearchAttributes({
     namespace,
     searchAttributes: Object.fromEntries(
-      missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      missing.map((key) => [
+        key.name,
+        key.type === SearchAttributeType.KEYWORD_LIST
+          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      ]),
     ),
   });
   log(`registered search attributes: ${missing.map((key) => key.name).join(', ')}`);

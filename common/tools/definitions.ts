@@ -17,6 +17,11 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   defaultPolicy(args: z.infer<Schema>): Policy;
   /** The text allow patterns and grants are matched against, e.g. the shell command. */
   subject(args: z.infer<Schema>): string;
+  /**
+   * The credential provider this call needs, if any: the executor receives the person's token as a
+   * header at run time (the model never sees it), and a missing one opens a credential gate.
+   */
+  credential?(args: z.infer<Schema>): string | undefined;
 }
 
 function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
@@ -43,9 +48,17 @@ export const httpRequestTool = defineTool({
     url: z.url({ protocol: /^https?$/ }).describe('An absolute http(s) URL'),
     headers: z.record(z.string(), z.string()).optional(),
     body: z.string().max(100_000).optional(),
+    auth: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/)
+      .optional()
+      .describe(
+        'Name of a configured credential provider (e.g. "github"): the user\'s token is sent as the Authorization header. The user is asked to connect it if needed.',
+      ),
   }),
   defaultPolicy: (args) => (args.method === 'GET' || args.method === 'HEAD' ? 'auto' : 'ask'),
   subject: (args) => `${args.method} ${args.url}`,
+  credential: (args) => args.auth,
 });
 
 export const currentTimeTool = defineTool({

@@ -31,6 +31,8 @@ export const ACTIONS = {
   other: 'qo',
   /** Submit the answers picked so far (gates with optional questions). */
   submit: 'qx',
+  /** "Connect <provider>": answered with the clicker's personal sign-in link (carries the provider). */
+  connect: 'cc',
   denyModal: 'md',
   editModal: 'me',
   answerModal: 'mo',
@@ -46,6 +48,7 @@ export interface DiscordCustomId {
   channelId: string;
   gateId: string;
   question?: number;
+  provider?: string;
 }
 
 export const CUSTOM_ID_LIMIT = 100;
@@ -55,7 +58,7 @@ export function encodeCustomId(id: DiscordCustomId): string {
     ACTIONS[id.action],
     id.channelId,
     id.gateId,
-    ...(id.question === undefined ? [] : [id.question]),
+    ...(id.question !== undefined ? [id.question] : id.provider !== undefined ? [id.provider] : []),
   ].join(':');
   if (encoded.length > CUSTOM_ID_LIMIT)
     throw new Error(`custom_id over ${CUSTOM_ID_LIMIT} characters: ${encoded}`);
@@ -64,14 +67,14 @@ export function encodeCustomId(id: DiscordCustomId): string {
 
 export function decodeCustomId(raw: unknown): DiscordCustomId | undefined {
   if (typeof raw !== 'string' || raw.length > CUSTOM_ID_LIMIT) return undefined;
-  const match = /^([a-z]{2}):(\d{17,20}):([A-Za-z0-9-]{1,64})(?::([0-4]))?$/.exec(raw);
+  const match = /^([a-z]{2}):(\d{17,20}):([A-Za-z0-9-]{1,64})(?::([a-z0-9-]{1,32}))?$/.exec(raw);
   const action = match ? BY_CODE.get(match[1]!) : undefined;
   if (!match || !action) return undefined;
-  if ((action === 'select') !== (match[4] !== undefined)) return undefined;
-  return {
-    action,
-    channelId: match[2]!,
-    gateId: match[3]!,
-    ...(match[4] !== undefined ? { question: Number(match[4]) } : {}),
-  };
+  const extra = match[4];
+  const base = { action, channelId: match[2]!, gateId: match[3]! };
+  if (action === 'select')
+    return extra && /^[0-4]$/.test(extra) ? { ...base, question: Number(extra) } : undefined;
+  if (action === 'connect')
+    return extra && /^[a-z][a-z0-9-]*$/.test(extra) ? { ...base, provider: extra } : undefined;
+  return extra === undefined ? base : undefined;
 }

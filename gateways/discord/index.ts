@@ -5,6 +5,7 @@
  */
 import { getRequestListener } from '@hono/node-server';
 import { ChatSessions } from '../chat-sessions';
+import { personalConnect } from '../oauth/links';
 import type { GatewayDeps, NodePlatform } from '../platform';
 import { discordConnection } from './connection';
 import { discordInteractionsApp, SIGNAL_BUDGET_MS } from './interactions';
@@ -18,7 +19,12 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
     );
   }
   const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'discord', SIGNAL_BUDGET_MS);
-  const app = discordInteractionsApp({ publicKey: discord.publicKey, sessions, log: deps.log });
+  const app = discordInteractionsApp({
+    publicKey: discord.publicKey,
+    sessions,
+    log: deps.log,
+    connect: personalConnect(deps),
+  });
   const connection = discord.gateway
     ? discordConnection({ botToken: discord.botToken, apiUrl: discord.apiUrl, sessions, log: deps.log })
     : undefined;

@@ -19,7 +19,7 @@ import type { Logger } from '../../common/log';
 import type { ChatSessions } from '../chat-sessions';
 import type { AnswerDraft, Decision, Gate } from '../../workflows/session/contract';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
-import { answerModal, denyModal, editModal } from './render';
+import { answerModal, connectLinkReply, denyModal, editModal } from './render';
 
 /** Discord's own limit is 3 s; the signal and the wait for a verdict share this budget. */
 export const SIGNAL_BUDGET_MS = 1_200;
@@ -87,6 +87,8 @@ export function discordInteractionsApp(options: {
   publicKey: string;
   sessions: ChatSessions;
   log: Logger;
+  /** The clicker's personal sign-in link for a provider, or undefined when it is not configured here. */
+  connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined;
 }): Hono {
   const { publicKey, sessions, log } = options;
   const app = new Hono();
@@ -213,6 +215,14 @@ export function discordInteractionsApp(options: {
         });
       case 'submit':
         return await draft(workflowId, { gateId, userId, submit: true });
+      case 'connect': {
+        const link = options.connect(userId, custom.provider!);
+        if (!link) return ephemeral(`No provider "${custom.provider}" is configured on this gateway.`);
+        return {
+          type: InteractionResponseType.ChannelMessageWithSource,
+          data: { ...connectLinkReply(link.providerName, link.url), flags: MessageFlags.Ephemeral },
+        };
+      }
       default:
         return ephemeral('That control is not one of ours or is malformed; nothing was done.');
     }

@@ -11,7 +11,7 @@ import {
   type APIModalInteractionResponseCallbackData,
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
-import type { ApprovalGate, Gate, QuestionGate } from '../../workflows/session/contract';
+import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { answerLines, argsPreview, splitMessage } from '../chat-text';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
@@ -136,11 +136,57 @@ export function questionMessage(
   return { content: cut(content, MESSAGE_LIMIT), allowed_mentions: allowedMentions(gate), components: rows };
 }
 
+/** A sign-in prompt: the button answers each clicker with their own private link (links are personal). */
+export function credentialMessage(
+  gate: CredentialGate,
+  channelId: string,
+  reason: Reason,
+): RESTPostAPIChannelMessageJSONBody {
+  return {
+    content: `${intro(reason, '🔑 **Sign-in needed**')}: \`${gate.toolName}\` needs ${mention(gate.requesterId)}'s ${gate.providerName} account. The tool runs as soon as it is connected.`,
+    allowed_mentions: allowedMentions(gate),
+    components: [
+      {
+        type: ComponentType.ActionRow,
+        components: [
+          {
+            type: ComponentType.Button,
+            custom_id: encodeCustomId({
+              action: 'connect',
+              channelId,
+              gateId: gate.id,
+              provider: gate.provider,
+            }),
+            label: `Connect ${gate.providerName}`,
+            style: ButtonStyle.Primary,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** The private reply to a Connect click: a link button to the clicker's own sign-in. */
+export function connectLinkReply(providerName: string, url: string): { content: string; components: Row[] } {
+  return {
+    content: `This connects **your** ${providerName} account (the link is only for you, valid for a day).`,
+    components: [
+      {
+        type: ComponentType.ActionRow,
+        components: [
+          { type: ComponentType.Button, style: ButtonStyle.Link, label: `Connect ${providerName}`, url },
+        ],
+      },
+    ],
+  };
+}
+
 export function gateMessage(
   gate: Gate,
   channelId: string,
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
+  if (gate.kind === 'credential') return credentialMessage(gate, channelId, reason);
   return gate.kind === 'approval'
     ? approvalMessage(gate, channelId, reason)
     : questionMessage(gate, channelId, reason);
@@ -160,7 +206,12 @@ const OUTCOME_ICON: Record<string, string> = {
 /** The prompt after the decision: what was asked, who decided what and when; no components. */
 export function decidedMessage(gate: Gate, outcome: string): RESTPostAPIChannelMessageJSONBody {
   const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
-  const subject = gate.kind === 'approval' ? `\`${gate.toolName}\`` : 'Question';
+  const subject =
+    gate.kind === 'approval'
+      ? `\`${gate.toolName}\``
+      : gate.kind === 'credential'
+        ? `${gate.providerName} sign-in for \`${gate.toolName}\``
+        : 'Question';
   const lines = [`${icon} ${subject}: ${discordMentions(outcome)}`.trim()];
   if (gate.kind === 'approval')
     lines.push(argsPreview(gate.resolution?.args ?? gate.args, ARGS_PREVIEW_LIMIT));

@@ -17,7 +17,7 @@ import type { Logger } from '../../common/log';
 import { answerSchema } from '../../common/tools/ask-user';
 import { gateButtonValueSchema, type GateButtonValue } from '../../workflows/session/contract';
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
-import { denyModal, editModal } from './render';
+import { connectLinkBlocks, denyModal, editModal } from './render';
 import { answerModal, readAnswers } from './render-question';
 import type { ChatSessions } from '../chat-sessions';
 
@@ -72,7 +72,36 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
   }
 }
 
-export function registerSlackListeners(app: App, sessions: ChatSessions, log: Logger): void {
+export function registerSlackListeners(
+  app: App,
+  sessions: ChatSessions,
+  log: Logger,
+  connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined,
+): void {
+  // "Connect <provider>": each clicker gets their own sign-in link, privately.
+  app.action<BlockAction<ButtonAction>>('gate_connect', async (args) => {
+    await args.ack();
+    const provider = (() => {
+      try {
+        return z
+          .object({ provider: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/) })
+          .parse(JSON.parse(args.action.value ?? '')).provider;
+      } catch {
+        return undefined;
+      }
+    })();
+    const link = provider ? connect(args.body.user.id, provider) : undefined;
+    if (!link) return await tell(args.respond, 'That sign-in is not configured here; nothing was done.');
+    await args.respond({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: `Connect ${link.providerName}: ${link.url}`,
+      blocks: connectLinkBlocks(link.providerName, link.url),
+    });
+  });
+  // The link button opens the browser; Slack still sends the click, which needs only an ack.
+  app.action('gate_connect_link', async ({ ack }) => await ack());
+
   app.event('app_mention', async ({ event, body }) => {
     const incoming = parseIncoming(event, body.team_id);
     if (!incoming) return;

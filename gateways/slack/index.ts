@@ -7,11 +7,13 @@ import type { GatewayDeps, NodePlatform } from '../platform';
 import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
 import { ChatSessions } from '../chat-sessions';
+import { personalConnect } from '../oauth/links';
 
 export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined {
   const slack = deps.config.slack;
   if (!slack) return undefined;
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
+  const connect = personalConnect(deps);
   const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'slack');
   const common = {
     token: slack.botToken,
@@ -27,7 +29,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
       installerOptions: { clientOptions },
     });
     const app = new App({ ...common, receiver });
-    registerSlackListeners(app, sessions, deps.log);
+    registerSlackListeners(app, sessions, deps.log, connect);
     app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
     return {
       start: async () => {
@@ -50,7 +52,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
     logLevel: LogLevel.WARN,
   });
   const app = new App({ ...common, receiver });
-  registerSlackListeners(app, sessions, deps.log);
+  registerSlackListeners(app, sessions, deps.log, connect);
   app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
   return { prefix: '/slack/', listener: guardSlackRequests(receiver.requestListener, slack.signingSecret) };
 }

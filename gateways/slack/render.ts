@@ -4,7 +4,7 @@
  */
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
-import type { ApprovalGate, Gate, GateButtonValue } from '../../workflows/session/contract';
+import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
 import { answerLines, argsPreview as argsPreview_, splitMessage } from '../chat-text';
 
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
@@ -136,11 +136,66 @@ export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   ];
 }
 
+/** A sign-in prompt: the button answers each clicker with their own private link (links are personal). */
+export function credentialBlocks(
+  gate: CredentialGate,
+  reason: 'opened' | 'repost' | 'reminder',
+): KnownBlock[] {
+  const intro =
+    reason === 'opened'
+      ? ':key: *Sign-in needed*'
+      : reason === 'reminder'
+        ? ':bell: *Still waiting*'
+        : '*Still open*';
+  return [
+    {
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `${intro}: \`${gate.toolName}\` needs <@${gate.requesterId}>'s ${gate.providerName} account. The tool runs as soon as it is connected.`,
+      },
+    },
+    {
+      type: 'actions',
+      block_id: `gate:${gate.id}`,
+      elements: [
+        {
+          type: 'button',
+          action_id: 'gate_connect',
+          text: { type: 'plain_text', text: `Connect ${gate.providerName}` },
+          style: 'primary',
+          value: JSON.stringify({ provider: gate.provider }),
+        },
+      ],
+    },
+  ];
+}
+
+/** The private reply to a Connect click: the clicker's own sign-in link. */
+export function connectLinkBlocks(providerName: string, url: string): KnownBlock[] {
+  return [
+    {
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `This connects *your* ${providerName} account (the link is only for you, valid for a day).`,
+      },
+      accessory: {
+        type: 'button',
+        action_id: 'gate_connect_link',
+        text: { type: 'plain_text', text: `Connect ${providerName}` },
+        url,
+      },
+    },
+  ];
+}
+
 export function gateBlocks(
   gate: Gate,
   workflowId: string,
   reason: 'opened' | 'repost' | 'reminder',
 ): KnownBlock[] {
+  if (gate.kind === 'credential') return credentialBlocks(gate, reason);
   return gate.kind === 'approval'
     ? approvalBlocks(gate, workflowId, reason)
     : questionBlocks(gate, workflowId);
@@ -160,7 +215,12 @@ const OUTCOME_ICON: Record<string, string> = {
 /** The prompt after the decision: what was asked, and who decided what and when; no buttons. */
 export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
   const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
-  const subject = gate.kind === 'approval' ? `\`${gate.toolName}\`` : 'question';
+  const subject =
+    gate.kind === 'approval'
+      ? `\`${gate.toolName}\``
+      : gate.kind === 'credential'
+        ? `${gate.providerName} sign-in for \`${gate.toolName}\``
+        : 'question';
   const blocks: KnownBlock[] = [
     {
       type: 'section',

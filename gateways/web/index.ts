@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Hono } from 'hono';
 import type { GatewayDeps } from '../platform';
+import { connectUrl } from '../oauth/links';
 import { webRoutes } from './routes';
 import { WebSessions } from './sessions';
 
@@ -28,6 +29,9 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
       log: deps.log,
+      credentials: deps.credentials,
+      connectUrl: (userId, provider) =>
+        connectUrl(deps.credentials(), deps.config.publicUrl, userId, provider),
     }),
   );
   for (const [route, file] of Object.entries(ASSETS)) {

@@ -16,6 +16,7 @@ import {
   gateButtonValueSchema,
   type SessionView,
 } from '../../workflows/session/contract';
+import type { CredentialService } from '../../common/credentials/service';
 import { identify, type WebIdentityConfig } from './identity';
 import type { WebSessions } from './sessions';
 
@@ -25,6 +26,9 @@ export interface WebRouteDeps {
   temporalUiUrl: string | undefined;
   namespace: string;
   log: Logger;
+  /** A personal "Connect <provider>" link for this user. */
+  connectUrl: (userId: string, provider: string, expiresAt?: number) => string;
+  credentials: () => CredentialService;
 }
 
 const messageBodySchema = z.strictObject({
@@ -59,9 +63,27 @@ const revokeBodySchema = z.strictObject({
 
 const STREAM_POLL_MS = 400;
 
-/** The view one user sees: notices addressed to someone else are dropped. */
-function forUser(view: SessionView, userId: string): SessionView {
-  return { ...view, notices: view.notices.filter((n) => !n.to || n.to === userId) };
+/**
+ * The view one user sees: notices addressed to someone else are dropped, and that person's open sign-ins
+ * carry their personal Connect link (nobody else gets one).
+ */
+function forUser(
+  view: SessionView,
+  userId: string,
+  connect: (provider: string, expiresAt: number) => string,
+): SessionView {
+  return {
+    ...view,
+    notices: view.notices.filter((n) => !n.to || n.to === userId),
+    gates: view.gates.map((gate) =>
+      gate.kind === 'credential' && gate.status === 'pending' && gate.requesterId === userId
+        ? {
+            ...gate,
+            connectUrl: connect(gate.provider, gate.expiresAt ?? gate.createdAt + 7 * 24 * 3_600_000),
+          }
+        : gate,
+    ),
+  };
 }
 
 export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: string } }> {
@@ -93,6 +115,31 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.get('/me', (c) =>
     c.json({ userId: c.get('userId'), temporalUiUrl: deps.temporalUiUrl ?? null, namespace: deps.namespace }),
   );
+
+  /** The signed-in person's connected providers (names and expiry only), and disconnect. */
+  app.get('/credentials', (c) => {
+    const credentials = deps.credentials();
+    const connected = credentials.vault.connected(c.get('userId'));
+    return c.json({
+      providers: Object.values(credentials.providers).map((p) => ({
+        name: p.name,
+        displayName: p.displayName,
+        kind: p.kind,
+        connected: connected.some((x) => x.provider === p.name),
+        connectUrl: deps.connectUrl(c.get('userId'), p.name),
+      })),
+    });
+  });
+
+  app.delete('/credentials/:provider', async (c) => {
+    const provider = c.req.param('provider');
+    const credentials = deps.credentials();
+    if (!credentials.provider(provider))
+      return c.json({ error: `no provider "${provider}" is configured` }, 404);
+    const removed = await credentials.disconnect(c.get('userId'), provider);
+    log.info('credential disconnected', { provider, userId: c.get('userId'), removed });
+    return c.json({ disconnected: removed });
+  });
 
   app.get('/sessions', async (c) => {
     const list = await sessions.list();
@@ -135,7 +182,9 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     if (!id.success) return c.json({ error: 'invalid session id' }, 400);
     const workflowId = webSessionWorkflowId(id.data);
     try {
-      const view = forUser(await sessions.state(workflowId), c.get('userId'));
+      const view = forUser(await sessions.state(workflowId), c.get('userId'), (p, e) =>
+        deps.connectUrl(c.get('userId'), p, e),
+      );
       return c.json({ ...view, temporalUrl: link(workflowId) ?? null });
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return c.json({ error: 'no such session' }, 404);
@@ -160,7 +209,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       while (!stream.aborted) {
         try {
           const body = JSON.stringify({
-            ...forUser(await sessions.state(workflowId), userId),
+            ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
             temporalUrl: link(workflowId) ?? null,
           });
           lastProblem = '';

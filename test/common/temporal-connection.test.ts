@@ -1,6 +1,7 @@
 /** Connecting and registering search attributes against a real server that starts without them. */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemporalCli } from '../../common/temporal/cli';
 import { connectClient } from '../../common/temporal/connect';
@@ -28,10 +29,16 @@ describe('Temporal connection', () => {
     const messages: string[] = [];
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
-    expect(messages).toEqual(['registered search attributes: AgentStatus, AgentChannel, AgentOwner']);
+    expect(messages).toEqual([
+      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits',
+    ]);
     const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(Object.keys(listed.customAttributes ?? {})).toEqual(
-      expect.arrayContaining(['AgentStatus', 'AgentChannel', 'AgentOwner']),
+      expect.arrayContaining(['AgentStatus', 'AgentChannel', 'AgentOwner', 'AgentCredentialWaits']),
+    );
+    // A list of keywords, so one run can wait on several credentials.
+    expect(listed.customAttributes!.AgentCredentialWaits).toBe(
+      temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
     );
   });
 

@@ -37,6 +37,17 @@ describe('docker-compose.yml', () => {
     }
     expect(compose.services.gateway!.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
   });
+
+  it('shares one credential vault (and its key file) between the gateway, which stores, and the worker, which reads', () => {
+    for (const name of ['worker', 'gateway']) {
+      const service = compose.services[name]!;
+      const vaultPath = (service.environment as Record<string, string>).VAULT_PATH!;
+      const mount = (service.volumes as string[]).find((v) => v.startsWith('vault:'));
+      expect(mount, name).toBeDefined();
+      expect(vaultPath.startsWith(`${mount!.split(':')[1]}/`), name).toBe(true);
+    }
+    expect(Object.keys(parse(read('docker-compose.yml')).volumes)).toContain('vault');
+  });
 });
 
 describe('Dockerfile', () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
-import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import { credentialProvidedSignal, stateQuery, type SessionView } from '../../workflows/session/contract';
 import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
 import {
   FAKE_BOT_USER,
@@ -36,8 +36,12 @@ beforeAll(async () => {
   keys = new DiscordKeys();
   stack = await startStack({
     temporalAddress: env.address,
-    policy: { approvers: [APPROVER] },
+    policy: {
+      approvers: [APPROVER],
+      providers: { acme: { type: 'oauth2', displayName: 'Acme', issuer: 'https://id.acme.example' } },
+    },
     env: {
+      OAUTH_ACME_CLIENT_ID: 'acme-client',
       DISCORD_BOT_TOKEN: BOT_TOKEN,
       DISCORD_PUBLIC_KEY: keys.publicKeyHex,
       DISCORD_API_URL: discord.url,
@@ -332,6 +336,36 @@ describe('Discord', () => {
     await until('the run finished', async () => (await state(channelId)).status === 'idle' || undefined);
     const file = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowIdOf(channelId)), 'count.txt');
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('offers Connect for a missing credential, gives each clicker a private link of their own, and resumes', async () => {
+    const { channelId, message } = await prompted('fetch https://api.acme.example/files with acme');
+    expect(message.content).toContain('Sign-in needed');
+    const connect = control(message, 'Connect Acme');
+    const mine = await requests.click(channelId, REQUESTER, connect);
+    expect(mine.json).toMatchObject({ type: 4, data: { flags: 64 } });
+    const link = (mine.json.data as { components: { components: { url: string; style: number }[] }[] })
+      .components[0]!.components[0]!;
+    expect(link.style).toBe(5);
+    expect(link.url).toMatch(/\/oauth\/acme\/start\?ticket=/);
+    const ticketOf = (url: string) =>
+      JSON.parse(
+        Buffer.from(decodeURIComponent(url.split('ticket=')[1]!).split('.')[0]!, 'base64url').toString(),
+      );
+    expect(ticketOf(link.url)).toMatchObject({ u: REQUESTER, p: 'acme' });
+    const theirs = await requests.click(channelId, STRANGER, connect);
+    const strangerUrl = (theirs.json.data as { components: { components: { url: string }[] }[] })
+      .components[0]!.components[0]!.url;
+    expect(ticketOf(strangerUrl)).toMatchObject({ u: STRANGER });
+    // The sign-in itself is covered by the credentials tests; here the gateway's signal stands in for it.
+    await env.client.workflow
+      .getHandle(workflowIdOf(channelId))
+      .signal(credentialProvidedSignal, { provider: 'acme', userId: REQUESTER });
+    await until(
+      'the prompt edited',
+      () => discord.messages.get(message.id)!.content.includes('connected by') || undefined,
+    );
+    expect(discord.messages.get(message.id)!.components).toEqual([]);
   });
 
   it('keeps working when the gateway restarts between prompt and click', async () => {

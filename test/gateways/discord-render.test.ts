@@ -55,6 +55,7 @@ describe('Discord custom_id', () => {
         channelId: CHANNEL,
         gateId: GATE_ID,
         ...(action === 'select' ? { question: 4 } : {}),
+        ...(action === 'connect' ? { provider: 'a'.repeat(32) } : {}),
       };
       const encoded = encodeCustomId(id);
       expect(encoded.length).toBeLessThanOrEqual(CUSTOM_ID_LIMIT);
@@ -73,6 +74,8 @@ describe('Discord custom_id', () => {
       `ga:${CHANNEL}:${GATE_ID}:1`, // only select menus carry a question index
       `qs:${CHANNEL}:${GATE_ID}`,
       `qs:${CHANNEL}:${GATE_ID}:9`,
+      `cc:${CHANNEL}:${GATE_ID}`, // a Connect button names its provider
+      `cc:${CHANNEL}:${GATE_ID}:Bad_Name`,
       `ga:${CHANNEL}:../../etc`,
       `ga:${CHANNEL}:${'a'.repeat(120)}`,
     ])

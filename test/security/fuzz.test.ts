@@ -34,7 +34,9 @@ beforeAll(async () => {
       DISCORD_PUBLIC_KEY: discordKeys.publicKeyHex,
       DISCORD_API_URL: discord.url,
       DISCORD_GATEWAY: 'off',
+      OAUTH_ACME_CLIENT_ID: 'acme-client',
     },
+    policy: { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example' } } },
   });
 });
 
@@ -209,5 +211,30 @@ describe('malformed input', () => {
     }))
       list.push(info.workflowId);
     for (const workflowId of list) expect(parseDiscordSessionId(workflowId), workflowId).toBeDefined();
+  });
+
+  it('answers garbage at the sign-in endpoints with an explanatory 4xx page', async () => {
+    const next = random(23);
+    const base = `http://127.0.0.1:${stack.port}`;
+    const junk = () => encodeURIComponent(String(JUNK[Math.floor(next() * JUNK.length)]).slice(0, 3_000));
+    for (let i = 0; i < 30; i++) {
+      const provider = ['acme', 'nosuch', '..', 'x'.repeat(200)][i % 4]!;
+      for (const url of [
+        `${base}/oauth/${provider}/start?ticket=${junk()}`,
+        `${base}/oauth/${provider}/callback?state=${junk()}&code=${junk()}`,
+        `${base}/oauth/${provider}/callback?error=${junk()}`,
+      ]) {
+        const response = await fetch(url, { redirect: 'manual' });
+        expect(response.status, url).toBeGreaterThanOrEqual(400);
+        expect(response.status, url).toBeLessThan(500);
+        expect(await response.text()).toMatch(/\w/);
+      }
+      const posted = await fetch(`${base}/oauth/${provider}/key`, {
+        method: 'POST',
+        body: new URLSearchParams({ ticket: decodeURIComponent(junk()), key: 'k' }),
+      });
+      expect(posted.status).toBeGreaterThanOrEqual(400);
+      expect(posted.status).toBeLessThan(500);
+    }
   });
 });

@@ -113,7 +113,15 @@ export type Message =
 
 export type GateStatus = 'pending' | 'resolved' | 'expired' | 'cancelled';
 export type GateOutcome =
-  'approved' | 'edited' | 'always' | 'denied' | 'answered' | 'expired' | 'superseded' | 'cancelled';
+  | 'approved'
+  | 'edited'
+  | 'always'
+  | 'denied'
+  | 'answered'
+  | 'connected'
+  | 'expired'
+  | 'superseded'
+  | 'cancelled';
 
 export interface GateResolution {
   outcome: GateOutcome;
@@ -161,7 +169,20 @@ export interface QuestionGate extends GateBase {
   drafts?: Record<string, Answer[]>;
 }
 
-export type Gate = ApprovalGate | QuestionGate;
+/**
+ * A tool needs a credential the person has not connected: the session shows "Connect <provider>" and waits
+ * for `credentialProvided` from the gateway's sign-in callback. Only the person whose credential it is
+ * (the requester) can satisfy it; no secret ever reaches the workflow.
+ */
+export interface CredentialGate extends GateBase {
+  kind: 'credential';
+  toolName: string;
+  provider: string;
+  providerName: string;
+  credentialKind: 'oauth2' | 'api_key';
+}
+
+export type Gate = ApprovalGate | QuestionGate | CredentialGate;
 
 /** Feedback for one person (a refused or stale click) or for everyone in the conversation (`to` absent). */
 export interface Notice {
@@ -215,6 +236,14 @@ export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');
 export const answerDraftSignal = defineSignal<[AnswerDraft]>('answerDraft');
+
+/** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
+export const credentialProvidedSchema = z.strictObject({
+  provider: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
+  userId,
+});
+export type CredentialProvided = z.infer<typeof credentialProvidedSchema>;
+export const credentialProvidedSignal = defineSignal<[CredentialProvided]>('credentialProvided');
 
 /** What a click led to, for gateways that answer the clicker themselves (Discord's ephemeral replies). */
 export interface GateFeedback {

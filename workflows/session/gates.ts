@@ -13,6 +13,7 @@ import type { ArgsCheck } from '../../common/tools/definitions';
 import type {
   AnswerSubmission,
   ApprovalGate,
+  CredentialGate,
   Decision,
   Gate,
   GateOutcome,
@@ -70,6 +71,34 @@ export function openQuestionGate(input: {
   };
 }
 
+export function openCredentialGate(input: {
+  id: string;
+  toolCallId: string;
+  toolName: string;
+  provider: string;
+  providerName: string;
+  credentialKind: 'oauth2' | 'api_key';
+  requesterId: string;
+  now: number;
+  timeoutMs: number | 'never';
+}): CredentialGate {
+  return {
+    id: input.id,
+    kind: 'credential',
+    toolCallId: input.toolCallId,
+    toolName: input.toolName,
+    provider: input.provider,
+    providerName: input.providerName,
+    credentialKind: input.credentialKind,
+    requesterId: input.requesterId,
+    // Nobody can sign in on someone else's behalf.
+    approvers: [],
+    createdAt: input.now,
+    expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
+    status: 'pending',
+  };
+}
+
 function deciders(gate: Gate): string {
   return [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
 }
@@ -89,6 +118,7 @@ const OUTCOME_WORDS: Record<GateOutcome, string> = {
   always: 'always allowed',
   denied: 'denied',
   answered: 'answered',
+  connected: 'connected',
   expired: 'expired',
   superseded: 'superseded',
   cancelled: 'cancelled',
@@ -96,9 +126,16 @@ const OUTCOME_WORDS: Record<GateOutcome, string> = {
 
 export function describeOutcome(gate: Gate): string {
   const r = gate.resolution;
-  if (!r) return gate.kind === 'question' ? 'waiting for an answer' : 'waiting for a decision';
+  if (!r)
+    return gate.kind === 'question'
+      ? 'waiting for an answer'
+      : gate.kind === 'credential'
+        ? `waiting for @${gate.requesterId} to connect ${gate.providerName}`
+        : 'waiting for a decision';
   if (r.outcome === 'expired')
-    return `expired at ${clock(r.at)}: nobody ${gate.kind === 'question' ? 'answered' : 'decided'}`;
+    return gate.kind === 'credential'
+      ? `expired at ${clock(r.at)}: ${gate.providerName} was not connected in time`
+      : `expired at ${clock(r.at)}: nobody ${gate.kind === 'question' ? 'answered' : 'decided'}`;
   if (r.outcome === 'cancelled') return `cancelled at ${clock(r.at)}`;
   if (r.outcome === 'superseded')
     return `not run: superseded by a new message from @${r.by} at ${clock(r.at)}`;
@@ -121,6 +158,11 @@ export function evaluateDecision(input: {
 }): DecisionCheck {
   const { gate, decision, now } = input;
   if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
+  if (gate.kind === 'credential')
+    return {
+      ok: false,
+      notice: `That is a sign-in, not an approval: use its Connect ${gate.providerName} button. Nothing changed.`,
+    };
   if (gate.kind !== 'approval')
     return {
       ok: false,
@@ -254,6 +296,12 @@ export function answeredResult(gate: QuestionGate): string {
 export function resultWithoutRun(gate: Gate): UnrunResult | undefined {
   const r = gate.resolution;
   if (!r) return undefined;
+  if (gate.kind === 'credential' && r.outcome === 'expired') {
+    return {
+      status: 'expired',
+      content: `not run: ${gate.providerName} was not connected in time. The user can connect it and ask again.`,
+    };
+  }
   if (gate.kind === 'question' && r.outcome === 'expired') {
     return {
       status: 'expired',

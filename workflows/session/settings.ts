@@ -8,4 +8,6 @@ export interface SessionSettings {
   questionTimeoutMs?: number | 'never';
   /** Chat platforms: post an open gate again after this long. */
   reminderAfterMs?: number;
+  /** How long a "Connect <provider>" prompt waits for the sign-in. */
+  credentialTimeoutMs?: number | 'never';
 }

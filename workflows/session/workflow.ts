@@ -6,7 +6,14 @@
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import type { SessionSettings } from './settings';
-import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
+import {
+  AgentChannel,
+  AgentCredentialWaits,
+  AgentOwner,
+  AgentStatus,
+  credentialWaitValue,
+  type SessionStatus,
+} from '../../common/search-attributes';
 import { parseTextAnswer, type AskUserArgs } from '../../common/tools/ask-user';
 import {
   askUserTool,
@@ -21,6 +28,8 @@ import {
   answerDraftSignal,
   answerSignal,
   answerSubmissionSchema,
+  credentialProvidedSchema,
+  credentialProvidedSignal,
   gateFeedbackQuery,
   decideSignal,
   decisionSchema,
@@ -51,6 +60,7 @@ import {
   mergeDraft,
   readTypedAnswers,
   openApprovalGate,
+  openCredentialGate,
   openQuestionGate,
   parseTypedDecision,
   resultWithoutRun,
@@ -231,6 +241,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.touch();
     const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
     if (complete || submit) applyAnswer({ gateId, userId, answers: merged });
+  });
+
+  // A sign-in finished (the gateway's OAuth callback or key form): resumes this person's waits on that provider.
+  wf.setHandler(credentialProvidedSignal, (raw) => {
+    signalsThisRun++;
+    const parsed = credentialProvidedSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { provider, userId } = parsed.data;
+    for (const gate of state.pendingGates()) {
+      if (gate.kind !== 'credential' || gate.provider !== provider || gate.requesterId !== userId) continue;
+      gate.status = 'resolved';
+      gate.resolution = { outcome: 'connected', by: userId, at: Date.now() };
+      state.touch();
+    }
   });
 
   wf.setHandler(decideSignal, (raw) => {
@@ -559,22 +583,65 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
         if (resolution.grant.scope === 'user') await saveUserGrant(resolution.grant);
         else state.grants.push(resolution.grant);
       }
-      await execute(call, entry.tool.name, args, preface);
+      await execute(call, entry.tool.name, args, preface, requesterId);
     }
   }
 
+  /**
+   * Runs a tool. A tool whose credential the person has not connected comes back `credential_required`
+   * (nothing ran): the session opens a credential gate, waits for the sign-in, and runs it then.
+   */
   async function execute(
     call: ToolCall,
     toolName: string,
     args: Record<string, unknown>,
     preface: string,
+    userId: string,
   ): Promise<void> {
-    try {
-      const result = await runTool({ toolName, args, idempotencyKey: `${sessionId}:${call.id}`, sessionId });
-      state.appendToolResult(call, result.status, preface + result.content);
-    } catch (error) {
-      if (wf.isCancellation(error)) throw error;
-      state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
+    for (let attempt = 1; ; attempt++) {
+      let result;
+      try {
+        result = await runTool({
+          toolName,
+          args,
+          idempotencyKey: `${sessionId}:${call.id}`,
+          sessionId,
+          userId,
+        });
+      } catch (error) {
+        if (wf.isCancellation(error)) throw error;
+        return state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
+      }
+      if (result.status !== 'credential_required' || !result.credential) {
+        return state.appendToolResult(
+          call,
+          result.status === 'credential_required' ? 'error' : result.status,
+          preface + result.content,
+        );
+      }
+      if (attempt > 2) return state.appendToolResult(call, 'error', `not run: ${result.content}`);
+      const gate = openCredentialGate({
+        id: wf.uuid4(),
+        toolCallId: call.id,
+        toolName,
+        provider: result.credential.provider,
+        providerName: result.credential.providerName,
+        credentialKind: result.credential.kind,
+        requesterId: userId,
+        now: Date.now(),
+        timeoutMs: settings.credentialTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+      });
+      state.gates.set(gate.id, gate);
+      emit({ type: 'gate', gate, reason: 'opened' });
+      setStatus('waiting_credential', describeWaiting([gate]));
+      wf.upsertSearchAttributes([
+        { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
+      ]);
+      await waitForDecision(gate);
+      wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
+      setStatus('running');
+      const unrun = resultWithoutRun(gate);
+      if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
     }
   }
 
@@ -619,10 +686,13 @@ function failureMessage(error: unknown): string {
 function describeWaiting(gates: Gate[]): string {
   const first = gates[0]!;
   const deciders = [first.requesterId, ...first.approvers].map((name) => `@${name}`).join(' or ');
+  if (first.kind === 'credential') return `@${first.requesterId} to connect ${first.providerName}`;
   const what = gates.map((g) =>
     g.kind === 'question'
       ? `an answer to "${g.questions[0]!.label}"`
-      : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
+      : g.kind === 'credential'
+        ? `a sign-in to ${g.providerName}`
+        : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
   );
   return `${what.join(', ')} from ${deciders}`;
 }

@@ -71,7 +71,13 @@ function describe(gate) {
     always: 'Always allowed',
     denied: 'Denied',
     answered: 'Answered',
-    expired: gate.kind === 'question' ? 'Expired: nobody answered' : 'Expired: nobody decided',
+    connected: `${gate.providerName} connected`,
+    expired:
+      gate.kind === 'question'
+        ? 'Expired: nobody answered'
+        : gate.kind === 'credential'
+          ? `Expired: ${gate.providerName} was not connected`
+          : 'Expired: nobody decided',
     superseded: 'Not run: superseded by a new message',
     cancelled: 'Cancelled',
   };
@@ -215,8 +221,43 @@ async function submitAnswers(gate, draft) {
   }
 }
 
+// A credential gate: the person connects the provider in a new tab; the session resumes by itself.
+function renderCredentialGate(gate) {
+  const box = el('div', {
+    class: `gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
+    dataset: { testid: 'gate', gateId: gate.id, status: gate.status },
+  });
+  if (gate.status !== 'pending') {
+    box.append(el('div', { dataset: { testid: 'gate-outcome' } }, describe(gate)));
+    return box;
+  }
+  box.append(
+    el(
+      'div',
+      { dataset: { testid: 'gate-outcome' } },
+      `Needs @${gate.requesterId} to connect ${gate.providerName}. The tool runs as soon as that is done.`,
+    ),
+  );
+  if (gate.connectUrl)
+    box.append(
+      el(
+        'a',
+        {
+          class: 'button connect',
+          href: gate.connectUrl,
+          target: '_blank',
+          rel: 'noopener',
+          dataset: { testid: 'connect' },
+        },
+        `Connect ${gate.providerName}`,
+      ),
+    );
+  return box;
+}
+
 function renderGate(gate) {
   if (gate.kind === 'question') return renderQuestionGate(gate);
+  if (gate.kind === 'credential') return renderCredentialGate(gate);
   const box = el('div', {
     class: `gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
     dataset: { testid: 'gate', gateId: gate.id, status: gate.status },
@@ -359,7 +400,9 @@ function render() {
     link.hidden = false;
   } else link.hidden = true;
   const results = new Map(view.transcript.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
-  const gates = new Map(view.gates.map((g) => [g.toolCallId, g]));
+  // A call can have several gates (an approval, then a sign-in): all are shown, the latest decides the chip.
+  const gates = new Map();
+  for (const g of view.gates) gates.set(g.toolCallId, [...(gates.get(g.toolCallId) || []), g]);
   const nodes = [];
   for (const m of view.transcript) {
     if (m.role === 'user')
@@ -386,7 +429,8 @@ function render() {
         );
       for (const call of m.toolCalls) {
         const result = results.get(call.id);
-        const gate = gates.get(call.id);
+        const callGates = gates.get(call.id) || [];
+        const gate = callGates[callGates.length - 1];
         nodes.push(
           el(
             'div',
@@ -407,7 +451,9 @@ function render() {
                     gate && gate.status === 'pending'
                       ? gate.kind === 'question'
                         ? 'waiting for an answer'
-                        : 'waiting for approval'
+                        : gate.kind === 'credential'
+                          ? 'waiting for sign-in'
+                          : 'waiting for approval'
                       : 'queued',
                   ),
             ),
@@ -419,7 +465,7 @@ function render() {
                   { dataset: { testid: 'tool-args' } },
                   typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
                 ),
-            gate ? renderGate(gate) : null,
+            ...callGates.map(renderGate),
             result
               ? el(
                   'div',

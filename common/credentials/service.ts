@@ -1,0 +1,152 @@
+/**
+ * The credential service the worker and the gateway share: providers, the vault and their OAuth clients.
+ * `authorization()` is what a tool needs at run time: the header to send, refreshed first when the token
+ * is about to expire (one refresh at a time per credential, in this process and across processes).
+ */
+import { ResponseBodyError } from 'openid-client';
+import path from 'node:path';
+import type { AppConfig } from '../config';
+import { deriveKeys, loadMasterKey, type VaultKeys } from './keys';
+import { OAuthClient, type TokenResult } from './oauth';
+import type { Provider } from './providers';
+import { Vault, type Credential } from './vault';
+
+/** Refresh a token this long before it expires. */
+const REFRESH_MARGIN_MS = 60_000;
+const REFRESH_WAIT_MS = 30_000;
+
+export type Authorization =
+  | { ok: true; header: string; value: string }
+  | { ok: false; reason: 'not_connected' | 'unknown_provider' | 'refresh_failed'; message: string };
+
+export class CredentialService {
+  readonly vault: Vault;
+  readonly keys: VaultKeys;
+  private readonly clients = new Map<string, OAuthClient>();
+  private readonly refreshing = new Map<string, Promise<Credential | undefined>>();
+
+  constructor(
+    readonly providers: Record<string, Provider>,
+    options: { vaultPath: string; vaultKey: string | undefined },
+  ) {
+    // The generated key file sits next to the vault, so every process sharing the vault shares the key.
+    this.keys = deriveKeys(
+      loadMasterKey({ vaultKey: options.vaultKey, dataDir: path.dirname(options.vaultPath) }),
+    );
+    this.vault = new Vault(options.vaultPath, this.keys.encryption);
+  }
+
+  static fromConfig(config: AppConfig): CredentialService {
+    return new CredentialService(config.credentials.providers, config.credentials);
+  }
+
+  provider(name: string): Provider | undefined {
+    return Object.hasOwn(this.providers, name) ? this.providers[name] : undefined;
+  }
+
+  client(name: string): OAuthClient | undefined {
+    const provider = this.provider(name);
+    if (provider?.kind !== 'oauth2') return undefined;
+    let client = this.clients.get(name);
+    if (!client) this.clients.set(name, (client = new OAuthClient(provider)));
+    return client;
+  }
+
+  storeTokens(userId: string, provider: string, tokens: TokenResult): void {
+    this.vault.put(
+      userId,
+      provider,
+      {
+        accessToken: tokens.accessToken,
+        ...(tokens.refreshToken ? { refreshToken: tokens.refreshToken } : {}),
+        ...(tokens.tokenType ? { tokenType: tokens.tokenType } : {}),
+        ...(tokens.scope ? { scope: tokens.scope } : {}),
+      },
+      tokens.expiresAt,
+    );
+  }
+
+  async authorization(userId: string, providerName: string): Promise<Authorization> {
+    const provider = this.provider(providerName);
+    if (!provider)
+      return {
+        ok: false,
+        reason: 'unknown_provider',
+        message: `no credential provider "${providerName}" is configured`,
+      };
+    let credential = this.vault.get(userId, providerName);
+    if (!credential)
+      return { ok: false, reason: 'not_connected', message: `${provider.displayName} is not connected` };
+    if (
+      provider.kind === 'oauth2' &&
+      credential.expiresAt !== null &&
+      credential.expiresAt - Date.now() < REFRESH_MARGIN_MS
+    ) {
+      credential = await this.refreshOnce(userId, providerName, credential);
+      if (!credential)
+        return {
+          ok: false,
+          reason: 'refresh_failed',
+          message: `the ${provider.displayName} sign-in has expired and could not be renewed; sign in again`,
+        };
+    }
+    if (provider.kind === 'api_key')
+      return { ok: true, header: provider.header, value: `${provider.prefix}${credential.accessToken}` };
+    return { ok: true, header: 'Authorization', value: `Bearer ${credential.accessToken}` };
+  }
+
+  private refreshOnce(userId: string, provider: string, stale: Credential): Promise<Credential | undefined> {
+    const key = `${userId}\n${provider}`;
+    let pending = this.refreshing.get(key);
+    if (!pending) {
+      pending = this.refresh(userId, provider, stale).finally(() => this.refreshing.delete(key));
+      this.refreshing.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async refresh(
+    userId: string,
+    provider: string,
+    stale: Credential,
+  ): Promise<Credential | undefined> {
+    const client = this.client(provider);
+    if (!client || !stale.refreshToken) return stale.expiresAt! > Date.now() ? stale : undefined;
+    if (!this.vault.claimRefresh(userId, provider)) {
+      // Another process is refreshing: wait for its result rather than spend the refresh token twice.
+      const deadline = Date.now() + REFRESH_WAIT_MS;
+      while (Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const current = this.vault.get(userId, provider);
+        if (!current) return undefined;
+        if (current.updatedAt !== stale.updatedAt) return current;
+      }
+      return undefined;
+    }
+    try {
+      this.storeTokens(userId, provider, await client.refresh(stale.refreshToken));
+      return this.vault.get(userId, provider);
+    } catch (error) {
+      // A refused refresh token (revoked, expired) means the person must sign in again; a provider that
+      // is merely unreachable keeps the credential for the next try.
+      if (error instanceof ResponseBodyError && error.error === 'invalid_grant')
+        this.vault.delete(userId, provider);
+      return undefined;
+    } finally {
+      this.vault.releaseRefresh(userId, provider);
+    }
+  }
+
+  async disconnect(userId: string, provider: string): Promise<boolean> {
+    const credential = this.vault.get(userId, provider);
+    if (!credential) return false;
+    await this.client(provider)
+      ?.revoke(credential.refreshToken ?? credential.accessToken)
+      .catch(() => {}); // revocation is best effort; the local copy goes regardless
+    return this.vault.delete(userId, provider);
+  }
+
+  close(): void {
+    this.vault.close();
+  }
+}

@@ -1,0 +1,17 @@
+/** Sign-ins for credential gates: /oauth/<provider>/start, /callback and /key. */
+import type { Hono } from 'hono';
+import type { GatewayDeps } from '../platform';
+import { oauthRoutes } from './routes';
+
+export function mountOAuth(app: Hono, deps: GatewayDeps): void {
+  app.route(
+    '/',
+    oauthRoutes({
+      credentials: deps.credentials,
+      client: deps.client,
+      publicUrl: deps.config.publicUrl,
+      trustedUserHeader: deps.config.web.trustedUserHeader,
+      log: deps.log,
+    }),
+  );
+}

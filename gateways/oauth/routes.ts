@@ -1,0 +1,269 @@
+/**
+ * Sign-in endpoints. `GET /oauth/<provider>/start?ticket=…` checks the Connect link's signed ticket,
+ * starts an OAuth flow (state: signed, expiring, single-use, bound to the person and to this browser by
+ * a cookie; PKCE S256) and redirects to the provider — or shows the API key form. The callback exchanges
+ * the code with openid-client, stores the tokens encrypted in the vault and signals every workflow of that
+ * person waiting on that provider. Every failure gets an explanatory page and changes nothing.
+ * Tokens, codes, verifiers and client secrets are never logged.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { Hono, type Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { describeOAuthError, OAuthClient } from '../../common/credentials/oauth';
+import type { CredentialService } from '../../common/credentials/service';
+import { signState, verifyState, verifyTicket } from '../../common/credentials/signed';
+import { userIdSchema } from '../../common/ids';
+import type { Logger } from '../../common/log';
+import { apiKeyForm, outcomePage } from './pages';
+import { resumeWaitingWorkflows } from './resume';
+
+const FLOW_TTL_MS = 10 * 60_000;
+const COOKIE = 'agent_oauth_browser';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+export function oauthRoutes(deps: {
+  credentials: () => CredentialService;
+  client: Client;
+  publicUrl: string;
+  /** The web chat's trusted identity header: when set, a start must come from the ticket's person. */
+  trustedUserHeader: string | undefined;
+  log: Logger;
+}): Hono {
+  const app = new Hono();
+  const base = deps.publicUrl.replace(/\/$/, '');
+  const secureCookie = base.startsWith('https://');
+  const page = (
+    c: Context,
+    status: 200 | 400 | 403 | 404 | 502,
+    kind: 'ok' | 'bad',
+    title: string,
+    detail: string,
+  ) => c.html(outcomePage(kind, title, detail), status);
+
+  app.get('/oauth/:provider/start', async (c) => {
+    const name = c.req.param('provider');
+    const credentials = deps.credentials();
+    const provider = credentials.provider(name);
+    if (!provider)
+      return page(c, 404, 'bad', 'Unknown provider', `No credential provider "${name}" is configured here.`);
+    const ticket = verifyTicket(credentials.keys.signing, c.req.query('ticket') ?? '');
+    if (!ticket.ok)
+      return ticket.reason === 'expired'
+        ? page(
+            c,
+            400,
+            'bad',
+            'This link has expired',
+            'Ask the agent again (or use "pending") for a fresh Connect button.',
+          )
+        : page(
+            c,
+            400,
+            'bad',
+            'This link is not valid',
+            'It may have been altered or cut off. Use the Connect button again.',
+          );
+    if (ticket.value.provider !== name)
+      return page(c, 400, 'bad', 'This link is not valid', 'It was made for another provider.');
+    const header = deps.trustedUserHeader ? c.req.header(deps.trustedUserHeader) : undefined;
+    if (header !== undefined && header !== ticket.value.userId)
+      return page(
+        c,
+        403,
+        'bad',
+        'This link belongs to someone else',
+        'Nothing was connected. Use your own Connect button.',
+      );
+
+    if (provider.kind === 'api_key')
+      return c.html(
+        apiKeyForm({
+          providerName: provider.displayName,
+          action: `${base}/oauth/${name}/key`,
+          ticket: c.req.query('ticket')!,
+          help: provider.help,
+        }),
+      );
+
+    const flowId = randomBytes(24).toString('base64url');
+    const browser = getCookie(c, COOKIE) ?? randomBytes(24).toString('base64url');
+    const verifier = OAuthClient.newVerifier();
+    const expiresAt = Date.now() + FLOW_TTL_MS;
+    let location: URL;
+    try {
+      location = await credentials.client(name)!.authorizationUrl({
+        redirectUri: `${base}/oauth/${name}/callback`,
+        state: signState(credentials.keys.signing, flowId, expiresAt),
+        verifier,
+      });
+    } catch (error) {
+      deps.log.warn('oauth provider unreachable', { provider: name, error: describeOAuthError(error) });
+      return page(
+        c,
+        502,
+        'bad',
+        `${provider.displayName} cannot be reached`,
+        'Nothing was connected. Try again in a moment.',
+      );
+    }
+    credentials.vault.saveFlow({
+      id: flowId,
+      userId: ticket.value.userId,
+      provider: name,
+      verifier,
+      browserHash: sha256(browser),
+      expiresAt,
+    });
+    // Lax: the cookie comes back on the provider's top-level redirect to the callback, not on cross-site posts.
+    setCookie(c, COOKIE, browser, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      secure: secureCookie,
+      path: '/oauth/',
+      maxAge: FLOW_TTL_MS / 1000,
+    });
+    deps.log.info('oauth flow started', { provider: name, userId: ticket.value.userId });
+    return c.redirect(location.href, 302);
+  });
+
+  app.get('/oauth/:provider/callback', async (c) => {
+    const name = c.req.param('provider');
+    const credentials = deps.credentials();
+    const provider = credentials.provider(name);
+    if (provider?.kind !== 'oauth2')
+      return page(c, 404, 'bad', 'Unknown provider', `No OAuth provider "${name}" is configured here.`);
+    const state = verifyState(credentials.keys.signing, c.req.query('state') ?? '');
+    if (!state.ok)
+      return state.reason === 'expired'
+        ? page(
+            c,
+            400,
+            'bad',
+            'This sign-in took too long',
+            'Nothing was connected. Use the Connect button again.',
+          )
+        : page(
+            c,
+            400,
+            'bad',
+            'This sign-in is not valid',
+            'Its state is missing or was altered. Nothing was connected.',
+          );
+    const browser = getCookie(c, COOKIE);
+    const consumed = credentials.vault.consumeFlow(state.value.flowId, browser ? sha256(browser) : '-');
+    if (consumed.status === 'used')
+      return page(
+        c,
+        400,
+        'bad',
+        'This sign-in was already completed',
+        'A sign-in link works once. Nothing changed.',
+      );
+    if (consumed.status === 'other_browser')
+      return page(
+        c,
+        403,
+        'bad',
+        'This sign-in was started by someone else',
+        'It must finish in the browser that started it. Nothing was connected.',
+      );
+    if (consumed.status !== 'ok' || consumed.flow.provider !== name)
+      return page(
+        c,
+        400,
+        'bad',
+        'This sign-in is not valid',
+        'Nothing was connected. Use the Connect button again.',
+      );
+    const flow = consumed.flow;
+    const error = c.req.query('error');
+    if (error) {
+      const described =
+        `${error}${c.req.query('error_description') ? `: ${c.req.query('error_description')}` : ''}`.slice(
+          0,
+          300,
+        );
+      deps.log.info('oauth sign-in refused by the provider', {
+        provider: name,
+        userId: flow.userId,
+        error: described,
+      });
+      return page(
+        c,
+        400,
+        'bad',
+        error === 'access_denied' ? 'Access was not granted' : `${provider.displayName} refused the sign-in`,
+        `${provider.displayName} said: ${described}. Nothing was connected; the agent keeps waiting until the prompt expires.`,
+      );
+    }
+    try {
+      const tokens = await credentials.client(name)!.exchange(new URL(c.req.url), {
+        verifier: flow.verifier,
+        state: c.req.query('state')!,
+      });
+      credentials.storeTokens(flow.userId, name, tokens);
+    } catch (exchangeError) {
+      const described = describeOAuthError(exchangeError);
+      deps.log.warn('oauth code exchange failed', { provider: name, userId: flow.userId, error: described });
+      return page(
+        c,
+        502,
+        'bad',
+        `${provider.displayName} did not complete the sign-in`,
+        `${described}. Nothing was connected.`,
+      );
+    }
+    const resumed = await resumeWaitingWorkflows(deps.client, flow.userId, name);
+    deps.log.info('oauth connected', { provider: name, userId: flow.userId, resumed: resumed.length });
+    return page(
+      c,
+      200,
+      'ok',
+      `${provider.displayName} is connected`,
+      'You can close this tab: the agent continues where it left off.',
+    );
+  });
+
+  app.post('/oauth/:provider/key', async (c) => {
+    const name = c.req.param('provider');
+    const credentials = deps.credentials();
+    const provider = credentials.provider(name);
+    if (provider?.kind !== 'api_key')
+      return page(c, 404, 'bad', 'Unknown provider', `No API key provider "${name}" is configured here.`);
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const ticket = verifyTicket(credentials.keys.signing, typeof form.ticket === 'string' ? form.ticket : '');
+    if (!ticket.ok || ticket.value.provider !== name)
+      return page(
+        c,
+        400,
+        'bad',
+        'This form has expired or is not valid',
+        'Nothing was saved. Use the Connect button again.',
+      );
+    if (!userIdSchema.safeParse(ticket.value.userId).success)
+      return page(c, 400, 'bad', 'This form is not valid', 'Nothing was saved.');
+    const key = typeof form.key === 'string' ? form.key.trim() : '';
+    if (!key || key.length > 4_000 || /[\r\n]/.test(key))
+      return page(
+        c,
+        400,
+        'bad',
+        'That key cannot be used',
+        'Paste the key on one line (at most 4,000 characters). Nothing was saved.',
+      );
+    credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
+    const resumed = await resumeWaitingWorkflows(deps.client, ticket.value.userId, name);
+    deps.log.info('api key saved', { provider: name, userId: ticket.value.userId, resumed: resumed.length });
+    return page(
+      c,
+      200,
+      'ok',
+      `${provider.displayName} is connected`,
+      'You can close this tab: the agent continues where it left off.',
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,267 @@
+/**
+ * Credential gates end to end: a real OAuth 2.0 provider (oauth2-mock-server) and a protected API run
+ * locally; a real worker, gateway and Temporal server in between. Sign-ins are completed the way a browser
+ * does (redirects followed by hand, cookies kept).
+ */
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deriveKeys } from '../../common/credentials/keys';
+import { signState } from '../../common/credentials/signed';
+import type { CredentialGate, SessionView } from '../../workflows/session/contract';
+import { API_KEY, Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+
+const VAULT_KEY = randomBytes(32).toString('base64');
+let env: TestWorkflowEnvironment;
+let provider: TestOAuthProvider;
+let stack: Stack;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  provider = await new TestOAuthProvider().start();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: {
+      providers: {
+        acme: { type: 'oauth2', displayName: 'Acme Files', issuer: provider.issuer, scopes: ['files.read'] },
+        weather: {
+          type: 'api_key',
+          displayName: 'Weather',
+          header: 'X-Api-Key',
+          help: 'Find it under Settings.',
+        },
+      },
+    },
+    env: {
+      OAUTH_ACME_CLIENT_ID: CLIENT_ID,
+      OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
+      VAULT_KEY,
+      LOG_LEVEL: 'debug',
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await provider?.stop();
+  await env?.teardown();
+});
+
+const view = async (sessionId: string, user = 'alice') =>
+  (await stack.web.request('GET', `/sessions/${sessionId}`, undefined, user)).body as SessionView;
+
+async function waitingGate(
+  sessionId: string,
+  user = 'alice',
+): Promise<CredentialGate & { connectUrl?: string }> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const v = await view(sessionId, user).catch(() => undefined);
+    const gate = v?.gates?.find((g) => g.kind === 'credential' && g.status === 'pending');
+    if (v?.status === 'waiting_credential' && gate) return gate as CredentialGate & { connectUrl?: string };
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  throw new Error(`no credential gate in ${sessionId}`);
+}
+
+const toolResult = (v: SessionView) => v.transcript.find((m) => m.role === 'tool');
+
+async function finished(sessionId: string, user = 'alice'): Promise<SessionView> {
+  return await stack.web
+    .waitFor(
+      sessionId,
+      (v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant' && toolResult(v) !== undefined,
+      'the tool result',
+    )
+    .then(() => view(sessionId, user));
+}
+
+describe('credential gates', () => {
+  it('asks to connect, completes the OAuth sign-in, and runs the waiting tool with the token', async () => {
+    const sessionId = `cred-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`);
+    const gate = await waitingGate(sessionId);
+    expect(gate).toMatchObject({ provider: 'acme', providerName: 'Acme Files', requesterId: 'alice' });
+    expect(gate.connectUrl).toMatch(/\/oauth\/acme\/start\?ticket=/);
+    // Nobody else gets alice's link.
+    const bobsView = await view(sessionId, 'bob');
+    expect(
+      (bobsView.gates.find((g) => g.id === gate.id) as { connectUrl?: string }).connectUrl,
+    ).toBeUndefined();
+
+    const browser = new Browser();
+    const signedIn = await browser.signIn(gate.connectUrl!);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.text).toContain('Acme Files is connected');
+    const done = await finished(sessionId);
+    expect(toolResult(done)).toMatchObject({
+      status: 'ok',
+      content: expect.stringContaining('hello johndoe'),
+    });
+    expect(done.gates.find((g) => g.id === gate.id)!.resolution).toMatchObject({
+      outcome: 'connected',
+      by: 'alice',
+    });
+    expect(provider.grants).toContain('authorization_code');
+
+    // The callback works once: a replay changes nothing.
+    const replay = await browser.get(signedIn.callbackUrl);
+    expect(replay.status).toBe(400);
+    expect(replay.text).toContain('already completed');
+
+    // Stored encrypted: no token appears in the vault file's bytes.
+    const vaultBytes = readFileSync(`${stack.env.DATA_DIR}/vault.sqlite`).toString('latin1');
+    const walBytes = (() => {
+      try {
+        return readFileSync(`${stack.env.DATA_DIR}/vault.sqlite-wal`).toString('latin1');
+      } catch {
+        return '';
+      }
+    })();
+    for (const secret of provider.secrets) {
+      expect(vaultBytes).not.toContain(secret);
+      expect(walBytes).not.toContain(secret);
+    }
+
+    // The next call uses the stored token without asking again.
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`);
+    await stack.web.waitFor(
+      sessionId,
+      (v) =>
+        v.status === 'idle' &&
+        v.transcript.filter((m) => m.role === 'tool' && m.status === 'ok').length === 2,
+      'the second call',
+    );
+    expect((await view(sessionId)).gates.filter((g) => g.kind === 'credential')).toHaveLength(1);
+  });
+
+  it('resumes only the signed-in user: two users waiting on the same provider', async () => {
+    const carol = `carol-${randomBytes(3).toString('hex')}`;
+    const dave = `dave-${randomBytes(3).toString('hex')}`;
+    const carolSession = `cred-c-${randomBytes(4).toString('hex')}`;
+    const daveSession = `cred-d-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(carolSession, `fetch ${provider.apiUrl}/files with acme`, carol);
+    await stack.web.say(daveSession, `fetch ${provider.apiUrl}/files with acme`, dave);
+    const carolGate = await waitingGate(carolSession, carol);
+    await waitingGate(daveSession, dave);
+    expect((await new Browser().signIn(carolGate.connectUrl!)).status).toBe(200);
+    await stack.web.waitFor(
+      carolSession,
+      (v) => v.status === 'idle' && toolResult(v)?.status === 'ok',
+      'carol resumed',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const daves = await view(daveSession, dave);
+    expect(daves.status).toBe('waiting_credential');
+    expect(toolResult(daves)).toBeUndefined();
+  });
+
+  it('explains every failed sign-in and changes nothing', async () => {
+    const sessionId = `cred-f-${randomBytes(4).toString('hex')}`;
+    const user = `erin-${randomBytes(3).toString('hex')}`;
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`, user);
+    const gate = await waitingGate(sessionId, user);
+    const base = `http://127.0.0.1:${stack.port}`;
+
+    provider.denyNextConsent();
+    const denied = await new Browser().signIn(gate.connectUrl!);
+    expect(denied.status).toBe(400);
+    expect(denied.text).toContain('Access was not granted');
+
+    provider.failNextToken();
+    const failed = await new Browser().signIn(gate.connectUrl!);
+    expect(failed.status).toBe(502);
+    expect(failed.text).toContain('invalid_grant');
+
+    // The callback in a browser that did not start the flow: refused, and the rightful browser still completes later.
+    const starter = new Browser();
+    const start = await starter.get(gate.connectUrl!);
+    const authorize = await starter.get(start.location!);
+    const stranger = await new Browser().get(authorize.location!);
+    expect(stranger.status).toBe(403);
+    expect(stranger.text).toContain('started by someone else');
+
+    const forged = await new Browser().get(
+      `${base}/oauth/acme/callback?code=x&state=${encodeURIComponent('eyJmIjoiYSJ9.AAAA')}`,
+    );
+    expect(forged.status).toBe(400);
+    expect(forged.text).toContain('not valid');
+    const keys = deriveKeys(Buffer.from(VAULT_KEY, 'base64'));
+    const stale = signState(keys.signing, 'Z'.repeat(32), Date.now() - 1_000);
+    const expired = await new Browser().get(`${base}/oauth/acme/callback?code=x&state=${stale}`);
+    expect(expired.status).toBe(400);
+    expect(expired.text).toContain('took too long');
+    const badTicket = await new Browser().get(
+      `${base}/oauth/acme/start?ticket=${encodeURIComponent(gate.connectUrl!.split('ticket=')[1]!.slice(0, -3))}`,
+    );
+    expect(badTicket.status).toBe(400);
+
+    const still = await view(sessionId, user);
+    expect(still.status).toBe('waiting_credential');
+    expect((await stack.web.request('GET', '/credentials', undefined, user)).body.providers).toContainEqual(
+      expect.objectContaining({ name: 'acme', connected: false }),
+    );
+    // The browser that started it finishes it.
+    const finishedFlow = await starter.get(authorize.location!);
+    expect(finishedFlow.status).toBe(200);
+    await stack.web
+      .waitFor(sessionId, (v) => v.status === 'idle' && toolResult(v)?.status === 'ok', 'resumed', 30_000)
+      .catch(async () => {
+        throw new Error(JSON.stringify(await view(sessionId, user)));
+      });
+  });
+
+  it('takes an API key through its form straight to the vault', async () => {
+    const sessionId = `cred-k-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/weather with weather`);
+    const gate = await waitingGate(sessionId);
+    const form = await new Browser().get(gate.connectUrl!);
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('Find it under Settings.');
+    const ticket = /name="ticket" value="([^"]+)"/.exec(form.text)![1]!.replace(/&amp;/g, '&');
+    const empty = await fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
+      method: 'POST',
+      body: new URLSearchParams({ ticket, key: '' }),
+    });
+    expect(empty.status).toBe(400);
+    const saved = await fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
+      method: 'POST',
+      body: new URLSearchParams({ ticket, key: API_KEY }),
+    });
+    expect(saved.status).toBe(200);
+    const done = await finished(sessionId);
+    expect(toolResult(done)).toMatchObject({ status: 'ok', content: expect.stringContaining('sunny') });
+  });
+
+  it('resumes a session whose worker was killed while it waited for the sign-in', async () => {
+    const sessionId = `cred-w-${randomBytes(4).toString('hex')}`;
+    const user = `frank-${randomBytes(3).toString('hex')}`;
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`, user);
+    const gate = await waitingGate(sessionId, user);
+    await stack.worker.kill('SIGKILL');
+    expect((await new Browser().signIn(gate.connectUrl!)).status).toBe(200);
+    await stack.restartWorker();
+    await stack.web.waitFor(
+      sessionId,
+      (v) => v.status === 'idle' && toolResult(v)?.status === 'ok',
+      'resumed',
+    );
+  });
+
+  it('never writes a token, code, verifier or client secret into history, transcripts or logs', async () => {
+    expect(provider.secrets.size).toBeGreaterThan(5);
+    const histories: string[] = [];
+    for await (const info of env.client.workflow.list({ query: `WorkflowType = 'sessionWorkflow'` }))
+      histories.push(JSON.stringify(await env.client.workflow.getHandle(info.workflowId).fetchHistory()));
+    expect(histories.length).toBeGreaterThan(4);
+    const logs = stack.worker.output + stack.gateway.output;
+    expect(logs).toContain('oauth connected');
+    for (const secret of [...provider.secrets, CLIENT_SECRET, API_KEY, VAULT_KEY]) {
+      for (const history of histories) expect(history).not.toContain(secret);
+      expect(logs).not.toContain(secret);
+    }
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * A real OAuth 2.0 / OpenID Connect provider for tests (oauth2-mock-server: discovery, /authorize with
+ * PKCE, /token with authorization_code and refresh_token grants, signed JWT access tokens, JWKS), plus a
+ * protected API that accepts only a valid bearer token from it (checked with jose against its JWKS) or
+ * the right API key. Every secret the provider hands out or receives is recorded, so tests can prove
+ * none of them leaks.
+ */
+import { createServer, type Server } from 'node:http';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { OAuth2Server } from 'oauth2-mock-server';
+
+export const CLIENT_ID = 'agent-test-client';
+export const CLIENT_SECRET = 'client-secret-for-tests-7f3a';
+export const API_KEY = 'weather-api-key-for-tests-91c2';
+
+export class TestOAuthProvider {
+  readonly server = new OAuth2Server();
+  /** Every access/refresh/id token issued, authorization code and PKCE verifier received. */
+  readonly secrets = new Set<string>();
+  /** Token endpoint requests, by grant type. */
+  readonly grants: string[] = [];
+  /** Next token responses live this many seconds (default: the server's own, an hour). */
+  expiresIn: number | undefined;
+  private api: Server | undefined;
+  issuer = '';
+  apiUrl = '';
+
+  async start(): Promise<this> {
+    await this.server.issuer.keys.generate('RS256');
+    await this.server.start(0, '127.0.0.1');
+    this.issuer = this.server.issuer.url!;
+    this.server.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }) => {
+      const code = redirect.url.searchParams.get('code');
+      if (code) this.secrets.add(code);
+    });
+    this.server.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => {
+      if (this.expiresIn !== undefined) token.payload.exp = Math.floor(Date.now() / 1000) + this.expiresIn;
+    });
+    this.server.service.on(
+      'beforeResponse',
+      (response: { body: Record<string, unknown> }, req: { body?: Record<string, unknown> }) => {
+        this.grants.push(String(req.body?.grant_type));
+        for (const key of ['code', 'code_verifier', 'refresh_token', 'client_secret'])
+          if (typeof req.body?.[key] === 'string') this.secrets.add(req.body[key] as string);
+        for (const key of ['access_token', 'refresh_token', 'id_token'])
+          if (typeof response.body[key] === 'string') this.secrets.add(response.body[key] as string);
+        if (this.expiresIn !== undefined) response.body.expires_in = this.expiresIn;
+      },
+    );
+    const jwks = createRemoteJWKSet(new URL(`${this.issuer}/jwks`));
+    this.api = createServer((req, res) => {
+      void (async () => {
+        if (req.url?.startsWith('/weather')) {
+          const ok = req.headers['x-api-key'] === API_KEY;
+          return res.writeHead(ok ? 200 : 401).end(ok ? 'sunny, 21°C' : 'missing or wrong API key');
+        }
+        const auth = req.headers.authorization ?? '';
+        try {
+          const { payload } = await jwtVerify(auth.replace(/^Bearer /, ''), jwks, { issuer: this.issuer });
+          res
+            .writeHead(200, { 'content-type': 'text/plain' })
+            .end(`hello ${payload.sub}, your files: report.pdf`);
+        } catch {
+          res.writeHead(401).end('a valid bearer token is required');
+        }
+      })();
+    });
+    await new Promise<void>((resolve) => this.api!.listen(0, '127.0.0.1', resolve));
+    this.apiUrl = `http://127.0.0.1:${(this.api.address() as { port: number }).port}`;
+    return this;
+  }
+
+  /** The next authorization request is refused by the "user" (access_denied), as a consent screen would. */
+  denyNextConsent(): void {
+    this.server.service.once('beforeAuthorizeRedirect', (redirect: { url: URL }) => {
+      redirect.url.searchParams.delete('code');
+      redirect.url.searchParams.set('error', 'access_denied');
+      redirect.url.searchParams.set('error_description', 'The user denied the request');
+    });
+  }
+
+  /** The next token request fails as a provider error (e.g. the code was already used). */
+  failNextToken(): void {
+    this.server.service.once('beforeResponse', (response: { body: unknown; statusCode: number }) => {
+      response.statusCode = 400;
+      response.body = { error: 'invalid_grant', error_description: 'authorization code is invalid' };
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop();
+    this.api?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.api ? this.api.close(() => resolve()) : resolve()));
+  }
+}
+
+/** A browser's part of the sign-in, over plain HTTP: follows redirects by hand and keeps cookies. */
+export class Browser {
+  private readonly cookies = new Map<string, string>();
+
+  async get(
+    url: string,
+  ): Promise<{ status: number; location: string | undefined; text: string; url: string }> {
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {},
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const [name, ...value] = pair!.split('=');
+      this.cookies.set(name!.trim(), value.join('='));
+    }
+    return {
+      status: response.status,
+      location: response.headers.get('location') ?? undefined,
+      text: await response.text(),
+      url,
+    };
+  }
+
+  /** Start -> provider -> callback; returns the callback URL and the final page. */
+  async signIn(connectUrl: string): Promise<{ callbackUrl: string; status: number; text: string }> {
+    const start = await this.get(connectUrl);
+    if (start.status !== 302 || !start.location)
+      throw new Error(`start answered ${start.status}: ${start.text}`);
+    const authorize = await this.get(start.location);
+    if (authorize.status !== 302 || !authorize.location)
+      throw new Error(`authorize answered ${authorize.status}: ${authorize.text}`);
+    const callback = await this.get(authorize.location);
+    return { callbackUrl: authorize.location, status: callback.status, text: callback.text };
+  }
+}
