@@ -12,12 +12,18 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { ToolRunLedger } from '../../activities/tools/ledger';
 import { userWorkflowId } from '../../common/ids';
-import { answerDraftSignal, type AnswerDraft } from '../../workflows/session/contract';
+import {
+  answerDraftSignal,
+  credentialProvidedSignal,
+  type AnswerDraft,
+} from '../../workflows/session/contract';
+import type { AppConfig } from '../../common/config';
+import { CredentialService } from '../../common/credentials/service';
 import { testConfig } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 
-type Scenario = (session: TestSession, sessions: () => TestSession) => Promise<void>;
+type Scenario = (session: TestSession, sessions: () => TestSession, config: AppConfig) => Promise<void>;
 
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
@@ -145,13 +151,32 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
+/** Recorded with a credential provider configured; the sign-in is simulated by writing the vault directly. */
+const credentialScenarios: Record<string, Scenario> = {
+  'credential-connected': async (s, _next, config) => {
+    await s.say('fetch http://127.0.0.1:9/files with acme');
+    await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');
+    const credentials = CredentialService.fromConfig(config);
+    credentials.vault.put('alice', 'acme', { accessToken: 'recording-token' }, null);
+    credentials.close();
+    await s.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
+    await s.idle();
+    await s.say('fetch http://127.0.0.1:9/more with acme');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+      'the second call',
+    );
+  },
+};
+
 async function record(
   env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
   scenarios: Record<string, Scenario>,
   only: string[],
+  extraEnv: Record<string, string> = {},
 ) {
-  const config = testConfig(policy);
+  const config = testConfig(policy, extraEnv);
   const ledger = new ToolRunLedger(config.dataDir);
   const taskQueue = `record-${Object.keys(scenarios)[0]}`;
   const worker = await Worker.create({
@@ -168,7 +193,7 @@ async function record(
     for (const [name, scenario] of Object.entries(scenarios)) {
       if (only.length && !only.includes(name)) continue;
       const session = new TestSession(env.client, taskQueue);
-      await scenario(session, () => new TestSession(env.client, taskQueue));
+      await scenario(session, () => new TestSession(env.client, taskQueue), config);
       const runs: string[] = [];
       for await (const run of env.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` }))
         runs.push(run.runId);
@@ -194,6 +219,13 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
+  await record(
+    env,
+    { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example' } } },
+    credentialScenarios,
+    only,
+    { OAUTH_ACME_CLIENT_ID: 'recording-client' },
+  );
   await env.teardown();
 }
 
