@@ -5,6 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser';
+import { CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -13,13 +14,20 @@ let env: TestWorkflowEnvironment;
 let stack: Stack;
 let browser: Browser;
 let page: Page;
+let provider: TestOAuthProvider;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   env = await startTestTemporal();
+  provider = await new TestOAuthProvider().start();
   stack = await startStack({
     temporalAddress: env.address,
-    policy: { approvers: ['bob'], tools: { http_request: { policy: 'ask', approvalTimeout: '3s' } } },
+    policy: {
+      approvers: ['bob'],
+      tools: { http_request: { policy: 'ask', approvalTimeout: '3s' } },
+      providers: { acme: { type: 'oauth2', displayName: 'Acme Files', issuer: provider.issuer } },
+    },
+    env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },
   });
   browser = await launchBrowser();
 });
@@ -27,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
+  await provider?.stop();
   await env?.teardown();
 });
 
@@ -219,5 +228,26 @@ describe('web chat in a browser', () => {
     await expect
       .poll(() => page.getByTestId('question-gate').last().getByTestId('gate-outcome').textContent())
       .toMatch(/Answered by @alice/);
+  });
+
+  it('connects an account in a new tab when a tool needs it, and the call then runs', async () => {
+    await send(`fetch ${provider.apiUrl}/files with acme`);
+    const call = lastCall();
+    await call.getByTestId('approve').click();
+    const connect = call.getByTestId('connect');
+    await connect.waitFor();
+    await expect
+      .poll(() => page.getByTestId('status').getAttribute('data-status'))
+      .toBe('waiting_credential');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'credential-gate.png') });
+    const [signIn] = await Promise.all([page.context().waitForEvent('page'), connect.click()]);
+    await signIn.waitForLoadState();
+    await expect.poll(() => signIn.textContent('h1')).toBe('Acme Files is connected');
+    await signIn.screenshot({ path: path.join(ARTIFACTS, 'credential-connected.png') });
+    await signIn.close();
+    await expect.poll(() => call.getByTestId('tool-result').textContent()).toContain('hello johndoe');
+    await expect
+      .poll(() => call.getByTestId('gate-outcome').last().textContent())
+      .toMatch(/Acme Files connected/);
   });
 });

@@ -136,6 +136,16 @@ describe('credential gates', () => {
       'the second call',
     );
     expect((await view(sessionId)).gates.filter((g) => g.kind === 'credential')).toHaveLength(1);
+
+    // Disconnect: the token is gone, and the next call asks again.
+    const listed = await stack.web.request('GET', '/credentials');
+    expect(listed.body.providers).toContainEqual(expect.objectContaining({ name: 'acme', connected: true }));
+    expect((await stack.web.request('DELETE', '/credentials/acme')).body).toEqual({ disconnected: true });
+    expect((await stack.web.request('GET', '/credentials')).body.providers).toContainEqual(
+      expect.objectContaining({ name: 'acme', connected: false }),
+    );
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`);
+    await waitingGate(sessionId);
   });
 
   it('resumes only the signed-in user: two users waiting on the same provider', async () => {

@@ -3,6 +3,8 @@ import { parseSlackSessionId, slackSessionWorkflowId } from '../../gateways/slac
 import {
   approvalBlocks,
   argsPreview,
+  connectLinkBlocks,
+  gateBlocks,
   decidedBlocks,
   slackMentions,
   splitForSlack,
@@ -10,7 +12,7 @@ import {
   SECTION_LIMIT,
 } from '../../gateways/slack/render';
 import { answerModal, readAnswers } from '../../gateways/slack/render-question';
-import type { ApprovalGate, QuestionGate } from '../../workflows/session/contract';
+import type { ApprovalGate, CredentialGate, QuestionGate } from '../../workflows/session/contract';
 
 const workflowId = 'session:slack:T1:C1:1700000000.000100';
 const gate: ApprovalGate = {
@@ -147,5 +149,37 @@ describe('Slack question modal', () => {
       { question: 'Environment', selected: ['staging'] },
       { question: 'Checks', selected: ['lint', 'tests'], custom: 'smoke' },
     ]);
+  });
+});
+
+describe('Slack credential prompts', () => {
+  const credential: CredentialGate = {
+    ...gate,
+    kind: 'credential',
+    toolName: 'http_request',
+    provider: 'github',
+    providerName: 'GitHub',
+    credentialKind: 'oauth2',
+    approvers: [],
+  };
+
+  it('posts a Connect button that carries only the provider, never a link or a secret', () => {
+    const blocks = gateBlocks(credential, workflowId, 'opened');
+    const text = JSON.stringify(blocks);
+    expect(text).toContain("<@U1>'s GitHub account");
+    const button = (blocks[1] as { elements: { action_id: string; value: string; url?: string }[] })
+      .elements[0]!;
+    expect(button).toMatchObject({ action_id: 'gate_connect', value: '{"provider":"github"}' });
+    expect(button.url).toBeUndefined();
+  });
+
+  it('answers the clicker with a private link button, and shows the outcome once connected', () => {
+    const reply = connectLinkBlocks('GitHub', 'https://agent.example.com/oauth/github/start?ticket=t');
+    expect(JSON.stringify(reply)).toContain('"url":"https://agent.example.com/oauth/github/start?ticket=t"');
+    const decided = decidedBlocks(
+      { ...credential, status: 'resolved', resolution: { outcome: 'connected', by: 'U1', at: 0 } },
+      'connected by @U1 at 00:00 UTC',
+    );
+    expect(JSON.stringify(decided)).toContain('GitHub sign-in for `http_request`: connected by <@U1>');
   });
 });
