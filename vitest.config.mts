@@ -9,6 +9,8 @@ export default defineConfig({
     // on a 2-core machine running files one after another keeps timings out of the results.
     fileParallelism: false,
     testTimeout: 90_000,
+    // expect.poll waits on real processes (a first workflow task on a fresh worker can take seconds).
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     reporters: ['default'],
   },

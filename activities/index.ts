@@ -12,6 +12,8 @@ import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
 import { CredentialService } from '../common/credentials/service';
 import { createDeliver } from './deliver';
+import { MissionTools, nextCronTime } from './missions';
+import { missionOpOf } from '../common/tools/missions';
 import { redact } from './tools/redact';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
@@ -39,6 +41,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
+  const missions = new MissionTools(client, config);
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
@@ -87,6 +90,14 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
+      const missionOp = missionOpOf(request.toolName);
+      if (missionOp)
+        return await ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+          missions.run(missionOp, request.args, {
+            userId: request.userId ?? '',
+            sessionId: request.sessionId,
+          }),
+        );
       const execute = executors[request.toolName];
       if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
       const tool = findTool(request.toolName);
@@ -129,6 +140,14 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
 
     async deliver(request: DeliveryRequest): Promise<DeliveryResult> {
       return await deliverToPlatform(request);
+    },
+
+    async nextFireTime(request: {
+      expression: string;
+      timezone: string;
+      after: number;
+    }): Promise<number | null> {
+      return nextCronTime(request.expression, request.timezone, request.after);
     },
 
     async saveUserGrant(grant: Grant): Promise<void> {

@@ -31,6 +31,14 @@ export const policyFileSchema = z.strictObject({
   tools: z.record(z.string(), toolConfigSchema).default({}),
   /** Credential providers (OAuth 2.0 and API keys) that tools name with `auth`; see README "Credentials". */
   providers: providersSchema,
+  /** Mission guardrails: runs per day, spacing, and failed runs in a row before a mission pauses itself. */
+  missions: z
+    .strictObject({
+      maxRunsPerDay: z.number().int().min(1).max(10_000).default(48),
+      cooldown: z.union([z.literal(0), durationSchema]).default(0),
+      maxConsecutiveFailures: z.number().int().min(1).max(100).default(3),
+    })
+    .default({ maxRunsPerDay: 48, cooldown: 0, maxConsecutiveFailures: 3 }),
   /** How long a credential gate (a "Connect <provider>" prompt) waits for the sign-in. */
   credentialTimeout: durationSchema.default(24 * 3_600_000),
 });

@@ -14,7 +14,17 @@ export const AgentCredentialWaits = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD_LIST,
 );
 
-export const customSearchAttributes = [AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits] as const;
+export const AgentMissionName = defineSearchAttributeKey('AgentMissionName', SearchAttributeType.KEYWORD);
+export const AgentMissionStatus = defineSearchAttributeKey('AgentMissionStatus', SearchAttributeType.KEYWORD);
+
+export const customSearchAttributes = [
+  AgentStatus,
+  AgentChannel,
+  AgentOwner,
+  AgentCredentialWaits,
+  AgentMissionName,
+  AgentMissionStatus,
+] as const;
 
 export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;
 

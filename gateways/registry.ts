@@ -2,6 +2,7 @@
 import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
 import { createDiscordPlatform } from './discord';
+import { mountMissions } from './missions';
 import { mountOAuth } from './oauth';
 import { createSlackPlatform } from './slack';
 import { mountWeb } from './web';
@@ -9,6 +10,7 @@ import { mountWeb } from './web';
 export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) => void }[] = [
   { name: 'web', mount: mountWeb },
   { name: 'oauth', mount: mountOAuth },
+  { name: 'missions', mount: mountMissions },
 ];
 
 /** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode; Discord: interactions plus the discord.js connection). */

@@ -8,7 +8,8 @@ import type { ModelReply } from '../types';
 const HELP =
   'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
   '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "fetch <url> with github" (sends your GitHub token; asks you to connect first), "post https://example.com hello" (needs approval), ' +
-  '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "bad arguments" (shows validation).';
+  '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "fail loop" (the same failing call until the agent stops itself), "bad arguments" (shows validation), ' +
+  '"call <tool> <JSON arguments>" (any tool, e.g. call mission_create {"name": "standup", "goal": "what time is it", "cadence": "0 9 * * 1-5"}).';
 
 export function scriptedModel(transcript: Message[]): ModelReply {
   const lastUserIndex = transcript.findLastIndex((m) => m.role === 'user');
@@ -19,6 +20,7 @@ export function scriptedModel(transcript: Message[]): ModelReply {
 
   if (last.role === 'user') return planFor(last.text, callId);
   if (last.role === 'tool') {
+    if (/\bfail loop\b/i.test(lastUser.text)) return failingCall(callId);
     if (/\bloop\b/i.test(lastUser.text))
       return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
     return { text: summarise(transcript.slice(lastUserIndex + 1)), toolCalls: [] };
@@ -28,6 +30,22 @@ export function scriptedModel(transcript: Message[]): ModelReply {
 
 function planFor(text: string, callId: (n: number) => string): ModelReply {
   const lower = text.toLowerCase();
+  // "call <tool> <JSON arguments>": any tool, with exactly these arguments (a non-JSON rest is passed as text).
+  const call = /^\s*call\s+([a-z][a-z0-9_]*)\s*([\s\S]*)$/i.exec(text);
+  if (call) {
+    const rest = call[2]!.trim();
+    let args: unknown = {};
+    if (rest) {
+      try {
+        args = JSON.parse(rest);
+      } catch {
+        args = rest;
+      }
+    }
+    return { text: `Calling ${call[1]}.`, toolCalls: [{ id: callId(0), name: call[1]!, args }] };
+  }
+  if (/^\s*nothing to report\b/i.test(text))
+    return { text: '[routine] Nothing new since the last run.', toolCalls: [] };
   if (/^\s*run\b/i.test(text)) {
     const quoted = [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.trim()).filter(Boolean);
     const commands = quoted.length ? quoted : [text.replace(/^\s*run\s*:?\s*/i, '').trim()];
@@ -73,6 +91,7 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
       text: 'One question.',
       toolCalls: [{ id: callId(0), name: 'ask_user', args: { questions: DEMO_QUESTIONS.slice(0, 1) } }],
     };
+  if (/\bfail loop\b/.test(lower)) return failingCall(callId);
   if (/\bloop\b/.test(lower))
     return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
   if (/bad arguments/.test(lower))
@@ -86,6 +105,16 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
   if (/\btime\b/.test(lower))
     return { text: '', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
   return { text: `You said: "${text.slice(0, 500)}". ${HELP}`, toolCalls: [] };
+}
+
+/** The same request to a port nothing listens on, again and again: shows the repeated-error stop. */
+function failingCall(callId: (n: number) => string): ModelReply {
+  return {
+    text: 'Trying again…',
+    toolCalls: [
+      { id: callId(0), name: 'http_request', args: { method: 'GET', url: 'http://127.0.0.1:9/unreachable' } },
+    ],
+  };
 }
 
 const DEMO_QUESTIONS = [

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { askUserArgsSchema } from './ask-user';
+import { missionTools } from './missions';
 
 export type Policy = 'auto' | 'ask' | 'deny';
 
@@ -85,6 +86,7 @@ export const builtinTools: readonly ToolDefinition[] = [
   httpRequestTool,
   currentTimeTool,
   askUserTool,
+  ...missionTools,
 ];
 
 export function findTool(name: string): ToolDefinition | undefined {

@@ -30,11 +30,17 @@ describe('Temporal connection', () => {
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     expect(messages).toEqual([
-      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits',
+      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits, AgentMissionName, AgentMissionStatus',
     ]);
     const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(Object.keys(listed.customAttributes ?? {})).toEqual(
-      expect.arrayContaining(['AgentStatus', 'AgentChannel', 'AgentOwner', 'AgentCredentialWaits']),
+      expect.arrayContaining([
+        'AgentStatus',
+        'AgentChannel',
+        'AgentOwner',
+        'AgentCredentialWaits',
+        'AgentMissionStatus',
+      ]),
     );
     // A list of keywords, so one run can wait on several credentials.
     expect(listed.customAttributes!.AgentCredentialWaits).toBe(

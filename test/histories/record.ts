@@ -19,11 +19,18 @@ import {
 } from '../../workflows/session/contract';
 import type { AppConfig } from '../../common/config';
 import { CredentialService } from '../../common/credentials/service';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { testConfig } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 
-type Scenario = (session: TestSession, sessions: () => TestSession, config: AppConfig) => Promise<void>;
+/** A scenario may name more workflows to record (label -> workflow id), e.g. a mission and its run. */
+type Scenario = (
+  session: TestSession,
+  sessions: () => TestSession,
+  config: AppConfig,
+) => Promise<void | Record<string, string>>;
 
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
@@ -153,6 +160,28 @@ const scenarios: Record<string, Scenario> = {
 
 /** Recorded with a credential provider configured; the sign-in is simulated by writing the vault directly. */
 const credentialScenarios: Record<string, Scenario> = {
+  'mission-approved-run': async (s, _next, config) => {
+    await s.say('call mission_create {"name": "nightly", "goal": "run `echo nightly`", "cadence": "manual"}');
+    await s.idle();
+    await s.say('call mission_fire "nightly"');
+    const shown = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+      'the run gate',
+    );
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    await s.decide({ gateId: gate.id, choice: 'approve' });
+    await s.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 1)')),
+      'the run result',
+    );
+    const [record] = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    void config;
+    return {
+      mission: missionWorkflowId(record!.id),
+      run: gate.remote!.workflowId,
+      directory: MISSION_DIRECTORY_ID,
+    };
+  },
   'credential-connected': async (s, _next, config) => {
     await s.say('fetch http://127.0.0.1:9/files with acme');
     await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');
@@ -193,7 +222,12 @@ async function record(
     for (const [name, scenario] of Object.entries(scenarios)) {
       if (only.length && !only.includes(name)) continue;
       const session = new TestSession(env.client, taskQueue);
-      await scenario(session, () => new TestSession(env.client, taskQueue), config);
+      const extra = await scenario(session, () => new TestSession(env.client, taskQueue), config);
+      for (const [label, workflowId] of Object.entries(extra ?? {})) {
+        const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+        writeFileSync(path.join(__dirname, `${name}-${label}.json`), historyToJSON(history));
+        process.stdout.write(`recorded ${name}-${label}.json: ${history.events?.length} events\n`);
+      }
       const runs: string[] = [];
       for await (const run of env.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` }))
         runs.push(run.runId);

@@ -149,6 +149,11 @@ interface GateBase {
   resolution?: GateResolution;
   /** Platform references of every posted prompt of this gate (edited when it is decided). */
   posts?: string[];
+  /**
+   * A gate of a mission run shown in this conversation: decisions on it are forwarded to that run's
+   * workflow, which decides; the mission reports the outcome back.
+   */
+  remote?: { workflowId: string; missionName: string };
 }
 
 export interface ApprovalGate extends GateBase {
@@ -194,8 +199,10 @@ export interface Notice {
 
 export interface SessionInput {
   sessionId: string;
-  channel: 'web' | 'slack' | 'discord';
+  channel: 'web' | 'slack' | 'discord' | 'mission';
   ownerId: string;
+  /** A mission run: one turn on the goal, gates reported to the mission, then the result is returned. */
+  run?: { missionWorkflowId: string; missionName: string };
   /** Carried across continue-as-new. */
   carried?: CarriedState;
 }
@@ -236,6 +243,18 @@ export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');
 export const answerDraftSignal = defineSignal<[AnswerDraft]>('answerDraft');
+
+/** From a mission to the conversation it reports to: a result to post, or a run's gate to show or update. */
+export interface MissionEvent {
+  missionId: string;
+  missionName: string;
+  text?: string;
+  gate?: Gate;
+  resolved?: boolean;
+  outcome?: string;
+  runWorkflowId?: string;
+}
+export const missionEventSignal = defineSignal<[MissionEvent]>('missionEvent');
 
 /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
 export const credentialProvidedSchema = z.strictObject({

@@ -30,6 +30,7 @@ import {
   answerSubmissionSchema,
   credentialProvidedSchema,
   credentialProvidedSignal,
+  missionEventSignal,
   gateFeedbackQuery,
   decideSignal,
   decisionSchema,
@@ -66,6 +67,7 @@ import {
   resultWithoutRun,
 } from './gates';
 import type { OutboundEvent } from './outbound';
+import { runGateSignal, type RunResult } from '../missions/contract';
 import { repairTranscript } from './repair';
 import { SessionState } from './state';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
@@ -102,11 +104,14 @@ const { deliver } = wf.proxyActivities<Activities>({
 const SIGNALS_BEFORE_CONTINUE = 5_000;
 /** Patch marker: runs started before previous-run recovery existed replay without the extra activity. */
 const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
+/** The agent loop stops once the same call has failed the same way this many times in one turn. */
+const STOP_REPEATED_ERRORS = 'stop-repeated-errors';
+const MAX_IDENTICAL_ERRORS = 3;
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
-export async function sessionWorkflow(input: SessionInput): Promise<void> {
+export async function sessionWorkflow(input: SessionInput): Promise<RunResult | void> {
   const sessionId = wf.workflowInfo().workflowId;
   const state = new SessionState(
     input,
@@ -132,6 +137,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
 
   const applyDecision = (decision: Decision): void => {
     const gate = state.gates.get(decision.gateId);
+    if (gate?.remote)
+      return forward(gate.remote.workflowId, (h) => h.signal(decideSignal, decision), decision.userId);
     const tool = gate ? findTool(gate.toolName) : undefined;
     const check = evaluateDecision({
       gate,
@@ -147,12 +154,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.touch();
   };
 
-  // Chat platforms are told about agent text, gates and notices through an ordered outbox.
-  const emitsToPlatform = input.channel !== 'web';
+  // Chat platforms are told about agent text, gates and notices through an ordered outbox; a mission run
+  // reports its gates to its mission through the same ordered loop.
+  const emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
+  const runOf = input.run;
   const outbox: OutboundEvent[] = [];
   let delivering = false;
+  /** Why a mission run did not reach its goal (the model failed, or the step limit). */
+  let runFailure: string | undefined;
   const emit = (event: OutboundEvent): void => {
     if (emitsToPlatform) outbox.push(event);
+    else if (
+      runOf &&
+      ((event.type === 'gate' && event.reason === 'opened') || event.type === 'gate_resolved')
+    )
+      outbox.push(event);
   };
   if (emitsToPlatform) {
     state.listener = {
@@ -160,8 +176,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       notice: (notice) =>
         emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
     };
-    void deliverOutbox();
   }
+  if (emitsToPlatform || runOf) void deliverOutbox();
+
+  /** Signals to another workflow (a mission run's decisions, a run's gates to its mission). */
+  const forward = (
+    workflowId: string,
+    send: (handle: wf.ExternalWorkflowHandle) => Promise<void>,
+    userId?: string,
+  ) =>
+    void send(wf.getExternalWorkflowHandle(workflowId)).catch(() =>
+      state.notify('That mission run has already ended; nothing changed.', userId),
+    );
 
   async function deliverOutbox(): Promise<void> {
     for (;;) {
@@ -169,6 +195,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       const event = outbox.shift()!;
       delivering = true;
       try {
+        if (runOf) {
+          if (event.type === 'gate' || event.type === 'gate_resolved')
+            await wf.getExternalWorkflowHandle(runOf.missionWorkflowId).signal(runGateSignal, {
+              runWorkflowId: sessionId,
+              gate: event.gate,
+              resolved: event.type === 'gate_resolved',
+              ...(event.type === 'gate_resolved' ? { outcome: event.outcome } : {}),
+            });
+          continue;
+        }
         const result = await deliver({ sessionId, event });
         if (event.type === 'gate' && result.ref) {
           const gate = state.gates.get(event.gate.id);
@@ -198,6 +234,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
 
   const applyAnswer = (submission: AnswerSubmission): void => {
     const gate = state.gates.get(submission.gateId);
+    if (gate?.remote)
+      return forward(gate.remote.workflowId, (h) => h.signal(answerSignal, submission), submission.userId);
     const check = evaluateAnswer(gate, submission, Date.now());
     if (!check.ok) return state.notify(check.notice, submission.userId);
     gate!.status = 'resolved';
@@ -228,6 +266,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       return state.notify(`That answer was malformed and was ignored: ${parsed.error.message}`, raw?.userId);
     const { gateId, userId, answers, texts, picks, submit } = parsed.data;
     const gate = state.gates.get(gateId);
+    if (gate?.remote)
+      return forward(gate.remote.workflowId, (h) => h.signal(answerDraftSignal, parsed.data), userId);
     if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
       return applyAnswer({ gateId, userId, answers }); // refused with the usual explanation
     const typed = readTypedAnswers(gate.questions, texts);
@@ -241,6 +281,32 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     state.touch();
     const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
     if (complete || submit) applyAnswer({ gateId, userId, answers: merged });
+  });
+
+  // A mission reporting here: its results, and its runs' gates (shown here, decided there).
+  wf.setHandler(missionEventSignal, (event) => {
+    signalsThisRun++;
+    if (event.text) state.appendAssistantNote(event.text.slice(0, 20_000));
+    if (!event.gate || !event.runWorkflowId) return;
+    const existing = state.gates.get(event.gate.id);
+    if (!event.resolved) {
+      if (existing) return;
+      const proxy: Gate = {
+        ...event.gate,
+        posts: [],
+        toolCallId: `${event.runWorkflowId}:${event.gate.toolCallId}`,
+        remote: { workflowId: event.runWorkflowId, missionName: event.missionName },
+      };
+      state.gates.set(proxy.id, proxy);
+      state.touch();
+      emit({ type: 'gate', gate: proxy, reason: 'opened' });
+      return;
+    }
+    if (!existing?.remote || existing.status !== 'pending') return;
+    existing.status = event.gate.status;
+    if (event.gate.resolution) existing.resolution = event.gate.resolution;
+    state.touch();
+    emit({ type: 'gate_resolved', gate: existing, outcome: event.outcome ?? describeOutcome(existing) });
   });
 
   // A sign-in finished (the gateway's OAuth callback or key form): resumes this person's waits on that provider.
@@ -358,6 +424,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
       step: resumedTurn.step,
     });
   }
+  if (runOf) {
+    // A mission run: the goal (and nothing else) is its one turn; the result goes back to the mission.
+    while (state.inbox.length) await runTurn(state.inbox.shift()!);
+    await wf.condition(() => outbox.length === 0 && !delivering);
+    const answer = [...state.transcript]
+      .reverse()
+      .find(
+        (m): m is Extract<Message, { role: 'assistant' }> =>
+          m.role === 'assistant' && !m.synthetic && !!m.text.trim(),
+      );
+    return runFailure
+      ? { ok: false, answer: answer?.text ?? '', reason: runFailure }
+      : { ok: true, answer: answer?.text ?? '(no answer)' };
+  }
   setStatus(state.inbox.length ? 'running' : 'idle');
   for (;;) {
     await wf.condition(
@@ -401,6 +481,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     resume?: { calls: ToolCall[]; step: number },
   ): Promise<void> {
     let step = resume?.step ?? 0;
+    /** Failing calls of this turn by (tool, arguments, error), to stop a loop on the same failure. */
+    const failures = new Map<string, number>();
     try {
       if (resume) {
         await handleToolCalls(resume.calls, requesterId, step);
@@ -411,6 +493,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
           state.appendAssistantNote(
             `I stopped after ${settings.maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
           );
+          runFailure = `stopped at the step limit (${settings.maxSteps} steps)`;
           break;
         }
         const reply = await askModel();
@@ -425,6 +508,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
         if (reply.toolCalls.length === 0) break;
         await handleToolCalls(reply.toolCalls, requesterId, step);
         step++;
+        const repeated = repeatedFailure(reply.toolCalls, failures);
+        if (repeated && wf.patched(STOP_REPEATED_ERRORS)) {
+          state.appendAssistantNote(
+            `I stopped: ${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times (${repeated.content.slice(0, 300)}). Tell me how to proceed.`,
+          );
+          runFailure = `${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times: ${repeated.content.slice(0, 200)}`;
+          break;
+        }
       }
     } catch (error) {
       if (wf.isCancellation(error))
@@ -435,12 +526,27 @@ export async function sessionWorkflow(input: SessionInput): Promise<void> {
     }
   }
 
+  function repeatedFailure(calls: ToolCall[], failures: Map<string, number>) {
+    for (const call of calls) {
+      const result = state.transcript.find(
+        (m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool' && m.toolCallId === call.id,
+      );
+      if (!result || (result.status !== 'error' && result.status !== 'failed')) continue;
+      const key = `${call.name}\n${JSON.stringify(call.args)}\n${result.content}`;
+      const count = (failures.get(key) ?? 0) + 1;
+      failures.set(key, count);
+      if (count >= MAX_IDENTICAL_ERRORS) return result;
+    }
+    return undefined;
+  }
+
   async function askModel() {
     try {
       return await callModel({ transcript: state.transcript });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
       state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
+      runFailure = `the model failed: ${failureMessage(error)}`;
       return undefined;
     }
   }

@@ -478,6 +478,20 @@ function render() {
       }
     }
   }
+  // Gates of mission runs reporting here: shown on their own, decided here, run there.
+  for (const gate of view.gates.filter((g) => g.remote)) {
+    nodes.push(
+      el(
+        'div',
+        { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
+        el('h3', {}, `Mission · ${gate.remote.missionName} · ${gate.toolName}`),
+        gate.kind === 'approval'
+          ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
+          : null,
+        renderGate(gate),
+      ),
+    );
+  }
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   const focused =
     document.activeElement && transcript.contains(document.activeElement)

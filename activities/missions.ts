@@ -1,0 +1,291 @@
+/**
+ * The mission tools' executor: resolves names through the directory workflow (strongly consistent), starts
+ * mission workflows and signals them. Everything a person sees is limited to their own missions and shared
+ * ones; errors never reveal another person's missions.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { Cron } from 'croner';
+import type { AppConfig } from '../common/config';
+import { legacyRename, resolveMission, visibleTo, type MissionAddress } from '../common/missions/addressing';
+import {
+  describeCadence,
+  MISSION_DIRECTORY_ID,
+  missionWorkflowId,
+  type Cadence,
+  type MissionRecord,
+} from '../common/missions/types';
+import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../common/search-attributes';
+import type { MissionOp } from '../common/tools/missions';
+import {
+  completeSignal,
+  fireSignal,
+  missionRecordsQuery,
+  missionViewQuery,
+  pauseSignal,
+  registerMissionUpdate,
+  renameMissionUpdate,
+  resumeSignal,
+  updateMissionSignal,
+  type MissionInput,
+  type MissionSettings,
+  type MissionView,
+} from '../workflows/missions/contract';
+import type { ToolRunResult } from './types';
+
+type Args = Record<string, unknown> & MissionAddress;
+const ok = (content: string): ToolRunResult => ({ status: 'ok', content });
+const error = (content: string): ToolRunResult => ({ status: 'error', content });
+
+/** "manual", "webhook" or a cron expression (validated, with its time zone). */
+export function parseCadence(text: string, timezone: string | undefined): Cadence | string {
+  const trimmed = text.trim();
+  if (/^manual$/i.test(trimmed)) return { kind: 'manual' };
+  if (/^webhook$/i.test(trimmed)) return { kind: 'webhook' };
+  const zone = timezone?.trim() || 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+  } catch {
+    return `"${zone}" is not a time zone: use an IANA name such as "Europe/Paris" or "UTC"`;
+  }
+  try {
+    new Cron(trimmed, { timezone: zone, paused: true });
+  } catch (cause) {
+    return `"${trimmed}" is not a cron expression (${(cause as Error).message}); use "minute hour day month weekday", e.g. "0 9 * * 1-5", or "manual" / "webhook"`;
+  }
+  return { kind: 'cron', expression: trimmed, timezone: zone };
+}
+
+/** The next time a cron cadence fires after `after` (epoch ms), or null if it never does. */
+export function nextCronTime(expression: string, timezone: string, after: number): number | null {
+  const next = new Cron(expression, { timezone, paused: true }).nextRun(new Date(after));
+  return next ? next.getTime() : null;
+}
+
+export class MissionTools {
+  constructor(
+    private readonly client: Client,
+    private readonly config: AppConfig,
+  ) {}
+
+  private get taskQueue(): string {
+    return this.config.temporal.taskQueue;
+  }
+
+  private async records(): Promise<MissionRecord[]> {
+    try {
+      return await this.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    } catch (cause) {
+      if (cause instanceof WorkflowNotFoundError) return [];
+      throw cause;
+    }
+  }
+
+  webhookUrl(id: string): string {
+    return `${this.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${id}`;
+  }
+
+  async run(op: MissionOp, args: Args, who: { userId: string; sessionId: string }): Promise<ToolRunResult> {
+    switch (op) {
+      case 'create':
+        return await this.create(args, who);
+      case 'list': {
+        const mine = visibleTo(await this.records(), who.userId);
+        if (!mine.length) return ok('No missions yet. mission_create makes one.');
+        return ok(
+          mine
+            .map(
+              (r) =>
+                `- "${r.name}" — ${r.status}${r.ownerId !== who.userId ? ` (shared by @${r.ownerId})` : ''} (id ${r.id})`,
+            )
+            .join('\n'),
+        );
+      }
+      default:
+        break;
+    }
+    const records = await this.records();
+    if (op === 'update') {
+      const rename = legacyRename(args as Args & { new_name?: string }, records, who.userId);
+      if (rename) return await this.update({ id: rename.id, new_name: rename.newName }, records, who);
+      return await this.update(args, records, who);
+    }
+    const found = resolveMission(records, who.userId, args);
+    if (!found.ok) return error(found.error);
+    const handle = this.client.workflow.getHandle(missionWorkflowId(found.record.id));
+    const label = `"${found.record.name}"`;
+    switch (op) {
+      case 'get':
+        return ok(this.describe(await handle.query(missionViewQuery)));
+      case 'fire':
+        await handle.signal(fireSignal, {
+          by: who.userId,
+          trigger: 'manual',
+          ...(typeof args.context === 'string' ? { context: args.context } : {}),
+        });
+        return ok(`Fired ${label}: a run starts now (unless one is still going); its result will be posted.`);
+      case 'pause':
+        await handle.signal(pauseSignal, {
+          by: who.userId,
+          ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
+        });
+        return ok(`Paused ${label}. mission_resume starts it again.`);
+      case 'resume':
+        await handle.signal(resumeSignal, { by: who.userId });
+        return ok(`Resumed ${label}: active again, with its recorded gate and failure count cleared.`);
+      case 'complete':
+        await handle.signal(completeSignal, {
+          by: who.userId,
+          ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
+        });
+        return ok(`Completed ${label}: it will not run again.`);
+      default:
+        return error(`unknown mission operation ${op}`);
+    }
+  }
+
+  private settingsFrom(args: Args, sessionId: string): Partial<MissionSettings> | string {
+    const settings: Partial<MissionSettings> = {};
+    if (typeof args.goal === 'string') settings.goal = args.goal;
+    if (typeof args.cadence === 'string') {
+      const cadence = parseCadence(
+        args.cadence,
+        typeof args.timezone === 'string' ? args.timezone : undefined,
+      );
+      if (typeof cadence === 'string') return cadence;
+      settings.cadence = cadence;
+    }
+    if (typeof args.notify === 'string') {
+      const notify = args.notify.trim().toLowerCase();
+      if (notify === 'here') settings.notifySessionId = sessionId;
+      else if (notify === 'none') settings.notifySessionId = null;
+      else return 'notify is "here" (this conversation) or "none"';
+    }
+    if (args.notify_mode === 'always' || args.notify_mode === 'notable')
+      settings.notifyMode = args.notify_mode;
+    if (typeof args.shared === 'boolean') settings.shared = args.shared;
+    return settings;
+  }
+
+  private async create(args: Args, who: { userId: string; sessionId: string }): Promise<ToolRunResult> {
+    const settings = this.settingsFrom(args, who.sessionId);
+    if (typeof settings === 'string') return error(settings);
+    const name = String(args.name).trim();
+    const id = randomUUID();
+    const guardrails = this.config.policy.missions;
+    const input: MissionInput = {
+      id,
+      name,
+      ownerId: who.userId,
+      settings: {
+        goal: settings.goal!,
+        cadence: settings.cadence!,
+        notifySessionId: settings.notifySessionId === undefined ? who.sessionId : settings.notifySessionId,
+        notifyMode: settings.notifyMode ?? 'always',
+        shared: settings.shared ?? false,
+      },
+      guardrails: {
+        maxRunsPerDay: guardrails.maxRunsPerDay,
+        cooldownMs: guardrails.cooldown === 'never' ? Number.MAX_SAFE_INTEGER : guardrails.cooldown,
+        maxConsecutiveFailures: guardrails.maxConsecutiveFailures,
+      },
+    };
+    try {
+      await this.client.workflow.executeUpdateWithStart(registerMissionUpdate, {
+        args: [{ id, name, ownerId: who.userId, shared: input.settings.shared, status: 'active' }],
+        startWorkflowOperation: new WithStartWorkflowOperation('missionDirectoryWorkflow', {
+          workflowId: MISSION_DIRECTORY_ID,
+          taskQueue: this.taskQueue,
+          args: [{}],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+    } catch (cause) {
+      return error(updateRefusal(cause));
+    }
+    await this.client.workflow.start('missionWorkflow', {
+      workflowId: missionWorkflowId(id),
+      taskQueue: this.taskQueue,
+      args: [input],
+      typedSearchAttributes: [
+        { key: AgentOwner, value: who.userId },
+        { key: AgentMissionName, value: name },
+        { key: AgentMissionStatus, value: 'active' },
+      ],
+    });
+    const cadence = input.settings.cadence;
+    const next =
+      cadence.kind === 'cron' ? nextCronTime(cadence.expression, cadence.timezone, Date.now()) : null;
+    return ok(
+      [
+        `Created mission "${name}" (id ${id}), ${describeCadence(cadence)}.`,
+        next ? `First run: ${new Date(next).toISOString()}.` : '',
+        cadence.kind === 'webhook'
+          ? `Webhook: POST ${this.webhookUrl(id)} with the header X-Mission-Secret (the owner gets the secret at ${this.config.publicUrl.replace(/\/$/, '')}/api/missions/${id}/webhook).`
+          : '',
+        input.settings.notifySessionId
+          ? 'Results will be posted in this conversation.'
+          : 'Results are not posted anywhere (notify: none).',
+      ]
+        .filter(Boolean)
+        .join(' '),
+    );
+  }
+
+  private async update(
+    args: Args,
+    records: MissionRecord[],
+    who: { userId: string; sessionId: string },
+  ): Promise<ToolRunResult> {
+    const found = resolveMission(records, who.userId, args);
+    if (!found.ok) return error(found.error);
+    const settings = this.settingsFrom(args, who.sessionId);
+    if (typeof settings === 'string') return error(settings);
+    let name: string | undefined;
+    const newName = typeof args.new_name === 'string' ? args.new_name.trim() : undefined;
+    if (newName && newName !== found.record.name) {
+      try {
+        await this.client.workflow.getHandle(MISSION_DIRECTORY_ID).executeUpdate(renameMissionUpdate, {
+          args: [{ id: found.record.id, newName }],
+        });
+      } catch (cause) {
+        return error(updateRefusal(cause));
+      }
+      name = newName;
+    }
+    if (!name && !Object.keys(settings).length)
+      return error(
+        'nothing to change: pass new_name, goal, cadence, timezone, notify, notify_mode or shared',
+      );
+    await this.client.workflow
+      .getHandle(missionWorkflowId(found.record.id))
+      .signal(updateMissionSignal, { by: who.userId, ...(name ? { name } : {}), settings });
+    const changed = [...(name ? [`renamed to "${name}"`] : []), ...Object.keys(settings)];
+    return ok(`Updated mission "${found.record.name}": ${changed.join(', ')}.`);
+  }
+
+  private describe(view: MissionView): string {
+    const lines = [
+      `Mission "${view.name}" (id ${view.id}) — ${view.status}${view.reason ? `: ${view.reason}` : ''}`,
+      `Goal: ${view.settings.goal}`,
+      `Cadence: ${describeCadence(view.settings.cadence)}${view.nextFireAt ? `; next run ${new Date(view.nextFireAt).toISOString()}` : ''}`,
+      `Notify: ${view.settings.notifySessionId ? 'the conversation it was created in' : 'none'} (${view.settings.notifyMode})`,
+    ];
+    if (view.gate) lines.push(`Waiting: run ${view.gate.runWorkflowId} needs ${view.gate.needed}`);
+    if (view.running) lines.push(`Running now: ${view.running}`);
+    for (const run of view.runs.slice(-5))
+      lines.push(
+        `Run ${run.n} (${run.trigger}, ${new Date(run.startedAt).toISOString()}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
+      );
+    for (const skip of view.skipped.slice(-3))
+      lines.push(`Skipped ${new Date(skip.at).toISOString()}: ${skip.reason}`);
+    return lines.join('\n');
+  }
+}
+
+/** An update validator's refusal, in its own words (e.g. "you already have a mission named …"). */
+function updateRefusal(cause: unknown): string {
+  const message =
+    (cause as { cause?: { message?: string }; message?: string }).cause?.message ?? (cause as Error).message;
+  return message ?? 'the mission directory refused the change';
+}

@@ -1,0 +1,134 @@
+/**
+ * The mission (routine) tools as the model sees them. Models address missions by name; `id` is accepted
+ * as a legacy alternative, and a bare argument (a string instead of an object) is taken as a name.
+ * `routine_*` are aliases with identical behaviour. Executed by activities/missions.ts.
+ */
+import { z } from 'zod';
+import type { ToolDefinition } from './definitions';
+
+const nameSchema = z.string().trim().min(1).max(80).describe('The mission name, unique among your missions');
+const address = {
+  name: nameSchema.optional(),
+  id: z.string().trim().min(1).max(64).optional().describe('Legacy: the mission id; prefer the name'),
+  mission: z.string().trim().min(1).max(80).optional().describe('Same as name'),
+};
+const cadence = z
+  .string()
+  .trim()
+  .min(1)
+  .max(120)
+  .describe(
+    '"manual", "webhook", or a cron expression such as "0 9 * * 1-5" (minute hour day month weekday)',
+  );
+const settings = {
+  goal: z.string().trim().min(1).max(4_000).optional().describe('What each run should find out or do'),
+  cadence: cadence.optional(),
+  timezone: z
+    .string()
+    .max(64)
+    .optional()
+    .describe('IANA time zone for the cron expression, e.g. "Europe/Paris"'),
+  notify: z
+    .string()
+    .max(300)
+    .optional()
+    .describe('Where results go: "here" (this conversation, the default) or "none"'),
+  notify_mode: z
+    .enum(['always', 'notable'])
+    .optional()
+    .describe('"notable": only tell when a run found something worth telling'),
+  shared: z.boolean().optional().describe('Let everyone see and change it'),
+};
+
+/** A bare string or one-element array is a positional mission name. */
+const positional = (value: unknown) =>
+  typeof value === 'string'
+    ? { mission: value }
+    : Array.isArray(value) && value.length === 1 && typeof value[0] === 'string'
+      ? { mission: value[0] }
+      : value;
+
+export const missionCreateSchema = z.strictObject({
+  name: nameSchema,
+  goal: z.string().trim().min(1).max(4_000).describe('What each run should find out or do'),
+  cadence,
+  timezone: settings.timezone,
+  notify: settings.notify,
+  notify_mode: settings.notify_mode,
+  shared: settings.shared,
+});
+export const missionAddressSchema = z.preprocess(positional, z.strictObject(address));
+export const missionFireSchema = z.preprocess(
+  positional,
+  z.strictObject({
+    ...address,
+    context: z.string().max(4_000).optional().describe('Extra input for this run'),
+  }),
+);
+export const missionReasonSchema = z.preprocess(
+  positional,
+  z.strictObject({ ...address, reason: z.string().max(500).optional() }),
+);
+export const missionUpdateSchema = z.preprocess(
+  positional,
+  z.strictObject({
+    ...address,
+    new_name: nameSchema.optional().describe('Rename the mission to this'),
+    ...settings,
+  }),
+);
+
+type Op = 'create' | 'list' | 'get' | 'fire' | 'pause' | 'resume' | 'complete' | 'update';
+
+const SPECS: Record<Op, { schema: z.ZodType; description: string }> = {
+  create: {
+    schema: missionCreateSchema,
+    description:
+      'Create a mission: a goal the agent pursues on a schedule (cron with time zone), on request ("manual") or on webhook calls; results are posted here.',
+  },
+  list: {
+    schema: z.strictObject({}),
+    description: 'List your missions (and shared ones) with status and cadence.',
+  },
+  get: {
+    schema: missionAddressSchema,
+    description: 'Show one mission: status, cadence, recent runs, what it waits for.',
+  },
+  fire: { schema: missionFireSchema, description: 'Run a mission now.' },
+  pause: { schema: missionReasonSchema, description: 'Pause a mission: no scheduled runs until resumed.' },
+  resume: {
+    schema: missionReasonSchema,
+    description: 'Resume a paused or failed mission (clears the recorded gate and failure count).',
+  },
+  complete: { schema: missionReasonSchema, description: 'Mark a mission completed: it stops for good.' },
+  update: {
+    schema: missionUpdateSchema,
+    description:
+      'Change a mission: new_name to rename, goal, cadence, timezone, notify, notify_mode, shared.',
+  },
+};
+
+export const MISSION_OPS = Object.keys(SPECS) as Op[];
+export type MissionOp = Op;
+
+function missionTool(prefix: 'mission' | 'routine', op: Op): ToolDefinition {
+  const spec = SPECS[op];
+  return {
+    name: `${prefix}_${op}`,
+    description: prefix === 'routine' ? `Alias of mission_${op}. ${spec.description}` : spec.description,
+    schema: spec.schema,
+    defaultPolicy: () => 'auto',
+    subject: (args: Record<string, unknown>) =>
+      String(args.name ?? args.mission ?? args.id ?? (op === 'list' ? 'all' : '')),
+  };
+}
+
+export const missionTools: readonly ToolDefinition[] = (['mission', 'routine'] as const).flatMap((prefix) =>
+  MISSION_OPS.map((op) => missionTool(prefix, op)),
+);
+
+/** `routine_fire` -> `fire`; undefined for any other tool. */
+export function missionOpOf(toolName: string): Op | undefined {
+  const match = /^(?:mission|routine)_(\w+)$/.exec(toolName);
+  return match && (MISSION_OPS as string[]).includes(match[1]!) ? (match[1] as Op) : undefined;
+}

@@ -1,0 +1,57 @@
+/**
+ * Mission endpoints: `POST /hooks/missions/<id>` (a webhook-cadence mission's trigger, authenticated by its
+ * own secret in X-Mission-Secret; the body becomes the run's context) and, for the web user who owns a
+ * mission, `GET /api/missions/<id>/webhook` to read that secret.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { webhookSecret, webhookSecretMatches } from '../../common/missions/webhook';
+import { fireSignal, missionRecordsQuery } from '../../workflows/missions/contract';
+import type { GatewayDeps } from '../platform';
+import { identify } from '../web/identity';
+
+const missionIdSchema = z.uuid();
+const MAX_CONTEXT = 4_000;
+
+export function mountMissions(app: Hono, deps: GatewayDeps): void {
+  app.post('/hooks/missions/:id', async (c) => {
+    const id = missionIdSchema.safeParse(c.req.param('id'));
+    const secret = c.req.header('x-mission-secret') ?? '';
+    // Any failure looks the same from outside: nothing reveals whether a mission exists.
+    if (!id.success || !webhookSecretMatches(deps.credentials().keys.signing, id.data, secret))
+      return c.json({ error: 'unknown mission or wrong secret (send it in X-Mission-Secret)' }, 401);
+    const body = (await c.req.text().catch(() => '')).slice(0, MAX_CONTEXT + 1);
+    if (body.length > MAX_CONTEXT)
+      return c.json({ error: `the body is limited to ${MAX_CONTEXT} characters` }, 413);
+    try {
+      await deps.client.workflow
+        .getHandle(missionWorkflowId(id.data))
+        .signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return c.json({ error: 'that mission has ended' }, 404);
+      throw error;
+    }
+    deps.log.info('mission webhook accepted', { missionId: id.data, bytes: body.length });
+    return c.json({ accepted: true }, 202);
+  });
+
+  app.get('/api/missions/:id/webhook', async (c) => {
+    const who = identify(c, deps.config.web);
+    if (!who.ok) return c.json({ error: who.error }, who.status);
+    const id = missionIdSchema.safeParse(c.req.param('id'));
+    if (!id.success) return c.json({ error: 'not a mission id' }, 400);
+    const records = await deps.client.workflow
+      .getHandle(MISSION_DIRECTORY_ID)
+      .query(missionRecordsQuery)
+      .catch(() => []);
+    const record = records.find((r) => r.id === id.data && r.ownerId === who.userId);
+    if (!record) return c.json({ error: 'no mission of yours has that id' }, 404);
+    return c.json({
+      url: `${deps.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${record.id}`,
+      header: 'X-Mission-Secret',
+      secret: webhookSecret(deps.credentials().keys.signing, record.id),
+    });
+  });
+}

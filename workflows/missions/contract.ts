@@ -1,0 +1,109 @@
+/**
+ * Missions: the directory workflow (`missions`, names -> ids, strongly consistent through updates) and one
+ * workflow per mission (`mission:<id>`) whose runs are child session workflows (`mission-run:<id>:<n>`).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Cadence, MissionRecord, MissionStatus, NotifyMode } from '../../common/missions/types';
+import type { Gate } from '../session/contract';
+
+// --- directory ---
+export const registerMissionUpdate = defineUpdate<MissionRecord, [MissionRecord]>('registerMission');
+export const renameMissionUpdate = defineUpdate<MissionRecord, [{ id: string; newName: string }]>(
+  'renameMission',
+);
+export const missionRecordSignal =
+  defineSignal<[{ id: string; status?: MissionStatus; shared?: boolean }]>('missionRecord');
+export const missionRecordsQuery = defineQuery<MissionRecord[]>('missionRecords');
+
+// --- one mission ---
+export interface MissionSettings {
+  goal: string;
+  cadence: Cadence;
+  /** A session workflow id the results and prompts go to, or none. */
+  notifySessionId: string | null;
+  notifyMode: NotifyMode;
+  shared: boolean;
+}
+
+export interface MissionGuardrails {
+  maxRunsPerDay: number;
+  cooldownMs: number;
+  maxConsecutiveFailures: number;
+}
+
+export interface RunRecord {
+  n: number;
+  workflowId: string;
+  trigger: 'cron' | 'manual' | 'webhook' | 'catch-up';
+  startedAt: number;
+  endedAt?: number;
+  outcome?: 'ok' | 'failed' | 'cancelled';
+  summary?: string;
+}
+
+export interface MissionInput {
+  id: string;
+  name: string;
+  ownerId: string;
+  settings: MissionSettings;
+  guardrails: MissionGuardrails;
+  carried?: MissionCarried;
+}
+
+export interface MissionCarried {
+  status: MissionStatus;
+  reason: string | null;
+  runs: RunRecord[];
+  skipped: { at: number; reason: string }[];
+  consecutiveFailures: number;
+  runCount: number;
+}
+
+/** What the mission records when a run waits on a person. */
+export interface RecordedGate {
+  gateId: string;
+  kind: Gate['kind'];
+  tool: string;
+  needed: string;
+  runWorkflowId: string;
+}
+
+export interface MissionView {
+  id: string;
+  name: string;
+  ownerId: string;
+  settings: MissionSettings;
+  guardrails: MissionGuardrails;
+  status: MissionStatus;
+  reason: string | null;
+  runs: RunRecord[];
+  skipped: { at: number; reason: string }[];
+  consecutiveFailures: number;
+  running: string | null;
+  gate: RecordedGate | null;
+  nextFireAt: number | null;
+}
+
+export interface FireRequest {
+  by: string;
+  trigger: 'manual' | 'webhook';
+  context?: string;
+}
+
+export const fireSignal = defineSignal<[FireRequest]>('fire');
+export const pauseSignal = defineSignal<[{ by: string; reason?: string }]>('pause');
+export const resumeSignal = defineSignal<[{ by: string }]>('resume');
+export const completeSignal = defineSignal<[{ by: string; reason?: string }]>('complete');
+export const updateMissionSignal =
+  defineSignal<[{ by: string; name?: string; settings: Partial<MissionSettings> }]>('updateMission');
+/** From a run (child session): a gate opened or was decided. */
+export const runGateSignal =
+  defineSignal<[{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string }]>('runGate');
+export const missionViewQuery = defineQuery<MissionView>('mission');
+
+/** A run's result, returned by the child session workflow. */
+export interface RunResult {
+  ok: boolean;
+  answer: string;
+  reason?: string;
+}

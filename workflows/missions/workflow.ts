@@ -1,0 +1,337 @@
+/**
+ * One mission (`mission:<id>`): fires runs on its cadence (cron with time zone, manual, webhook), each a
+ * child session workflow running the agent loop on the goal, so every run has its own page in the UI.
+ *
+ * - No pile-up: while a run is active (or waiting on a gate) a due fire is skipped and recorded; after
+ *   downtime the late timer fires once, so at most one catch-up run.
+ * - A gate in a run pauses the mission and is posted to the owner's conversation; when it is decided the
+ *   run continues in place. Denied, expired or cancelled: the run ends and the mission fails with the reason.
+ * - N consecutive failed runs pause the mission with the reason; guardrails cap runs per day and space them.
+ */
+import * as wf from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
+import type { MissionStatus } from '../../common/missions/types';
+import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
+import { missionEventSignal, type MissionEvent, type SessionInput } from '../session/contract';
+import { describeOutcome } from '../session/gates';
+import type { sessionWorkflow } from '../session/workflow';
+import {
+  completeSignal,
+  fireSignal,
+  missionRecordSignal,
+  missionViewQuery,
+  pauseSignal,
+  resumeSignal,
+  runGateSignal,
+  updateMissionSignal,
+  type FireRequest,
+  type MissionInput,
+  type RecordedGate,
+  type RunRecord,
+  type RunResult,
+} from './contract';
+
+const { nextFireTime } = wf.proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 5 },
+});
+
+const MAX_RUN_RECORDS = 20;
+const MAX_SKIP_RECORDS = 20;
+const LATE_AFTER_MS = 60_000;
+const EVENTS_BEFORE_CONTINUE = 5_000;
+const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
+
+export async function missionWorkflow(input: MissionInput): Promise<void> {
+  const missionId = input.id;
+  const workflowId = wf.workflowInfo().workflowId;
+  let name = input.name;
+  const settings = { ...input.settings };
+  const carried = input.carried;
+  let status: MissionStatus = carried?.status ?? 'active';
+  let reason: string | null = carried?.reason ?? null;
+  const runs: RunRecord[] = [...(carried?.runs ?? [])];
+  const skipped = [...(carried?.skipped ?? [])];
+  let consecutiveFailures = carried?.consecutiveFailures ?? 0;
+  let runCount = carried?.runCount ?? 0;
+  let running: { workflowId: string; n: number } | null = null;
+  let gate: RecordedGate | null = null;
+  let nextFireAt: number | null = null;
+  let scheduleChanged = true;
+  const fires: FireRequest[] = [];
+
+  const publish = (): void => {
+    wf.upsertSearchAttributes([
+      { key: AgentOwner, value: input.ownerId },
+      { key: AgentMissionName, value: name },
+      { key: AgentMissionStatus, value: status },
+    ]);
+    wf.upsertMemo({
+      waitingFor: gate ? `${gate.needed} (run ${gate.runWorkflowId})` : null,
+      reason,
+    });
+    void wf
+      .getExternalWorkflowHandle(MISSION_DIRECTORY_ID)
+      .signal(missionRecordSignal, { id: missionId, status, shared: settings.shared })
+      .catch(() => {});
+  };
+
+  const setStatus = (next: MissionStatus, why: string | null): void => {
+    status = next;
+    reason = why;
+    publish();
+  };
+
+  /** Tells the conversation the mission reports to (if any); a closed conversation is not an error. */
+  const notify = async (event: Omit<MissionEvent, 'missionId' | 'missionName'>): Promise<void> => {
+    if (!settings.notifySessionId) return;
+    await wf
+      .getExternalWorkflowHandle(settings.notifySessionId)
+      .signal(missionEventSignal, { missionId, missionName: name, ...event })
+      .catch((error: unknown) =>
+        wf.log.warn('mission notification failed', { missionId, error: String(error) }),
+      );
+  };
+
+  wf.setHandler(missionViewQuery, () => ({
+    id: missionId,
+    name,
+    ownerId: input.ownerId,
+    settings,
+    guardrails: input.guardrails,
+    status,
+    reason,
+    runs,
+    skipped,
+    consecutiveFailures,
+    running: running?.workflowId ?? null,
+    gate,
+    nextFireAt,
+  }));
+  wf.setHandler(fireSignal, (request) => {
+    if (request.trigger === 'webhook' && settings.cadence.kind !== 'webhook')
+      return skip(`webhook call refused: the cadence is ${settings.cadence.kind}`);
+    fires.push(request);
+  });
+  wf.setHandler(pauseSignal, ({ by, reason: why }) => {
+    if (status === 'completed') return;
+    setStatus('paused', why ? `paused by @${by}: ${why}` : `paused by @${by}`);
+  });
+  wf.setHandler(resumeSignal, ({ by }) => {
+    if (status === 'completed') return;
+    // A manual resume clears the recorded gate and the failure count.
+    gate = null;
+    consecutiveFailures = 0;
+    setStatus('active', null);
+    scheduleChanged = true;
+    wf.log.info('mission resumed', { missionId, by });
+  });
+  wf.setHandler(completeSignal, ({ by, reason: why }) => {
+    setStatus('completed', why ? `completed by @${by}: ${why}` : `completed by @${by}`);
+  });
+  wf.setHandler(updateMissionSignal, ({ name: newName, settings: changes }) => {
+    if (newName) name = newName;
+    Object.assign(settings, changes);
+    scheduleChanged = true;
+    publish();
+  });
+  wf.setHandler(runGateSignal, ({ runWorkflowId, gate: runGate, resolved, outcome }) => {
+    if (running?.workflowId !== runWorkflowId) return;
+    if (!resolved) {
+      gate = {
+        gateId: runGate.id,
+        kind: runGate.kind,
+        tool: runGate.toolName,
+        needed:
+          runGate.kind === 'credential'
+            ? `@${runGate.requesterId} to connect ${runGate.providerName}`
+            : runGate.kind === 'question'
+              ? `an answer from @${runGate.requesterId}`
+              : `approval of ${runGate.toolName} from @${[runGate.requesterId, ...runGate.approvers].join(', @')}`,
+        runWorkflowId,
+      };
+      if (status === 'active') setStatus('paused', `run ${running.n} waits for ${gate.needed}`);
+      void notify({ gate: runGate, resolved: false, runWorkflowId });
+      return;
+    }
+    void notify({
+      gate: runGate,
+      resolved: true,
+      outcome: outcome ?? describeOutcome(runGate),
+      runWorkflowId,
+    });
+    if (gate?.gateId !== runGate.id) return;
+    gate = null;
+    const result = runGate.resolution?.outcome ?? 'cancelled';
+    if (OK_OUTCOMES.has(result)) {
+      if (status === 'paused' && reason?.startsWith(`run ${running.n} waits`)) setStatus('active', null);
+      return;
+    }
+    // Denied, expired, superseded or cancelled: the run ends here and the mission fails with the reason.
+    const why = `run ${running.n}: ${runGate.toolName} ${describeOutcome(runGate)}${runGate.resolution?.reason ? ` (${runGate.resolution.reason})` : ''}`;
+    setStatus('failed', why);
+    void wf
+      .getExternalWorkflowHandle(running.workflowId)
+      .cancel()
+      .catch(() => {});
+  });
+
+  const runsInLastDay = () => runs.filter((r) => r.startedAt > Date.now() - 24 * 3_600_000).length;
+
+  function skip(why: string): void {
+    skipped.push({ at: Date.now(), reason: why });
+    if (skipped.length > MAX_SKIP_RECORDS) skipped.splice(0, skipped.length - MAX_SKIP_RECORDS);
+  }
+
+  async function tryStart(trigger: RunRecord['trigger'], context?: string): Promise<void> {
+    if (status !== 'active')
+      return skip(`${trigger} fire skipped: the mission is ${status}${reason ? ` (${reason})` : ''}`);
+    if (running) return skip(`${trigger} fire skipped: run ${running.n} is still going`);
+    if (runsInLastDay() >= input.guardrails.maxRunsPerDay)
+      return skip(`${trigger} fire skipped: at most ${input.guardrails.maxRunsPerDay} runs a day`);
+    const last = runs.at(-1);
+    if (last && Date.now() - last.startedAt < input.guardrails.cooldownMs)
+      return skip(
+        `${trigger} fire skipped: cooldown (${Math.round(input.guardrails.cooldownMs / 1000)} s between runs)`,
+      );
+    const n = ++runCount;
+    const runWorkflowId = `mission-run:${missionId}:${n}`;
+    const goalText = [
+      settings.goal,
+      context ? `\nContext from the trigger:\n${context}` : '',
+      `\n(Mission "${name}", run ${n}, ${trigger}. Answer with what you found or did — the data, not a narration.${
+        settings.notifyMode === 'notable'
+          ? ' Start your answer with [notable] if it is worth telling the team, or with [routine] and why not.'
+          : ''
+      })`,
+    ].join('');
+    const runInput: SessionInput = {
+      sessionId: runWorkflowId,
+      channel: 'mission',
+      ownerId: input.ownerId,
+      run: { missionWorkflowId: workflowId, missionName: name },
+      carried: {
+        transcript: [],
+        grants: [],
+        notices: [],
+        gates: [],
+        inbox: [
+          { messageId: `${runWorkflowId}:goal`, userId: input.ownerId, text: goalText.slice(0, 20_000) },
+        ],
+      },
+    };
+    const handle = await wf.startChild<typeof sessionWorkflow>('sessionWorkflow', {
+      workflowId: runWorkflowId,
+      args: [runInput],
+      parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+    });
+    const record: RunRecord = { n, workflowId: runWorkflowId, trigger, startedAt: Date.now() };
+    runs.push(record);
+    if (runs.length > MAX_RUN_RECORDS) runs.splice(0, runs.length - MAX_RUN_RECORDS);
+    running = { workflowId: runWorkflowId, n };
+    void handle.result().then(
+      (result) => finishRun(record, result as RunResult | undefined),
+      (error: unknown) => failRun(record, error),
+    );
+  }
+
+  async function finishRun(record: RunRecord, result: RunResult | undefined): Promise<void> {
+    record.endedAt = Date.now();
+    running = null;
+    gate = null;
+    const answer = result?.answer ?? '';
+    if (status === 'failed') return await endFailedRun(record); // a denied gate ended it, whatever it said after
+    if (!result?.ok) return await countFailure(record, result?.reason ?? 'the run did not finish its goal');
+    record.outcome = 'ok';
+    record.summary = answer.slice(0, 300);
+    consecutiveFailures = 0;
+    if (status === 'paused' && reason?.startsWith(`run ${record.n} waits`)) setStatus('active', null);
+    const routine = /^\s*\[routine\]/i.test(answer);
+    if (settings.notifyMode === 'notable' && routine) return;
+    await notify({ text: `**${name}** (run ${record.n}): ${answer.replace(/^\s*\[notable\]\s*/i, '')}` });
+  }
+
+  async function failRun(record: RunRecord, error: unknown): Promise<void> {
+    record.endedAt = Date.now();
+    running = null;
+    gate = null;
+    if (status === 'failed') return await endFailedRun(record);
+    const message =
+      error instanceof wf.ChildWorkflowFailure && error.cause ? error.cause.message : String(error);
+    await countFailure(record, message);
+  }
+
+  async function endFailedRun(record: RunRecord): Promise<void> {
+    record.outcome = 'cancelled';
+    record.summary = reason ?? 'cancelled';
+    await notify({ text: `**${name}** failed: ${reason}` });
+  }
+
+  async function countFailure(record: RunRecord, why: string): Promise<void> {
+    record.outcome = 'failed';
+    record.summary = why.slice(0, 300);
+    consecutiveFailures++;
+    if (consecutiveFailures >= input.guardrails.maxConsecutiveFailures && status === 'active') {
+      setStatus('paused', `paused after ${consecutiveFailures} failed runs in a row; last: ${why}`);
+      await notify({
+        text: `**${name}** is paused: ${consecutiveFailures} runs in a row failed. Last error: ${why}`,
+      });
+    } else await notify({ text: `**${name}** run ${record.n} failed: ${why}` });
+  }
+
+  publish();
+  const completed = (): boolean => status === 'completed';
+  const current = (): typeof running => running;
+  while (!completed()) {
+    if (scheduleChanged) {
+      scheduleChanged = false;
+      nextFireAt =
+        settings.cadence.kind === 'cron'
+          ? await nextFireTime({
+              expression: settings.cadence.expression,
+              timezone: settings.cadence.timezone,
+              after: Date.now(),
+            })
+          : null;
+    }
+    const wait = nextFireAt === null ? undefined : Math.max(0, nextFireAt - Date.now());
+    const woke = () => fires.length > 0 || scheduleChanged || status === 'completed';
+    if (wait === undefined) await wf.condition(woke);
+    else await wf.condition(woke, wait);
+    if (completed()) break;
+    if (nextFireAt !== null && Date.now() >= nextFireAt) {
+      // However many fires were missed while nothing ran, this is one (catch-up) run.
+      const trigger = Date.now() - nextFireAt > LATE_AFTER_MS ? 'catch-up' : 'cron';
+      nextFireAt = await nextFireTime({
+        expression: (settings.cadence as { expression: string }).expression,
+        timezone: (settings.cadence as { timezone: string }).timezone,
+        after: Date.now(),
+      });
+      await tryStart(trigger);
+    }
+    while (fires.length) {
+      const fire = fires.shift()!;
+      await tryStart(fire.trigger, fire.context);
+    }
+    if (
+      !running &&
+      (wf.workflowInfo().continueAsNewSuggested || wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
+    ) {
+      await wf.condition(wf.allHandlersFinished);
+      return await wf.continueAsNew<typeof missionWorkflow>({
+        ...input,
+        name,
+        settings,
+        carried: { status, reason, runs, skipped, consecutiveFailures, runCount },
+      });
+    }
+  }
+  const last = current();
+  if (last)
+    await wf
+      .getExternalWorkflowHandle(last.workflowId)
+      .cancel()
+      .catch(() => {});
+  publish();
+}
