@@ -14,6 +14,9 @@ import { CredentialService } from '../common/credentials/service';
 import { createDeliver } from './deliver';
 import { MissionTools, nextCronTime } from './missions';
 import { missionOpOf } from '../common/tools/missions';
+import { splitMcpName, type McpDiscovery } from '../common/tools/mcp';
+import { McpPool } from './mcp/pool';
+import { z } from 'zod';
 import { redact } from './tools/redact';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
@@ -42,13 +45,14 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
+  const mcp = new McpPool(config.policy.mcpServers, () => credentials());
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
-      return await withHeartbeat((signal) => complete(request.transcript, signal));
+      return await withHeartbeat((signal) => complete(request.transcript, signal, request.extraTools ?? []));
     },
 
     async loadSettings(): Promise<SessionSettings> {
@@ -59,10 +63,36 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
         questionTimeoutMs: config.policy.questionTimeout,
         ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
         credentialTimeoutMs: config.policy.credentialTimeout,
+        ...(mcp.configured.length ? { mcpServers: mcp.configured } : {}),
       };
     },
 
     async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {
+      const mcpName = splitMcpName(request.toolName);
+      if (!findTool(request.toolName) && mcpName && mcp.server(mcpName.server)) {
+        const policy = await mcp.policy(mcpName.server, mcpName.tool, request.userId);
+        const decision = decidePolicy({
+          tool: {
+            name: request.toolName,
+            description: '',
+            schema: z.unknown(),
+            defaultPolicy: () => policy,
+            subject: (args) => JSON.stringify(args),
+          },
+          args: request.args,
+          // An explicit "deny" in configuration beats any grant.
+          config: policy === 'deny' ? { policy, allow: [], deny: [] } : undefined,
+          grants: [...request.sessionGrants, ...(await userGrants.list(request.userId))],
+          userId: request.userId,
+          sessionId: request.sessionId,
+        });
+        return {
+          decision: decision.decision,
+          reason: decision.reason,
+          approvers: config.policy.approvers,
+          timeoutMs: config.policy.approvalTimeout,
+        };
+      }
       const tool = findTool(request.toolName);
       if (!tool)
         return {
@@ -90,6 +120,16 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
+      const mcpName = !findTool(request.toolName) ? splitMcpName(request.toolName) : undefined;
+      if (mcpName) {
+        const early = await mcp.precheck(mcpName.server, mcpName.tool, request.userId ?? '');
+        if (early) return early;
+        return await withHeartbeat((signal) =>
+          ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+            mcp.call(mcpName.server, mcpName.tool, request.args, request.userId ?? '', signal),
+          ),
+        );
+      }
       const missionOp = missionOpOf(request.toolName);
       if (missionOp)
         return await ledger.runOnce(request.idempotencyKey, request.toolName, () =>
@@ -140,6 +180,11 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
 
     async deliver(request: DeliveryRequest): Promise<DeliveryResult> {
       return await deliverToPlatform(request);
+    },
+
+    /** The tools of every configured MCP server for this person; servers that are down are reported. */
+    async discoverMcpTools(request: { userId: string }): Promise<McpDiscovery> {
+      return await mcp.discover(request.userId);
     },
 
     async nextFireTime(request: {

@@ -5,6 +5,8 @@ import type { Message, ToolCall } from '../workflows/session/contract';
 
 export interface ModelRequest {
   transcript: Message[];
+  /** MCP tools discovered for this session, as the model sees them. */
+  extraTools?: { name: string; description: string; parameters: Record<string, unknown> }[];
 }
 
 export interface ModelReply {

@@ -17,6 +17,30 @@ const toolConfigSchema = z.strictObject({
   approvalTimeout: durationSchema.optional(),
 });
 
+const policyChoice = z.enum(['auto', 'ask', 'deny']);
+
+/** An MCP server: a local command (stdio) or a Streamable HTTP URL, optionally signed in through a provider. */
+export const mcpServerSchema = z
+  .strictObject({
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** A credential provider (see "providers"): the person's token is sent as a bearer token. */
+    auth: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/)
+      .optional(),
+    /** Policy for every tool of this server; without it, read-only tools run and the rest ask. */
+    policy: policyChoice.optional(),
+    tools: z.record(z.string(), z.strictObject({ policy: policyChoice })).default({}),
+    timeout: durationSchema.default(60_000),
+  })
+  .refine((s) => (s.command ? !s.url : !!s.url), {
+    message: 'give either "command" (stdio) or "url" (HTTP)',
+  });
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
 export const policyFileSchema = z.strictObject({
   approvers: z.array(z.string().min(1)).default([]),
   approvalTimeout: durationSchema.default(24 * 3_600_000),
@@ -31,6 +55,13 @@ export const policyFileSchema = z.strictObject({
   tools: z.record(z.string(), toolConfigSchema).default({}),
   /** Credential providers (OAuth 2.0 and API keys) that tools name with `auth`; see README "Credentials". */
   providers: providersSchema,
+  /** MCP tool servers by name; their tools reach the model as `<server>__<tool>`. */
+  mcpServers: z
+    .record(
+      z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'an MCP server name is lower-case letters, digits or -'),
+      mcpServerSchema,
+    )
+    .default({}),
   /** Mission guardrails: runs per day, spacing, and failed runs in a row before a mission pauses itself. */
   missions: z
     .strictObject({

@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
-import { toolSpecs } from './tool-specs';
+import { toolSpecs, type ToolSpec } from './tool-specs';
 
 type Block = Anthropic.ContentBlockParam;
 
@@ -19,7 +19,11 @@ export function createAnthropicModel(options: {
     timeout: 240_000,
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
   });
-  return async function complete(transcript: Message[], signal?: AbortSignal): Promise<ModelReply> {
+  return async function complete(
+    transcript: Message[],
+    signal?: AbortSignal,
+    extraTools: ToolSpec[] = [],
+  ): Promise<ModelReply> {
     let response;
     try {
       response = await client.messages.create(
@@ -28,7 +32,7 @@ export function createAnthropicModel(options: {
           max_tokens: 4096,
           system: options.systemPrompt,
           messages: toAnthropic(transcript),
-          tools: toolSpecs().map((spec) => ({
+          tools: [...toolSpecs(), ...extraTools].map((spec) => ({
             name: spec.name,
             description: spec.description,
             input_schema: spec.parameters as Anthropic.Tool.InputSchema,

@@ -5,10 +5,15 @@ import type { ModelReply } from '../types';
 import { createAnthropicModel } from './anthropic';
 import { createOpenAiModel } from './openai';
 import { scriptedModel } from './scripted';
-import { DEFAULT_SYSTEM_PROMPT } from './tool-specs';
+import { DEFAULT_SYSTEM_PROMPT, type ToolSpec } from './tool-specs';
 
 /** `signal` aborts the request when the activity is cancelled (its workflow was cancelled or terminated). */
-export type CompleteFn = (transcript: Message[], signal?: AbortSignal) => Promise<ModelReply>;
+export type CompleteFn = (
+  transcript: Message[],
+  signal?: AbortSignal,
+  /** Tools beyond the built-ins (MCP servers' tools, discovered for this session). */
+  extraTools?: ToolSpec[],
+) => Promise<ModelReply>;
 
 export function createModel(config: AppConfig): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;

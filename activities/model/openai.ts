@@ -4,7 +4,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
-import { parseToolArguments, toolSpecs } from './tool-specs';
+import { parseToolArguments, toolSpecs, type ToolSpec } from './tool-specs';
 
 export function createOpenAiModel(options: {
   baseUrl: string;
@@ -19,14 +19,21 @@ export function createOpenAiModel(options: {
     maxRetries: 0,
     timeout: 240_000,
   });
-  return async function complete(transcript: Message[], signal?: AbortSignal): Promise<ModelReply> {
+  return async function complete(
+    transcript: Message[],
+    signal?: AbortSignal,
+    extraTools: ToolSpec[] = [],
+  ): Promise<ModelReply> {
     let response;
     try {
       response = await client.chat.completions.create(
         {
           model: options.model,
           messages: [{ role: 'system', content: options.systemPrompt }, ...transcript.map(toOpenAi)],
-          tools: toolSpecs().map((spec) => ({ type: 'function' as const, function: spec })),
+          tools: [...toolSpecs(), ...extraTools].map((spec) => ({
+            type: 'function' as const,
+            function: spec,
+          })),
         },
         signal ? { signal } : undefined,
       );

@@ -10,4 +10,6 @@ export interface SessionSettings {
   reminderAfterMs?: number;
   /** How long a "Connect <provider>" prompt waits for the sign-in. */
   credentialTimeoutMs?: number | 'never';
+  /** Configured MCP servers (absent when none): the session discovers their tools. */
+  mcpServers?: string[];
 }

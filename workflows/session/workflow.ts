@@ -23,6 +23,7 @@ import {
   type ToolDefinition,
 } from '../../common/tools/definitions';
 import { FailureType } from '../../common/errors';
+import { mcpToolDefinition, type McpToolSpec } from '../../common/tools/mcp';
 import {
   answerDraftSchema,
   answerDraftSignal,
@@ -91,6 +92,10 @@ const { runTool } = wf.proxyActivities<Activities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
+const { discoverMcpTools } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
 const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
@@ -123,6 +128,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   let continueAfterEvents = EVENTS_BEFORE_CONTINUE;
   let settings: SessionSettings = { maxSteps: 12 };
   let continuingAsNew = false;
+  let mcpTools: McpToolSpec[] | undefined;
 
   const setStatus = (status: SessionStatus, waitingFor?: string): void => {
     state.status = status;
@@ -496,7 +502,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           runFailure = `stopped at the step limit (${settings.maxSteps} steps)`;
           break;
         }
-        const reply = await askModel();
+        const reply = await askModel(requesterId);
         if (!reply) break;
         state.append({
           role: 'assistant',
@@ -540,8 +546,34 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     return undefined;
   }
 
-  async function askModel() {
+  /** MCP tools are discovered once per run (and again after a tool server is connected). */
+  async function refreshMcpTools(userId: string): Promise<void> {
+    if (!settings.mcpServers?.length || mcpTools) return;
+    const discovery = await discoverMcpTools({ userId });
+    mcpTools = discovery.tools;
+    for (const problem of discovery.errors)
+      state.notify(
+        `The "${problem.server}" tool server is unavailable (${problem.message}); its tools are left out, everything else works.`,
+      );
+  }
+
+  function mcpTool(name: string): ToolDefinition | undefined {
+    const spec = mcpTools?.find((t) => t.name === name);
+    return spec ? mcpToolDefinition(spec) : undefined;
+  }
+
+  async function askModel(requesterId: string) {
     try {
+      await refreshMcpTools(requesterId);
+      if (mcpTools?.length)
+        return await callModel({
+          transcript: state.transcript,
+          extraTools: mcpTools.map(({ name, description, parameters }) => ({
+            name,
+            description,
+            parameters,
+          })),
+        });
       return await callModel({ transcript: state.transcript });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
@@ -565,9 +597,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     }[] = [];
     for (const call of calls) {
       if (hasResult(state.transcript, call.id)) continue;
-      const tool = findTool(call.name);
+      const tool = findTool(call.name) ?? mcpTool(call.name);
       if (!tool) {
-        const known = builtinTools.map((t) => t.name).join(', ');
+        const known = [...builtinTools, ...(mcpTools ?? [])].map((t) => t.name).join(', ');
         state.appendToolResult(call, 'error', `unknown tool "${call.name}". Available tools: ${known}.`);
         continue;
       }
@@ -718,6 +750,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         if (wf.isCancellation(error)) throw error;
         return state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
       }
+      // Connecting a tool server makes its real tools appear: discover again before the next model call.
+      if (result.status === 'ok' && toolName.endsWith('__connect')) mcpTools = undefined;
       if (result.status !== 'credential_required' || !result.credential) {
         return state.appendToolResult(
           call,

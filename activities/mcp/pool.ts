@@ -1,0 +1,210 @@
+/**
+ * Connections to MCP servers with the official SDK client, reused across calls (one per server, or per
+ * server and person when the server signs in with the person's token). A failed connection is dropped and
+ * made again on next use. Tokens are sent as headers only; they never enter results, history or logs.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { McpServerConfig } from '../../common/config';
+import type { CredentialService } from '../../common/credentials/service';
+import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
+import { MCP_SEPARATOR } from '../../common/tools/mcp';
+import { capOutput } from '../tools/output-cap';
+import type { ToolRunResult } from '../types';
+
+const CONNECT_TIMEOUT_MS = 15_000;
+
+type Connected = { client: Client; tools: McpToolSpec[] };
+
+export class McpPool {
+  private readonly connections = new Map<string, Promise<Connected>>();
+
+  constructor(
+    private readonly servers: Record<string, McpServerConfig>,
+    private readonly credentials: () => CredentialService,
+  ) {}
+
+  get configured(): string[] {
+    return Object.keys(this.servers);
+  }
+
+  server(name: string): McpServerConfig | undefined {
+    return Object.hasOwn(this.servers, name) ? this.servers[name] : undefined;
+  }
+
+  /** Every configured server's tools; a server that is down is reported, the others still listed. */
+  async discover(userId: string): Promise<McpDiscovery> {
+    const tools: McpToolSpec[] = [];
+    const errors: McpDiscovery['errors'] = [];
+    await Promise.all(
+      this.configured.map(async (name) => {
+        const server = this.servers[name]!;
+        if (server.auth) {
+          const auth = await this.credentials().authorization(userId, server.auth);
+          if (!auth.ok) {
+            // Until the person signs in, the server offers one tool: connecting it (which opens the gate).
+            tools.push({
+              name: `${name}${MCP_SEPARATOR}connect`,
+              server: name,
+              tool: 'connect',
+              description: `Connect the "${name}" tool server (asks the user to sign in); its tools become available afterwards.`,
+              parameters: { type: 'object', properties: {}, additionalProperties: false },
+              readOnly: true,
+              destructive: false,
+            });
+            return;
+          }
+        }
+        try {
+          tools.push(...(await this.connect(name, userId)).tools);
+        } catch (error) {
+          errors.push({ server: name, message: (error as Error).message.slice(0, 300) });
+        }
+      }),
+    );
+    tools.sort((a, b) => a.name.localeCompare(b.name));
+    return { tools, errors };
+  }
+
+  /**
+   * Before a call (outside the idempotency ledger): a result that ends it without running anything —
+   * unknown server, missing sign-in (a credential gate), or the synthetic `connect` tool once signed in.
+   */
+  async precheck(name: string, tool: string, userId: string): Promise<ToolRunResult | undefined> {
+    const server = this.server(name);
+    if (!server) return { status: 'error', content: `no MCP server "${name}" is configured` };
+    if (server.auth) {
+      const auth = await this.credentials().authorization(userId, server.auth);
+      if (!auth.ok) {
+        const provider = this.credentials().provider(server.auth);
+        if (!provider) return { status: 'error', content: auth.message };
+        return {
+          status: 'credential_required',
+          content: `${auth.message}: the user must connect ${provider.displayName} first.`,
+          credential: { provider: server.auth, providerName: provider.displayName, kind: provider.kind },
+        };
+      }
+      if (tool === 'connect')
+        return { status: 'ok', content: `Connected. The "${name}" tools are available now.` };
+    }
+    return undefined;
+  }
+
+  async call(
+    name: string,
+    tool: string,
+    args: Record<string, unknown>,
+    userId: string,
+    signal: AbortSignal,
+  ): Promise<ToolRunResult> {
+    const server = this.server(name)!;
+    let connected: Connected;
+    try {
+      connected = await this.connect(name, userId);
+    } catch (error) {
+      return {
+        status: 'error',
+        content: `the "${name}" tool server is unavailable: ${(error as Error).message}`,
+      };
+    }
+    try {
+      const result = await connected.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout: server.timeout === 'never' ? undefined : server.timeout,
+      });
+      const text = (Array.isArray(result.content) ? result.content : [])
+        .map((part: { type: string; text?: string }) =>
+          part.type === 'text' ? (part.text ?? '') : `[${part.type} content]`,
+        )
+        .join('\n');
+      return { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') };
+    } catch (error) {
+      // A broken connection is made again next time; the error is a result the model can act on.
+      this.drop(name, userId);
+      return {
+        status: 'error',
+        content: `${name}${MCP_SEPARATOR}${tool} failed: ${(error as Error).message.slice(0, 500)}`,
+      };
+    }
+  }
+
+  private key(name: string, userId: string): string {
+    return this.servers[name]?.auth ? `${name}\n${userId}` : name;
+  }
+
+  private drop(name: string, userId: string): void {
+    const key = this.key(name, userId);
+    const pending = this.connections.get(key);
+    this.connections.delete(key);
+    void pending?.then((c) => c.client.close()).catch(() => {});
+  }
+
+  private connect(name: string, userId: string): Promise<Connected> {
+    const key = this.key(name, userId);
+    let pending = this.connections.get(key);
+    if (!pending) {
+      pending = this.open(name, userId);
+      pending.catch(() => this.connections.delete(key));
+      this.connections.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async open(name: string, userId: string): Promise<Connected> {
+    const server = this.servers[name]!;
+    const client = new Client({ name: 'durable-agent-runtime', version: '0.1.0' });
+    let transport;
+    if (server.command) {
+      transport = new StdioClientTransport({
+        command: server.command,
+        args: server.args,
+        env: { ...getDefaultEnvironment(), ...server.env },
+        stderr: 'ignore',
+      });
+    } else {
+      const headers: Record<string, string> = {};
+      if (server.auth) {
+        const auth = await this.credentials().authorization(userId, server.auth);
+        if (auth.ok) headers[auth.header] = auth.value;
+      }
+      transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
+    }
+    try {
+      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+      const listed = await client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
+      const tools = listed.tools.map((tool) => ({
+        name: `${name}${MCP_SEPARATOR}${tool.name}`,
+        server: name,
+        tool: tool.name,
+        description: (tool.description ?? tool.title ?? tool.name).slice(0, 1_000),
+        parameters: tool.inputSchema as Record<string, unknown>,
+        readOnly: tool.annotations?.readOnlyHint === true,
+        destructive: tool.annotations?.destructiveHint === true,
+      }));
+      return { client, tools };
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw new Error(`cannot reach it (${(error as Error).message.slice(0, 200)})`, { cause: error });
+    }
+  }
+
+  /** The policy for one MCP tool: per-tool override, then per-server, then the tool's annotations. */
+  async policy(name: string, tool: string, userId: string): Promise<'auto' | 'ask' | 'deny'> {
+    const server = this.server(name);
+    if (!server) return 'deny';
+    const override = server.tools[tool]?.policy ?? server.policy;
+    if (override) return override;
+    if (tool === 'connect' && server.auth) return 'auto';
+    const spec = (await this.connect(name, userId).catch(() => undefined))?.tools.find(
+      (t) => t.tool === tool,
+    );
+    return spec?.readOnly && !spec.destructive ? 'auto' : 'ask';
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(all.map((p) => p.then((c) => c.client.close()).catch(() => {})));
+  }
+}

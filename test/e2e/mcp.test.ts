@@ -1,0 +1,143 @@
+/**
+ * MCP tool servers behind the same gates: a real stdio server and a real Streamable HTTP server that needs
+ * OAuth (official SDK), a real worker, gateway and Temporal server.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CredentialGate, SessionView } from '../../workflows/session/contract';
+import { tempDir } from '../helpers/config';
+import { RemoteMcpServer } from '../helpers/mcp-http-server';
+import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+
+const notesDir = tempDir('mcp-notes-');
+let env: TestWorkflowEnvironment;
+let provider: TestOAuthProvider;
+let remote: RemoteMcpServer;
+let stack: Stack;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  provider = await new TestOAuthProvider().start();
+  remote = await new RemoteMcpServer(provider.issuer).start();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: {
+      providers: { acme: { type: 'oauth2', displayName: 'Acme', issuer: provider.issuer } },
+      mcpServers: {
+        notes: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), notesDir],
+        },
+        down: { url: 'http://127.0.0.1:9/mcp' },
+        remote: { url: remote.url, auth: 'acme' },
+      },
+    },
+    env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await remote?.stop();
+  await provider?.stop();
+  await env?.teardown();
+});
+
+const results = (v: SessionView) =>
+  v.transcript.filter((m) => m.role === 'tool') as Extract<
+    SessionView['transcript'][number],
+    { role: 'tool' }
+  >[];
+
+async function callTool(sessionId: string, tool: string, args: unknown) {
+  const current = (await stack.web.request('GET', `/sessions/${sessionId}`)).body as SessionView | undefined;
+  const before = current?.transcript ? results(current).length : 0;
+  await stack.web.say(sessionId, `call ${tool} ${JSON.stringify(args)}`);
+  return before;
+}
+
+const resultAfter = (sessionId: string, before: number) =>
+  stack.web
+    .waitFor(sessionId, (v) => v.status === 'idle' && results(v).length > before, 'the tool result')
+    .then((v) => results(v).at(-1)!);
+
+describe('MCP tool servers', () => {
+  it('lists tools as <server>__<tool>, runs read-only ones at once, asks for the rest, and says which server is down', async () => {
+    const sessionId = 'mcp-basics';
+    let before = await callTool(sessionId, 'notes__write_note', { name: 'todo', text: 'buy milk' });
+    const gate = await stack.web.pendingGate(sessionId);
+    expect(gate).toMatchObject({ kind: 'approval', toolName: 'notes__write_note' });
+    await stack.web.decide(sessionId, gate.id, 'approve');
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'wrote to todo' });
+    const view = (await stack.web.request('GET', `/sessions/${sessionId}`)).body as SessionView;
+    expect(view.notices.some((n) => /"down" tool server is unavailable/.test(n.text))).toBe(true);
+
+    before = await callTool(sessionId, 'notes__read_note', { name: 'todo' });
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'buy milk\n' });
+
+    // An isError result is a tool result the model can act on.
+    before = await callTool(sessionId, 'notes__read_note', { name: 'nothing' });
+    expect(await resultAfter(sessionId, before)).toMatchObject({
+      status: 'error',
+      content: 'no note named nothing',
+    });
+  });
+
+  it('does not run a denied destructive call', async () => {
+    const sessionId = 'mcp-deny';
+    const before = await callTool(sessionId, 'notes__delete_note', { name: 'todo' });
+    const gate = await stack.web.pendingGate(sessionId);
+    await stack.web.decide(sessionId, gate.id, 'deny', { reason: 'keep it' });
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'denied' });
+    expect(existsSync(path.join(notesDir, 'todo.txt'))).toBe(true);
+  });
+
+  it('opens a credential gate for a server that needs OAuth, and its tools work after the sign-in', async () => {
+    const sessionId = 'mcp-oauth';
+    let before = await callTool(sessionId, 'remote__connect', {});
+    const gate = (
+      await stack.web.waitFor(
+        sessionId,
+        (v) => v.gates.some((g) => g.kind === 'credential' && g.status === 'pending'),
+        'the Connect prompt',
+      )
+    ).gates.find((g) => g.kind === 'credential') as CredentialGate & { connectUrl: string };
+    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect(await resultAfter(sessionId, before)).toMatchObject({
+      status: 'ok',
+      content: expect.stringContaining('Connected'),
+    });
+    before = await callTool(sessionId, 'remote__whoami', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
+    expect(remote.tokensSeen.size).toBeGreaterThan(0);
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(`session:web:${sessionId}`).fetchHistory(),
+    );
+    const logs = stack.worker.output + stack.gateway.output;
+    for (const token of remote.tokensSeen) {
+      expect(history).not.toContain(token);
+      expect(logs).not.toContain(token);
+    }
+  });
+
+  it('never runs a call twice when the worker is killed during it', async () => {
+    const sessionId = 'mcp-kill';
+    const before = await callTool(sessionId, 'notes__slow_write', { name: 'slow', seconds: 3 });
+    const gate = await stack.web.pendingGate(sessionId);
+    await stack.web.decide(sessionId, gate.id, 'approve');
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // the call is under way
+    await stack.worker.kill('SIGKILL');
+    await stack.restartWorker();
+    const result = await resultAfter(sessionId, before);
+    const file = path.join(notesDir, 'slow.txt');
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean) : [];
+    // The interrupted run is reported, not silently repeated.
+    expect(lines.length).toBeLessThanOrEqual(1);
+    expect(result.status === 'ok' ? lines.length : 0).toBeLessThanOrEqual(1);
+    if (result.status !== 'ok') expect(result.content).toMatch(/interrupted|outcome unknown/i);
+  });
+});
