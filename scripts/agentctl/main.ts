@@ -1,5 +1,9 @@
 /**
  * `agentctl`: the operator's command line.
+ *   agentctl list [--status S] [--owner U] [--missions]   running sessions (or missions)
+ *   agentctl show <session|workflow id|mission:id>   state, open gates, recent transcript
+ *   agentctl stuck                                 every open gate, by the people it waits on
+ *   agentctl resolve <workflow> <gate> approve|deny --as <operator> [--reason R]
  *   agentctl export <session>                      the transcript as JSON Lines on stdout
  *   agentctl import <file> --session <id> [--owner <user>]   start a web session from a JSONL transcript
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
@@ -8,9 +12,14 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../common/config';
 import { connectClient } from '../../common/temporal/connect';
+import { listWorkflows, resolveGate, showWorkflow, stuck } from './operate';
 import { exportTranscript, importTranscript } from './transcripts';
 
 const USAGE = `usage:
+  agentctl list [--status waiting_approval] [--owner alice] [--missions]
+  agentctl show <session | workflow id | mission:<id>>
+  agentctl stuck
+  agentctl resolve <workflow> <gate> approve|deny --as <operator> [--reason <text>]
   agentctl export <session>
   agentctl import <file> --session <id> [--owner <user>]`;
 
@@ -21,10 +30,14 @@ async function main(argv: string[]): Promise<void> {
     options: {
       session: { type: 'string' },
       owner: { type: 'string' },
+      status: { type: 'string' },
+      missions: { type: 'boolean' },
+      as: { type: 'string' },
+      reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const [command, target] = positionals;
+  const [command, target, gateId, choice] = positionals;
   if (values.help || !command) return void process.stdout.write(`${USAGE}\n`);
   const config = loadConfig();
   const client = await connectClient(
@@ -32,7 +45,31 @@ async function main(argv: string[]): Promise<void> {
     config.temporal.namespace,
   );
   try {
-    if (command === 'export' && target) {
+    if (command === 'list') {
+      process.stdout.write(
+        await listWorkflows(client, {
+          ...(values.status ? { status: values.status } : {}),
+          ...(values.owner ? { owner: values.owner } : {}),
+          ...(values.missions ? { missions: true } : {}),
+        }),
+      );
+    } else if (command === 'show' && target) {
+      process.stdout.write(await showWorkflow(client, target));
+    } else if (command === 'stuck') {
+      process.stdout.write(await stuck(client));
+    } else if (command === 'resolve' && target && gateId && (choice === 'approve' || choice === 'deny')) {
+      if (!values.as)
+        throw new Error('resolve needs --as <your name>: the decision is recorded as operator:<name>');
+      process.stdout.write(
+        await resolveGate(client, {
+          workflowId: target,
+          gateId,
+          choice,
+          operator: values.as,
+          ...(values.reason ? { reason: values.reason } : {}),
+        }),
+      );
+    } else if (command === 'export' && target) {
       process.stdout.write(await exportTranscript(client, target));
     } else if (command === 'import' && target && values.session) {
       const result = await importTranscript(client, {

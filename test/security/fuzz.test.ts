@@ -126,6 +126,18 @@ describe('malformed input', () => {
       }
     }
     expect(statuses.filter((s) => s >= 400 && s < 500).length).toBeGreaterThan(80);
+    // The operator override is for namespace operators (agentctl), never for the web API.
+    const escalated = await fetch(`${stack.web.baseUrl}/api/decisions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-agent-user': 'fuzzer' },
+      body: JSON.stringify({
+        workflowId: 'session:web:fuzz',
+        gateId: 'g1',
+        choice: 'approve',
+        operator: true,
+      }),
+    });
+    expect(escalated.status).toBe(400);
     for (const id of ['bad id!', '../x', 'x'.repeat(100)]) {
       const response = await fetch(`${stack.web.baseUrl}/api/sessions/${encodeURIComponent(id)}/messages`, {
         method: 'POST',

@@ -36,6 +36,11 @@ export const decisionSchema = z.strictObject({
   args: z.record(z.string(), z.unknown()).optional(),
   /** Always allow: in this conversation (`session`) or everywhere for this user (`user`). */
   scope: grantScopeSchema.optional(),
+  /**
+   * Set by `agentctl resolve`: an operator (anyone with access to the Temporal namespace) decides in place of
+   * the requester; `userId` is then the operator's name, recorded as "operator:<name>".
+   */
+  operator: z.literal(true).optional(),
   /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
   pattern: z.string().min(1).max(500).optional(),
 });

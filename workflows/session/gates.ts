@@ -156,7 +156,10 @@ export function evaluateDecision(input: {
   newGrantId: () => string;
   sessionId: string;
 }): DecisionCheck {
-  const { gate, decision, now } = input;
+  const { gate, now } = input;
+  const decision = input.decision.operator
+    ? { ...input.decision, userId: `operator:${input.decision.userId}` }
+    : input.decision;
   if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
   if (gate.kind === 'credential')
     return {
@@ -174,7 +177,7 @@ export function evaluateDecision(input: {
       notice: `This ${gate.toolName} call was already ${describeOutcome(gate)}. Nothing changed.`,
     };
   }
-  if (!mayDecide(gate, decision.userId)) {
+  if (!decision.operator && !mayDecide(gate, decision.userId)) {
     return {
       ok: false,
       notice: `You may not decide on this ${gate.toolName} call: only ${deciders(gate)} may. Nothing changed.`,

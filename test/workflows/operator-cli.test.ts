@@ -1,0 +1,83 @@
+/** `agentctl` as operators run it (the real binary against a real server): list, show, stuck, resolve. */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideSignal } from '../../workflows/session/contract';
+import { TestSession } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { withWorker } from '../helpers/worker';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('agentctl for operators', () => {
+  it('lists, shows and finds what is stuck on whom, then resolves it as an operator', async () => {
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const cli = async (...args: string[]) =>
+          (
+            await run(process.execPath, [path.join(ROOT, 'bin/agentctl.js'), ...args], {
+              env: {
+                ...process.env,
+                TEMPORAL_ADDRESS: env.address,
+                TEMPORAL_TASK_QUEUE: taskQueue,
+                AGENT_CONFIG: '',
+              },
+            })
+          ).stdout;
+        const s = new TestSession(env.client, taskQueue);
+        await s.say('run `echo from-operator`', 'carol');
+        const [gate] = await s.pendingGate();
+        // A stranger's click is refused; an operator with namespace access may decide.
+        await s.handle.signal(decideSignal, { gateId: gate!.id, choice: 'approve', userId: 'mallory' });
+
+        let listed = '';
+        for (let i = 0; i < 50 && !listed.includes(s.workflowId); i++) {
+          listed = await cli('list', '--status', 'waiting_approval');
+          if (!listed.includes(s.workflowId)) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(listed).toMatch(new RegExp(`${s.workflowId}\\s+waiting_approval\\s+web\\s+carol`));
+
+        const shown = await cli('show', s.sessionId);
+        expect(shown).toContain(`${s.workflowId} — waiting_approval, owner @carol`);
+        expect(shown).toContain(`${gate!.id}  approval of shell_execute echo from-operator from @carol`);
+        expect(shown).toContain('@carol: run `echo from-operator`');
+
+        const stuck = await cli('stuck');
+        expect(stuck).toMatch(
+          new RegExp(`@carol\\s+${s.workflowId}\\s+${gate!.id}\\s+approval of shell_execute`),
+        );
+
+        const missing = await run(
+          process.execPath,
+          [path.join(ROOT, 'bin/agentctl.js'), 'resolve', s.workflowId, gate!.id, 'approve'],
+          {
+            env: { ...process.env, TEMPORAL_ADDRESS: env.address, AGENT_CONFIG: '' },
+          },
+        ).catch((e: { code: number; stderr: string }) => e);
+        expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('--as') });
+        expect(await cli('resolve', s.workflowId, gate!.id, 'approve', '--as', 'olivia')).toContain(
+          'as operator:olivia',
+        );
+        const done = await s.idle();
+        expect(done.gates[0]!.resolution).toMatchObject({ outcome: 'approved', by: 'operator:olivia' });
+        expect(done.transcript.find((m) => m.role === 'tool')).toMatchObject({
+          status: 'ok',
+          content: expect.stringContaining('from-operator'),
+        });
+        expect(await cli('stuck')).not.toContain(s.workflowId);
+      },
+      {},
+    );
+  });
+});
