@@ -113,6 +113,9 @@ const envSchema = z.object({
   DISCORD_GUILD_ID: optionalText,
   DISCORD_GATEWAY: z.enum(['on', 'off']).default('on'),
   VAULT_KEY: optionalText,
+  PAYLOAD_KEY: optionalText,
+  CODEC_AUTH_TOKEN: optionalText,
+  CODEC_CORS_ORIGINS: optionalText,
   VAULT_PATH: optionalText,
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
@@ -172,6 +175,8 @@ export interface AppConfig {
     /** VAULT_KEY; without it a key file under DATA_DIR is generated and used. */
     vaultKey: string | undefined;
   };
+  /** Payload encryption (PAYLOAD_KEY) and the gateway's codec endpoint for the Temporal UI. */
+  codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
   workflowBundlePath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
@@ -269,6 +274,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       })(),
       vaultPath: path.resolve(e.VAULT_PATH ?? path.join(e.DATA_DIR, 'vault.sqlite')),
       vaultKey: e.VAULT_KEY,
+    },
+    codec: {
+      payloadKey: e.PAYLOAD_KEY,
+      authToken: e.CODEC_AUTH_TOKEN,
+      corsOrigins: (e.CODEC_CORS_ORIGINS ?? `http://localhost:${e.TEMPORAL_UI_PORT}`)
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
     },
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     logLevel: e.LOG_LEVEL,

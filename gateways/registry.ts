@@ -2,6 +2,7 @@
 import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
 import { createDiscordPlatform } from './discord';
+import { mountCodec } from './codec';
 import { mountMissions } from './missions';
 import { mountOAuth } from './oauth';
 import { createSlackPlatform } from './slack';
@@ -11,6 +12,7 @@ export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) =>
   { name: 'web', mount: mountWeb },
   { name: 'oauth', mount: mountOAuth },
   { name: 'missions', mount: mountMissions },
+  { name: 'codec', mount: mountCodec },
 ];
 
 /** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode; Discord: interactions plus the discord.js connection). */

@@ -4,6 +4,7 @@ import { getRequestListener } from '@hono/node-server';
 import type { AppConfig } from '../common/config';
 import { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
+import { dataConverterFor } from '../common/temporal/codec';
 import { connectClient } from '../common/temporal/connect';
 import { createGatewayApp } from './app';
 import { nodePlatforms } from './registry';
@@ -14,7 +15,11 @@ export interface RunningGateway {
 }
 
 export async function startGateway(config: AppConfig, address: string, log: Logger): Promise<RunningGateway> {
-  const client = await connectClient(address, config.temporal.namespace);
+  const client = await connectClient(
+    address,
+    config.temporal.namespace,
+    dataConverterFor(config.codec.payloadKey),
+  );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
   const deps = { config, client, log, credentials };

@@ -7,6 +7,7 @@ import type { AppConfig } from '../common/config';
 import type { Logger } from '../common/log';
 import { connectClient, connectWorker } from '../common/temporal/connect';
 import { registerSearchAttributes } from '../common/temporal/search-attributes';
+import { dataConverterFor } from '../common/temporal/codec';
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
@@ -15,7 +16,8 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
-  const client = await connectClient(address, config.temporal.namespace);
+  const dataConverter = dataConverterFor(config.codec.payloadKey);
+  const client = await connectClient(address, config.temporal.namespace, dataConverter);
   try {
     await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
       log.info(m),
@@ -34,6 +36,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    ...(dataConverter ? { dataConverter } : {}),
     activities: createActivities({ config, client, ledger }),
     ...(config.workflowBundlePath
       ? { workflowBundle: { codePath: config.workflowBundlePath } }

@@ -1,5 +1,6 @@
 /** Connecting to Temporal with an error that says what to do when the server cannot be reached. */
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentError, ErrorCode } from '../errors';
 
@@ -12,10 +13,14 @@ function unreachable(address: string, cause: unknown): AgentError {
   );
 }
 
-export async function connectClient(address: string, namespace: string): Promise<Client> {
+export async function connectClient(
+  address: string,
+  namespace: string,
+  dataConverter?: DataConverter,
+): Promise<Client> {
   try {
     const connection = await Connection.connect({ address, connectTimeout: '10s' });
-    return new Client({ connection, namespace });
+    return new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
   } catch (cause) {
     throw unreachable(address, cause);
   }

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../common/config';
+import { dataConverterFor } from '../../common/temporal/codec';
 import { connectClient } from '../../common/temporal/connect';
 import { listWorkflows, resolveGate, showWorkflow, stuck } from './operate';
 import { exportTranscript, importTranscript } from './transcripts';
@@ -43,6 +44,7 @@ async function main(argv: string[]): Promise<void> {
   const client = await connectClient(
     config.temporal.address ?? `localhost:${config.temporal.devServerPort}`,
     config.temporal.namespace,
+    dataConverterFor(config.codec.payloadKey),
   );
   try {
     if (command === 'list') {
