@@ -1,147 +1,308 @@
 /**
- * `npm run bench`: figures for the paths people feel, against a real local Temporal dev server and a real
- * worker with the scripted model (so the numbers are the runtime's, not a model's). Prints; never fails on time.
+ * `npm run bench`: figures for the paths people feel, against a real local Temporal dev server, a real
+ * worker and the real gateway (in this process), with the scripted model (so the numbers are the
+ * runtime's, not a model's). Prints a table, writes bench/results/<time>.json and latest.json, and draws
+ * bench/results/latest.png. Never fails on time.
+ *
+ * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_LONG_TURNS (500) size the runs.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ToolRunLedger } from '../activities/tools/ledger';
-import { loadConfig } from '../common/config';
+import { loadConfig, type AppConfig } from '../common/config';
+import { createLogger } from '../common/log';
+import { startGateway, type RunningGateway } from '../gateways/serve';
+import { decideSignal } from '../workflows/session/contract';
+import { freePort } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
+import { drawChart } from './chart';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const PARKED = (process.env.BENCH_PARKED ?? '1000,10000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
+const LONG_TURNS = Number(process.env.BENCH_LONG_TURNS ?? 500);
+const QUEUE = 'bench';
 
-function summary(label: string, samples: number[]): string {
+export interface Stat {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+function stat(samples: number[]): Stat {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1);
-  return `${label.padEnd(44)} n=${String(samples.length).padStart(3)}  median ${at(0.5).padStart(7)} ms  p95 ${at(0.95).padStart(7)} ms`;
+  const at = (q: number) =>
+    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1));
+  return { n: samples.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+const line = (label: string, s: Stat) =>
+  `${label.padEnd(52)} n=${String(s.n).padStart(4)}  p50 ${String(s.p50).padStart(7)} ms  p95 ${String(s.p95).padStart(7)} ms  p99 ${String(s.p99).padStart(7)} ms`;
+
+function newWorker(
+  env: Awaited<ReturnType<typeof startTestTemporal>>,
+  config: AppConfig,
+  ledger: ToolRunLedger,
+) {
+  return Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ config, client: env.client, ledger }),
+    // A bounded cache: parked sessions are evicted and replayed on demand, so memory stays flat.
+    maxCachedWorkflows: 500,
+  });
 }
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-bench-'));
   const policyFile = path.join(dataDir, 'agent.config.json');
-  writeFileSync(policyFile, '{}');
-  const config = loadConfig({ DATA_DIR: dataDir, AGENT_CONFIG: policyFile, TEMPORAL_TASK_QUEUE: 'bench' });
+  writeFileSync(policyFile, JSON.stringify({ continueAsNewAfterEvents: 2_000 }));
   const env = await startTestTemporal();
+  const port = await freePort();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    AGENT_CONFIG: policyFile,
+    TEMPORAL_TASK_QUEUE: QUEUE,
+    PORT: String(port),
+    LOG_LEVEL: 'error',
+  });
   const ledger = new ToolRunLedger(dataDir);
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: 'bench',
-    workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ config, client: env.client, ledger }),
-  });
+  const gateway: RunningGateway = await startGateway(config, env.address, createLogger('bench', 'error'));
+  const results: Record<string, unknown> = {};
   const lines: string[] = [];
-  let long: TestSession | undefined;
-  await worker.runUntil(async () => {
-    const plain: number[] = [];
-    const auto: number[] = [];
-    const approval: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const session = new TestSession(env.client, 'bench');
-      session.pollMs = 10;
-      let start = performance.now();
-      await session.say(`hello ${i}`);
-      await session.idle();
-      plain.push(performance.now() - start);
-
-      start = performance.now();
-      await session.say('what time is it');
-      await session.waitFor(
-        (v) =>
-          v.status === 'idle' &&
-          v.transcript.filter((m) => m.role === 'tool').length === 1 &&
-          v.transcript.at(-1)?.role === 'assistant',
-        'auto tool',
-      );
-      auto.push(performance.now() - start);
-
-      await session.say('run `true`');
-      const [gate] = await session.pendingGate();
-      start = performance.now();
-      await session.decide({ gateId: gate!.id, choice: 'approve' });
-      await session.waitFor(
-        (v) =>
-          v.status === 'idle' &&
-          v.transcript.filter((m) => m.role === 'tool').length === 2 &&
-          v.transcript.at(-1)?.role === 'assistant',
-        'approved tool',
-      );
-      approval.push(performance.now() - start);
-    }
-    lines.push(summary('plain message -> answer', plain));
-    lines.push(summary('message -> auto tool -> answer', auto));
-    lines.push(summary('approve click -> tool run -> answer', approval));
-
-    const concurrent = 20;
+  /** Figures are printed as they come (a long run shows progress) and again together at the end. */
+  const note = (text: string) => {
+    lines.push(text);
+    process.stdout.write(`${text}\n`);
+  };
+  const post = async (body: unknown) => {
     const start = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrent }, async (_, i) => {
-        const session = new TestSession(env.client, 'bench');
-        await session.say(`parallel ${i}`);
-        await session.idle();
-      }),
-    );
-    const seconds = (performance.now() - start) / 1000;
-    lines.push(
-      `${`${concurrent} sessions started at once -> all answered`.padEnd(44)} ${seconds.toFixed(2)} s  (${(concurrent / seconds).toFixed(1)} turns/s)`,
-    );
-    // A long session: many turns across continue-as-new, then a worker restart and the time to the next answer.
-    const turns = Number(process.env.BENCH_LONG_TURNS ?? 500);
-    long = new TestSession(env.client, 'bench');
-    long.pollMs = 10;
-    const startLong = performance.now();
-    for (let i = 0; i < turns; i++) {
-      await long.say(i % 10 === 0 ? 'what time is it' : `turn ${i}`);
-      await long.waitFor(
-        (v) =>
-          v.status === 'idle' &&
-          v.queued === 0 &&
-          v.transcript.filter((m) => m.role === 'user').length === i + 1 &&
-          v.transcript.at(-1)?.role === 'assistant',
-        `turn ${i}`,
-      );
-    }
-    const longSeconds = (performance.now() - startLong) / 1000;
-    const runs: number[] = [];
-    for await (const run of env.client.workflow.list({ query: `WorkflowId = '${long.workflowId}'` }))
-      runs.push(run.historyLength ?? 0);
-    const current = await long.handle.describe();
-    const transcriptKiB = JSON.stringify((await long.state()).transcript).length / 1024;
-    lines.push(
-      `${`${turns}-turn session`.padEnd(44)} ${longSeconds.toFixed(1)} s, ${runs.length} runs, longest history ${Math.max(...runs, current.historyLength)} events (limit 51,200), transcript ${transcriptKiB.toFixed(0)} KiB carried`,
-    );
-  });
-  const restarted = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: 'bench',
-    workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ config, client: env.client, ledger }),
-  });
-  const resumeStart = performance.now();
-  await restarted.runUntil(async () => {
-    await long!.say('after restart');
-    await long!.waitFor(
+    const response = await fetch(`${gateway.url}/api/decisions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-agent-user': 'alice' },
+      body: JSON.stringify(body),
+    });
+    await response.text();
+    return { ms: performance.now() - start, status: response.status };
+  };
+  const ranTools = (s: TestSession, n: number) =>
+    s.waitFor(
       (v) =>
         v.status === 'idle' &&
-        v.transcript.at(-1)?.role === 'assistant' &&
-        v.transcript.some((m) => m.role === 'user' && m.text === 'after restart'),
-      'the answer after restart',
+        v.transcript.filter((m) => m.role === 'tool').length === n &&
+        v.transcript.at(-1)?.role === 'assistant',
+      'tool run',
     );
+
+  let worker = await newWorker(env, config, ledger);
+  let long: TestSession | undefined;
+  let short: TestSession | undefined;
+  await worker.runUntil(async () => {
+    // 1. Everyday latencies, and click-to-resume through the gateway vs a bare signal to the same workflow.
+    const plain: number[] = [];
+    const viaGateway: number[] = [];
+    const bare: number[] = [];
+    const acks: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const s = new TestSession(env.client, QUEUE);
+      s.pollMs = 5;
+      let start = performance.now();
+      await s.say(`hello ${i}`);
+      await s.idle();
+      plain.push(performance.now() - start);
+      for (const [mode, samples] of [
+        ['gateway', viaGateway],
+        ['bare', bare],
+      ] as const) {
+        const before = (await s.state()).transcript.filter((m) => m.role === 'tool').length;
+        await s.say('run `true`');
+        const [gate] = await s.pendingGate();
+        start = performance.now();
+        if (mode === 'gateway') {
+          const ack = await post({ workflowId: s.workflowId, gateId: gate!.id, choice: 'approve' });
+          acks.push(ack.ms);
+        } else await s.handle.signal(decideSignal, { gateId: gate!.id, choice: 'approve', userId: 'alice' });
+        await ranTools(s, before + 1);
+        samples.push(performance.now() - start);
+      }
+    }
+    results.plainMessage = stat(plain);
+    results.clickToResumeGateway = stat(viaGateway);
+    results.clickToResumeBareSignal = stat(bare);
+    results.gatewayOverBareRatio = Number((stat(viaGateway).p50 / stat(bare).p50).toFixed(2));
+    results.ackWorkerUp = stat(acks);
+    note(line('message -> answer', stat(plain)));
+    note(line('click via gateway -> tool ran -> answer', stat(viaGateway)));
+    note(line('bare client signal -> tool ran -> answer', stat(bare)));
+    note(`${'  gateway / bare signal (p50)'.padEnd(52)} ${results.gatewayOverBareRatio}x (target <= 1.25x)`);
+    note(line('gateway acknowledgement of a click, worker up', stat(acks)));
+
+    // 2. Long sessions for the restart comparison: 10 turns and LONG_TURNS turns.
+    for (const [turns, assign] of [
+      [10, (s: TestSession) => (short = s)],
+      [LONG_TURNS, (s: TestSession) => (long = s)],
+    ] as const) {
+      const s = new TestSession(env.client, QUEUE);
+      s.pollMs = 5;
+      for (let i = 0; i < turns; i++) {
+        await s.say(i % 10 === 0 ? 'what time is it' : `turn ${i}`);
+        await s.waitFor(
+          (v) =>
+            v.status === 'idle' &&
+            v.queued === 0 &&
+            v.transcript.filter((m) => m.role === 'user').length === i + 1 &&
+            v.transcript.at(-1)?.role === 'assistant',
+          `turn ${i}`,
+        );
+      }
+      assign(s);
+    }
   });
-  lines.push(
-    `${'new worker -> answer in that long session'.padEnd(44)} ${(performance.now() - resumeStart).toFixed(0)} ms (includes worker start)`,
+
+  // 3. Clicks acknowledged while no worker runs at all.
+  const downAcks: number[] = [];
+  const parkedForDown: TestSession[] = [];
+  await (
+    await newWorker(env, config, ledger)
+  ).runUntil(async () => {
+    for (let i = 0; i < ROUNDS; i++) {
+      const s = new TestSession(env.client, QUEUE);
+      await s.say('run `true`');
+      await s.pendingGate();
+      parkedForDown.push(s);
+    }
+  });
+  for (const s of parkedForDown) {
+    // The signal is what the gateway waits for; the workflow checks the gate later, when a worker runs.
+    const ack = await post({ workflowId: s.workflowId, gateId: 'not-needed-for-timing', choice: 'approve' });
+    if (ack.status === 202) downAcks.push(ack.ms);
+  }
+  results.ackWorkerDown = stat(downAcks);
+  note(line('gateway acknowledgement of a click, NO worker running', stat(downAcks)));
+
+  // 4. Resume after a worker restart: a 10-turn vs a LONG_TURNS-turn session (continue-as-new keeps them alike).
+  const resume: Record<string, number> = {};
+  for (const [label, s] of [
+    ['10', short!],
+    [String(LONG_TURNS), long!],
+  ] as const) {
+    worker = await newWorker(env, config, ledger);
+    const start = performance.now();
+    await worker.runUntil(async () => {
+      await s.say('after restart');
+      await s.waitFor(
+        (v) =>
+          v.status === 'idle' &&
+          v.transcript.some((m) => m.role === 'user' && m.text === 'after restart') &&
+          v.transcript.at(-1)?.role === 'assistant',
+        'answer after restart',
+      );
+    });
+    resume[label] = Number((performance.now() - start).toFixed(0));
+  }
+  results.resumeAfterRestartMs = resume;
+  results.resumeLongOverShortRatio = Number((resume[String(LONG_TURNS)]! / resume['10']!).toFixed(2));
+  note(
+    `${`new worker -> answer: 10-turn / ${LONG_TURNS}-turn session`.padEnd(52)} ${resume['10']} ms / ${resume[String(LONG_TURNS)]} ms (${results.resumeLongOverShortRatio}x, target <= 2x)`,
   );
 
+  // 5. Parked sessions: N sessions each waiting on a gate; worker memory, then resolve them all.
+  const parked: {
+    sessions: number;
+    rssMiB: number;
+    heapMiB: number;
+    parkSeconds: number;
+    resolveSeconds: number;
+    resumesPerSecond: number;
+  }[] = [];
+  for (const count of PARKED) {
+    worker = await newWorker(env, config, ledger);
+    const sessions = Array.from({ length: count }, () => new TestSession(env.client, QUEUE));
+    let parkSeconds = 0;
+    let resolveSeconds = 0;
+    let rssMiB = 0;
+    let heapMiB = 0;
+    const waiting = `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
+    const baseline = (await env.client.workflow.count(waiting)).count;
+    await worker.runUntil(async () => {
+      let start = performance.now();
+      await inBatches(sessions, 50, (s) => s.say('run `true`'));
+      await untilCount(env, waiting, baseline + count);
+      parkSeconds = (performance.now() - start) / 1000;
+      globalThis.gc?.();
+      const memory = process.memoryUsage();
+      rssMiB = Math.round(memory.rss / 2 ** 20);
+      heapMiB = Math.round(memory.heapUsed / 2 ** 20);
+      start = performance.now();
+      await inBatches(sessions, 50, async (s) => {
+        const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
+        for (const gate of gates as { id: string }[])
+          await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
+      });
+      await untilCount(env, waiting, baseline);
+      resolveSeconds = (performance.now() - start) / 1000;
+    });
+    const entry = {
+      sessions: count,
+      rssMiB,
+      heapMiB,
+      parkSeconds: Number(parkSeconds.toFixed(1)),
+      resolveSeconds: Number(resolveSeconds.toFixed(1)),
+      resumesPerSecond: Number((count / resolveSeconds).toFixed(0)),
+    };
+    parked.push(entry);
+    note(
+      `${`${count} parked sessions`.padEnd(52)} worker process RSS ${rssMiB} MiB (heap ${heapMiB}), parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
+    );
+  }
+  results.parked = parked;
+
+  await gateway.close();
   ledger.close();
   await env.teardown();
-  process.stdout.write(
-    `\nBenchmark (scripted model, local dev server, in-process worker, state polled every 10 ms, ${os.cpus().length} CPUs, Node ${process.version})\n`,
+  const header = `Benchmark ${new Date().toISOString()} (scripted model, local dev server, worker + gateway in process, ${os.cpus().length} CPUs, Node ${process.version})`;
+  process.stdout.write(`\n${header}\n${lines.join('\n')}\n\n`);
+  const dir = path.resolve(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const report = {
+    at: new Date().toISOString(),
+    cpus: os.cpus().length,
+    node: process.version,
+    rounds: ROUNDS,
+    ...results,
+  };
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  writeFileSync(path.join(dir, `${report.at.replace(/[:.]/g, '-')}.json`), json);
+  writeFileSync(path.join(dir, 'latest.json'), json);
+  const png = await drawChart(report, path.join(dir, 'latest.png')).catch(
+    (error: Error) => `not drawn (${error.message})`,
   );
-  process.stdout.write(`${lines.join('\n')}\n\n`);
+  process.stdout.write(`wrote bench/results/latest.json and ${png}\n`);
+}
+
+async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
+}
+
+async function untilCount(
+  env: Awaited<ReturnType<typeof startTestTemporal>>,
+  query: string,
+  target: number,
+): Promise<void> {
+  for (;;) {
+    const { count } = await env.client.workflow.count(query);
+    if (count === target) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 main().catch((error: unknown) => {
