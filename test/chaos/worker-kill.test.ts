@@ -10,6 +10,7 @@ import { sessionWorkdir } from '../../activities/tools/shell';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { scenario } from './summary';
 
 let env: TestWorkflowEnvironment;
 let stack: Stack | undefined;
@@ -41,13 +42,34 @@ describe('worker killed mid-flight', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await stack.worker.kill('SIGKILL');
-    await stack.restartWorker();
-    const view = await stack.web.answered('kill-tool');
-    const results = view.transcript.filter((m) => m.role === 'tool');
-    expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ status: 'error', content: expect.stringContaining('interrupted') });
-    expect(readFileSync(log, 'utf8').match(/started/g)).toHaveLength(1);
+    await scenario('worker SIGKILL during a tool run', 1, async () => {
+      await stack!.worker.kill('SIGKILL');
+      await stack!.restartWorker();
+      const view = await stack!.web.answered('kill-tool');
+      const results = view.transcript.filter((m) => m.role === 'tool');
+      expect(results).toHaveLength(1);
+      expect(results[0]).toMatchObject({ status: 'error', content: expect.stringContaining('interrupted') });
+      expect(readFileSync(log, 'utf8').match(/started/g)).toHaveLength(1);
+      return { passed: 1, lost: 1 - results.length };
+    });
+  });
+
+  it('loses and repeats nothing when the worker is killed while a gate waits', async () => {
+    stack = await startStack({ temporalAddress: env.address });
+    await stack.web.say('kill-gate', 'run `echo waited >> log.txt`');
+    const gate = await stack.web.pendingGate('kill-gate');
+    await scenario('worker SIGKILL during a gate wait', 1, async () => {
+      await stack!.worker.kill('SIGKILL');
+      await stack!.restartWorker();
+      await stack!.web.decide('kill-gate', gate.id, 'approve');
+      const view = await stack!.web.answered('kill-gate');
+      const results = view.transcript.filter((m) => m.role === 'tool');
+      expect(results).toEqual([expect.objectContaining({ status: 'ok' })]);
+      expect(view.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+      const log = path.join(sessionWorkdir(stack!.env.DATA_DIR!, 'session:web:kill-gate'), 'log.txt');
+      expect(readFileSync(log, 'utf8').match(/waited/g)).toHaveLength(1);
+      return { passed: 1, lost: 1 - results.length };
+    });
   });
 
   it('repeats a model call that was in flight, losing nothing and answering once', async () => {
@@ -66,11 +88,14 @@ describe('worker killed mid-flight', () => {
       await stack.web.say('kill-model', 'hello');
       const deadline = Date.now() + 20_000;
       while (calls === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      await stack.worker.kill('SIGKILL');
-      await stack.restartWorker();
-      const view = await stack.web.answered('kill-model');
-      expect(view.transcript.map((m) => m.role)).toEqual(['user', 'assistant']);
-      expect(view.transcript[1]).toMatchObject({ text: 'answer after 2 calls to: hello' });
+      await scenario('worker SIGKILL during a model call', 1, async () => {
+        await stack!.worker.kill('SIGKILL');
+        await stack!.restartWorker();
+        const view = await stack!.web.answered('kill-model');
+        expect(view.transcript.map((m) => m.role)).toEqual(['user', 'assistant']);
+        expect(view.transcript[1]).toMatchObject({ text: 'answer after 2 calls to: hello' });
+        return { passed: 1, lost: 2 - view.transcript.length };
+      });
     } finally {
       await fake.stop();
     }

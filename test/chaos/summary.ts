@@ -1,0 +1,45 @@
+/**
+ * The chaos suite's scoreboard: each scenario records how many runs it made, how many ended as expected,
+ * and how many messages or tool results were lost; the global teardown prints the table after the run.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+export const SUMMARY_FILE = path.resolve(__dirname, '../artifacts/chaos-summary.jsonl');
+
+export interface ChaosOutcome {
+  scenario: string;
+  runs: number;
+  passed: number;
+  lost: number;
+}
+
+export function recordChaos(outcome: ChaosOutcome): void {
+  mkdirSync(path.dirname(SUMMARY_FILE), { recursive: true });
+  appendFileSync(SUMMARY_FILE, `${JSON.stringify(outcome)}\n`);
+}
+
+/** Runs a scenario's checks and records the outcome whether they pass or not. */
+export async function scenario(
+  name: string,
+  runs: number,
+  body: () => Promise<{ passed: number; lost: number }>,
+): Promise<void> {
+  let outcome = { passed: 0, lost: -1 };
+  try {
+    outcome = await body();
+  } finally {
+    recordChaos({ scenario: name, runs, ...outcome });
+  }
+}
+
+export function formatSummary(outcomes: ChaosOutcome[]): string {
+  const rows = [
+    ['scenario', 'runs', 'passed', 'lost'],
+    ...outcomes.map((o) => [o.scenario, String(o.runs), String(o.passed), o.lost < 0 ? '?' : String(o.lost)]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => (i ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
