@@ -18,6 +18,7 @@ import {
 } from '../helpers/fake-discord';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until as untilDone } from '../helpers/until';
 
 const BOT_TOKEN = 'discord-bot-token-for-tests';
 const REQUESTER = '100000000000000001';
@@ -61,21 +62,15 @@ const workflowIdOf = (channelId: string) => `session:discord:${channelId}`;
 const state = (channelId: string) =>
   env.client.workflow.getHandle(workflowIdOf(channelId)).query(stateQuery) as Promise<SessionView>;
 
-async function until<T>(
+const until = <T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(
-    `timed out waiting for ${what}; Discord calls: ${JSON.stringify(discord.calls.map((c) => `${c.method} ${c.path}`))}`,
-  );
-}
+) =>
+  untilDone(what, probe, {
+    timeoutMs,
+    context: () => `Discord calls: ${JSON.stringify(discord.calls.map((c) => `${c.method} ${c.path}`))}`,
+  });
 
 interface Component {
   type: number;

@@ -12,6 +12,7 @@ import { FakeSlack } from '../helpers/fake-slack';
 import { click, mention, SlackRequests, submitView } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until as untilDone } from '../helpers/until';
 
 const SECRET = 'slack-signing-secret-for-tests';
 let env: TestWorkflowEnvironment;
@@ -42,21 +43,11 @@ afterAll(async () => {
 
 const workflowIdOf = (ts: string) => `session:slack:T1:C1:${ts}`;
 
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(
-    `timed out waiting for ${what}; Slack calls: ${JSON.stringify(slack.calls.map((c) => c.method))}`,
-  );
-}
+const until = <T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000) =>
+  untilDone(what, probe, {
+    timeoutMs,
+    context: () => `Slack calls: ${JSON.stringify(slack.calls.map((c) => c.method))}`,
+  });
 
 const postsIn = (ts: string) => slack.of('chat.postMessage').filter((m) => m.thread_ts === ts);
 const state = (ts: string) =>

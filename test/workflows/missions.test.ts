@@ -15,6 +15,7 @@ import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
 import { testConfig } from '../helpers/config';
+import { until as untilDone } from '../helpers/until';
 
 const policy = {
   maxSteps: 3,
@@ -65,19 +66,8 @@ async function missionIdOf(s: TestSession, name: string): Promise<string> {
 
 const view = (id: string) => env.client.workflow.getHandle(missionWorkflowId(id)).query(missionViewQuery);
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000) =>
+  untilDone(what, probe, { timeoutMs, ignoreErrors: true });
 
 const notes = (v: SessionView) =>
   v.transcript.filter((m) => m.role === 'assistant' && m.synthetic).map((m) => (m as { text: string }).text);
