@@ -4,7 +4,7 @@ export async function until<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   options: { timeoutMs?: number; context?: () => string; ignoreErrors?: boolean } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     const value = options.ignoreErrors
       ? await Promise.resolve()
