@@ -88,6 +88,12 @@ const envSchema = z.object({
   PUBLIC_URL: optionalText,
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().default('default'),
+  /** Temporal Cloud (or any server with API keys): implies TLS. */
+  TEMPORAL_API_KEY: optionalText,
+  /** mTLS: client certificate and key files (PEM); either turns TLS on. */
+  TEMPORAL_TLS_CERT_PATH: optionalText,
+  TEMPORAL_TLS_KEY_PATH: optionalText,
+  TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
   TEMPORAL_TASK_QUEUE: z.string().default('agent'),
   TEMPORAL_CLI_PATH: optionalText,
   TEMPORAL_PORT: port(7233),
@@ -130,6 +136,10 @@ export interface AppConfig {
   temporal: {
     address: string | undefined;
     namespace: string;
+    /** API key for Temporal Cloud; never logged. */
+    apiKey: string | undefined;
+    /** TLS to the server: on (system roots), or mTLS with a client certificate. */
+    tls: true | { certPath: string; keyPath: string } | undefined;
     taskQueue: string;
     cliPath: string | undefined;
     devServerPort: number;
@@ -229,6 +239,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
+      apiKey: e.TEMPORAL_API_KEY,
+      tls:
+        e.TEMPORAL_TLS === 'off'
+          ? undefined
+          : e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH
+            ? { certPath: e.TEMPORAL_TLS_CERT_PATH, keyPath: e.TEMPORAL_TLS_KEY_PATH }
+            : e.TEMPORAL_TLS === 'on' || e.TEMPORAL_API_KEY
+              ? true
+              : undefined,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       devServerPort: e.TEMPORAL_PORT,

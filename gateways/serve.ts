@@ -19,6 +19,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     address,
     config.temporal.namespace,
     dataConverterFor(config.codec.payloadKey),
+    config.temporal,
   );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));

@@ -17,7 +17,7 @@ export interface RunningWorker {
 
 export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
   const dataConverter = dataConverterFor(config.codec.payloadKey);
-  const client = await connectClient(address, config.temporal.namespace, dataConverter);
+  const client = await connectClient(address, config.temporal.namespace, dataConverter, config.temporal);
   try {
     await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
       log.info(m),
@@ -30,7 +30,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
       },
     );
   }
-  const connection = await connectWorker(address);
+  const connection = await connectWorker(address, config.temporal);
   const ledger = new ToolRunLedger(config.dataDir);
   const worker = await Worker.create({
     connection,

