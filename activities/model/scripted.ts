@@ -15,13 +15,16 @@ export function scriptedModel(transcript: Message[]): ModelReply {
   const lastUserIndex = transcript.findLastIndex((m) => m.role === 'user');
   const lastUser = transcript[lastUserIndex];
   if (!lastUser || lastUser.role !== 'user') return { text: HELP, toolCalls: [] };
-  const last = transcript[transcript.length - 1]!;
+  // Notes the runtime appended (a mission's report, a stop notice) are not part of the exchange being answered.
+  const last =
+    transcript.findLast((m) => !(m.role === 'assistant' && m.synthetic)) ??
+    transcript[transcript.length - 1]!;
   const callId = (n: number) => `call_${transcript.length}_${n}`;
 
   if (last.role === 'user') return planFor(last.text, callId);
   if (last.role === 'tool') {
-    if (/\bfail loop\b/i.test(lastUser.text)) return failingCall(callId);
-    if (/\bloop\b/i.test(lastUser.text))
+    if (/^\s*fail loop\b/i.test(lastUser.text)) return failingCall(callId);
+    if (/^\s*loop\b/i.test(lastUser.text))
       return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
     return { text: summarise(transcript.slice(lastUserIndex + 1)), toolCalls: [] };
   }
@@ -91,8 +94,8 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
       text: 'One question.',
       toolCalls: [{ id: callId(0), name: 'ask_user', args: { questions: DEMO_QUESTIONS.slice(0, 1) } }],
     };
-  if (/\bfail loop\b/.test(lower)) return failingCall(callId);
-  if (/\bloop\b/.test(lower))
+  if (/^\s*fail loop\b/.test(lower)) return failingCall(callId);
+  if (/^\s*loop\b/.test(lower))
     return { text: 'Looping…', toolCalls: [{ id: callId(0), name: 'current_time', args: {} }] };
   if (/bad arguments/.test(lower))
     return {
