@@ -239,6 +239,41 @@ describe('missions', () => {
     await s.waitFor((v) => notes(v).some((n) => n.includes('**files** (run 1)')), 'the result posted');
   });
 
+  it("lets anyone's sign-in resume a shared mission's run, which then acts with their credential", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    // Dora owns it and has not connected Acme (alice has, in an earlier test).
+    await call(
+      s,
+      'mission_create',
+      {
+        name: 'team files',
+        goal: 'fetch http://127.0.0.1:9/team with acme',
+        cadence: 'manual',
+        shared: true,
+      },
+      'dora',
+    );
+    await call(s, 'mission_fire', { name: 'team files' }, 'dora');
+    const listed = await call(s, 'mission_list', {}, 'dora');
+    const id = /"team files" — \w+ \(id ([0-9a-f-]{36})\)/.exec(listed.content)![1]!;
+    const paused = await until('paused on the sign-in', async () => {
+      const v = await view(id);
+      return v.gate?.kind === 'credential' ? v : undefined;
+    });
+    // Carol is not the owner; for a shared mission her sign-in counts.
+    const credentials = CredentialService.fromConfig(config);
+    credentials.vault.put('carol', 'acme', { accessToken: 'carols-token' }, null);
+    credentials.close();
+    const resumed = await until('the run found', async () => {
+      const ids = await resumeWaitingWorkflows(env.client, 'carol', 'acme');
+      return ids.length ? ids : undefined;
+    });
+    expect(resumed).toEqual([paused.gate!.runWorkflowId]);
+    await until('the run finished', async () => (await view(id)).runs[0]?.outcome);
+    const run = await env.client.workflow.getHandle(paused.gate!.runWorkflowId).query(stateQuery);
+    expect(tools(run).at(-1)!.content).toContain("ran with @carol's Acme account");
+  });
+
   it('pauses itself after consecutive failed runs, and stays quiet on routine results in notable mode', async () => {
     const s = new TestSession(env.client, taskQueue);
     await call(s, 'mission_create', { name: 'looper', goal: 'loop', cadence: 'manual' });

@@ -210,7 +210,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       sessionId: runWorkflowId,
       channel: 'mission',
       ownerId: input.ownerId,
-      run: { missionWorkflowId: workflowId, missionName: name },
+      run: { missionWorkflowId: workflowId, missionName: name, shared: settings.shared },
       carried: {
         transcript: [],
         grants: [],

@@ -207,7 +207,12 @@ export interface SessionInput {
   channel: 'web' | 'slack' | 'discord' | 'mission';
   ownerId: string;
   /** A mission run: one turn on the goal, gates reported to the mission, then the result is returned. */
-  run?: { missionWorkflowId: string; missionName: string };
+  run?: {
+    missionWorkflowId: string;
+    missionName: string;
+    /** A shared mission: whoever signs in for a credential the run waits on becomes its identity for it. */
+    shared?: boolean;
+  };
   /** Carried across continue-as-new. */
   carried?: CarriedState;
 }

@@ -11,6 +11,7 @@ import {
   AgentCredentialWaits,
   AgentOwner,
   AgentStatus,
+  ANYONE,
   credentialWaitValue,
   type SessionStatus,
 } from '../../common/search-attributes';
@@ -322,7 +323,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     if (!parsed.success) return;
     const { provider, userId } = parsed.data;
     for (const gate of state.pendingGates()) {
-      if (gate.kind !== 'credential' || gate.provider !== provider || gate.requesterId !== userId) continue;
+      if (gate.kind !== 'credential' || gate.provider !== provider) continue;
+      // Only the person whose credential it is — or anyone, for a shared mission's run.
+      if (gate.requesterId !== userId && !runOf?.shared) continue;
       gate.status = 'resolved';
       gate.resolution = { outcome: 'connected', by: userId, at: Date.now() };
       state.touch();
@@ -775,13 +778,24 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       emit({ type: 'gate', gate, reason: 'opened' });
       setStatus('waiting_credential', describeWaiting([gate]));
       wf.upsertSearchAttributes([
-        { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
+        {
+          key: AgentCredentialWaits,
+          value: [
+            credentialWaitValue(userId, gate.provider),
+            ...(runOf?.shared ? [credentialWaitValue(ANYONE, gate.provider)] : []),
+          ],
+        },
       ]);
       await waitForDecision(gate);
       wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
       setStatus('running');
       const unrun = resultWithoutRun(gate);
       if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
+      // Someone else signed in for a shared mission: the run now acts with their credential.
+      if (gate.resolution?.outcome === 'connected' && gate.resolution.by !== userId) {
+        preface += `Note: this ran with @${gate.resolution.by}'s ${gate.providerName} account.\n`;
+        userId = gate.resolution.by;
+      }
     }
   }
 
