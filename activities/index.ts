@@ -18,6 +18,7 @@ import { splitMcpName, type McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { z } from 'zod';
 import { redact } from './tools/redact';
+import { authorizeTool } from './tool-credentials';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
@@ -46,6 +47,15 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
   const mcp = new McpPool(config.policy.mcpServers, () => credentials());
+  const plan = (
+    decision: { decision: ToolPlan['decision']; reason: string },
+    timeoutMs: ToolPlan['timeoutMs'],
+  ): ToolPlan => ({
+    decision: decision.decision,
+    reason: decision.reason,
+    approvers: config.policy.approvers,
+    timeoutMs,
+  });
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
@@ -86,12 +96,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
           userId: request.userId,
           sessionId: request.sessionId,
         });
-        return {
-          decision: decision.decision,
-          reason: decision.reason,
-          approvers: config.policy.approvers,
-          timeoutMs: config.policy.approvalTimeout,
-        };
+        return plan(decision, config.policy.approvalTimeout);
       }
       const tool = findTool(request.toolName);
       if (!tool)
@@ -111,12 +116,7 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
         userId: request.userId,
         sessionId: request.sessionId,
       });
-      return {
-        decision: decision.decision,
-        reason: decision.reason,
-        approvers: config.policy.approvers,
-        timeoutMs: toolConfig?.approvalTimeout ?? config.policy.approvalTimeout,
-      };
+      return plan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout);
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
@@ -144,17 +144,8 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
       const providerName = tool?.credential?.(request.args as never);
       let authorization: { header: string; value: string } | undefined;
       if (providerName) {
-        const checked = await credentials().authorization(request.userId ?? '', providerName);
-        if (!checked.ok) {
-          if (checked.reason === 'unknown_provider')
-            return { status: 'error', content: `${checked.message}.` };
-          const provider = credentials().provider(providerName)!;
-          return {
-            status: 'credential_required',
-            content: `${checked.message}: the user must connect ${provider.displayName} first.`,
-            credential: { provider: providerName, providerName: provider.displayName, kind: provider.kind },
-          };
-        }
+        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName);
+        if (!checked.ok) return checked.result;
         authorization = { header: checked.header, value: checked.value };
       }
       return await withHeartbeat((signal) =>

@@ -10,6 +10,7 @@ import type { McpServerConfig } from '../../common/config';
 import type { CredentialService } from '../../common/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
+import { authorizeTool } from '../tool-credentials';
 import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
 
@@ -75,16 +76,8 @@ export class McpPool {
     const server = this.server(name);
     if (!server) return { status: 'error', content: `no MCP server "${name}" is configured` };
     if (server.auth) {
-      const auth = await this.credentials().authorization(userId, server.auth);
-      if (!auth.ok) {
-        const provider = this.credentials().provider(server.auth);
-        if (!provider) return { status: 'error', content: auth.message };
-        return {
-          status: 'credential_required',
-          content: `${auth.message}: the user must connect ${provider.displayName} first.`,
-          credential: { provider: server.auth, providerName: provider.displayName, kind: provider.kind },
-        };
-      }
+      const auth = await authorizeTool(this.credentials(), userId, server.auth);
+      if (!auth.ok) return auth.result;
       if (tool === 'connect')
         return { status: 'ok', content: `Connected. The "${name}" tools are available now.` };
     }
