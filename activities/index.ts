@@ -39,14 +39,19 @@ export interface ActivityDeps {
   config: AppConfig;
   client: Client;
   ledger: ToolRunLedger;
+  /** MCP connections; the worker passes its own so it can close them (and their processes) on shutdown. */
+  mcp?: McpPool;
+  /** The vault and providers, opened on first use (shared with `mcp`). */
+  credentials?: () => CredentialService;
 }
 
-export function createActivities({ config, client, ledger }: ActivityDeps) {
+export function createActivities(deps: ActivityDeps) {
+  const { config, client, ledger } = deps;
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
-  const mcp = new McpPool(config.policy.mcpServers, () => credentials());
+  const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
   const plan = (
     decision: { decision: ToolPlan['decision']; reason: string },
     timeoutMs: ToolPlan['timeoutMs'],
@@ -58,7 +63,8 @@ export function createActivities({ config, client, ledger }: ActivityDeps) {
   });
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
-  const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
+  const credentials =
+    deps.credentials ?? (() => (credentialService ??= CredentialService.fromConfig(config)));
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {

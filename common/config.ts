@@ -7,7 +7,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { durationSchema } from './duration';
-import { resolveProviders, providersSchema, type Provider } from './credentials/providers';
+import {
+  resolveMcpProviders,
+  resolveProviders,
+  providersSchema,
+  type Provider,
+} from './credentials/providers';
 import { AgentError, ErrorCode } from './errors';
 
 const toolConfigSchema = z.strictObject({
@@ -31,6 +36,17 @@ export const mcpServerSchema = z
       .string()
       .regex(/^[a-z][a-z0-9-]{0,31}$/)
       .optional(),
+    /**
+     * A remote server that asks for a sign-in itself (MCP authorization: OAuth 2.1 + PKCE, discovered from
+     * the server). Needed only when its authorization server does not register clients dynamically.
+     */
+    oauth: z
+      .strictObject({
+        clientId: z.string().min(1).max(300).optional(),
+        scopes: z.array(z.string().min(1).max(200)).max(50).optional(),
+        displayName: z.string().min(1).max(60).optional(),
+      })
+      .optional(),
     /** Policy for every tool of this server; without it, read-only tools run and the rest ask. */
     policy: policyChoice.optional(),
     tools: z.record(z.string(), z.strictObject({ policy: policyChoice })).default({}),
@@ -38,6 +54,9 @@ export const mcpServerSchema = z
   })
   .refine((s) => (s.command ? !s.url : !!s.url), {
     message: 'give either "command" (stdio) or "url" (HTTP)',
+  })
+  .refine((s) => !s.oauth || (s.url && !s.auth), {
+    message: '"oauth" is for a remote ("url") server that signs in on its own; it cannot go with "auth"',
   });
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
@@ -284,7 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     credentials: {
       providers: (() => {
         try {
-          return resolveProviders(policy.providers, env);
+          const configured = resolveProviders(policy.providers, env);
+          return { ...configured, ...resolveMcpProviders(policy.mcpServers, env, configured) };
         } catch (cause) {
           throw new AgentError(ErrorCode.ConfigInvalid, `Credential providers: ${(cause as Error).message}`, {
             cause,

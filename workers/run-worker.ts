@@ -2,6 +2,8 @@
 import type { Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { McpPool } from '../activities/mcp/pool';
+import { CredentialService } from '../common/credentials/service';
 import { ToolRunLedger } from '../activities/tools/ledger';
 import type { AppConfig } from '../common/config';
 import type { Logger } from '../common/log';
@@ -32,12 +34,15 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
   }
   const connection = await connectWorker(address, config.temporal);
   const ledger = new ToolRunLedger(config.dataDir);
+  let credentials: CredentialService | undefined;
+  const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
+  const mcp = new McpPool(config.policy.mcpServers, openCredentials);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     ...(dataConverter ? { dataConverter } : {}),
-    activities: createActivities({ config, client, ledger }),
+    activities: createActivities({ config, client, ledger, mcp, credentials: openCredentials }),
     ...(config.workflowBundlePath
       ? { workflowBundle: { codePath: config.workflowBundlePath } }
       : { workflowsPath: require.resolve('../workflows') }),
@@ -50,6 +55,9 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     address,
   });
   const done = worker.run().finally(async () => {
+    // Open MCP connections (and stdio server processes) would keep the process alive after shutdown.
+    await mcp.close();
+    credentials?.close();
     ledger.close();
     await connection.close();
     await client.connection.close();

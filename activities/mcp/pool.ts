@@ -1,12 +1,21 @@
 /**
- * Connections to MCP servers with the official SDK client, reused across calls (one per server, or per
- * server and person when the server signs in with the person's token). A failed connection is dropped and
- * made again on next use. Tokens are sent as headers only; they never enter results, history or logs.
+ * Connections to MCP servers with the official SDK client, reused across calls (one per stdio server, one
+ * per remote server and person, since remote servers may sign in with the person's token). A failed
+ * connection is dropped and made again on next use. Tokens are sent as headers only; they never enter
+ * results, history or logs.
+ *
+ * Remote servers sign in one of two ways: through a configured provider (`auth`), or on their own — the
+ * server answers 401 and its `mcp-<server>` provider is discovered the MCP way (see mcp-authorization).
+ * Either way a missing or rejected token becomes a credential gate, never a failed call.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpServerConfig } from '../../common/config';
+import { mcpProviderName } from '../../common/credentials/providers';
 import type { CredentialService } from '../../common/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
@@ -17,6 +26,12 @@ import type { ToolRunResult } from '../types';
 const CONNECT_TIMEOUT_MS = 15_000;
 
 type Connected = { client: Client; tools: McpToolSpec[] };
+
+/** The server refused the request for want of a (valid) token. */
+class SignInRequired extends Error {}
+
+const isUnauthorized = (error: unknown) =>
+  error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403);
 
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connected>>();
@@ -41,26 +56,25 @@ export class McpPool {
     await Promise.all(
       this.configured.map(async (name) => {
         const server = this.servers[name]!;
-        if (server.auth) {
-          const auth = await this.credentials().authorization(userId, server.auth);
-          if (!auth.ok) {
-            // Until the person signs in, the server offers one tool: connecting it (which opens the gate).
-            tools.push({
-              name: `${name}${MCP_SEPARATOR}connect`,
-              server: name,
-              tool: 'connect',
-              description: `Connect the "${name}" tool server (asks the user to sign in); its tools become available afterwards.`,
-              parameters: { type: 'object', properties: {}, additionalProperties: false },
-              readOnly: true,
-              destructive: false,
-            });
-            return;
-          }
+        // Until the person signs in, the server offers one tool: connecting it (which opens the gate).
+        const connectTool: McpToolSpec = {
+          name: `${name}${MCP_SEPARATOR}connect`,
+          server: name,
+          tool: 'connect',
+          description: `Connect the "${name}" tool server (asks the user to sign in); its tools become available afterwards.`,
+          parameters: { type: 'object', properties: {}, additionalProperties: false },
+          readOnly: true,
+          destructive: false,
+        };
+        if (server.auth && !(await this.credentials().authorization(userId, server.auth)).ok) {
+          tools.push(connectTool);
+          return;
         }
         try {
           tools.push(...(await this.connect(name, userId)).tools);
         } catch (error) {
-          errors.push({ server: name, message: (error as Error).message.slice(0, 300) });
+          if (error instanceof SignInRequired) tools.push(connectTool);
+          else errors.push({ server: name, message: (error as Error).message.slice(0, 300) });
         }
       }),
     );
@@ -75,13 +89,34 @@ export class McpPool {
   async precheck(name: string, tool: string, userId: string): Promise<ToolRunResult | undefined> {
     const server = this.server(name);
     if (!server) return { status: 'error', content: `no MCP server "${name}" is configured` };
-    if (server.auth) {
-      const auth = await authorizeTool(this.credentials(), userId, server.auth);
+    const provider = this.providerOf(name);
+    // A server signing in on its own may also work without a token: only `connect` insists on one.
+    if (provider && (server.auth || tool === 'connect')) {
+      const auth = await authorizeTool(this.credentials(), userId, provider);
       if (!auth.ok) return auth.result;
       if (tool === 'connect')
         return { status: 'ok', content: `Connected. The "${name}" tools are available now.` };
     }
     return undefined;
+  }
+
+  /** The credential provider a remote server signs in through, if any. */
+  private providerOf(name: string): string | undefined {
+    const server = this.server(name);
+    if (!server?.url) return undefined;
+    const provider = server.auth ?? mcpProviderName(name);
+    return this.credentials().provider(provider) ? provider : undefined;
+  }
+
+  /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
+  private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
+    const provider = this.providerOf(name)!;
+    const credentials = this.credentials();
+    if (credentials.vault.delete(userId, provider)) this.drop(name, userId);
+    const auth = await authorizeTool(credentials, userId, provider);
+    return auth.ok
+      ? { status: 'error', content: `the "${name}" tool server refused the sign-in` }
+      : auth.result;
   }
 
   async call(
@@ -96,6 +131,7 @@ export class McpPool {
     try {
       connected = await this.connect(name, userId);
     } catch (error) {
+      if (error instanceof SignInRequired) return await this.signInAgain(name, userId);
       return {
         status: 'error',
         content: `the "${name}" tool server is unavailable: ${(error as Error).message}`,
@@ -113,6 +149,8 @@ export class McpPool {
         .join('\n');
       return { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') };
     } catch (error) {
+      // The server refused the token (revoked, expired on its side): nothing ran; sign in again.
+      if (isUnauthorized(error) && this.providerOf(name)) return await this.signInAgain(name, userId);
       // A broken connection is made again next time; the error is a result the model can act on.
       this.drop(name, userId);
       return {
@@ -123,7 +161,7 @@ export class McpPool {
   }
 
   private key(name: string, userId: string): string {
-    return this.servers[name]?.auth ? `${name}\n${userId}` : name;
+    return this.servers[name]?.url ? `${name}\n${userId}` : name;
   }
 
   private drop(name: string, userId: string): void {
@@ -157,8 +195,9 @@ export class McpPool {
       });
     } else {
       const headers: Record<string, string> = {};
-      if (server.auth) {
-        const auth = await this.credentials().authorization(userId, server.auth);
+      const provider = this.providerOf(name);
+      if (provider) {
+        const auth = await this.credentials().authorization(userId, provider);
         if (auth.ok) headers[auth.header] = auth.value;
       }
       transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
@@ -178,6 +217,8 @@ export class McpPool {
       return { client, tools };
     } catch (error) {
       await client.close().catch(() => {});
+      if (isUnauthorized(error) && this.providerOf(name))
+        throw new SignInRequired(`the "${name}" tool server needs a sign-in`, { cause: error });
       throw new Error(`cannot reach it (${(error as Error).message.slice(0, 200)})`, { cause: error });
     }
   }
@@ -188,7 +229,7 @@ export class McpPool {
     if (!server) return 'deny';
     const override = server.tools[tool]?.policy ?? server.policy;
     if (override) return override;
-    if (tool === 'connect' && server.auth) return 'auto';
+    if (tool === 'connect' && this.providerOf(name)) return 'auto';
     const spec = (await this.connect(name, userId).catch(() => undefined))?.tools.find(
       (t) => t.tool === tool,
     );

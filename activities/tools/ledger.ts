@@ -47,6 +47,11 @@ export class ToolRunLedger {
       this.db.prepare('DELETE FROM tool_runs WHERE key = ?').run(key);
       throw error;
     }
+    if (result.status === 'credential_required') {
+      // Nothing ran (the server asked for a sign-in): after it, the same call must really run.
+      this.db.prepare('DELETE FROM tool_runs WHERE key = ?').run(key);
+      return result;
+    }
     this.db
       .prepare(`UPDATE tool_runs SET status = 'done', result = ?, finished_at = ? WHERE key = ?`)
       .run(JSON.stringify(result), Date.now(), key);

@@ -1,10 +1,13 @@
 /**
  * OAuth 2.0 with openid-client: the authorization URL (state + PKCE S256), the code exchange, refresh and
- * revocation. Endpoints come from the provider's configuration or from discovery of its issuer. Plain
- * HTTP is allowed only for loopback addresses (local development and tests).
+ * revocation. Endpoints come from the provider's configuration, from discovery of its issuer, or (for an
+ * MCP server's own sign-in) from MCP authorization discovery. Plain HTTP is allowed only for loopback
+ * addresses (local development and tests).
  */
 import * as oidc from 'openid-client';
+import { discoverMcpAuthorization } from './mcp-authorization';
 import type { OAuthProvider } from './providers';
+import type { Vault } from './vault';
 
 export interface TokenResult {
   accessToken: string;
@@ -17,27 +20,54 @@ export interface TokenResult {
 
 const isLoopback = (url: string) => ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname);
 
+/** A provider's endpoints and client, plus what every request to it carries. */
+interface Loaded {
+  config: oidc.Configuration;
+  scopes: string[];
+  /** RFC 8707 resource indicator (MCP servers), sent with authorization and token requests. */
+  resource: Record<string, string>;
+}
+
 export class OAuthClient {
-  private configuration: Promise<oidc.Configuration> | undefined;
+  private loaded: Promise<Loaded> | undefined;
 
-  constructor(readonly provider: OAuthProvider) {}
+  constructor(
+    readonly provider: OAuthProvider,
+    /** Where dynamically registered clients are kept, and the callback they are registered with. */
+    private readonly registration?: { vault: Vault; redirectUri: string | undefined },
+  ) {}
 
-  private config(): Promise<oidc.Configuration> {
-    this.configuration ??= this.load().catch((error: unknown) => {
-      this.configuration = undefined; // a provider down at start must not be remembered as broken
+  private config(): Promise<Loaded> {
+    this.loaded ??= this.load().catch((error: unknown) => {
+      this.loaded = undefined; // a provider down at start must not be remembered as broken
       throw error;
     });
-    return this.configuration;
+    return this.loaded;
   }
 
-  private async load(): Promise<oidc.Configuration> {
+  private async load(): Promise<Loaded> {
     const p = this.provider;
-    const auth = p.clientSecret ? oidc.ClientSecretPost(p.clientSecret) : oidc.None();
+    const authFor = (secret: string | undefined) => (secret ? oidc.ClientSecretPost(secret) : oidc.None());
+    if (p.mcpServerUrl) {
+      if (!this.registration) throw new Error('MCP sign-in needs the vault');
+      const found = await discoverMcpAuthorization(p, this.registration);
+      const config = new oidc.Configuration(
+        found.metadata as oidc.ServerMetadata,
+        found.client.clientId,
+        undefined,
+        authFor(found.client.clientSecret),
+      );
+      if ([p.mcpServerUrl, found.metadata.token_endpoint].some(isLoopback))
+        oidc.allowInsecureRequests(config);
+      return { config, scopes: found.scopes, resource: found.resource ? { resource: found.resource } : {} };
+    }
+    const auth = authFor(p.clientSecret);
     const insecure = [p.issuer, p.authorizeUrl, p.tokenUrl].some((u) => u && isLoopback(u));
     if (p.issuer && !p.authorizeUrl) {
-      return await oidc.discovery(new URL(p.issuer), p.clientId, undefined, auth, {
+      const config = await oidc.discovery(new URL(p.issuer), p.clientId!, undefined, auth, {
         execute: insecure ? [oidc.allowInsecureRequests] : [],
       });
+      return { config, scopes: p.scopes, resource: {} };
     }
     const config = new oidc.Configuration(
       {
@@ -46,12 +76,12 @@ export class OAuthClient {
         token_endpoint: p.tokenUrl!,
         ...(p.revokeUrl ? { revocation_endpoint: p.revokeUrl } : {}),
       },
-      p.clientId,
+      p.clientId!,
       undefined,
       auth,
     );
     if (insecure) oidc.allowInsecureRequests(config);
-    return config;
+    return { config, scopes: p.scopes, resource: {} };
   }
 
   static newVerifier(): string {
@@ -60,35 +90,44 @@ export class OAuthClient {
 
   async authorizationUrl(options: { redirectUri: string; state: string; verifier: string }): Promise<URL> {
     const p = this.provider;
+    const { config, scopes, resource } = await this.config();
     const params: Record<string, string> = {
       redirect_uri: options.redirectUri,
       state: options.state,
-      ...(p.scopes.length ? { scope: p.scopes.join(' ') } : {}),
+      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+      ...resource,
       ...p.extraParams,
     };
     if (p.pkce) {
       params.code_challenge = await oidc.calculatePKCECodeChallenge(options.verifier);
       params.code_challenge_method = 'S256';
     }
-    return oidc.buildAuthorizationUrl(await this.config(), params);
+    return oidc.buildAuthorizationUrl(config, params);
   }
 
   async exchange(callbackUrl: URL, options: { verifier: string; state: string }): Promise<TokenResult> {
-    const tokens = await oidc.authorizationCodeGrant(await this.config(), callbackUrl, {
-      expectedState: options.state,
-      ...(this.provider.pkce ? { pkceCodeVerifier: options.verifier } : {}),
-      idTokenExpected: false,
-    });
+    const { config, resource } = await this.config();
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      callbackUrl,
+      {
+        expectedState: options.state,
+        ...(this.provider.pkce ? { pkceCodeVerifier: options.verifier } : {}),
+        idTokenExpected: false,
+      },
+      resource,
+    );
     return toResult(tokens, undefined);
   }
 
   async refresh(refreshToken: string): Promise<TokenResult> {
-    const tokens = await oidc.refreshTokenGrant(await this.config(), refreshToken);
+    const { config, resource } = await this.config();
+    const tokens = await oidc.refreshTokenGrant(config, refreshToken, resource);
     return toResult(tokens, refreshToken);
   }
 
   async revoke(token: string): Promise<void> {
-    const config = await this.config();
+    const { config } = await this.config();
     if (!config.serverMetadata().revocation_endpoint) return;
     await oidc.tokenRevocation(config, token);
   }

@@ -87,12 +87,19 @@ export interface OAuthProvider {
   authorizeUrl: string | undefined;
   tokenUrl: string | undefined;
   revokeUrl: string | undefined;
-  clientId: string;
+  /** Undefined only for an MCP server whose authorization server registers clients dynamically. */
+  clientId: string | undefined;
   /** Read from the environment; never logged, never in history. */
   clientSecret: string | undefined;
   scopes: string[];
   pkce: boolean;
   extraParams: Record<string, string>;
+  /**
+   * For an MCP server's own sign-in: endpoints come from its protected-resource metadata (RFC 9728) and
+   * its authorization server's metadata, a client is registered dynamically (RFC 7591) when none is
+   * configured, and tokens are requested for this resource (RFC 8707).
+   */
+  mcpServerUrl?: string;
 }
 
 export interface ApiKeyProvider {
@@ -156,4 +163,48 @@ export function resolveProviders(
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The provider an MCP server that signs in on its own is reached through: `mcp-<server>`. */
+export const mcpProviderName = (server: string) => `mcp-${server}`;
+
+/**
+ * One OAuth provider per remote MCP server not tied to a configured provider (`auth`), discovered the
+ * MCP way when the server first asks for a sign-in (a 401). A client id is optional (dynamic client
+ * registration); a client secret, when the server's authorization server wants one, comes from the
+ * environment like any other (`OAUTH_MCP_<SERVER>_CLIENT_SECRET`).
+ */
+export function resolveMcpProviders(
+  servers: Record<
+    string,
+    { url?: string; auth?: string; oauth?: { clientId?: string; scopes?: string[]; displayName?: string } }
+  >,
+  env: NodeJS.ProcessEnv,
+  configured: Record<string, Provider>,
+): Record<string, Provider> {
+  const providers: Record<string, Provider> = {};
+  for (const [server, config] of Object.entries(servers)) {
+    if (!config.url || config.auth) continue;
+    const name = mcpProviderName(server);
+    if (Object.hasOwn(configured, name))
+      throw new Error(`provider "${name}" is reserved for the MCP server "${server}"; rename the provider`);
+    if (!providerNameSchema.safeParse(name).success)
+      throw new Error(`MCP server "${server}": a remote server's name is at most 28 characters`);
+    providers[name] = {
+      kind: 'oauth2',
+      name,
+      displayName: config.oauth?.displayName ?? `${title(server)} (MCP)`,
+      issuer: undefined,
+      authorizeUrl: undefined,
+      tokenUrl: undefined,
+      revokeUrl: undefined,
+      clientId: env[envName(name, 'CLIENT_ID')]?.trim() || config.oauth?.clientId,
+      clientSecret: env[envName(name, 'CLIENT_SECRET')]?.trim() || undefined,
+      scopes: config.oauth?.scopes ?? [],
+      pkce: true,
+      extraParams: {},
+      mcpServerUrl: config.url,
+    };
+  }
+  return providers;
 }

@@ -27,17 +27,24 @@ export class CredentialService {
 
   constructor(
     readonly providers: Record<string, Provider>,
-    options: { vaultPath: string; vaultKey: string | undefined },
+    options: { vaultPath: string; vaultKey: string | undefined; publicUrl?: string },
   ) {
     // The generated key file sits next to the vault, so every process sharing the vault shares the key.
     this.keys = deriveKeys(
       loadMasterKey({ vaultKey: options.vaultKey, dataDir: path.dirname(options.vaultPath) }),
     );
     this.vault = new Vault(options.vaultPath, this.keys.encryption);
+    this.publicUrl = options.publicUrl?.replace(/\/$/, '');
   }
 
+  /** The gateway's public address: sign-in callbacks are registered under it. */
+  private readonly publicUrl: string | undefined;
+
   static fromConfig(config: AppConfig): CredentialService {
-    return new CredentialService(config.credentials.providers, config.credentials);
+    return new CredentialService(config.credentials.providers, {
+      ...config.credentials,
+      publicUrl: config.publicUrl,
+    });
   }
 
   provider(name: string): Provider | undefined {
@@ -48,7 +55,11 @@ export class CredentialService {
     const provider = this.provider(name);
     if (provider?.kind !== 'oauth2') return undefined;
     let client = this.clients.get(name);
-    if (!client) this.clients.set(name, (client = new OAuthClient(provider)));
+    if (!client) {
+      const redirectUri = this.publicUrl && `${this.publicUrl}/oauth/${name}/callback`;
+      client = new OAuthClient(provider, { vault: this.vault, redirectUri });
+      this.clients.set(name, client);
+    }
     return client;
   }
 

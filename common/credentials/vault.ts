@@ -2,7 +2,7 @@
  * The credential vault: per (user, provider) secrets in an embedded SQLite database, encrypted with
  * AES-256-GCM (authenticated; the row's user and provider are bound in as associated data, so a
  * ciphertext moved to another row does not decrypt). Also holds the short-lived OAuth flows (PKCE
- * verifier, encrypted; single-use). Shared by the gateway (writes after sign-in) and the worker (reads,
+ * verifier, encrypted; single-use) and the OAuth clients registered dynamically for MCP servers. Shared by the gateway (writes after sign-in) and the worker (reads,
  * refreshes before use, one refresh at a time).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -33,6 +33,12 @@ export interface OAuthFlow {
   verifier: string;
   browserHash: string;
   expiresAt: number;
+}
+
+export interface RegisteredClient {
+  clientId: string;
+  /** Only when the authorization server issued one (confidential client); encrypted like every secret. */
+  clientSecret?: string;
 }
 
 const REFRESH_LEASE_MS = 30_000;
@@ -67,6 +73,14 @@ export class Vault {
         browser_hash TEXT NOT NULL,
         expires_at INTEGER NOT NULL,
         used_at INTEGER
+      );
+      CREATE TABLE IF NOT EXISTS oauth_clients (
+        provider TEXT NOT NULL,
+        authorization_server TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        client BLOB NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (provider, authorization_server, redirect_uri)
       );
     `);
   }
@@ -217,6 +231,48 @@ export class Vault {
         expiresAt: row.expires_at,
       },
     };
+  }
+
+  /**
+   * A client registered dynamically (RFC 7591) for one provider, authorization server and redirect URI.
+   * Every process shares it: the gateway registers once, the worker refreshes tokens with the same client.
+   */
+  registeredClient(
+    provider: string,
+    authorizationServer: string,
+    redirectUri: string,
+  ): RegisteredClient | undefined {
+    const row = this.db
+      .prepare(
+        'SELECT client FROM oauth_clients WHERE provider = ? AND authorization_server = ? AND redirect_uri = ?',
+      )
+      .get(provider, authorizationServer, redirectUri) as { client: Uint8Array } | undefined;
+    if (!row) return undefined;
+    return JSON.parse(
+      this.open(row.client, `client\n${provider}\n${authorizationServer}\n${redirectUri}`),
+    ) as RegisteredClient;
+  }
+
+  /** Keeps the first registration when two processes register at once; returns the one kept. */
+  saveRegisteredClient(
+    provider: string,
+    authorizationServer: string,
+    redirectUri: string,
+    client: RegisteredClient,
+  ): RegisteredClient {
+    this.db
+      .prepare(
+        `INSERT INTO oauth_clients (provider, authorization_server, redirect_uri, client, created_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      )
+      .run(
+        provider,
+        authorizationServer,
+        redirectUri,
+        this.seal(JSON.stringify(client), `client\n${provider}\n${authorizationServer}\n${redirectUri}`),
+        this.now(),
+      );
+    return this.registeredClient(provider, authorizationServer, redirectUri)!;
   }
 
   close(): void {

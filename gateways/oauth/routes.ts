@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { McpAuthorizationError } from '../../common/credentials/mcp-authorization';
 import { describeOAuthError, OAuthClient } from '../../common/credentials/oauth';
 import type { CredentialService } from '../../common/credentials/service';
 import { signState, verifyState, verifyTicket } from '../../common/credentials/signed';
@@ -100,6 +101,15 @@ export function oauthRoutes(deps: {
       });
     } catch (error) {
       deps.log.warn('oauth provider unreachable', { provider: name, error: describeOAuthError(error) });
+      // An MCP server whose sign-in cannot work as set up says why (in words safe to show).
+      if (error instanceof McpAuthorizationError)
+        return page(
+          c,
+          502,
+          'bad',
+          `${provider.displayName} cannot sign you in`,
+          `${error.message}. Nothing was connected; tell whoever runs this agent.`,
+        );
       return page(
         c,
         502,

@@ -17,12 +17,16 @@ const notesDir = tempDir('mcp-notes-');
 let env: TestWorkflowEnvironment;
 let provider: TestOAuthProvider;
 let remote: RemoteMcpServer;
+/** Signs in on its own: only its URL is configured (MCP authorization discovery + registration). */
+let discovered: RemoteMcpServer;
 let stack: Stack;
 
 beforeAll(async () => {
   env = await startTestTemporal();
   provider = await new TestOAuthProvider().start();
   remote = await new RemoteMcpServer(provider.issuer).start();
+  discovered = await new RemoteMcpServer(provider.issuer, { audience: true, scopes: ['notes.read'] }).start();
+  provider.offerRegistration();
   stack = await startStack({
     temporalAddress: env.address,
     policy: {
@@ -34,6 +38,7 @@ beforeAll(async () => {
         },
         down: { url: 'http://127.0.0.1:9/mcp' },
         remote: { url: remote.url, auth: 'acme' },
+        private: { url: discovered.url },
       },
     },
     env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },
@@ -41,10 +46,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const t = Date.now();
   await stack?.stop();
+  console.log('T stack', Date.now() - t);
   await remote?.stop();
+  console.log('T remote', Date.now() - t);
+  await discovered?.stop();
+  console.log('T disc', Date.now() - t);
   await provider?.stop();
+  console.log('T prov', Date.now() - t);
   await env?.teardown();
+  console.log('T env', Date.now() - t);
 });
 
 const results = (v: SessionView) =>
@@ -119,6 +131,55 @@ describe('MCP tool servers', () => {
     );
     const logs = stack.worker.output + stack.gateway.output;
     for (const token of remote.tokensSeen) {
+      expect(history).not.toContain(token);
+      expect(logs).not.toContain(token);
+    }
+  });
+
+  it('signs in to a server that only gives its URL: discovery, client registration, a token for that server, and a fresh sign-in when it revokes the token', async () => {
+    const sessionId = 'mcp-discovery';
+    const credentialGate = async () =>
+      (
+        await stack.web.waitFor(
+          sessionId,
+          (v) => v.gates.some((g) => g.kind === 'credential' && g.status === 'pending'),
+          'the Connect prompt',
+        )
+      ).gates.find((g) => g.kind === 'credential' && g.status === 'pending') as CredentialGate & {
+        connectUrl: string;
+      };
+
+    let before = await callTool(sessionId, 'private__connect', {});
+    let gate = await credentialGate();
+    expect(gate).toMatchObject({ provider: 'mcp-private', providerName: 'Private (MCP)' });
+    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok' });
+
+    // One client was registered for our callback; the sign-in used it and asked for this server only.
+    expect(provider.registrations).toHaveLength(1);
+    expect(provider.registrations[0]!.redirectUris).toEqual([
+      expect.stringMatching(/\/oauth\/mcp-private\/callback$/),
+    ]);
+    expect(provider.tokenClients).toContain(provider.registrations[0]!.clientId);
+    expect(provider.authorizeResources).toContain(discovered.url);
+
+    // The server checks the token's audience is itself, so this works only with a resource-bound token.
+    before = await callTool(sessionId, 'private__whoami', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
+
+    // The server stops accepting the token: the call is not failed, it waits for a new sign-in and runs.
+    for (const token of discovered.tokensSeen) discovered.revoked.add(token);
+    before = await callTool(sessionId, 'private__whoami', {});
+    gate = await credentialGate();
+    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
+    expect(provider.registrations).toHaveLength(1); // the registered client is kept and reused
+
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(`session:web:${sessionId}`).fetchHistory(),
+    );
+    const logs = stack.worker.output + stack.gateway.output;
+    for (const token of [...discovered.tokensSeen, ...provider.secrets]) {
       expect(history).not.toContain(token);
       expect(logs).not.toContain(token);
     }

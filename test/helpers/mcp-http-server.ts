@@ -1,7 +1,9 @@
 /**
  * A remote MCP server over Streamable HTTP (official SDK, stateless), protected by OAuth: every request
  * needs a bearer token issued by the test OAuth provider (checked against its JWKS with jose), as the MCP
- * authorization spec describes; without one it answers 401 with a WWW-Authenticate challenge.
+ * authorization spec describes; without one it answers 401 with a WWW-Authenticate challenge naming its
+ * protected-resource metadata (RFC 9728), served at that (non-well-known) address only, so a client must
+ * follow the challenge. With `audience`, it takes only tokens issued for itself (RFC 8707).
  */
 import { createServer, type Server } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -14,22 +16,47 @@ export class RemoteMcpServer {
   /** Bearer tokens this server accepted (a test proves none leaks). */
   readonly tokensSeen = new Set<string>();
 
-  constructor(private readonly issuer: string) {}
+  /** Bearer tokens refused (a revoked token, say): the next request with one of these gets a 401. */
+  readonly revoked = new Set<string>();
+
+  constructor(
+    private readonly issuer: string,
+    private readonly options: { audience?: boolean; scopes?: string[] } = {},
+  ) {}
+
+  get metadataUrl(): string {
+    return `${this.url}/.well-known/oauth-protected-resource`;
+  }
 
   async start(): Promise<this> {
     const jwks = createRemoteJWKSet(new URL(`${this.issuer}/jwks`));
     this.server = createServer((req, res) => {
       void (async () => {
+        if (req.method === 'GET' && req.url === new URL(this.metadataUrl).pathname) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              resource: this.url,
+              authorization_servers: [this.issuer],
+              scopes_supported: this.options.scopes ?? [],
+              bearer_methods_supported: ['header'],
+            }),
+          );
+          return;
+        }
         const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
         let subject: string;
         try {
-          subject = String((await jwtVerify(token, jwks, { issuer: this.issuer })).payload.sub);
+          if (this.revoked.has(token)) throw new Error('revoked');
+          const verified = await jwtVerify(token, jwks, {
+            issuer: this.issuer,
+            ...(this.options.audience ? { audience: this.url } : {}),
+          });
+          subject = String(verified.payload.sub);
           this.tokensSeen.add(token);
         } catch {
+          const scope = this.options.scopes?.length ? `, scope="${this.options.scopes.join(' ')}"` : '';
           res
-            .writeHead(401, {
-              'www-authenticate': `Bearer resource_metadata="${this.url}/.well-known/oauth-protected-resource"`,
-            })
+            .writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${this.metadataUrl}"${scope}` })
             .end('unauthorized');
           return;
         }

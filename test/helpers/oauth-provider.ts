@@ -5,7 +5,7 @@
  * the right API key. Every secret the provider hands out or receives is recorded, so tests can prove
  * none of them leaks.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
 
@@ -19,6 +19,11 @@ export class TestOAuthProvider {
   readonly secrets = new Set<string>();
   /** Token endpoint requests, by grant type. */
   readonly grants: string[] = [];
+  /** Clients registered dynamically (RFC 7591), and the client id of every token request. */
+  readonly registrations: { clientId: string; redirectUris: string[] }[] = [];
+  readonly tokenClients: string[] = [];
+  /** The `resource` indicator (RFC 8707) of every authorization request. */
+  readonly authorizeResources: (string | undefined)[] = [];
   /** Next token responses live this many seconds (default: the server's own, an hour). */
   expiresIn: number | undefined;
   private api: Server | undefined;
@@ -29,17 +34,30 @@ export class TestOAuthProvider {
     await this.server.issuer.keys.generate('RS256');
     await this.server.start(0, '127.0.0.1');
     this.issuer = this.server.issuer.url!;
-    this.server.service.on('beforeAuthorizeRedirect', (redirect: { url: URL }) => {
-      const code = redirect.url.searchParams.get('code');
-      if (code) this.secrets.add(code);
-    });
-    this.server.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => {
-      if (this.expiresIn !== undefined) token.payload.exp = Math.floor(Date.now() / 1000) + this.expiresIn;
-    });
+    this.server.service.on(
+      'beforeAuthorizeRedirect',
+      (redirect: { url: URL }, req: { query?: Record<string, unknown> }) => {
+        const code = redirect.url.searchParams.get('code');
+        if (code) this.secrets.add(code);
+        const resource = req.query?.resource;
+        this.authorizeResources.push(typeof resource === 'string' ? resource : undefined);
+      },
+    );
+    this.server.service.on(
+      'beforeTokenSigning',
+      (token: { payload: Record<string, unknown> }, req: { body?: Record<string, unknown> }) => {
+        if (this.expiresIn !== undefined) token.payload.exp = Math.floor(Date.now() / 1000) + this.expiresIn;
+        // RFC 8707: an access token asked for a resource is for that resource only (an ID token's audience
+        // stays the client).
+        const isIdToken = token.payload.aud !== undefined && token.payload.aud === req.body?.client_id;
+        if (typeof req.body?.resource === 'string' && !isIdToken) token.payload.aud = req.body.resource;
+      },
+    );
     this.server.service.on(
       'beforeResponse',
       (response: { body: Record<string, unknown> }, req: { body?: Record<string, unknown> }) => {
         this.grants.push(String(req.body?.grant_type));
+        if (typeof req.body?.client_id === 'string') this.tokenClients.push(req.body.client_id);
         for (const key of ['code', 'code_verifier', 'refresh_token', 'client_secret'])
           if (typeof req.body?.[key] === 'string') this.secrets.add(req.body[key] as string);
         for (const key of ['access_token', 'refresh_token', 'id_token'])
@@ -50,6 +68,7 @@ export class TestOAuthProvider {
     const jwks = createRemoteJWKSet(new URL(`${this.issuer}/jwks`));
     this.api = createServer((req, res) => {
       void (async () => {
+        if (req.url === '/register' && req.method === 'POST') return this.register(req, res);
         if (req.url?.startsWith('/weather')) {
           const ok = req.headers['x-api-key'] === API_KEY;
           return res.writeHead(ok ? 200 : 401).end(ok ? 'sunny, 21°C' : 'missing or wrong API key');
@@ -68,6 +87,33 @@ export class TestOAuthProvider {
     await new Promise<void>((resolve) => this.api!.listen(0, '127.0.0.1', resolve));
     this.apiUrl = `http://127.0.0.1:${(this.api.address() as { port: number }).port}`;
     return this;
+  }
+
+  /** Advertise dynamic client registration (RFC 7591) in the provider's metadata. */
+  offerRegistration(): void {
+    this.server.service.on(
+      'beforeWellKnownOpenIdConfiguration',
+      (response: { body: Record<string, unknown> }) => {
+        response.body.registration_endpoint = `${this.apiUrl}/register`;
+      },
+    );
+  }
+
+  private async register(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const body = JSON.parse(raw || '{}') as { redirect_uris?: string[]; token_endpoint_auth_method?: string };
+    if (!Array.isArray(body.redirect_uris) || !body.redirect_uris.length) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'invalid_redirect_uri' }));
+      return;
+    }
+    const clientId = `dyn-${this.registrations.length + 1}-${Math.random().toString(36).slice(2, 8)}`;
+    this.registrations.push({ clientId, redirectUris: body.redirect_uris });
+    res.writeHead(201, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ ...body, client_id: clientId, client_id_issued_at: Math.floor(Date.now() / 1000) }),
+    );
   }
 
   /** The next authorization request is refused by the "user" (access_denied), as a consent screen would. */

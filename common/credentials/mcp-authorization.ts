@@ -1,0 +1,126 @@
+/**
+ * MCP authorization discovery (the MCP spec's "Authorization" section), with the official SDK's helpers:
+ * the server's 401 challenge names its protected-resource metadata (RFC 9728; well-known locations as the
+ * fallback), which names the authorization server, whose metadata (RFC 8414 or OpenID discovery) gives
+ * the endpoints. Without a configured client id, a client is registered dynamically (RFC 7591) once and
+ * kept in the vault for every process. Tokens are requested for the server as the resource (RFC 8707).
+ */
+import {
+  discoverOAuthServerInfo,
+  extractWWWAuthenticateParams,
+  registerClient,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
+import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthProvider } from './providers';
+import type { RegisteredClient, Vault } from './vault';
+
+const PROBE_TIMEOUT_MS = 10_000;
+
+export interface McpAuthorization {
+  metadata: AuthorizationServerMetadata;
+  client: RegisteredClient;
+  /** The resource indicator to send with every authorization and token request. */
+  resource: string | undefined;
+  /** Scopes to ask for: configured, else the server's challenge, else its metadata's list. */
+  scopes: string[];
+}
+
+/** Why discovery failed, in words for the person and the operator; never a secret. */
+export class McpAuthorizationError extends Error {}
+
+/** What the server says when asked without a token: where its metadata is, and which scope it wants. */
+async function probeChallenge(serverUrl: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  const response = await fetch(serverUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+    signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+  });
+  await response.body?.cancel();
+  return response.status === 401 ? extractWWWAuthenticateParams(response) : {};
+}
+
+export async function discoverMcpAuthorization(
+  provider: OAuthProvider,
+  options: { redirectUri: string | undefined; vault: Vault },
+): Promise<McpAuthorization> {
+  const serverUrl = provider.mcpServerUrl!;
+  const challenge = await probeChallenge(serverUrl).catch((error: unknown) => {
+    throw new McpAuthorizationError(`the server cannot be reached (${(error as Error).message})`);
+  });
+  const info = await discoverOAuthServerInfo(serverUrl, {
+    ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+  }).catch((error: unknown) => {
+    throw new McpAuthorizationError(
+      `its authorization metadata cannot be read (${(error as Error).message})`,
+    );
+  });
+  const metadata = info.authorizationServerMetadata;
+  if (!metadata)
+    throw new McpAuthorizationError(
+      `no authorization server metadata was found at ${info.authorizationServerUrl}`,
+    );
+  // OAuth 2.1: no sign-in without PKCE S256, and the metadata must say the server supports it.
+  if (!metadata.code_challenge_methods_supported?.includes('S256'))
+    throw new McpAuthorizationError('its authorization server does not support PKCE (S256)');
+
+  const declared = info.resourceMetadata?.resource;
+  if (
+    declared !== undefined &&
+    !checkResourceAllowed({ requestedResource: serverUrl, configuredResource: declared })
+  )
+    throw new McpAuthorizationError(`its metadata is for another resource (${declared})`);
+
+  const scopes = provider.scopes.length
+    ? provider.scopes
+    : (challenge.scope?.split(' ').filter(Boolean) ?? info.resourceMetadata?.scopes_supported ?? []);
+  return {
+    metadata,
+    client: await clientFor(provider, metadata, scopes, options),
+    resource: declared,
+    scopes,
+  };
+}
+
+async function clientFor(
+  provider: OAuthProvider,
+  metadata: AuthorizationServerMetadata,
+  scopes: string[],
+  options: { redirectUri: string | undefined; vault: Vault },
+): Promise<RegisteredClient> {
+  if (provider.clientId)
+    return {
+      clientId: provider.clientId,
+      ...(provider.clientSecret ? { clientSecret: provider.clientSecret } : {}),
+    };
+  if (!options.redirectUri) throw new McpAuthorizationError('PUBLIC_URL is needed to register a client');
+  const issuer = metadata.issuer;
+  const kept = options.vault.registeredClient(provider.name, issuer, options.redirectUri);
+  if (kept) return kept;
+  if (!metadata.registration_endpoint)
+    throw new McpAuthorizationError(
+      `its authorization server does not register clients dynamically: register one there and set "oauth": {"clientId": …} for this server (secret in ${envHint(provider.name)})`,
+    );
+  const registered = await registerClient(issuer, {
+    metadata,
+    clientMetadata: {
+      client_name: 'Durable agent runtime',
+      redirect_uris: [options.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+    },
+  }).catch((error: unknown) => {
+    throw new McpAuthorizationError(
+      `client registration was refused (${(error as Error).message.slice(0, 200)})`,
+    );
+  });
+  return options.vault.saveRegisteredClient(provider.name, issuer, options.redirectUri, {
+    clientId: registered.client_id,
+    ...(registered.client_secret ? { clientSecret: registered.client_secret } : {}),
+  });
+}
+
+const envHint = (name: string) => `OAUTH_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_CLIENT_SECRET`;
