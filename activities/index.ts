@@ -79,7 +79,9 @@ export function createActivities(deps: ActivityDeps) {
         questionTimeoutMs: config.policy.questionTimeout,
         ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
         credentialTimeoutMs: config.policy.credentialTimeout,
-        ...(mcp.configured.length ? { mcpServers: mcp.configured } : {}),
+        ...(mcp.configured.length
+          ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
+          : {}),
       };
     },
 

@@ -81,6 +81,8 @@ export const policyFileSchema = z.strictObject({
       mcpServerSchema,
     )
     .default({}),
+  /** Sessions discover MCP tools again after this long (at most 2 minutes while a server is down). */
+  mcpRefreshAfter: durationSchema.default(15 * 60_000),
   /** Mission guardrails: runs per day, spacing, and failed runs in a row before a mission pauses itself. */
   missions: z
     .strictObject({

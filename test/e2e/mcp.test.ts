@@ -3,6 +3,7 @@
  * OAuth (official SDK), a real worker, gateway and Temporal server.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,9 @@ let remote: RemoteMcpServer;
 /** Signs in on its own: only its URL is configured (MCP authorization discovery + registration). */
 let discovered: RemoteMcpServer;
 let stack: Stack;
+/** Down when the sessions start, up later: sessions pick it up without a restart. */
+let laterPort = 0;
+let later: RemoteMcpServer | undefined;
 
 beforeAll(async () => {
   env = await startTestTemporal();
@@ -27,9 +31,14 @@ beforeAll(async () => {
   remote = await new RemoteMcpServer(provider.issuer).start();
   discovered = await new RemoteMcpServer(provider.issuer, { audience: true, scopes: ['notes.read'] }).start();
   provider.offerRegistration();
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  laterPort = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
   stack = await startStack({
     temporalAddress: env.address,
     policy: {
+      mcpRefreshAfter: '1s',
       providers: { acme: { type: 'oauth2', displayName: 'Acme', issuer: provider.issuer } },
       mcpServers: {
         notes: {
@@ -39,6 +48,7 @@ beforeAll(async () => {
         down: { url: 'http://127.0.0.1:9/mcp' },
         remote: { url: remote.url, auth: 'acme' },
         private: { url: discovered.url },
+        later: { url: `http://127.0.0.1:${laterPort}/mcp` },
       },
     },
     env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },
@@ -52,6 +62,7 @@ afterAll(async () => {
   await remote?.stop();
   console.log('T remote', Date.now() - t);
   await discovered?.stop();
+  await later?.stop();
   console.log('T disc', Date.now() - t);
   await provider?.stop();
   console.log('T prov', Date.now() - t);
@@ -183,6 +194,29 @@ describe('MCP tool servers', () => {
       expect(history).not.toContain(token);
       expect(logs).not.toContain(token);
     }
+  });
+
+  it('picks up a tool server that comes up after the session started, and says so', async () => {
+    const sessionId = 'mcp-later';
+    let before = await callTool(sessionId, 'current_time', {});
+    await resultAfter(sessionId, before);
+    const notices = async () =>
+      ((await stack.web.request('GET', `/sessions/${sessionId}`)).body as SessionView).notices.map(
+        (n) => n.text,
+      );
+    expect(await notices()).toContainEqual(expect.stringMatching(/"later" tool server is unavailable/));
+
+    later = await new RemoteMcpServer(provider.issuer, { open: true, port: laterPort }).start();
+    await new Promise((resolve) => setTimeout(resolve, 1_200)); // older than mcpRefreshAfter
+    before = await callTool(sessionId, 'later__whoami', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({
+      status: 'ok',
+      content: 'you are anonymous',
+    });
+    const told = await notices();
+    expect(told).toContainEqual(expect.stringMatching(/"later" tool server is back/));
+    // The outage was told once, however often the session looked again.
+    expect(told.filter((t) => /"later" tool server is unavailable/.test(t))).toHaveLength(1);
   });
 
   it('never runs a call twice when the worker is killed during it', async () => {

@@ -21,7 +21,13 @@ export class RemoteMcpServer {
 
   constructor(
     private readonly issuer: string,
-    private readonly options: { audience?: boolean; scopes?: string[] } = {},
+    private readonly options: {
+      audience?: boolean;
+      scopes?: string[];
+      /** No sign-in at all: every request is served, as "anonymous". */
+      open?: boolean;
+      port?: number;
+    } = {},
   ) {}
 
   get metadataUrl(): string {
@@ -44,22 +50,25 @@ export class RemoteMcpServer {
           return;
         }
         const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-        let subject: string;
-        try {
-          if (this.revoked.has(token)) throw new Error('revoked');
-          const verified = await jwtVerify(token, jwks, {
-            issuer: this.issuer,
-            ...(this.options.audience ? { audience: this.url } : {}),
-          });
-          subject = String(verified.payload.sub);
-          this.tokensSeen.add(token);
-        } catch {
-          const scope = this.options.scopes?.length ? `, scope="${this.options.scopes.join(' ')}"` : '';
-          res
-            .writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${this.metadataUrl}"${scope}` })
-            .end('unauthorized');
-          return;
-        }
+        let subject = 'anonymous';
+        if (!this.options.open)
+          try {
+            if (this.revoked.has(token)) throw new Error('revoked');
+            const verified = await jwtVerify(token, jwks, {
+              issuer: this.issuer,
+              ...(this.options.audience ? { audience: this.url } : {}),
+            });
+            subject = String(verified.payload.sub);
+            this.tokensSeen.add(token);
+          } catch {
+            const scope = this.options.scopes?.length ? `, scope="${this.options.scopes.join(' ')}"` : '';
+            res
+              .writeHead(401, {
+                'www-authenticate': `Bearer resource_metadata="${this.metadataUrl}"${scope}`,
+              })
+              .end('unauthorized');
+            return;
+          }
         const mcp = new McpServer({ name: 'remote', version: '1.0.0' });
         mcp.registerTool(
           'whoami',
@@ -77,7 +86,7 @@ export class RemoteMcpServer {
         await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
       })().catch(() => res.writeHead(500).end());
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(this.options.port ?? 0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/mcp`;
     return this;
   }

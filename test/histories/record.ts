@@ -21,7 +21,7 @@ import type { AppConfig } from '../../common/config';
 import { CredentialService } from '../../common/credentials/service';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { missionRecordsQuery } from '../../workflows/missions/contract';
-import { testConfig } from '../helpers/config';
+import { tempDir, testConfig } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -198,6 +198,22 @@ const credentialScenarios: Record<string, Scenario> = {
   },
 };
 
+/** Recorded with a stdio MCP server whose tool list is looked at again after a second. */
+const mcpScenarios: Record<string, Scenario> = {
+  'mcp-approved-refreshed': async (s) => {
+    await s.say('call notes__write_note {"name": "todo", "text": "recorded"}');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.idle();
+    await new Promise((resolve) => setTimeout(resolve, 1_200)); // the tool list is now stale
+    await s.say('call notes__read_note {"name": "todo"}');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+      'the second call',
+    );
+  },
+};
+
 async function record(
   env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
@@ -259,6 +275,20 @@ async function main(): Promise<void> {
     credentialScenarios,
     only,
     { OAUTH_ACME_CLIENT_ID: 'recording-client' },
+  );
+  await record(
+    env,
+    {
+      mcpRefreshAfter: '1s',
+      mcpServers: {
+        notes: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), tempDir('mcp-notes-')],
+        },
+      },
+    },
+    mcpScenarios,
+    only,
   );
   await env.teardown();
 }

@@ -12,4 +12,6 @@ export interface SessionSettings {
   credentialTimeoutMs?: number | 'never';
   /** Configured MCP servers (absent when none): the session discovers their tools. */
   mcpServers?: string[];
+  /** Discover MCP tools again after this long (sooner while a server is down). */
+  mcpRefreshAfterMs?: number | 'never';
 }

@@ -93,6 +93,10 @@ const { runTool } = wf.proxyActivities<Activities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
+/** How long a session trusts its list of MCP tools; while a server is down, it looks again sooner. */
+const MCP_DISCOVERY_TTL_MS = 15 * 60_000;
+const MCP_DOWN_RETRY_MS = 2 * 60_000;
+
 const { discoverMcpTools } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
@@ -130,6 +134,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   let settings: SessionSettings = { maxSteps: 12 };
   let continuingAsNew = false;
   let mcpTools: McpToolSpec[] | undefined;
+  /** When the MCP tools were last discovered, and which servers were down then. */
+  let mcpDiscoveredAt = 0;
+  let mcpDown = new Set<string>();
 
   const setStatus = (status: SessionStatus, waitingFor?: string): void => {
     state.status = status;
@@ -549,15 +556,30 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     return undefined;
   }
 
-  /** MCP tools are discovered once per run (and again after a tool server is connected). */
+  /**
+   * MCP tools are discovered once per run, again after a tool server is connected, and again when the list
+   * is older than the configured `mcpRefreshAfter` (sooner while a server is down), so a server that comes back or
+   * changes its tools is picked up. A server's outage is told once, and its return too.
+   */
   async function refreshMcpTools(userId: string): Promise<void> {
-    if (!settings.mcpServers?.length || mcpTools) return;
+    if (!settings.mcpServers?.length) return;
+    const age = Date.now() - mcpDiscoveredAt;
+    const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
+    const stale = ttl !== 'never' && age > (mcpDown.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
+    if (mcpTools && !(stale && wf.patched('mcp-discovery-ttl'))) return;
     const discovery = await discoverMcpTools({ userId });
     mcpTools = discovery.tools;
+    mcpDiscoveredAt = Date.now();
+    const down = new Set(discovery.errors.map((e) => e.server));
     for (const problem of discovery.errors)
-      state.notify(
-        `The "${problem.server}" tool server is unavailable (${problem.message}); its tools are left out, everything else works.`,
-      );
+      if (!mcpDown.has(problem.server))
+        state.notify(
+          `The "${problem.server}" tool server is unavailable (${problem.message}); its tools are left out, everything else works.`,
+        );
+    for (const server of mcpDown)
+      if (!down.has(server))
+        state.notify(`The "${server}" tool server is back; its tools are available again.`);
+    mcpDown = down;
   }
 
   function mcpTool(name: string): ToolDefinition | undefined {
