@@ -16,6 +16,7 @@ import { ToolRunLedger } from '../activities/tools/ledger';
 import { loadConfig, type AppConfig } from '../common/config';
 import { createLogger } from '../common/log';
 import { startGateway, type RunningGateway } from '../gateways/serve';
+import { workflowCode } from '../workers/workflow-code';
 import { decideSignal } from '../workflows/session/contract';
 import { freePort } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
@@ -55,7 +56,7 @@ function newWorker(
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue: QUEUE,
-    workflowsPath: require.resolve('../workflows'),
+    ...workflowCode(),
     activities: createActivities({ config, client: env.client, ledger }),
     // A bounded cache: parked sessions are evicted and replayed on demand, so memory stays flat.
     maxCachedWorkflows: 500,

@@ -147,9 +147,14 @@ const envSchema = z.object({
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
+  OTEL_SERVICE_NAME: optionalText,
 });
 
 export interface AppConfig {
+  /** OpenTelemetry tracing: on when an OTLP traces URL is configured. */
+  tracing: { tracesUrl: string | undefined; serviceName: string | undefined };
   port: number;
   host: string;
   dataDir: string;
@@ -257,6 +262,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: e.HOST,
     dataDir: path.resolve(e.DATA_DIR),
     publicUrl: e.PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    tracing: {
+      // As the OTLP specification says: a signal-specific URL is used as is, the base gets /v1/traces.
+      tracesUrl:
+        e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+        (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`),
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -6,6 +6,7 @@ import { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
 import { dataConverterFor } from '../common/temporal/codec';
 import { connectClient } from '../common/temporal/connect';
+import { startTracing } from '../common/telemetry';
 import { createGatewayApp } from './app';
 import { nodePlatforms } from './registry';
 
@@ -15,11 +16,13 @@ export interface RunningGateway {
 }
 
 export async function startGateway(config: AppConfig, address: string, log: Logger): Promise<RunningGateway> {
+  const tracing = startTracing(config.tracing, 'gateway');
   const client = await connectClient(
     address,
     config.temporal.namespace,
     dataConverterFor(config.codec.payloadKey),
     config.temporal,
+    tracing?.client,
   );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
@@ -54,6 +57,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await client.connection.close();
       credentialService?.close();
+      await tracing?.shutdown().catch(() => {});
     },
   };
 }

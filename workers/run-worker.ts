@@ -10,6 +10,8 @@ import type { Logger } from '../common/log';
 import { connectClient, connectWorker } from '../common/temporal/connect';
 import { registerSearchAttributes } from '../common/temporal/search-attributes';
 import { dataConverterFor } from '../common/temporal/codec';
+import { startTracing } from '../common/telemetry';
+import { workflowCode } from './workflow-code';
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
@@ -19,7 +21,14 @@ export interface RunningWorker {
 
 export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
   const dataConverter = dataConverterFor(config.codec.payloadKey);
-  const client = await connectClient(address, config.temporal.namespace, dataConverter, config.temporal);
+  const tracing = startTracing(config.tracing, 'worker');
+  const client = await connectClient(
+    address,
+    config.temporal.namespace,
+    dataConverter,
+    config.temporal,
+    tracing?.client,
+  );
   try {
     await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
       log.info(m),
@@ -43,9 +52,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     taskQueue: config.temporal.taskQueue,
     ...(dataConverter ? { dataConverter } : {}),
     activities: createActivities({ config, client, ledger, mcp, credentials: openCredentials }),
-    ...(config.workflowBundlePath
-      ? { workflowBundle: { codePath: config.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowCode(config.workflowBundlePath, tracing),
     // Workers shut down within this window; in-flight activities are then retried elsewhere.
     shutdownGraceTime: '5s',
   });
@@ -61,6 +68,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     ledger.close();
     await connection.close();
     await client.connection.close();
+    await tracing?.shutdown().catch(() => {});
   });
   return {
     done,

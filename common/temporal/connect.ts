@@ -1,6 +1,6 @@
 /** Connecting to Temporal with an error that says what to do when the server cannot be reached. */
 import { readFileSync } from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentError, ErrorCode } from '../errors';
@@ -35,6 +35,7 @@ export async function connectClient(
   namespace: string,
   dataConverter?: DataConverter,
   auth?: ServerAuth,
+  interceptors?: ClientInterceptors,
 ): Promise<Client> {
   try {
     const connection = await Connection.connect({
@@ -42,7 +43,12 @@ export async function connectClient(
       connectTimeout: '10s',
       ...connectionSecurity(auth),
     });
-    return new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
+    return new Client({
+      connection,
+      namespace,
+      ...(interceptors ? { interceptors } : {}),
+      ...(dataConverter ? { dataConverter } : {}),
+    });
   } catch (cause) {
     throw unreachable(address, cause);
   }

@@ -2,7 +2,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflows } from '../../workers/workflow-code';
 import type { TestProject } from 'vitest/node';
 import { formatSummary, SUMMARY_FILE, type ChaosOutcome } from '../chaos/summary';
 
@@ -14,9 +14,7 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => void> {
   rmSync(SUMMARY_FILE, { force: true });
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.resolve(__dirname, '../../workflows/index.ts'),
-  });
+  const code = await bundleWorkflows();
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'agent-bundle-')), 'workflows.js');
   writeFileSync(file, code);
   project.provide('workflowBundlePath', file);

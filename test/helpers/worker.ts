@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import { ToolRunLedger } from '../../activities/tools/ledger';
 import type { AppConfig } from '../../common/config';
+import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from './config';
 
 export async function createTestWorker(
@@ -18,7 +19,7 @@ export async function createTestWorker(
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
+    ...workflowCode(inject('workflowBundlePath')),
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,

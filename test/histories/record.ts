@@ -21,6 +21,7 @@ import type { AppConfig } from '../../common/config';
 import { CredentialService } from '../../common/credentials/service';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { missionRecordsQuery } from '../../workflows/missions/contract';
+import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -227,7 +228,7 @@ async function record(
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
+    ...workflowCode(),
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,

@@ -5,6 +5,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { workflowCode } from '../../workers/workflow-code';
 
 const DIR = path.resolve(__dirname, '../histories');
 const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
@@ -16,10 +17,6 @@ describe('recorded workflow histories', () => {
 
   it.each(files)('replays %s without non-determinism', async (file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(path.join(DIR, file), 'utf8')));
-    await Worker.runReplayHistory(
-      { workflowBundle: { codePath: inject('workflowBundlePath') } },
-      history,
-      file,
-    );
+    await Worker.runReplayHistory(workflowCode(inject('workflowBundlePath')), history, file);
   });
 });
