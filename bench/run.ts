@@ -4,9 +4,9 @@
  * runtime's, not a model's). Prints a table, writes bench/results/<time>.json and latest.json, and draws
  * bench/results/latest.png. Never fails on time.
  *
- * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_LONG_TURNS (500) size the runs.
+ * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500) size the runs.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,9 +16,9 @@ import { ToolRunLedger } from '../activities/tools/ledger';
 import { loadConfig, type AppConfig } from '../common/config';
 import { createLogger } from '../common/log';
 import { startGateway, type RunningGateway } from '../gateways/serve';
-import { workflowCode } from '../workers/workflow-code';
+import { bundleWorkflows, workflowCode } from '../workers/workflow-code';
 import { decideSignal } from '../workflows/session/contract';
-import { freePort } from '../test/helpers/processes';
+import { freePort, ManagedProcess } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
 import { drawChart } from './chart';
@@ -30,6 +30,15 @@ const PARKED = (process.env.BENCH_PARKED ?? '1000,10000')
   .filter((n) => n > 0);
 const LONG_TURNS = Number(process.env.BENCH_LONG_TURNS ?? 500);
 const QUEUE = 'bench';
+/** The worker's workflow cache in the parked-sessions run (WORKER_MAX_CACHED_WORKFLOWS). */
+const CACHED = Number(process.env.BENCH_CACHED ?? 500);
+
+/** A process's resident memory now and at its peak, from /proc (Linux). */
+function processMemory(pid: number): { rssMiB: number; peakRssMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssMiB: Math.round(kib('VmRSS') / 1024), peakRssMiB: Math.round(kib('VmHWM') / 1024) };
+}
 
 export interface Stat {
   n: number;
@@ -216,53 +225,61 @@ async function main(): Promise<void> {
     `${`new worker -> answer: 10-turn / ${LONG_TURNS}-turn session`.padEnd(52)} ${resume['10']} ms / ${resume[String(LONG_TURNS)]} ms (${results.resumeLongOverShortRatio}x, target <= 2x)`,
   );
 
-  // 5. Parked sessions: N sessions each waiting on a gate; worker memory, then resolve them all.
+  // 5. Parked sessions: N sessions each waiting on a gate, served by a real worker process (as `npm run
+  // worker` runs it, with a bounded cache of CACHED workflows); its RSS once all are parked, then the time to
+  // resolve them all. A fresh worker per N, so the figures compare.
+  const bundlePath = path.join(dataDir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, await bundleWorkflows());
   const parked: {
     sessions: number;
+    cachedWorkflows: number;
     rssMiB: number;
-    heapMiB: number;
+    peakRssMiB: number;
     parkSeconds: number;
     resolveSeconds: number;
     resumesPerSecond: number;
   }[] = [];
   for (const count of PARKED) {
-    worker = await newWorker(env, config, ledger);
+    const workerProcess = new ManagedProcess('worker', 'workers/main.ts', {
+      DATA_DIR: dataDir,
+      AGENT_CONFIG: policyFile,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_TASK_QUEUE: QUEUE,
+      WORKFLOW_BUNDLE_PATH: bundlePath,
+      WORKER_MAX_CACHED_WORKFLOWS: String(CACHED),
+      LOG_LEVEL: 'info',
+    });
+    await workerProcess.start((output) => output.includes('"worker started"'));
     const sessions = Array.from({ length: count }, () => new TestSession(env.client, QUEUE));
-    let parkSeconds = 0;
-    let resolveSeconds = 0;
-    let rssMiB = 0;
-    let heapMiB = 0;
     const waiting = `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
     const baseline = (await env.client.workflow.count(waiting)).count;
-    await worker.runUntil(async () => {
-      let start = performance.now();
-      await inBatches(sessions, 50, (s) => s.say('run `true`'));
-      await untilCount(env, waiting, baseline + count);
-      parkSeconds = (performance.now() - start) / 1000;
-      globalThis.gc?.();
-      const memory = process.memoryUsage();
-      rssMiB = Math.round(memory.rss / 2 ** 20);
-      heapMiB = Math.round(memory.heapUsed / 2 ** 20);
-      start = performance.now();
-      await inBatches(sessions, 50, async (s) => {
-        const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
-        for (const gate of gates as { id: string }[])
-          await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
-      });
-      await untilCount(env, waiting, baseline);
-      resolveSeconds = (performance.now() - start) / 1000;
+    let start = performance.now();
+    await inBatches(sessions, 50, (s) => s.say('run `true`'));
+    await untilCount(env, waiting, baseline + count);
+    const parkSeconds = (performance.now() - start) / 1000;
+    const memory = processMemory(workerProcess.pid!);
+    start = performance.now();
+    await inBatches(sessions, 50, async (s) => {
+      const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
+      for (const gate of gates as { id: string }[])
+        await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
     });
+    await untilCount(env, waiting, baseline);
+    const resolveSeconds = (performance.now() - start) / 1000;
+    const peak = processMemory(workerProcess.pid!).peakRssMiB;
+    await workerProcess.kill('SIGTERM');
     const entry = {
       sessions: count,
-      rssMiB,
-      heapMiB,
+      cachedWorkflows: CACHED,
+      rssMiB: memory.rssMiB,
+      peakRssMiB: peak,
       parkSeconds: Number(parkSeconds.toFixed(1)),
       resolveSeconds: Number(resolveSeconds.toFixed(1)),
       resumesPerSecond: Number((count / resolveSeconds).toFixed(0)),
     };
     parked.push(entry);
     note(
-      `${`${count} parked sessions`.padEnd(52)} worker process RSS ${rssMiB} MiB (heap ${heapMiB}), parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
+      `${`${count} parked sessions (cache ${CACHED})`.padEnd(52)} worker RSS ${entry.rssMiB} MiB parked, peak ${peak} MiB; parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
     );
   }
   results.parked = parked;

@@ -146,6 +146,8 @@ const envSchema = z.object({
   VAULT_PATH: optionalText,
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
+  /** Workflows a worker keeps in memory; more are evicted and replayed from history when they wake. */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
@@ -214,6 +216,8 @@ export interface AppConfig {
   /** Payload encryption (PAYLOAD_KEY) and the gateway's codec endpoint for the Temporal UI. */
   codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
   workflowBundlePath: string | undefined;
+  /** Bounded workflow cache of a worker (unset: the SDK's default, sized from the heap limit). */
+  maxCachedWorkflows: number | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
 }
@@ -337,6 +341,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .filter(Boolean),
     },
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     logLevel: e.LOG_LEVEL,
     policy,
   };

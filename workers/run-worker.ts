@@ -53,6 +53,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     ...(dataConverter ? { dataConverter } : {}),
     activities: createActivities({ config, client, ledger, mcp, credentials: openCredentials }),
     ...workflowCode(config.workflowBundlePath, tracing),
+    ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
     // Workers shut down within this window; in-flight activities are then retried elsewhere.
     shutdownGraceTime: '5s',
   });
