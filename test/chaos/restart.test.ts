@@ -11,6 +11,7 @@ import { freePort } from '../helpers/processes';
 import { tempDir } from '../helpers/config';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { scenario } from './summary';
 
 let env: TestWorkflowEnvironment | undefined;
 let stack: Stack | undefined;
@@ -30,11 +31,15 @@ function runs(sessionId: string): number {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
 }
 
-async function expectAnsweredOnce(sessionId: string): Promise<void> {
+/** The conversation finished, its one tool call has its result, and the tool ran exactly once. */
+async function expectAnsweredOnce(sessionId: string): Promise<{ passed: number; lost: number }> {
   const view = await stack!.web.answered(sessionId);
-  const result = view.transcript.find((m) => m.role === 'tool');
-  expect(result).toMatchObject({ status: 'ok', content: expect.stringContaining('restart-ok') });
+  const results = view.transcript.filter((m) => m.role === 'tool');
+  expect(results).toEqual([
+    expect.objectContaining({ status: 'ok', content: expect.stringContaining('restart-ok') }),
+  ]);
   expect(runs(sessionId)).toBe(1);
+  return { passed: 1, lost: 1 - results.length };
 }
 
 describe('restart safety', () => {
@@ -88,9 +93,11 @@ describe('restart safety', () => {
     await stack.web.say('gateway-restart', COMMAND);
     const gate = await stack.web.pendingGate('gateway-restart');
 
-    await stack.restartGateway();
-    expect((await stack.web.decide('gateway-restart', gate.id, 'approve')).status).toBe(202);
-    await expectAnsweredOnce('gateway-restart');
+    await scenario('gateway restarted between prompt and click', 1, async () => {
+      await stack!.restartGateway();
+      expect((await stack!.web.decide('gateway-restart', gate.id, 'approve')).status).toBe(202);
+      return await expectAnsweredOnce('gateway-restart');
+    });
   });
 
   it('resolves a gate after the Temporal dev server restarts on the same database file', async () => {
@@ -102,17 +109,21 @@ describe('restart safety', () => {
     await stack.web.say('server-restart', COMMAND);
     const gate = await stack.web.pendingGate('server-restart');
 
-    await env.teardown();
-    env = await startTestTemporal({ dbFilename, port });
-    // The worker and gateway processes keep running and reconnect on their own.
-    const click = await (async () => {
-      for (let attempt = 0; ; attempt++) {
-        const response = await stack!.web.decide('server-restart', gate.id, 'approve').catch(() => undefined);
-        if (response?.status === 202 || attempt > 50) return response;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    })();
-    expect(click?.status).toBe(202);
-    await expectAnsweredOnce('server-restart');
+    await scenario('Temporal server restarted (same DB) mid-wait', 1, async () => {
+      await env!.teardown();
+      env = await startTestTemporal({ dbFilename, port });
+      // The worker and gateway processes keep running and reconnect on their own.
+      const click = await (async () => {
+        for (let attempt = 0; ; attempt++) {
+          const response = await stack!.web
+            .decide('server-restart', gate.id, 'approve')
+            .catch(() => undefined);
+          if (response?.status === 202 || attempt > 50) return response;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })();
+      expect(click?.status).toBe(202);
+      return await expectAnsweredOnce('server-restart');
+    });
   });
 });
