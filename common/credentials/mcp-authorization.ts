@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { OAuthProvider } from './providers';
+import { envName, type OAuthProvider } from './providers';
 import type { RegisteredClient, Vault } from './vault';
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -100,7 +100,7 @@ async function clientFor(
   if (kept) return kept;
   if (!metadata.registration_endpoint)
     throw new McpAuthorizationError(
-      `its authorization server does not register clients dynamically: register one there and set "oauth": {"clientId": …} for this server (secret in ${envHint(provider.name)})`,
+      `its authorization server does not register clients dynamically: register one there and set "oauth": {"clientId": …} for this server (secret in ${envName(provider.name, 'CLIENT_SECRET')})`,
     );
   const registered = await registerClient(issuer, {
     metadata,
@@ -122,5 +122,3 @@ async function clientFor(
     ...(registered.client_secret ? { clientSecret: registered.client_secret } : {}),
   });
 }
-
-const envHint = (name: string) => `OAUTH_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_CLIENT_SECRET`;

@@ -113,7 +113,8 @@ export interface ApiKeyProvider {
 
 export type Provider = OAuthProvider | ApiKeyProvider;
 
-const envName = (name: string, suffix: string) =>
+/** The environment variable holding a provider's client id or secret: `OAUTH_<NAME>_<SUFFIX>`. */
+export const envName = (name: string, suffix: 'CLIENT_ID' | 'CLIENT_SECRET') =>
   `OAUTH_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_${suffix}`;
 const title = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
