@@ -30,8 +30,8 @@ type Connected = { client: Client; tools: McpToolSpec[] };
 /** The server refused the request for want of a (valid) token. */
 class SignInRequired extends Error {}
 
-const isUnauthorized = (error: unknown) =>
-  error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403);
+/** 401 only: a 403 is a refusal of a valid token (missing permission), and signing in again would not help. */
+const isUnauthorized = (error: unknown) => error instanceof StreamableHTTPError && error.code === 401;
 
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connected>>();
