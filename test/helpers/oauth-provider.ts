@@ -5,6 +5,7 @@
  * the right API key. Every secret the provider hands out or receives is recorded, so tests can prove
  * none of them leaks.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
@@ -47,6 +48,9 @@ export class TestOAuthProvider {
       'beforeTokenSigning',
       (token: { payload: Record<string, unknown> }, req: { body?: Record<string, unknown> }) => {
         if (this.expiresIn !== undefined) token.payload.exp = Math.floor(Date.now() / 1000) + this.expiresIn;
+        // A unique id per token, as real providers give: without it, two sign-ins within one second get the
+        // very same signed JWT, and a token revoked before the second sign-in would come back from it.
+        token.payload.jti = randomUUID();
         // RFC 8707: an access token asked for a resource is for that resource only (an ID token's audience
         // stays the client).
         const isIdToken = token.payload.aud !== undefined && token.payload.aud === req.body?.client_id;
