@@ -9,6 +9,8 @@ import { personalConnect } from '../oauth/links';
 import type { GatewayDeps, NodePlatform } from '../platform';
 import { discordConnection } from './connection';
 import { discordInteractionsApp, SIGNAL_BUDGET_MS } from './interactions';
+import { LateFeedback } from './late-feedback';
+import { discordRest } from './rest';
 
 export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefined {
   const discord = deps.config.discord;
@@ -19,11 +21,17 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
     );
   }
   const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'discord', SIGNAL_BUDGET_MS);
+  const lateFeedback = new LateFeedback({
+    rest: discordRest({ botToken: discord.botToken, apiUrl: discord.apiUrl }),
+    sessions,
+    log: deps.log,
+  });
   const app = discordInteractionsApp({
     publicKey: discord.publicKey,
     sessions,
     log: deps.log,
     connect: personalConnect(deps),
+    lateFeedback,
   });
   const connection = discord.gateway
     ? discordConnection({ botToken: discord.botToken, apiUrl: discord.apiUrl, sessions, log: deps.log })
@@ -31,11 +39,10 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
   return {
     prefix: '/discord/',
     listener: getRequestListener(app.fetch),
-    ...(connection
-      ? {
-          start: () => connection.start(),
-          stop: () => connection.stop(),
-        }
-      : {}),
+    ...(connection ? { start: () => connection.start() } : {}),
+    stop: async () => {
+      lateFeedback.stop();
+      await connection?.stop();
+    },
   };
 }

@@ -19,6 +19,7 @@ import type { Logger } from '../../common/log';
 import type { ChatSessions } from '../chat-sessions';
 import type { AnswerDraft, Decision, Gate } from '../../workflows/session/contract';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
+import type { LateFeedback } from './late-feedback';
 import { answerModal, connectLinkReply, denyModal, editModal } from './render';
 
 /** Discord's own limit is 3 s; the signal and the wait for a verdict share this budget. */
@@ -37,6 +38,12 @@ const interactionSchema = z.object({
   id: snowflake,
   type: z.number().int(),
   token: z.string().min(1).max(500).optional(),
+  // Only for follow-ups; an odd one must not cost the interaction itself.
+  application_id: z
+    .string()
+    .regex(/^\d{1,20}$/)
+    .optional()
+    .catch(undefined),
   channel_id: snowflake.optional(),
   member: z.object({ user: userSchema }).optional(),
   user: userSchema.optional(),
@@ -66,6 +73,8 @@ const ephemeral = (content: string): APIInteractionResponse => ({
 const deferUpdate: APIInteractionResponse = { type: InteractionResponseType.DeferredMessageUpdate };
 const UNREACHABLE =
   'Your click could not be recorded right now (the conversation is unreachable). Nothing changed; please try again.';
+const RECORDED_UNJUDGED =
+  'Your click is recorded. The agent is not answering right now (restarting, or busy); it will act on it as soon as it can, and tell you here if it cannot take it.';
 const NOT_ANSWERING =
   'This is no longer open, or the agent is not answering right now; try again in a moment.';
 
@@ -89,6 +98,8 @@ export function discordInteractionsApp(options: {
   log: Logger;
   /** The clicker's personal sign-in link for a provider, or undefined when it is not configured here. */
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined;
+  /** Tells a clicker later, privately, when the verdict on their click came after the interaction's reply. */
+  lateFeedback?: LateFeedback;
 }): Hono {
   const { publicKey, sessions, log } = options;
   const app = new Hono();
@@ -190,11 +201,11 @@ export function discordInteractionsApp(options: {
     const gateId = custom.gateId;
     switch (custom.action) {
       case 'approve':
-        return await decide(workflowId, { gateId, choice: 'approve', userId });
+        return await decide(interaction, workflowId, { gateId, choice: 'approve', userId });
       case 'alwaysHere':
-        return await decide(workflowId, { gateId, choice: 'always', scope: 'session', userId });
+        return await decide(interaction, workflowId, { gateId, choice: 'always', scope: 'session', userId });
       case 'alwaysEverywhere':
-        return await decide(workflowId, { gateId, choice: 'always', scope: 'user', userId });
+        return await decide(interaction, workflowId, { gateId, choice: 'always', scope: 'user', userId });
       case 'deny':
         return { type: InteractionResponseType.Modal, data: denyModal(custom.channelId, gateId) };
       case 'edit': {
@@ -208,13 +219,13 @@ export function discordInteractionsApp(options: {
         return { type: InteractionResponseType.Modal, data: answerModal(custom.channelId, gate) };
       }
       case 'select':
-        return await draft(workflowId, {
+        return await draft(interaction, workflowId, {
           gateId,
           userId,
           picks: [{ index: custom.question!, selected: interaction.data?.values ?? [] }],
         });
       case 'submit':
-        return await draft(workflowId, { gateId, userId, submit: true });
+        return await draft(interaction, workflowId, { gateId, userId, submit: true });
       case 'connect': {
         const link = options.connect(userId, custom.provider!);
         if (!link) return ephemeral(`No provider "${custom.provider}" is configured on this gateway.`);
@@ -235,7 +246,7 @@ export function discordInteractionsApp(options: {
     switch (custom.action) {
       case 'denyModal': {
         const reason = values.get('reason')?.trim().slice(0, 2_000);
-        return await decide(workflowId, {
+        return await decide(interaction, workflowId, {
           gateId: custom.gateId,
           choice: 'deny',
           userId,
@@ -249,14 +260,14 @@ export function discordInteractionsApp(options: {
           return ephemeral(
             `Those arguments are not a JSON object (e.g. {"command": "ls"}); nothing was approved. What you entered:\n\`\`\`${text.slice(0, 1_700)}\`\`\``,
           );
-        return await decide(workflowId, { gateId: custom.gateId, choice: 'edit', args, userId });
+        return await decide(interaction, workflowId, { gateId: custom.gateId, choice: 'edit', args, userId });
       }
       case 'answerModal': {
         const texts = [...values]
           .filter(([key, value]) => /^[0-4]$/.test(key) && value.trim())
           .map(([key, value]) => ({ index: Number(key), text: value.trim().slice(0, 2_000) }));
         if (!texts.length) return ephemeral('No answer was entered; the question is still open.');
-        return await draft(workflowId, { gateId: custom.gateId, userId, texts });
+        return await draft(interaction, workflowId, { gateId: custom.gateId, userId, texts });
       }
       default:
         return ephemeral('That form is not one of ours or is malformed; nothing was done.');
@@ -268,14 +279,22 @@ export function discordInteractionsApp(options: {
     return gate?.status === 'pending' ? gate : undefined;
   }
 
-  async function decide(workflowId: string, decision: Decision): Promise<APIInteractionResponse> {
-    return await signalThenReport(workflowId, decision.gateId, decision.userId, () =>
+  async function decide(
+    interaction: Interaction,
+    workflowId: string,
+    decision: Decision,
+  ): Promise<APIInteractionResponse> {
+    return await signalThenReport(interaction, workflowId, decision.gateId, decision.userId, () =>
       sessions.decide(workflowId, decision),
     );
   }
 
-  async function draft(workflowId: string, value: AnswerDraft): Promise<APIInteractionResponse> {
-    return await signalThenReport(workflowId, value.gateId, value.userId, () =>
+  async function draft(
+    interaction: Interaction,
+    workflowId: string,
+    value: AnswerDraft,
+  ): Promise<APIInteractionResponse> {
+    return await signalThenReport(interaction, workflowId, value.gateId, value.userId, () =>
       sessions.answerDraft(workflowId, value),
     );
   }
@@ -283,9 +302,11 @@ export function discordInteractionsApp(options: {
   /**
    * Signals, then waits briefly for the workflow's verdict: a refusal (not allowed, already decided,
    * invalid answer) is shown to the clicker only; an accepted click is acknowledged and the workflow
-   * edits the prompt for everyone. With no worker running, the click is acknowledged and waits durably.
+   * edits the prompt for everyone. With no worker running, the click is recorded durably, the clicker is
+   * told so, and a refusal that comes later reaches them as an ephemeral follow-up.
    */
   async function signalThenReport(
+    interaction: Interaction,
     workflowId: string,
     gateId: string,
     userId: string,
@@ -319,7 +340,17 @@ export function discordInteractionsApp(options: {
       }
       await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
     }
-    return deferUpdate;
+    const { lateFeedback } = options;
+    if (!lateFeedback || !interaction.token || !interaction.application_id) return deferUpdate;
+    lateFeedback.watch({
+      applicationId: interaction.application_id,
+      token: interaction.token,
+      workflowId,
+      gateId,
+      userId,
+      since,
+    });
+    return ephemeral(RECORDED_UNJUDGED);
   }
 
   return app;

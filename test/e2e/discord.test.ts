@@ -317,12 +317,20 @@ describe('Discord', () => {
     expect(empty.json.data?.content).toMatch(/Nothing is waiting/);
   });
 
-  it('acknowledges a click while no worker runs, then runs the tool exactly once after a restart', async () => {
+  it('records clicks while no worker runs, runs the tool exactly once after a restart, and tells a refused clicker privately later', async () => {
     const { channelId, message } = await prompted('run `echo ran >> count.txt`');
     await stack.worker.kill('SIGKILL');
-    const clicked = await requests.click(channelId, REQUESTER, control(message, 'Approve'));
-    expect(clicked.status).toBe(200);
-    expect(clicked.json).toEqual({ type: 6 });
+    const strangerToken = `token-${snowflake()}`;
+    const approve = control(message, 'Approve');
+    const refused = await requests.click(channelId, STRANGER, approve, { token: strangerToken });
+    const clicked = await requests.click(channelId, REQUESTER, approve);
+    for (const response of [refused, clicked]) {
+      expect(response.status).toBe(200);
+      expect(response.json).toMatchObject({
+        type: 4,
+        data: { flags: 64, content: expect.stringMatching(/click is recorded/) },
+      });
+    }
     await stack.restartWorker();
     await until(
       'the prompt edited',
@@ -331,6 +339,17 @@ describe('Discord', () => {
     await until('the run finished', async () => (await state(channelId)).status === 'idle' || undefined);
     const file = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowIdOf(channelId)), 'count.txt');
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
+    // The stranger's click was judged after the reply: they hear why, ephemerally, on their interaction.
+    const followUp = await until('the follow-up to the stranger', () =>
+      discord.followUps.find((f) => f.token === strangerToken),
+    );
+    expect(followUp.body).toMatchObject({ flags: 64, content: expect.stringMatching(/may not decide/) });
+    // Nobody else is told anything privately: the edited prompt speaks for the accepted click.
+    expect(discord.followUps.filter((f) => f.token !== strangerToken)).toEqual([]);
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(workflowIdOf(channelId)).fetchHistory(),
+    );
+    expect(history).not.toContain(strangerToken);
   });
 
   it('offers Connect for a missing credential, gives each clicker a private link of their own, and resumes', async () => {

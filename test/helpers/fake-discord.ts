@@ -1,6 +1,7 @@
 /**
  * A local server speaking the Discord REST API (v10) for what the agent uses: channel messages, their
- * edits, reactions and command registration. The real @discordjs/rest client runs against it (through
+ * edits, reactions, command registration, and follow-ups on an interaction's webhook (which authenticate
+ * with the interaction token in the path, not the bot token). The real @discordjs/rest client runs against it (through
  * DISCORD_API_URL). It can answer 429 with retry-after, as Discord does. Records every call.
  *
  * It also speaks enough of the Gateway protocol (v10, JSON, uncompressed) for a discord.js client to log
@@ -32,6 +33,8 @@ export interface DiscordMessage {
 export class FakeDiscord {
   readonly calls: DiscordCall[] = [];
   readonly messages = new Map<string, DiscordMessage>();
+  /** Follow-up messages sent on interaction webhooks (`POST /webhooks/<application>/<interaction token>`). */
+  readonly followUps: { applicationId: string; token: string; body: Record<string, unknown> }[] = [];
   /** The next N message posts are refused with 429 and a retry-after, like Discord's rate limiter. */
   rateLimitPosts = 0;
   private server: Server | undefined;
@@ -51,6 +54,16 @@ export class FakeDiscord {
         this.calls.push({ method: req.method ?? '', path, body, authorization: req.headers.authorization });
         const json = (status: number, data: unknown, headers: Record<string, string> = {}) =>
           res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(data));
+        const followUp = /^\/webhooks\/(\d+)\/([^/]+)$/.exec(path);
+        if (followUp && req.method === 'POST') {
+          if (req.headers.authorization) return json(400, { message: 'webhooks take no bot token', code: 0 });
+          this.followUps.push({
+            applicationId: followUp[1]!,
+            token: decodeURIComponent(followUp[2]!),
+            body: body as Record<string, unknown>,
+          });
+          return json(200, { id: String(1_400_000_000_000_000_000n + this.nextId++), ...(body as object) });
+        }
         if (req.headers.authorization !== 'Bot discord-bot-token-for-tests')
           return json(401, { message: '401: Unauthorized', code: 0 });
         const post = /^\/channels\/(\d+)\/messages$/.exec(path);

@@ -183,6 +183,26 @@ const credentialScenarios: Record<string, Scenario> = {
       directory: MISSION_DIRECTORY_ID,
     };
   },
+  'mission-refused-click': async (s) => {
+    await s.say('call mission_create {"name": "weekly", "goal": "run `echo weekly`", "cadence": "manual"}');
+    await s.idle();
+    await s.say('call mission_fire "weekly"');
+    const shown = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+      'the run gate',
+    );
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    await s.decide({ gateId: gate.id, choice: 'approve', userId: 'mallory' });
+    await s.waitFor((v) => v.notices.some((n) => n.to === 'mallory'), "the run's refusal told here");
+    await s.decide({ gateId: gate.id, choice: 'approve' });
+    await s.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**weekly** (run 1)')),
+      'the run result',
+    );
+    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const record = records.find((r) => r.name === 'weekly');
+    return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
+  },
   'credential-connected': async (s, _next, config) => {
     await s.say('fetch http://127.0.0.1:9/files with acme');
     await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');

@@ -159,6 +159,16 @@ describe('missions', () => {
     await until('skipped fires', async () => (await view(id)).skipped.length >= 2);
     expect((await view(id)).runs).toHaveLength(1);
     const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    // Someone else's click is refused by the run, and they are told here, where they clicked.
+    await s.decide({ gateId: gate.id, choice: 'approve', userId: 'mallory' });
+    const refused = await s.waitFor(
+      (v) => v.notices.some((n) => n.to === 'mallory'),
+      "the run's refusal, told to mallory here",
+    );
+    expect(refused.notices.find((n) => n.to === 'mallory')!.text).toMatch(
+      /^cleanup: You may not decide on this shell_execute call: only @alice may/,
+    );
+    expect(refused.gates.find((g) => g.id === gate.id)!.status).toBe('pending');
     await s.decide({ gateId: gate.id, choice: 'approve' });
     await s.waitFor(
       (v) => notes(v).some((n) => n.includes('**cleanup** (run 1)') && n.includes('cleaned')),

@@ -99,6 +99,9 @@ export const updateMissionSignal =
 /** From a run (child session): a gate opened or was decided. */
 export const runGateSignal =
   defineSignal<[{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string }]>('runGate');
+/** From a run: feedback for one person (a refused click), relayed to the conversation they clicked in. */
+export const runNoticeSignal =
+  defineSignal<[{ runWorkflowId: string; text: string; to: string }]>('runNotice');
 export const missionViewQuery = defineQuery<MissionView>('mission');
 
 /** A run's result, returned by the child session workflow. */

@@ -24,6 +24,7 @@ import {
   pauseSignal,
   resumeSignal,
   runGateSignal,
+  runNoticeSignal,
   updateMissionSignal,
   type FireRequest,
   type MissionInput,
@@ -175,6 +176,12 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       .getExternalWorkflowHandle(running.workflowId)
       .cancel()
       .catch(() => {});
+  });
+
+  // A run refused someone's click on its gate: they clicked in the conversation this mission reports to.
+  wf.setHandler(runNoticeSignal, ({ runWorkflowId, text, to }) => {
+    if (!runWorkflowId.startsWith(`mission-run:${missionId}:`)) return;
+    void notify({ notice: { text, to }, runWorkflowId });
   });
 
   const runsInLastDay = () => runs.filter((r) => r.startedAt > Date.now() - 24 * 3_600_000).length;

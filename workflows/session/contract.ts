@@ -263,6 +263,8 @@ export interface MissionEvent {
   resolved?: boolean;
   outcome?: string;
   runWorkflowId?: string;
+  /** Feedback from a run for one person here (a click on the run's gate it refused). */
+  notice?: { text: string; to: string };
 }
 export const missionEventSignal = defineSignal<[MissionEvent]>('missionEvent');
 

@@ -69,7 +69,7 @@ import {
   resultWithoutRun,
 } from './gates';
 import type { OutboundEvent } from './outbound';
-import { runGateSignal, type RunResult } from '../missions/contract';
+import { runGateSignal, runNoticeSignal, type RunResult } from '../missions/contract';
 import { repairTranscript } from './repair';
 import { SessionState } from './state';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
@@ -180,7 +180,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     if (emitsToPlatform) outbox.push(event);
     else if (
       runOf &&
-      ((event.type === 'gate' && event.reason === 'opened') || event.type === 'gate_resolved')
+      ((event.type === 'gate' && event.reason === 'opened') ||
+        event.type === 'gate_resolved' ||
+        (event.type === 'notice' && event.to))
     )
       outbox.push(event);
   };
@@ -189,6 +191,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       assistantText: (text) => emit({ type: 'message', text }),
       notice: (notice) =>
         emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
+    };
+  } else if (runOf && wf.patched('run-notices-to-owner')) {
+    // A run's gates are decided from its owner's conversation, so a refused click is told there.
+    state.listener = {
+      assistantText: () => {},
+      notice: (notice) => {
+        if (notice.to) emit({ type: 'notice', text: notice.text, to: notice.to });
+      },
     };
   }
   if (emitsToPlatform || runOf) void deliverOutbox();
@@ -210,12 +220,19 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       delivering = true;
       try {
         if (runOf) {
+          const mission = wf.getExternalWorkflowHandle(runOf.missionWorkflowId);
           if (event.type === 'gate' || event.type === 'gate_resolved')
-            await wf.getExternalWorkflowHandle(runOf.missionWorkflowId).signal(runGateSignal, {
+            await mission.signal(runGateSignal, {
               runWorkflowId: sessionId,
               gate: event.gate,
               resolved: event.type === 'gate_resolved',
               ...(event.type === 'gate_resolved' ? { outcome: event.outcome } : {}),
+            });
+          else if (event.type === 'notice' && event.to)
+            await mission.signal(runNoticeSignal, {
+              runWorkflowId: sessionId,
+              text: event.text,
+              to: event.to,
             });
           continue;
         }
@@ -301,6 +318,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   wf.setHandler(missionEventSignal, (event) => {
     signalsThisRun++;
     if (event.text) state.appendAssistantNote(event.text.slice(0, 20_000));
+    if (event.notice)
+      state.notify(`${event.missionName}: ${event.notice.text}`.slice(0, 2_000), event.notice.to);
     if (!event.gate || !event.runWorkflowId) return;
     const existing = state.gates.get(event.gate.id);
     if (!event.resolved) {
