@@ -33,6 +33,32 @@ export async function scenario(
   }
 }
 
+/**
+ * Counts a scenario's runs as its checks are made, so the scoreboard shows what happened rather than what was
+ * hoped: `finish` records the row (also when checks failed) and then fails the test with the first failures.
+ */
+export class Tally {
+  runs = 0;
+  failed = 0;
+  lost = 0;
+  private readonly examples: string[] = [];
+
+  check(ok: boolean, what: () => string): void {
+    this.runs++;
+    if (ok) return;
+    this.failed++;
+    if (this.examples.length < 10) this.examples.push(what());
+  }
+
+  finish(scenario: string): void {
+    recordChaos({ scenario, runs: this.runs, passed: this.runs - this.failed, lost: this.lost });
+    if (this.failed || this.lost)
+      throw new Error(
+        `${scenario}: ${this.failed} of ${this.runs} runs failed, ${this.lost} lost; first failures:\n${this.examples.join('\n')}`,
+      );
+  }
+}
+
 export function formatSummary(outcomes: ChaosOutcome[]): string {
   const rows = [
     ['scenario', 'runs', 'passed', 'lost'],
