@@ -39,3 +39,10 @@ export function answerLines(gate: Gate, bold: (text: string) => string): string[
       `${bold(answer.question)}: ${[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)'}`,
   );
 }
+
+/** What a decided prompt was about, for its edited text: the tool, the sign-in, or the question. */
+export function decidedSubject(gate: Gate, question: string): string {
+  if (gate.kind === 'approval') return `\`${gate.toolName}\``;
+  if (gate.kind === 'credential') return `${gate.providerName} sign-in for \`${gate.toolName}\``;
+  return question;
+}

@@ -12,7 +12,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
-import { answerLines, argsPreview, splitMessage } from '../chat-text';
+import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
@@ -206,12 +206,7 @@ const OUTCOME_ICON: Record<string, string> = {
 /** The prompt after the decision: what was asked, who decided what and when; no components. */
 export function decidedMessage(gate: Gate, outcome: string): RESTPostAPIChannelMessageJSONBody {
   const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
-  const subject =
-    gate.kind === 'approval'
-      ? `\`${gate.toolName}\``
-      : gate.kind === 'credential'
-        ? `${gate.providerName} sign-in for \`${gate.toolName}\``
-        : 'Question';
+  const subject = decidedSubject(gate, 'Question');
   const lines = [`${icon} ${subject}: ${discordMentions(outcome)}`.trim()];
   if (gate.kind === 'approval')
     lines.push(argsPreview(gate.resolution?.args ?? gate.args, ARGS_PREVIEW_LIMIT));

@@ -5,7 +5,7 @@
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
-import { answerLines, argsPreview as argsPreview_, splitMessage } from '../chat-text';
+import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
 
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
 export const SECTION_LIMIT = 3_000;
@@ -215,12 +215,7 @@ const OUTCOME_ICON: Record<string, string> = {
 /** The prompt after the decision: what was asked, and who decided what and when; no buttons. */
 export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
   const icon = OUTCOME_ICON[gate.resolution?.outcome ?? ''] ?? '';
-  const subject =
-    gate.kind === 'approval'
-      ? `\`${gate.toolName}\``
-      : gate.kind === 'credential'
-        ? `${gate.providerName} sign-in for \`${gate.toolName}\``
-        : 'question';
+  const subject = decidedSubject(gate, 'question');
   const blocks: KnownBlock[] = [
     {
       type: 'section',
