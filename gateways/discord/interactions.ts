@@ -73,8 +73,9 @@ const ephemeral = (content: string): APIInteractionResponse => ({
 const deferUpdate: APIInteractionResponse = { type: InteractionResponseType.DeferredMessageUpdate };
 const UNREACHABLE =
   'Your click could not be recorded right now (the conversation is unreachable). Nothing changed; please try again.';
-const RECORDED_UNJUDGED =
-  'Your click is recorded. The agent is not answering right now (restarting, or busy); it will act on it as soon as it can, and tell you here if it cannot take it.';
+const RECORDED =
+  'Your click is recorded. The agent is not answering right now (restarting, or busy); it will act on it as soon as it can.';
+const RECORDED_UNJUDGED = `${RECORDED.slice(0, -1)}, and tell you here if it cannot take it.`;
 const NOT_ANSWERING =
   'This is no longer open, or the agent is not answering right now; try again in a moment.';
 
@@ -341,16 +342,19 @@ export function discordInteractionsApp(options: {
       await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
     }
     const { lateFeedback } = options;
-    if (!lateFeedback || !interaction.token || !interaction.application_id) return deferUpdate;
-    lateFeedback.watch({
-      applicationId: interaction.application_id,
-      token: interaction.token,
-      workflowId,
-      gateId,
-      userId,
-      since,
-    });
-    return ephemeral(RECORDED_UNJUDGED);
+    const watched =
+      lateFeedback !== undefined &&
+      interaction.token !== undefined &&
+      interaction.application_id !== undefined &&
+      lateFeedback.watch({
+        applicationId: interaction.application_id,
+        token: interaction.token,
+        workflowId,
+        gateId,
+        userId,
+        since,
+      });
+    return ephemeral(watched ? RECORDED_UNJUDGED : RECORDED);
   }
 
   return app;

@@ -17,6 +17,8 @@ const WATCH_FOR_MS = 14 * 60_000;
 const FIRST_LOOK_MS = 1_000;
 const LONGEST_PAUSE_MS = 5_000;
 const QUERY_BUDGET_MS = 3_000;
+/** During a long outage every click starts a watch; each polls, so their number is bounded. */
+const MAX_WATCHES = 500;
 
 export interface UnjudgedClick {
   applicationId: string;
@@ -29,7 +31,8 @@ export interface UnjudgedClick {
 }
 
 export class LateFeedback {
-  private readonly watches = new Set<AbortController>();
+  /** One watch per person, gate and conversation: a second click replaces the first (its token is newer). */
+  private readonly watches = new Map<string, AbortController>();
 
   constructor(
     private readonly options: {
@@ -37,13 +40,21 @@ export class LateFeedback {
       sessions: ChatSessions;
       log: Logger;
       watchForMs?: number;
+      maxWatches?: number;
     },
   ) {}
 
-  /** Watches in the background; the interaction has already been answered. */
-  watch(click: UnjudgedClick): void {
+  /**
+   * Watches in the background (the interaction has already been answered). False when too many watches run
+   * already: the click still counts, only the private follow-up is not promised.
+   */
+  watch(click: UnjudgedClick): boolean {
+    const key = `${click.workflowId}\n${click.gateId}\n${click.userId}`;
+    this.watches.get(key)?.abort();
+    this.watches.delete(key);
+    if (this.watches.size >= (this.options.maxWatches ?? MAX_WATCHES)) return false;
     const controller = new AbortController();
-    this.watches.add(controller);
+    this.watches.set(key, controller);
     void this.run(click, controller.signal)
       .catch((error: unknown) =>
         this.options.log.warn('discord late feedback failed', {
@@ -51,12 +62,15 @@ export class LateFeedback {
           error: (error as Error).message,
         }),
       )
-      .finally(() => this.watches.delete(controller));
+      .finally(() => {
+        if (this.watches.get(key) === controller) this.watches.delete(key);
+      });
+    return true;
   }
 
   /** Gateway shutdown: the watches end (the edited prompt still tells everyone the outcome). */
   stop(): void {
-    for (const controller of this.watches) controller.abort();
+    for (const controller of this.watches.values()) controller.abort();
     this.watches.clear();
   }
 
