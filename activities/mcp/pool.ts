@@ -25,7 +25,8 @@ import type { ToolRunResult } from '../types';
 
 const CONNECT_TIMEOUT_MS = 15_000;
 
-type Connected = { client: Client; tools: McpToolSpec[] };
+/** `tools`: as of the last look (servers may change them while connected); `justOpened`: that look was now. */
+type Connected = { client: Client; tools: McpToolSpec[]; justOpened: boolean };
 
 /** The server refused the request for want of a (valid) token. */
 class SignInRequired extends Error {}
@@ -71,7 +72,7 @@ export class McpPool {
           return;
         }
         try {
-          tools.push(...(await this.connect(name, userId)).tools);
+          tools.push(...(await this.currentTools(name, userId)));
         } catch (error) {
           if (error instanceof SignInRequired) tools.push(connectTool);
           else errors.push({ server: name, message: (error as Error).message.slice(0, 300) });
@@ -160,6 +161,26 @@ export class McpPool {
     }
   }
 
+  /** The server's tools now: a live connection is asked again, since servers may change their tools. */
+  private async currentTools(name: string, userId: string): Promise<McpToolSpec[]> {
+    const connected = await this.connect(name, userId);
+    if (connected.justOpened) {
+      connected.justOpened = false;
+      return connected.tools;
+    }
+    try {
+      const listed = await connected.client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
+      connected.tools = listed.tools.map((tool) => toSpec(name, tool));
+      return connected.tools;
+    } catch (error) {
+      // A connection that broke since (a restarted server, an expired session) is made again once.
+      this.drop(name, userId);
+      if (isUnauthorized(error) && this.providerOf(name))
+        throw new SignInRequired(`the "${name}" tool server needs a sign-in`, { cause: error });
+      return (await this.connect(name, userId)).tools;
+    }
+  }
+
   private key(name: string, userId: string): string {
     return this.servers[name]?.url ? `${name}\n${userId}` : name;
   }
@@ -205,16 +226,7 @@ export class McpPool {
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
       const listed = await client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
-      const tools = listed.tools.map((tool) => ({
-        name: `${name}${MCP_SEPARATOR}${tool.name}`,
-        server: name,
-        tool: tool.name,
-        description: (tool.description ?? tool.title ?? tool.name).slice(0, 1_000),
-        parameters: tool.inputSchema as Record<string, unknown>,
-        readOnly: tool.annotations?.readOnlyHint === true,
-        destructive: tool.annotations?.destructiveHint === true,
-      }));
-      return { client, tools };
+      return { client, tools: listed.tools.map((tool) => toSpec(name, tool)), justOpened: true };
     } catch (error) {
       await client.close().catch(() => {});
       if (isUnauthorized(error) && this.providerOf(name))
@@ -241,4 +253,18 @@ export class McpPool {
     this.connections.clear();
     await Promise.all(all.map((p) => p.then((c) => c.client.close()).catch(() => {})));
   }
+}
+
+type ListedTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
+
+function toSpec(server: string, tool: ListedTool): McpToolSpec {
+  return {
+    name: `${server}${MCP_SEPARATOR}${tool.name}`,
+    server,
+    tool: tool.name,
+    description: (tool.description ?? tool.title ?? tool.name).slice(0, 1_000),
+    parameters: tool.inputSchema as Record<string, unknown>,
+    readOnly: tool.annotations?.readOnlyHint === true,
+    destructive: tool.annotations?.destructiveHint === true,
+  };
 }

@@ -44,3 +44,29 @@ export function mcpToolDefinition(spec: McpToolSpec): ToolDefinition {
     subject: (args) => JSON.stringify(args),
   };
 }
+
+/**
+ * The model's way to look at the tool servers again now — a server that was fixed or came back, tools that
+ * changed — instead of waiting for `mcpRefreshAfter`. Handled by the session workflow itself (no approval).
+ */
+export const MCP_REFRESH_TOOL = {
+  name: 'mcp_refresh',
+  description:
+    'Look at the MCP tool servers again now and list what each offers. Use it when the user says a tool server ' +
+    'was fixed, is back or has new tools, or when a tool you expect is missing.',
+  parameters: { type: 'object', properties: {}, additionalProperties: false },
+} as const;
+
+/** What the refresh found, server by server, for the model (and the person reading the transcript). */
+export function describeMcpDiscovery(servers: readonly string[], discovery: McpDiscovery): string {
+  return servers
+    .map((server) => {
+      const problem = discovery.errors.find((e) => e.server === server);
+      if (problem) return `${server}: unavailable (${problem.message})`;
+      const tools = discovery.tools.filter((t) => t.server === server).map((t) => t.name);
+      if (tools.length === 1 && tools[0] === `${server}${MCP_SEPARATOR}connect`)
+        return `${server}: needs a sign-in first (call ${tools[0]})`;
+      return `${server}: ${tools.length ? tools.join(', ') : 'no tools'}`;
+    })
+    .join('\n');
+}

@@ -2,7 +2,7 @@
  * MCP tool servers behind the same gates: a real stdio server and a real Streamable HTTP server that needs
  * OAuth (official SDK), a real worker, gateway and Temporal server.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -56,18 +56,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const t = Date.now();
   await stack?.stop();
-  console.log('T stack', Date.now() - t);
   await remote?.stop();
-  console.log('T remote', Date.now() - t);
   await discovered?.stop();
   await later?.stop();
-  console.log('T disc', Date.now() - t);
   await provider?.stop();
-  console.log('T prov', Date.now() - t);
   await env?.teardown();
-  console.log('T env', Date.now() - t);
 });
 
 const results = (v: SessionView) =>
@@ -107,6 +101,24 @@ describe('MCP tool servers', () => {
     expect(await resultAfter(sessionId, before)).toMatchObject({
       status: 'error',
       content: 'no note named nothing',
+    });
+  });
+
+  it('looks at the tool servers again when asked, and finds a tool a server added while connected', async () => {
+    const sessionId = 'mcp-refresh';
+    let before = await callTool(sessionId, 'notes__read_note', { name: 'todo' });
+    await resultAfter(sessionId, before);
+    writeFileSync(path.join(notesDir, '.more-tools'), '');
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the server looks for that file every 100 ms
+    before = await callTool(sessionId, 'mcp_refresh', {});
+    const listed = await resultAfter(sessionId, before);
+    expect(listed.status).toBe('ok');
+    expect(listed.content).toMatch(/^notes: .*notes__count_notes/m);
+    expect(listed.content).toMatch(/^down: unavailable/m);
+    before = await callTool(sessionId, 'notes__count_notes', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({
+      status: 'ok',
+      content: expect.stringMatching(/^\d+ notes$/),
     });
   });
 

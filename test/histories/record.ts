@@ -10,6 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { McpPool } from '../../activities/mcp/pool';
 import { ToolRunLedger } from '../../activities/tools/ledger';
 import { userWorkflowId } from '../../common/ids';
 import {
@@ -219,8 +220,15 @@ const credentialScenarios: Record<string, Scenario> = {
   },
 };
 
-/** Recorded with a stdio MCP server whose tool list is looked at again after a second. */
+/** Recorded with a stdio MCP server whose tool list is looked at again after a second, or on request. */
 const mcpScenarios: Record<string, Scenario> = {
+  'mcp-refresh-requested': async (s) => {
+    await s.say('call mcp_refresh {}');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool' && m.name === 'mcp_refresh'),
+      'the refreshed list',
+    );
+  },
   'mcp-approved-refreshed': async (s) => {
     await s.say('call notes__write_note {"name": "todo", "text": "recorded"}');
     const [gate] = await s.pendingGate();
@@ -245,6 +253,12 @@ async function record(
   const config = testConfig(policy, extraEnv);
   const ledger = new ToolRunLedger(config.dataDir);
   const taskQueue = `record-${Object.keys(scenarios)[0]}`;
+  // Closed at the end: a stdio MCP server left running would keep this script from exiting.
+  let credentials: CredentialService | undefined;
+  const mcp = new McpPool(
+    config.policy.mcpServers,
+    () => (credentials ??= CredentialService.fromConfig(config)),
+  );
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -253,6 +267,7 @@ async function record(
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,
       ledger,
+      mcp,
     }),
   });
   await worker.runUntil(async () => {
@@ -281,6 +296,8 @@ async function record(
         writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
     }
   });
+  await mcp.close();
+  credentials?.close();
   ledger.close();
 }
 

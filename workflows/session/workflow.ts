@@ -24,7 +24,13 @@ import {
   type ToolDefinition,
 } from '../../common/tools/definitions';
 import { FailureType } from '../../common/errors';
-import { mcpToolDefinition, type McpToolSpec } from '../../common/tools/mcp';
+import {
+  describeMcpDiscovery,
+  MCP_REFRESH_TOOL,
+  mcpToolDefinition,
+  type McpDiscovery,
+  type McpToolSpec,
+} from '../../common/tools/mcp';
 import {
   answerDraftSchema,
   answerDraftSignal,
@@ -580,12 +586,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
    * is older than the configured `mcpRefreshAfter` (sooner while a server is down), so a server that comes back or
    * changes its tools is picked up. A server's outage is told once, and its return too.
    */
-  async function refreshMcpTools(userId: string): Promise<void> {
-    if (!settings.mcpServers?.length) return;
+  async function refreshMcpTools(userId: string, now = false): Promise<McpDiscovery | undefined> {
+    if (!settings.mcpServers?.length) return undefined;
     const age = Date.now() - mcpDiscoveredAt;
     const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
     const stale = ttl !== 'never' && age > (mcpDown.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
-    if (mcpTools && !(stale && wf.patched('mcp-discovery-ttl'))) return;
+    if (!now && mcpTools && !(stale && wf.patched('mcp-discovery-ttl'))) return undefined;
     const discovery = await discoverMcpTools({ userId });
     mcpTools = discovery.tools;
     mcpDiscoveredAt = Date.now();
@@ -599,6 +605,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       if (!down.has(server))
         state.notify(`The "${server}" tool server is back; its tools are available again.`);
     mcpDown = down;
+    return discovery;
   }
 
   function mcpTool(name: string): ToolDefinition | undefined {
@@ -609,15 +616,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   async function askModel(requesterId: string) {
     try {
       await refreshMcpTools(requesterId);
-      if (mcpTools?.length)
-        return await callModel({
-          transcript: state.transcript,
-          extraTools: mcpTools.map(({ name, description, parameters }) => ({
-            name,
-            description,
-            parameters,
-          })),
-        });
+      const extraTools = [
+        ...(mcpTools ?? []).map(({ name, description, parameters }) => ({ name, description, parameters })),
+        ...(settings.mcpServers?.length ? [MCP_REFRESH_TOOL] : []),
+      ];
+      if (extraTools.length) return await callModel({ transcript: state.transcript, extraTools });
       return await callModel({ transcript: state.transcript });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
@@ -641,6 +644,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     }[] = [];
     for (const call of calls) {
       if (hasResult(state.transcript, call.id)) continue;
+      if (call.name === MCP_REFRESH_TOOL.name && settings.mcpServers?.length) {
+        // Only looks: nothing runs on a server, so no approval.
+        const discovery = await refreshMcpTools(requesterId, true);
+        state.appendToolResult(call, 'ok', describeMcpDiscovery(settings.mcpServers, discovery!));
+        continue;
+      }
       const tool = findTool(call.name) ?? mcpTool(call.name);
       if (!tool) {
         const known = [...builtinTools, ...(mcpTools ?? [])].map((t) => t.name).join(', ');
