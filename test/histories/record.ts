@@ -160,22 +160,30 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
+/** Creates a manual mission, fires it, and returns its run's gate as shown in this conversation. */
+async function firedMissionGate(s: TestSession, name: string) {
+  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
+  await s.idle();
+  await s.say(`call mission_fire "${name}"`);
+  const shown = await s.waitFor(
+    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+    'the run gate',
+  );
+  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
+}
+
+const missionAnswered = (s: TestSession, name: string) =>
+  s.waitFor(
+    (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run 1)`)),
+    'the run result',
+  );
+
 /** Recorded with a credential provider configured; the sign-in is simulated by writing the vault directly. */
 const credentialScenarios: Record<string, Scenario> = {
   'mission-approved-run': async (s, _next, config) => {
-    await s.say('call mission_create {"name": "nightly", "goal": "run `echo nightly`", "cadence": "manual"}');
-    await s.idle();
-    await s.say('call mission_fire "nightly"');
-    const shown = await s.waitFor(
-      (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
-      'the run gate',
-    );
-    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    const gate = await firedMissionGate(s, 'nightly');
     await s.decide({ gateId: gate.id, choice: 'approve' });
-    await s.waitFor(
-      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 1)')),
-      'the run result',
-    );
+    await missionAnswered(s, 'nightly');
     const [record] = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
     void config;
     return {
@@ -185,21 +193,11 @@ const credentialScenarios: Record<string, Scenario> = {
     };
   },
   'mission-refused-click': async (s) => {
-    await s.say('call mission_create {"name": "weekly", "goal": "run `echo weekly`", "cadence": "manual"}');
-    await s.idle();
-    await s.say('call mission_fire "weekly"');
-    const shown = await s.waitFor(
-      (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
-      'the run gate',
-    );
-    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    const gate = await firedMissionGate(s, 'weekly');
     await s.decide({ gateId: gate.id, choice: 'approve', userId: 'mallory' });
     await s.waitFor((v) => v.notices.some((n) => n.to === 'mallory'), "the run's refusal told here");
     await s.decide({ gateId: gate.id, choice: 'approve' });
-    await s.waitFor(
-      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**weekly** (run 1)')),
-      'the run result',
-    );
+    await missionAnswered(s, 'weekly');
     const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
     const record = records.find((r) => r.name === 'weekly');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
