@@ -15,14 +15,36 @@ import {
 } from './credentials/providers';
 import { AgentError, ErrorCode } from './errors';
 
-const toolConfigSchema = z.strictObject({
-  policy: z.enum(['auto', 'ask', 'deny']).optional(),
-  allow: z.array(z.string().min(1)).default([]),
-  deny: z.array(z.string().min(1)).default([]),
-  approvalTimeout: durationSchema.optional(),
+const policyChoice = z.enum(['auto', 'ask', 'deny']);
+
+/** A pattern for allow/deny lists, grants and `when` rules: matched in linear time, bounded in length. */
+const patternSchema = z.string().min(1).max(500);
+
+/**
+ * An argument rule: every named argument must match one of its patterns (a string or a list), and then
+ * `policy` applies. Rules are tried in order; the first that matches wins over the tool's `policy`.
+ */
+const whenRuleSchema = z.strictObject({
+  match: z.record(z.string().min(1).max(64), z.union([patternSchema, z.array(patternSchema).min(1).max(50)])),
+  policy: policyChoice,
 });
 
-const policyChoice = z.enum(['auto', 'ask', 'deny']);
+const toolConfigSchema = z.strictObject({
+  policy: policyChoice.optional(),
+  allow: z.array(patternSchema).default([]),
+  deny: z.array(patternSchema).default([]),
+  approvalTimeout: durationSchema.optional(),
+  /** Argument rules that pick auto/ask/deny before the tool's policy (first match wins). */
+  when: z.array(whenRuleSchema).max(50).default([]),
+  /** People who may approve this tool (in addition to nobody else: replaces the top-level list). */
+  approvers: z.array(z.string().min(1)).optional(),
+  /** false: the person who asked may not approve their own call (four-eyes). */
+  selfApprove: z.boolean().optional(),
+  /** How many distinct approvers an approval needs (M of N); one deny ends it. */
+  approvals: z.number().int().min(1).max(10).optional(),
+  /** shell_execute's network inside the sandbox. */
+  network: z.enum(['none', 'full']).optional(),
+});
 
 /** An MCP server: a local command (stdio) or a Streamable HTTP URL, optionally signed in through a provider. */
 export const mcpServerSchema = z
@@ -62,6 +84,29 @@ export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
 export const policyFileSchema = z.strictObject({
   approvers: z.array(z.string().min(1)).default([]),
+  /** Default for every tool: may the requester approve their own call? */
+  selfApprove: z.boolean().default(true),
+  /** Default for every tool: distinct approvals needed. */
+  approvals: z.number().int().min(1).max(10).default(1),
+  /** shell_execute runs under bubblewrap; "off" runs it unsandboxed (a warning at every start). */
+  sandbox: z.enum(['bwrap', 'off']).default('bwrap'),
+  /** http_request may reach these otherwise refused (private, loopback, link-local) hosts or CIDRs. */
+  allowHosts: z.array(z.string().min(1).max(300)).max(200).default([]),
+  /** http_request never reaches these hosts (patterns) or CIDRs. */
+  denyHosts: z.array(z.string().min(1).max(300)).max(200).default([]),
+  /**
+   * One person, one identity across channels: a web sign-in identity (OpenID `sub` or
+   * `preferred_username`) mapped to the Slack and Discord user ids that are the same person.
+   */
+  users: z
+    .record(
+      z.string().min(1).max(200),
+      z.strictObject({
+        slack: z.array(z.string().regex(/^[A-Z0-9]{2,40}$/)).default([]),
+        discord: z.array(z.string().regex(/^\d{5,25}$/)).default([]),
+      }),
+    )
+    .default({}),
   approvalTimeout: durationSchema.default(24 * 3_600_000),
   /** How long an ask_user question waits before the model gets "no answer". */
   questionTimeout: durationSchema.default(24 * 3_600_000),
