@@ -6,8 +6,9 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../common/config';
 import type { Grant } from '../common/grants';
+import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
 import { decidePolicy } from '../common/policy';
-import { findTool } from '../common/tools/definitions';
+import { findTool, shellExecuteTool } from '../common/tools/definitions';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
 import { CredentialService } from '../common/credentials/service';
@@ -17,14 +18,17 @@ import { missionOpOf } from '../common/tools/missions';
 import { splitMcpName, type McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { z } from 'zod';
+import { parseShellCommand } from './tools/parse-shell';
 import { redact } from './tools/redact';
 import { authorizeTool } from './tool-credentials';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
-import { executors } from './tools/registry';
+import { executors, type ToolContext } from './tools/registry';
 import type { ToolRunLedger } from './tools/ledger';
+import type { SandboxStatus } from './tools/sandbox';
+import { probeSandbox } from './tools/sandbox-probe';
 import type {
   ModelReply,
   ModelRequest,
@@ -43,6 +47,8 @@ export interface ActivityDeps {
   mcp?: McpPool;
   /** The vault and providers, opened on first use (shared with `mcp`). */
   credentials?: () => CredentialService;
+  /** shell_execute's sandbox as probed at worker start; without it, probed on first use. */
+  sandbox?: Promise<SandboxStatus>;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -51,16 +57,25 @@ export function createActivities(deps: ActivityDeps) {
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
+  const shellSandbox = async () => ({
+    status: await (deps.sandbox ?? probeSandbox(config.policy.sandbox)),
+    network: config.policy.tools[shellExecuteTool.name]?.network ?? 'none',
+  });
   const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
   const plan = (
     decision: { decision: ToolPlan['decision']; reason: string },
     timeoutMs: ToolPlan['timeoutMs'],
+    rules: ApprovalRules,
   ): ToolPlan => ({
     decision: decision.decision,
     reason: decision.reason,
-    approvers: config.policy.approvers,
+    approvers: rules.approvers,
     timeoutMs,
+    ...(grantsMayApply(rules) ? {} : { selfApprove: rules.selfApprove, approvals: rules.approvals }),
   });
+  /** Standing grants never stand in for four-eyes or a quorum. */
+  const grantsFor = async (request: ToolPlanRequest, rules: ApprovalRules) =>
+    grantsMayApply(rules) ? [...request.sessionGrants, ...(await userGrants.list(request.userId))] : [];
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
   const credentials =
@@ -87,6 +102,7 @@ export function createActivities(deps: ActivityDeps) {
 
     async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {
       const mcpName = splitMcpName(request.toolName);
+      const rules = approvalRulesFor(config.policy, request.toolName);
       if (!findTool(request.toolName) && mcpName && mcp.server(mcpName.server)) {
         const policy = await mcp.policy(mcpName.server, mcpName.tool, request.userId);
         const decision = decidePolicy({
@@ -100,11 +116,11 @@ export function createActivities(deps: ActivityDeps) {
           args: request.args,
           // An explicit "deny" in configuration beats any grant.
           config: policy === 'deny' ? { policy, allow: [], deny: [] } : undefined,
-          grants: [...request.sessionGrants, ...(await userGrants.list(request.userId))],
+          grants: await grantsFor(request, rules),
           userId: request.userId,
           sessionId: request.sessionId,
         });
-        return plan(decision, config.policy.approvalTimeout);
+        return plan(decision, config.policy.approvalTimeout, rules);
       }
       const tool = findTool(request.toolName);
       if (!tool)
@@ -115,7 +131,7 @@ export function createActivities(deps: ActivityDeps) {
           timeoutMs: 'never',
         };
       const toolConfig = config.policy.tools[tool.name];
-      const grants = [...request.sessionGrants, ...(await userGrants.list(request.userId))];
+      const grants = await grantsFor(request, rules);
       const decision = decidePolicy({
         tool,
         args: request.args,
@@ -123,8 +139,13 @@ export function createActivities(deps: ActivityDeps) {
         grants,
         userId: request.userId,
         sessionId: request.sessionId,
+        // The parser runs here, on the Node side: the policy itself stays pure.
+        ...(tool.name === shellExecuteTool.name && typeof request.args.command === 'string'
+          ? { shell: parseShellCommand(request.args.command) }
+          : {}),
+        defaults: rules,
       });
-      return plan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout);
+      return plan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
@@ -150,11 +171,14 @@ export function createActivities(deps: ActivityDeps) {
       if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
       const tool = findTool(request.toolName);
       const providerName = tool?.credential?.(request.args as never);
-      let authorization: { header: string; value: string } | undefined;
+      let authorization: ToolContext['authorization'];
       if (providerName) {
-        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName);
+        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName, {
+          toApiHostsOnly: true,
+        });
         if (!checked.ok) return checked.result;
-        authorization = { header: checked.header, value: checked.value };
+        const { header, value, apiHosts } = checked;
+        authorization = { provider: providerName, header, value, apiHosts };
       }
       return await withHeartbeat((signal) =>
         ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
@@ -163,6 +187,8 @@ export function createActivities(deps: ActivityDeps) {
               dataDir: config.dataDir,
               sessionId: request.sessionId,
               signal,
+              shell: await shellSandbox(),
+              addressPolicy: config.policy,
               ...(authorization ? { authorization } : {}),
             }),
             authorization?.value,

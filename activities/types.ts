@@ -27,6 +27,10 @@ export interface ToolPlan {
   reason: string;
   approvers: string[];
   timeoutMs: number | 'never';
+  /** false: the requester may not approve their own call (four-eyes). Absent in older histories: true. */
+  selfApprove?: boolean;
+  /** Distinct approvals the call needs (M of N). Absent in older histories: 1. */
+  approvals?: number;
 }
 
 export interface ToolRunRequest {

@@ -14,6 +14,7 @@ import {
   type Provider,
 } from './credentials/providers';
 import { AgentError, ErrorCode } from './errors';
+import { unsatisfiableApprovals } from './approval-rules';
 
 const policyChoice = z.enum(['auto', 'ask', 'deny']);
 
@@ -306,6 +307,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       .map((name) => name.trim())
       .filter(Boolean) ?? [];
   policy.approvers = [...new Set([...policy.approvers, ...envApprovers])];
+  const unsatisfiable = unsatisfiableApprovals(policy);
+  if (unsatisfiable.length)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `Nobody could ever approve some calls: ${unsatisfiable.join('; ')}.`,
+    );
   return {
     port: e.PORT,
     host: e.HOST,

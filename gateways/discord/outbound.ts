@@ -38,6 +38,15 @@ export class DiscordOutbound {
         })) as APIMessage;
         return { ref: posted.id };
       }
+      case 'gate_updated': {
+        for (const messageId of event.gate.posts ?? [])
+          await this.ignoreGone(() =>
+            this.rest.patch(Routes.channelMessage(channelId, messageId), {
+              body: gateMessage(event.gate, channelId, 'opened'),
+            }),
+          );
+        return {};
+      }
       case 'gate_resolved': {
         for (const messageId of event.gate.posts ?? []) {
           await this.ignoreGone(() =>

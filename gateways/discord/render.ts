@@ -13,6 +13,7 @@ import {
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
+import { decidersLine, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
@@ -35,7 +36,6 @@ export function splitForDiscord(text: string): string[] {
 
 const cut = (text: string, limit: number) => (text.length > limit ? `${text.slice(0, limit - 1)}…` : text);
 
-const who = (gate: Gate) => [gate.requesterId, ...gate.approvers].map((id) => mention(id)).join(', ');
 const mention = (id: string) => (isSnowflake(id) ? `<@${id}>` : id);
 
 /** Only the people a gate concerns are pinged; nothing in agent text can ping @everyone. */
@@ -70,8 +70,10 @@ export function approvalMessage(
   const content = [
     `${intro(reason, '**Approval needed**')}: \`${gate.toolName}\` requested by ${mention(gate.requesterId)}`,
     argsPreview(gate.args, ARGS_PREVIEW_LIMIT),
-    `${expires}Who may decide: ${who(gate)}. You can also reply \`approve\` or \`deny <reason>\`.`,
+    `${expires}${decidersLine(gate, mention)} You can also reply \`approve\` or \`deny <reason>\`.`,
   ].join('\n');
+  // Four-eyes and quorum prompts offer no Always allow (a grant would skip them), and a quorum no Edit.
+  const guarded = isProtected(gate);
   return {
     content: cut(content, MESSAGE_LIMIT),
     allowed_mentions: allowedMentions(gate),
@@ -81,9 +83,15 @@ export function approvalMessage(
         components: [
           button(gate, channelId, 'approve', 'Approve', ButtonStyle.Success),
           button(gate, channelId, 'deny', 'Deny…', ButtonStyle.Danger),
-          button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
-          button(gate, channelId, 'alwaysEverywhere', 'Always allow everywhere', ButtonStyle.Secondary),
-          button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary),
+          ...(guarded
+            ? []
+            : [
+                button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
+                button(gate, channelId, 'alwaysEverywhere', 'Always allow everywhere', ButtonStyle.Secondary),
+              ]),
+          ...((gate.approvalsNeeded ?? 1) > 1
+            ? []
+            : [button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary)]),
         ],
       },
     ],

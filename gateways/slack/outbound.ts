@@ -39,6 +39,16 @@ export class SlackOutbound {
         });
         return posted.ts ? { ref: posted.ts } : {};
       }
+      case 'gate_updated': {
+        for (const ts of event.gate.posts ?? [])
+          await this.client.chat.update({
+            channel: thread.channel,
+            ts,
+            text: `Approval needed: ${event.gate.toolName}`,
+            blocks: gateBlocks(event.gate, sessionId, 'opened'),
+          });
+        return {};
+      }
       case 'gate_resolved': {
         for (const ts of event.gate.posts ?? []) {
           await this.client.chat.update({

@@ -6,6 +6,7 @@ import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
+import { decidersLine, isProtected } from '../../workflows/session/gates';
 
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
 export const SECTION_LIMIT = 3_000;
@@ -33,7 +34,7 @@ export function buttonValue(workflowId: string, gate: Gate, choice: GateButtonVa
   return JSON.stringify({ workflowId, gateId: gate.id, choice } satisfies GateButtonValue);
 }
 
-const who = (gate: Gate) => [gate.requesterId, ...gate.approvers].map((id) => `<@${id}>`).join(', ');
+const slackUser = (id: string) => `<@${id}>`;
 
 export function approvalBlocks(
   gate: ApprovalGate,
@@ -60,48 +61,37 @@ export function approvalBlocks(
       elements: [
         {
           type: 'mrkdwn',
-          text: `${expires}Who may decide: ${who(gate)}. You can also reply \`approve\` or \`deny <reason>\`.`,
+          text: `${expires}${decidersLine(gate, slackUser)} You can also reply \`approve\` or \`deny <reason>\`.`,
         },
       ],
     },
     {
       type: 'actions',
       block_id: `gate:${gate.id}`,
-      elements: [
-        {
-          type: 'button',
-          action_id: 'gate_approve',
-          text: { type: 'plain_text', text: 'Approve' },
-          style: 'primary',
-          value: buttonValue(workflowId, gate, 'approve'),
-        },
-        {
-          type: 'button',
-          action_id: 'gate_deny',
-          text: { type: 'plain_text', text: 'Deny…' },
-          style: 'danger',
-          value: buttonValue(workflowId, gate, 'deny'),
-        },
-        {
-          type: 'button',
-          action_id: 'gate_always_session',
-          text: { type: 'plain_text', text: 'Always allow here' },
-          value: buttonValue(workflowId, gate, 'always'),
-        },
-        {
-          type: 'button',
-          action_id: 'gate_always_user',
-          text: { type: 'plain_text', text: 'Always allow everywhere' },
-          value: buttonValue(workflowId, gate, 'always'),
-        },
-        {
-          type: 'button',
-          action_id: 'gate_edit',
-          text: { type: 'plain_text', text: 'Edit & approve…' },
-          value: buttonValue(workflowId, gate, 'edit'),
-        },
-      ],
+      elements: approvalButtons(gate, workflowId),
     },
+  ];
+}
+
+/** Four-eyes and quorum prompts offer no Always allow (a grant would skip them), and a quorum no Edit. */
+function approvalButtons(gate: ApprovalGate, workflowId: string) {
+  const button = (actionId: string, text: string, choice: GateButtonValue['choice']) => ({
+    type: 'button' as const,
+    action_id: actionId,
+    text: { type: 'plain_text' as const, text },
+    value: buttonValue(workflowId, gate, choice),
+  });
+  const guarded = isProtected(gate);
+  return [
+    { ...button('gate_approve', 'Approve', 'approve'), style: 'primary' as const },
+    { ...button('gate_deny', 'Deny…', 'deny'), style: 'danger' as const },
+    ...(guarded
+      ? []
+      : [
+          button('gate_always_session', 'Always allow here', 'always'),
+          button('gate_always_user', 'Always allow everywhere', 'always'),
+        ]),
+    ...((gate.approvalsNeeded ?? 1) > 1 ? [] : [button('gate_edit', 'Edit & approve…', 'edit')]),
   ];
 }
 

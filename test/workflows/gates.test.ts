@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { checkToolArgs, shellExecuteTool } from '../../common/tools/definitions';
 import type { Decision } from '../../workflows/session/contract';
 import {
+  approvalProgress,
+  decidersLine,
   describeOutcome,
   evaluateDecision,
   openApprovalGate,
@@ -24,6 +26,42 @@ function gate(timeoutMs: number | 'never' = 60_000) {
     now: NOW,
     timeoutMs,
   });
+}
+
+/** A gate under four-eyes (`selfApprove: false`) and/or a quorum (`approvals: n`). */
+function guarded(rules: { selfApprove?: boolean; approvalsNeeded?: number }, approvers = ['bob', 'carol']) {
+  return openApprovalGate({
+    id: 'g1',
+    toolCallId: 'c1',
+    toolName: 'shell_execute',
+    args: { command: 'ls' },
+    subject: 'ls',
+    requesterId: 'alice',
+    approvers,
+    now: NOW,
+    timeoutMs: 60_000,
+    ...rules,
+  });
+}
+
+/** Applies a decision the way the workflow does: a counted approval is kept, a resolution ends the gate. */
+function apply(g: ReturnType<typeof gate>, decision: Partial<Decision>, at = NOW + 1000) {
+  const check = evaluateDecision({
+    gate: g,
+    decision: { gateId: 'g1', choice: 'approve', userId: 'alice', ...decision },
+    now: at,
+    checkArgs: (args) => checkToolArgs(shellExecuteTool, args),
+    newGrantId: () => 'grant-1',
+    sessionId: 'session:web:s',
+  });
+  if (check.ok) {
+    g.approvals = check.approvals;
+    if (check.resolution) {
+      g.status = 'resolved';
+      g.resolution = check.resolution;
+    }
+  }
+  return check;
 }
 
 function decide(g: ReturnType<typeof gate> | undefined, decision: Partial<Decision>) {
@@ -96,7 +134,7 @@ describe('approval gates', () => {
       ok: true,
       resolution: { by: 'bob', grant: { userId: 'alice', scope: 'user', pattern: 'ls *' } },
     });
-    expect(user.ok && user.resolution.grant?.sessionId).toBeUndefined();
+    expect(user.ok && user.resolution?.grant?.sessionId).toBeUndefined();
   });
 
   it('tells the model "expired: nobody decided", never "denied", and includes a deny reason', () => {
@@ -114,6 +152,135 @@ describe('approval gates', () => {
     });
     g.resolution = { outcome: 'approved', by: 'bob', at: NOW };
     expect(resultWithoutRun(g)).toBeUndefined();
+  });
+});
+
+describe('four-eyes and quorum', () => {
+  it('refuses self-approval when selfApprove is false, says who may approve, and still lets the requester deny', () => {
+    const g = guarded({ selfApprove: false });
+    const refused = apply(g, { userId: 'alice' });
+    expect(refused).toEqual({
+      ok: false,
+      notice:
+        'You asked for this shell_execute call, so someone else must approve it (self-approval is off). Needs approval from @bob, @carol (not @alice, who asked: they may only deny it). You can still deny it. Nothing changed.',
+    });
+    expect(g.status).toBe('pending');
+    expect(apply(g, { userId: 'alice', choice: 'edit', args: { command: 'ls -la' } })).toMatchObject({
+      ok: false,
+    });
+    expect(apply(g, { userId: 'alice', choice: 'deny', reason: 'changed my mind' })).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'denied', by: 'alice', reason: 'changed my mind' },
+    });
+  });
+
+  it('lets another approver approve a four-eyes call at once', () => {
+    const g = guarded({ selfApprove: false });
+    expect(apply(g, { userId: 'bob' })).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'approved', by: 'bob' },
+      approvals: [{ by: 'bob', at: NOW + 1000 }],
+    });
+  });
+
+  it('says on the prompt that nobody can approve when no one but the requester is configured', () => {
+    const g = guarded({ selfApprove: false }, ['alice']);
+    expect(decidersLine(g)).toBe(
+      'Nobody can approve this call: self-approval is off and no approver other than @alice is configured. It can only be denied or expire.',
+    );
+    expect(decidersLine(guarded({ approvalsNeeded: 3 }, ['bob']))).toContain('Nobody can approve this call');
+    expect(apply(g, { userId: 'alice' })).toMatchObject({ ok: false });
+  });
+
+  it('counts distinct people for a quorum, shows "1 of 2 approvals: @bob", and resolves on the second', () => {
+    const g = guarded({ approvalsNeeded: 2, selfApprove: false });
+    expect(decidersLine(g)).toBe(
+      'Needs 2 approvals from different people among @bob, @carol (not @alice, who asked: they may only deny it). 0 of 2 approvals.',
+    );
+    const first = apply(g, { userId: 'bob' });
+    expect(first).toEqual({
+      ok: true,
+      approvals: [{ by: 'bob', at: NOW + 1000 }],
+      notice:
+        'Your approval of this shell_execute call is counted: 1 of 2 approvals: @bob. It runs after 1 more approval from someone else.',
+    });
+    expect(g.status).toBe('pending');
+    expect(approvalProgress(g)).toBe('1 of 2 approvals: @bob');
+    expect(decidersLine(g, (id) => `<@${id}>`)).toContain('1 of 2 approvals: <@bob>.');
+    expect(apply(g, { userId: 'carol' }, NOW + 2000)).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'approved', by: 'carol' },
+    });
+    expect(describeOutcome(g)).toBe('approved by @bob and @carol at 14:05 UTC');
+  });
+
+  it('lets the requester count as one of a quorum when self-approval is on', () => {
+    const g = guarded({ approvalsNeeded: 2 });
+    expect(apply(g, { userId: 'alice' })).toMatchObject({ ok: true, approvals: [{ by: 'alice' }] });
+    expect(g.status).toBe('pending');
+    expect(apply(g, { userId: 'bob' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+  });
+
+  it('refuses a second approval by the same person with a note, and changes nothing', () => {
+    const g = guarded({ approvalsNeeded: 2 });
+    apply(g, { userId: 'bob' });
+    const again = apply(g, { userId: 'bob' }, NOW + 5000);
+    expect(again).toEqual({
+      ok: false,
+      notice:
+        'You already approved this shell_execute call at 14:05 UTC; it needs 2 approvals from different people (1 of 2 approvals: @bob). Nothing changed.',
+    });
+    expect(g.approvals).toEqual([{ by: 'bob', at: NOW + 1000 }]);
+    expect(g.status).toBe('pending');
+  });
+
+  it('ends a quorum on one deny, whatever approvals came before', () => {
+    const g = guarded({ approvalsNeeded: 3 }, ['bob', 'carol', 'dave']);
+    apply(g, { userId: 'bob' });
+    apply(g, { userId: 'carol' });
+    expect(apply(g, { userId: 'dave', choice: 'deny' })).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'denied', by: 'dave' },
+    });
+    expect(g.status).toBe('resolved');
+    expect(resultWithoutRun(g)).toMatchObject({ status: 'denied' });
+  });
+
+  it('refuses allow-always under a quorum or four-eyes, even from an approver, and edit under a quorum', () => {
+    for (const rules of [{ approvalsNeeded: 2 }, { selfApprove: false }]) {
+      const g = guarded(rules);
+      const always = apply(g, { userId: 'bob', choice: 'always', scope: 'user' });
+      expect(always).toMatchObject({
+        ok: false,
+        notice: expect.stringContaining('Always allow is not available'),
+      });
+      expect(g.approvals).toEqual([]);
+    }
+    const g = guarded({ approvalsNeeded: 2 });
+    expect(apply(g, { userId: 'bob', choice: 'edit', args: { command: 'ls -la' } })).toMatchObject({
+      ok: false,
+      notice: expect.stringContaining('Edit & approve is not available'),
+    });
+  });
+
+  it('counts an operator as one distinct approver, never as the requester', () => {
+    const g = guarded({ approvalsNeeded: 2, selfApprove: false });
+    expect(apply(g, { userId: 'olivia', operator: true })).toMatchObject({
+      ok: true,
+      approvals: [{ by: 'operator:olivia' }],
+    });
+    expect(apply(g, { userId: 'olivia', operator: true })).toMatchObject({ ok: false });
+    expect(apply(g, { userId: 'bob' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+    expect(describeOutcome(g)).toContain('@operator:olivia and @bob');
+  });
+
+  it('keeps gates opened before quorum existed as they were: one approval by the requester decides', () => {
+    const old = gate();
+    delete old.approvalsNeeded;
+    delete old.selfApprove;
+    delete old.approvals;
+    expect(apply(old, { userId: 'alice' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+    expect(decidersLine(gate())).toBe('Who may decide: @alice, @bob.');
   });
 });
 

@@ -144,7 +144,7 @@ export interface GateResolution {
 interface GateBase {
   id: string;
   toolCallId: string;
-  /** Who asked (the person whose message started the turn); they may always decide. */
+  /** Who asked (the person whose message started the turn); they may deny, and approve unless `selfApprove` is false. */
   requesterId: string;
   /** Configured approvers, who may decide too. */
   approvers: string[];
@@ -161,6 +161,12 @@ interface GateBase {
   remote?: { workflowId: string; missionName: string };
 }
 
+/** One person's approval of a gate that needs several (or someone other than the requester). */
+export interface Approval {
+  by: string;
+  at: number;
+}
+
 export interface ApprovalGate extends GateBase {
   kind: 'approval';
   toolName: string;
@@ -168,6 +174,12 @@ export interface ApprovalGate extends GateBase {
   args: Record<string, unknown>;
   /** The text allow patterns and grants match (e.g. the shell command), offered as a pattern default. */
   subject: string;
+  /** Distinct approvals the call needs (M of N, policy `approvals`); absent on older gates: 1. */
+  approvalsNeeded?: number;
+  /** false: the requester may not approve their own call, only deny it (policy `selfApprove`); absent: true. */
+  selfApprove?: boolean;
+  /** Approvals so far, in order, one per person; the gate resolves once there are `approvalsNeeded`. */
+  approvals?: Approval[];
 }
 
 /** An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. */

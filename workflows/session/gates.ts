@@ -12,6 +12,7 @@ import {
 import type { ArgsCheck } from '../../common/tools/definitions';
 import type {
   AnswerSubmission,
+  Approval,
   ApprovalGate,
   CredentialGate,
   Decision,
@@ -32,6 +33,9 @@ export function openApprovalGate(input: {
   approvers: readonly string[];
   now: number;
   timeoutMs: number | 'never';
+  /** Policy `selfApprove` (default true) and `approvals` (default 1) of this tool. */
+  selfApprove?: boolean;
+  approvalsNeeded?: number;
 }): ApprovalGate {
   return {
     id: input.id,
@@ -45,6 +49,9 @@ export function openApprovalGate(input: {
     createdAt: input.now,
     expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
     status: 'pending',
+    approvalsNeeded: input.approvalsNeeded ?? 1,
+    selfApprove: input.selfApprove ?? true,
+    approvals: [],
   };
 }
 
@@ -103,8 +110,78 @@ function deciders(gate: Gate): string {
   return [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
 }
 
+/** Who may deny (and, for questions, answer): the requester and the configured approvers. */
 export function mayDecide(gate: Gate, userId: string): boolean {
   return gate.requesterId === userId || gate.approvers.includes(userId);
+}
+
+/** An approval gate's rules with the defaults of gates opened before four-eyes and quorum existed. */
+export function approvalRules(gate: ApprovalGate): {
+  needed: number;
+  selfApprove: boolean;
+  approvals: Approval[];
+} {
+  return {
+    needed: gate.approvalsNeeded ?? 1,
+    selfApprove: gate.selfApprove ?? true,
+    approvals: gate.approvals ?? [],
+  };
+}
+
+/** The people who may approve a call: its approvers, and the requester unless self-approval is off. */
+export function approverIds(gate: ApprovalGate): string[] {
+  const { selfApprove } = approvalRules(gate);
+  const others = gate.approvers.filter((id) => id !== gate.requesterId);
+  return selfApprove ? [gate.requesterId, ...others] : others;
+}
+
+/**
+ * Four-eyes or quorum: what a standing grant would skip. Such a call is never "always allowed" (the choice is
+ * not offered, and a crafted one is refused), and under a quorum nobody edits the arguments the others approved.
+ */
+export function isProtected(gate: ApprovalGate): boolean {
+  const { needed, selfApprove } = approvalRules(gate);
+  return needed > 1 || !selfApprove;
+}
+
+/** "1 of 2 approvals: @bob" for a call that needs several; undefined when one approval decides. */
+export function approvalProgress(
+  gate: ApprovalGate,
+  mention: (id: string) => string = (id) => `@${id}`,
+): string | undefined {
+  const { needed, approvals } = approvalRules(gate);
+  if (needed <= 1) return undefined;
+  const names = approvals.map((a) => mention(a.by)).join(', ');
+  return `${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`;
+}
+
+/**
+ * Who may decide, in one sentence for every prompt: the deciders by default; under four-eyes or quorum who
+ * may approve, how many are needed and what is in, and that nobody can approve when nobody else is configured.
+ */
+export function decidersLine(gate: ApprovalGate, mention: (id: string) => string = (id) => `@${id}`): string {
+  const { needed, selfApprove, approvals } = approvalRules(gate);
+  if (!isProtected(gate))
+    return `Who may decide: ${[gate.requesterId, ...gate.approvers].map(mention).join(', ')}.`;
+  const may = approverIds(gate);
+  const requester = mention(gate.requesterId);
+  // Operators' approvals count too (they are in nobody's list), so they are among the possible approvers.
+  const possible = new Set([...may, ...approvals.map((a) => a.by)]).size;
+  if (possible < needed) {
+    const rule =
+      needed === 1
+        ? `self-approval is off and no approver other than ${requester} is configured`
+        : `it needs ${needed} approvals from different people${selfApprove ? '' : ` other than ${requester}`}, and ${may.length ? `only ${may.map(mention).join(', ')} may approve` : 'no approver is configured'}`;
+    return `Nobody can approve this call: ${rule}. It can only be denied or expire.`;
+  }
+  const who = may.map(mention).join(', ');
+  const rule =
+    needed > 1
+      ? `Needs ${needed} approvals from different people among ${who}`
+      : `Needs approval from ${who}`;
+  const self = selfApprove ? '' : ` (not ${requester}, who asked: they may only deny it)`;
+  const progress = approvalProgress(gate, mention);
+  return `${rule}${self}.${progress ? ` ${progress}.` : ''}`;
 }
 
 /** "14:05 UTC": workflow time is UTC; the web chat shows local times from the timestamps. */
@@ -139,14 +216,32 @@ export function describeOutcome(gate: Gate): string {
   if (r.outcome === 'cancelled') return `cancelled at ${clock(r.at)}`;
   if (r.outcome === 'superseded')
     return `not run: superseded by a new message from @${r.by} at ${clock(r.at)}`;
-  return `${OUTCOME_WORDS[r.outcome]} by @${r.by} at ${clock(r.at)}`;
+  const approvers =
+    gate.kind === 'approval' && (r.outcome === 'approved' || r.outcome === 'edited')
+      ? (gate.approvals ?? []).map((a) => a.by)
+      : [];
+  const by = approvers.length > 1 ? approvers : [r.by];
+  return `${OUTCOME_WORDS[r.outcome]} by ${by.map((id) => `@${id}`).join(' and ')} at ${clock(r.at)}`;
 }
 
 export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: false; notice: string };
 
 /**
- * Checks a decision against a gate. A refusal changes nothing and explains itself to the clicker:
- * unknown gate, already decided, not allowed, or edited arguments that fail the tool's schema.
+ * A decision on an approval gate: it resolves the gate (with the approvals so far), or counts one more
+ * approval of a call that needs several (the gate stays open and the approver is told), or is refused.
+ */
+export type ApprovalCheck =
+  | { ok: true; resolution: GateResolution; approvals: Approval[] }
+  | { ok: true; resolution?: undefined; approvals: Approval[]; notice: string }
+  | { ok: false; notice: string };
+
+/**
+ * Checks a decision against a gate. A refusal changes nothing and explains itself to the clicker: unknown
+ * gate, already decided, not allowed (four-eyes: the requester may deny but not approve), a second approval
+ * by the same person, allow-always on a call it must not skip, or edited arguments that fail the tool's schema.
+ *
+ * An operator (`agentctl resolve`) may decide any approval and counts as one distinct approver,
+ * `operator:<name>`, never as the requester: a quorum of two still needs someone else (or a second operator).
  */
 export function evaluateDecision(input: {
   gate: Gate | undefined;
@@ -155,7 +250,7 @@ export function evaluateDecision(input: {
   checkArgs: (args: unknown) => ArgsCheck;
   newGrantId: () => string;
   sessionId: string;
-}): DecisionCheck {
+}): ApprovalCheck {
   const { gate, now } = input;
   const decision = input.decision.operator
     ? { ...input.decision, userId: `operator:${input.decision.userId}` }
@@ -183,26 +278,62 @@ export function evaluateDecision(input: {
       notice: `You may not decide on this ${gate.toolName} call: only ${deciders(gate)} may. Nothing changed.`,
     };
   }
+  const { needed, approvals } = approvalRules(gate);
   const base = { by: decision.userId, at: now };
+  if (decision.choice === 'deny')
+    return {
+      ok: true,
+      approvals,
+      resolution: { ...base, outcome: 'denied', ...(decision.reason ? { reason: decision.reason } : {}) },
+    };
+  if (!decision.operator && !approverIds(gate).includes(decision.userId))
+    return {
+      ok: false,
+      notice: `You asked for this ${gate.toolName} call, so someone else must approve it (self-approval is off). ${decidersLine(gate)} You can still deny it. Nothing changed.`,
+    };
+  if (decision.choice === 'always' && isProtected(gate))
+    return {
+      ok: false,
+      notice: `Always allow is not available for this ${gate.toolName} call: it needs ${needed > 1 ? `${needed} approvals from different people` : 'approval by someone other than who asked'}, which a standing grant would skip. Approve this call instead. Nothing changed.`,
+    };
+  if (decision.choice === 'edit' && needed > 1)
+    return {
+      ok: false,
+      notice: `Edit & approve is not available for this ${gate.toolName} call: it needs ${needed} approvals of the same arguments. Deny it with the correction as the reason instead. Nothing changed.`,
+    };
+  const earlier = approvals.find((a) => a.by === decision.userId);
+  if (earlier)
+    return {
+      ok: false,
+      notice: `You already approved this ${gate.toolName} call at ${clock(earlier.at)}; it needs ${needed} approvals from different people (${approvalProgress(gate)}). Nothing changed.`,
+    };
+  let args: Record<string, unknown> | undefined;
+  if (decision.choice === 'edit') {
+    if (!decision.args)
+      return { ok: false, notice: 'Edit & approve needs the corrected arguments. Nothing changed.' };
+    const checked = input.checkArgs(decision.args);
+    if (!checked.ok)
+      return {
+        ok: false,
+        notice: `The edited arguments were refused (${checked.error}). The approval is still open.`,
+      };
+    args = checked.args;
+  }
+  const counted = [...approvals, { by: decision.userId, at: now }];
+  if (counted.length < needed) {
+    const progress = approvalProgress({ ...gate, approvals: counted });
+    const more = needed - counted.length;
+    return {
+      ok: true,
+      approvals: counted,
+      notice: `Your approval of this ${gate.toolName} call is counted: ${progress}. It runs after ${more} more approval${more === 1 ? '' : 's'} from someone else.`,
+    };
+  }
   switch (decision.choice) {
     case 'approve':
-      return { ok: true, resolution: { ...base, outcome: 'approved' } };
-    case 'deny':
-      return {
-        ok: true,
-        resolution: { ...base, outcome: 'denied', ...(decision.reason ? { reason: decision.reason } : {}) },
-      };
-    case 'edit': {
-      if (!decision.args)
-        return { ok: false, notice: 'Edit & approve needs the corrected arguments. Nothing changed.' };
-      const checked = input.checkArgs(decision.args);
-      if (!checked.ok)
-        return {
-          ok: false,
-          notice: `The edited arguments were refused (${checked.error}). The approval is still open.`,
-        };
-      return { ok: true, resolution: { ...base, outcome: 'edited', args: checked.args } };
-    }
+      return { ok: true, approvals: counted, resolution: { ...base, outcome: 'approved' } };
+    case 'edit':
+      return { ok: true, approvals: counted, resolution: { ...base, outcome: 'edited', args: args! } };
     case 'always': {
       const scope = decision.scope ?? 'session';
       const grant = {
@@ -214,7 +345,7 @@ export function evaluateDecision(input: {
         ...(decision.pattern ? { pattern: decision.pattern } : {}),
         ...(scope === 'session' ? { sessionId: input.sessionId } : {}),
       };
-      return { ok: true, resolution: { ...base, outcome: 'always', grant } };
+      return { ok: true, approvals: counted, resolution: { ...base, outcome: 'always', grant } };
     }
   }
 }

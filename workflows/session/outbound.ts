@@ -10,6 +10,8 @@ export type OutboundEvent =
   | { type: 'message'; text: string }
   /** Post a gate's prompt with buttons; the platform's message reference is recorded on the gate. */
   | { type: 'gate'; gate: Gate; reason: 'opened' | 'repost' | 'reminder' }
+  /** Edit every posted prompt of a still open gate to show its progress (approvals so far); buttons stay. */
+  | { type: 'gate_updated'; gate: Gate }
   /** Edit every posted prompt of a decided gate to show its outcome. */
   | { type: 'gate_resolved'; gate: Gate; outcome: string }
   /** Feedback for one person (ephemeral where the platform has it) or for everyone. */

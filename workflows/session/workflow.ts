@@ -62,6 +62,7 @@ import {
 } from './contract';
 import {
   answeredResult,
+  approverIds,
   describeOutcome,
   evaluateAnswer,
   evaluateDecision,
@@ -123,6 +124,8 @@ const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
 /** The agent loop stops once the same call has failed the same way this many times in one turn. */
 const STOP_REPEATED_ERRORS = 'stop-repeated-errors';
 const MAX_IDENTICAL_ERRORS = 3;
+/** Patch marker: a counted approval of a call that needs several edits the posted prompts (a new delivery). */
+const APPROVAL_PROGRESS = 'approval-progress';
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
@@ -169,6 +172,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       sessionId,
     });
     if (!check.ok) return state.notify(check.notice, decision.userId);
+    if (gate?.kind === 'approval') gate.approvals = check.approvals;
+    if (!check.resolution) {
+      // One more approval of a call that needs several: the approver is told, every prompt shows the count.
+      state.notify(check.notice, decision.userId);
+      if (wf.patched(APPROVAL_PROGRESS)) emit({ type: 'gate_updated', gate: gate! });
+      return;
+    }
     gate!.status = 'resolved';
     gate!.resolution = check.resolution;
     state.touch();
@@ -711,6 +721,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
               approvers: plan.approvers,
               now: Date.now(),
               timeoutMs: plan.timeoutMs,
+              // Absent from plans recorded before four-eyes and quorum: one approval, self-approval allowed.
+              ...(plan.selfApprove === undefined ? {} : { selfApprove: plan.selfApprove }),
+              ...(plan.approvals === undefined ? {} : { approvalsNeeded: plan.approvals }),
             })
           : undefined;
       if (gate) {
@@ -889,7 +902,9 @@ function failureMessage(error: unknown): string {
 
 function describeWaiting(gates: Gate[]): string {
   const first = gates[0]!;
-  const deciders = [first.requesterId, ...first.approvers].map((name) => `@${name}`).join(' or ');
+  const deciders = (first.kind === 'approval' ? approverIds(first) : [first.requesterId, ...first.approvers])
+    .map((name) => `@${name}`)
+    .join(' or ');
   if (first.kind === 'credential') return `@${first.requesterId} to connect ${first.providerName}`;
   const what = gates.map((g) =>
     g.kind === 'question'

@@ -255,6 +255,37 @@ function renderCredentialGate(gate) {
   return box;
 }
 
+// Who may approve (the same rule as workflows/session/gates.ts decidersLine): four-eyes leaves the
+// requester out of the approvers, a quorum needs several different people, and nobody may mean nobody.
+function approvalRule(gate) {
+  const needed = gate.approvalsNeeded || 1;
+  const selfApprove = gate.selfApprove !== false;
+  if (needed === 1 && selfApprove)
+    return `Needs approval from @${[gate.requesterId, ...gate.approvers].join(', @')}`;
+  const may = [
+    ...(selfApprove ? [gate.requesterId] : []),
+    ...gate.approvers.filter((a) => a !== gate.requesterId),
+  ];
+  const possible = new Set([...may, ...(gate.approvals || []).map((a) => a.by)]).size;
+  if (possible < needed)
+    return `Nobody can approve this call (${needed === 1 ? 'self-approval is off and no other approver is configured' : `it needs ${needed} approvals from different people`}): it can only be denied or expire`;
+  const who = may.map((id) => `@${id}`).join(', ');
+  const rule =
+    needed > 1
+      ? `Needs ${needed} approvals from different people among ${who}`
+      : `Needs approval from ${who}`;
+  return selfApprove ? rule : `${rule} (not @${gate.requesterId}, who asked: they may only deny it)`;
+}
+
+// "1 of 2 approvals: @bob (14:05)" while a quorum is open; who approved when, once decided.
+function approvalProgress(gate) {
+  const needed = gate.approvalsNeeded || 1;
+  const approvals = gate.approvals || [];
+  if (needed <= 1) return '';
+  const names = approvals.map((a) => `@${a.by} (${time(a.at)})`).join(', ');
+  return `${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`;
+}
+
 function renderGate(gate) {
   if (gate.kind === 'question') return renderQuestionGate(gate);
   if (gate.kind === 'credential') return renderCredentialGate(gate);
@@ -266,11 +297,11 @@ function renderGate(gate) {
     el(
       'div',
       { dataset: { testid: 'gate-outcome' } },
-      gate.status === 'pending'
-        ? `Needs approval from @${[gate.requesterId, ...gate.approvers].join(', @')}`
-        : describe(gate),
+      gate.status === 'pending' ? approvalRule(gate) : describe(gate),
     ),
   );
+  const progress = approvalProgress(gate);
+  if (progress) box.append(el('div', { class: 'meta', dataset: { testid: 'gate-approvals' } }, progress));
   if (gate.status !== 'pending') return box;
   if (gate.expiresAt)
     box.append(el('div', { class: 'meta' }, `Expires at ${new Date(gate.expiresAt).toLocaleString()}`));
@@ -300,6 +331,9 @@ function renderGate(gate) {
     dataset: { testid: 'grant-pattern' },
     oninput: (e) => (draft.pattern = e.target.value),
   });
+  // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
+  const needed = gate.approvalsNeeded || 1;
+  const guarded = needed > 1 || gate.selfApprove === false;
   box.append(
     el(
       'div',
@@ -322,7 +356,7 @@ function renderGate(gate) {
     ),
     el(
       'div',
-      { class: 'actions' },
+      { class: 'actions', hidden: guarded },
       el(
         'button',
         {
@@ -369,7 +403,7 @@ function renderGate(gate) {
   box.append(
     el(
       'div',
-      { class: 'actions' },
+      { class: 'actions', hidden: needed > 1 },
       el(
         'button',
         {

@@ -1,0 +1,46 @@
+/**
+ * Who may approve a tool's calls, from the policy file: its approvers (a tool's own list replaces the
+ * top-level one), whether the requester may approve their own call, and how many distinct approvals it needs.
+ */
+import type { PolicyFile } from './config';
+
+export interface ApprovalRules {
+  approvers: string[];
+  selfApprove: boolean;
+  approvals: number;
+}
+
+type RulesSource = Pick<PolicyFile, 'approvers' | 'selfApprove' | 'approvals' | 'tools'>;
+
+export function approvalRulesFor(policy: RulesSource, toolName: string): ApprovalRules {
+  const tool = policy.tools[toolName];
+  return {
+    approvers: tool?.approvers ?? policy.approvers,
+    selfApprove: tool?.selfApprove ?? policy.selfApprove,
+    approvals: tool?.approvals ?? policy.approvals,
+  };
+}
+
+/** Four-eyes or quorum: what an always-allow grant must never skip. */
+export function grantsMayApply(rules: ApprovalRules): boolean {
+  return rules.selfApprove && rules.approvals === 1;
+}
+
+/**
+ * Rules no requester could ever satisfy (fewer people may approve than approvals are needed), as messages
+ * naming the setting and the fix; the configuration is refused with them rather than every gate expiring.
+ */
+export function unsatisfiableApprovals(policy: RulesSource): string[] {
+  const problems: string[] = [];
+  const check = (where: string, rules: ApprovalRules) => {
+    // The requester counts as one possible approver only when self-approval is on.
+    const possible = new Set(rules.approvers).size + (rules.selfApprove ? 1 : 0);
+    if (possible >= rules.approvals) return;
+    problems.push(
+      `${where}: "approvals": ${rules.approvals} with "selfApprove": ${rules.selfApprove} needs at least ${rules.approvals - (rules.selfApprove ? 1 : 0)} approver(s), but ${rules.approvers.length ? `only ${rules.approvers.join(', ')} ${rules.approvers.length === 1 ? 'is' : 'are'} configured` : 'none is configured'}: add people to "approvers" (or APPROVERS), or lower "approvals", or allow "selfApprove"`,
+    );
+  };
+  check('defaults', approvalRulesFor({ ...policy, tools: {} }, ''));
+  for (const name of Object.keys(policy.tools)) check(`tools.${name}`, approvalRulesFor(policy, name));
+  return problems;
+}
