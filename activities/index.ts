@@ -8,7 +8,7 @@ import type { AppConfig } from '../common/config';
 import type { Grant } from '../common/grants';
 import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
 import { decidePolicy } from '../common/policy';
-import { findTool, shellExecuteTool } from '../common/tools/definitions';
+import { findTool } from '../common/tools/definitions';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
 import { CredentialService } from '../common/credentials/service';
@@ -18,17 +18,14 @@ import { missionOpOf } from '../common/tools/missions';
 import { splitMcpName, type McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { z } from 'zod';
-import { parseShellCommand } from './tools/parse-shell';
 import { redact } from './tools/redact';
 import { authorizeTool } from './tool-credentials';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
-import { executors, type ToolContext } from './tools/registry';
+import { executors } from './tools/registry';
 import type { ToolRunLedger } from './tools/ledger';
-import type { SandboxStatus } from './tools/sandbox';
-import { probeSandbox } from './tools/sandbox-probe';
 import type {
   ModelReply,
   ModelRequest,
@@ -47,8 +44,6 @@ export interface ActivityDeps {
   mcp?: McpPool;
   /** The vault and providers, opened on first use (shared with `mcp`). */
   credentials?: () => CredentialService;
-  /** shell_execute's sandbox as probed at worker start; without it, probed on first use. */
-  sandbox?: Promise<SandboxStatus>;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -57,10 +52,6 @@ export function createActivities(deps: ActivityDeps) {
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
-  const shellSandbox = async () => ({
-    status: await (deps.sandbox ?? probeSandbox(config.policy.sandbox)),
-    network: config.policy.tools[shellExecuteTool.name]?.network ?? 'none',
-  });
   const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
   const plan = (
     decision: { decision: ToolPlan['decision']; reason: string },
@@ -139,11 +130,6 @@ export function createActivities(deps: ActivityDeps) {
         grants,
         userId: request.userId,
         sessionId: request.sessionId,
-        // The parser runs here, on the Node side: the policy itself stays pure.
-        ...(tool.name === shellExecuteTool.name && typeof request.args.command === 'string'
-          ? { shell: parseShellCommand(request.args.command) }
-          : {}),
-        defaults: rules,
       });
       return plan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
     },
@@ -171,14 +157,11 @@ export function createActivities(deps: ActivityDeps) {
       if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
       const tool = findTool(request.toolName);
       const providerName = tool?.credential?.(request.args as never);
-      let authorization: ToolContext['authorization'];
+      let authorization: { header: string; value: string } | undefined;
       if (providerName) {
-        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName, {
-          toApiHostsOnly: true,
-        });
+        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName);
         if (!checked.ok) return checked.result;
-        const { header, value, apiHosts } = checked;
-        authorization = { provider: providerName, header, value, apiHosts };
+        authorization = { header: checked.header, value: checked.value };
       }
       return await withHeartbeat((signal) =>
         ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
@@ -187,8 +170,6 @@ export function createActivities(deps: ActivityDeps) {
               dataDir: config.dataDir,
               sessionId: request.sessionId,
               signal,
-              shell: await shellSandbox(),
-              addressPolicy: config.policy,
               ...(authorization ? { authorization } : {}),
             }),
             authorization?.value,
