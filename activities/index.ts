@@ -8,7 +8,7 @@ import type { AppConfig } from '../common/config';
 import type { Grant } from '../common/grants';
 import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
 import { decidePolicy } from '../common/policy';
-import { findTool } from '../common/tools/definitions';
+import { findTool, shellExecuteTool } from '../common/tools/definitions';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
 import { CredentialService } from '../common/credentials/service';
@@ -26,6 +26,8 @@ import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
 import { executors } from './tools/registry';
 import type { ToolRunLedger } from './tools/ledger';
+import type { SandboxStatus } from './tools/sandbox';
+import { probeSandbox } from './tools/sandbox-probe';
 import type {
   ModelReply,
   ModelRequest,
@@ -44,6 +46,8 @@ export interface ActivityDeps {
   mcp?: McpPool;
   /** The vault and providers, opened on first use (shared with `mcp`). */
   credentials?: () => CredentialService;
+  /** shell_execute's sandbox as probed at worker start; without it, probed on first use. */
+  sandbox?: Promise<SandboxStatus>;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -52,6 +56,10 @@ export function createActivities(deps: ActivityDeps) {
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
   const missions = new MissionTools(client, config);
+  const shellSandbox = async () => ({
+    status: await (deps.sandbox ?? probeSandbox(config.policy.sandbox)),
+    network: config.policy.tools[shellExecuteTool.name]?.network ?? 'none',
+  });
   const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
   const plan = (
     decision: { decision: ToolPlan['decision']; reason: string },
@@ -170,6 +178,7 @@ export function createActivities(deps: ActivityDeps) {
               dataDir: config.dataDir,
               sessionId: request.sessionId,
               signal,
+              shell: await shellSandbox(),
               ...(authorization ? { authorization } : {}),
             }),
             authorization?.value,

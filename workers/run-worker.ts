@@ -5,6 +5,8 @@ import { createActivities } from '../activities';
 import { McpPool } from '../activities/mcp/pool';
 import { CredentialService } from '../common/credentials/service';
 import { ToolRunLedger } from '../activities/tools/ledger';
+import { SANDBOX_FIX } from '../activities/tools/sandbox';
+import { probeSandbox } from '../activities/tools/sandbox-probe';
 import type { AppConfig } from '../common/config';
 import type { Logger } from '../common/log';
 import { connectClient, connectWorker } from '../common/temporal/connect';
@@ -46,12 +48,24 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
   let credentials: CredentialService | undefined;
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
   const mcp = new McpPool(config.policy.mcpServers, openCredentials);
+  const sandbox = await probeSandbox(config.policy.sandbox);
+  if (sandbox.kind === 'off')
+    log.warn('"sandbox": "off" in the policy file: shell_execute commands run unsandboxed, as the worker');
+  if (sandbox.kind === 'unavailable')
+    log.warn(`shell_execute will refuse every command: ${sandbox.reason}; ${SANDBOX_FIX}`);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     ...(dataConverter ? { dataConverter } : {}),
-    activities: createActivities({ config, client, ledger, mcp, credentials: openCredentials }),
+    activities: createActivities({
+      config,
+      client,
+      ledger,
+      mcp,
+      credentials: openCredentials,
+      sandbox: Promise.resolve(sandbox),
+    }),
     ...workflowCode(config.workflowBundlePath, tracing),
     ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
     // Workers shut down within this window; in-flight activities are then retried elsewhere.

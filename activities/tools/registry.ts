@@ -3,6 +3,7 @@ import { currentTimeTool, httpRequestTool, shellExecuteTool } from '../../common
 import type { z } from 'zod';
 import type { ToolRunResult } from '../types';
 import { runHttpRequest } from './http';
+import type { ShellSandbox } from './sandbox';
 import { runShell, sessionWorkdir } from './shell';
 import { currentTime } from './time';
 
@@ -10,6 +11,8 @@ export interface ToolContext {
   dataDir: string;
   sessionId: string;
   signal: AbortSignal;
+  /** shell_execute's sandbox as the worker found it at start, and the network the policy gives it. */
+  shell: ShellSandbox;
   /** The person's credential for the tool's provider, as the header to send. Never returned in output. */
   authorization?: { header: string; value: string };
 }
@@ -23,6 +26,7 @@ export const executors: Record<string, Executor> = {
       command: args.command,
       timeoutSeconds: args.timeout_seconds ?? 60,
       cwd: sessionWorkdir(context.dataDir, context.sessionId),
+      sandbox: context.shell,
       signal: context.signal,
     });
   },

@@ -1,9 +1,13 @@
-/** shell_execute: `sh -c` in the session's own working directory, with a timeout and an output cap. */
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+/**
+ * shell_execute: `sh -c` in the session's own working directory, inside the bubblewrap sandbox (unless the
+ * policy turned it off), with a timeout and an output cap; the whole process tree dies with the run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lchownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ToolRunResult } from '../types';
 import { OUTPUT_CAP, capOutput } from './output-cap';
+import { SANDBOX_FIX, bwrapArgs, runsAsRoot, sandboxUid, type ShellSandbox } from './sandbox';
 
 export function sessionWorkdir(dataDir: string, sessionId: string): string {
   const safe = sessionId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 200);
@@ -12,50 +16,95 @@ export function sessionWorkdir(dataDir: string, sessionId: string): string {
   return dir;
 }
 
+/** Hands the working directory (and what earlier, unsandboxed runs left in it) to the sandbox's uid. */
+function ownWorkdir(dir: string, uid: number): void {
+  if (statSync(dir).uid === uid) return;
+  const walk = (entry: string) => {
+    lchownSync(entry, uid, uid);
+    if (lstatSync(entry).isDirectory()) for (const name of readdirSync(entry)) walk(path.join(entry, name));
+  };
+  walk(dir);
+}
+
+function start(command: string, cwd: string, timeoutSeconds: number, sandbox: ShellSandbox): ChildProcess {
+  if (sandbox.status.kind === 'bwrap') {
+    const uid = runsAsRoot() ? sandboxUid(cwd) : undefined;
+    if (uid !== undefined) ownWorkdir(cwd, uid);
+    // bwrap gets no environment either: its own /proc/1/environ is readable from inside.
+    return spawn(
+      sandbox.status.bwrap,
+      bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
+      { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+  }
+  return spawn('sh', ['-c', command], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+}
+
 export async function runShell(input: {
   command: string;
   timeoutSeconds: number;
   cwd: string;
+  sandbox: ShellSandbox;
   signal?: AbortSignal;
 }): Promise<ToolRunResult> {
+  if (input.sandbox.status.kind === 'unavailable')
+    return {
+      status: 'error',
+      content: `shell_execute is refused: the sandbox cannot start on this worker (${input.sandbox.status.reason}). To fix: ${SANDBOX_FIX}.`,
+    };
+  let child: ChildProcess;
+  try {
+    child = start(input.command, input.cwd, input.timeoutSeconds, input.sandbox);
+  } catch (error) {
+    return { status: 'error', content: `could not start the command: ${(error as Error).message}` };
+  }
   return await new Promise((resolve) => {
-    const child = spawn('sh', ['-c', input.command], {
-      cwd: input.cwd,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: input.cwd },
-      detached: true,
-    });
     let output = '';
     let timedOut = false;
-    const collect = (chunk: Buffer) => {
-      if (output.length <= OUTPUT_CAP) output += chunk.toString('utf8');
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    const killGroup = () => {
+    // Killing bwrap kills the sandbox's PID 1 (--die-with-parent), and with it every process inside.
+    const killTree = () => {
       try {
         process.kill(-child.pid!, 'SIGKILL');
       } catch {
         // already gone
       }
     };
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.length <= OUTPUT_CAP) return;
+      // Past the cap nothing more is read: the command's next write fails instead of filling memory.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      killTree();
     }, input.timeoutSeconds * 1000);
-    input.signal?.addEventListener('abort', killGroup);
-    child.on('error', (error) => {
+    if (input.signal?.aborted) killTree();
+    input.signal?.addEventListener('abort', killTree);
+    const finish = (result: ToolRunResult) => {
       clearTimeout(timer);
-      resolve({ status: 'error', content: `could not start the command: ${error.message}` });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
+      input.signal?.removeEventListener('abort', killTree);
+      resolve(result);
+    };
+    child.on('error', (error) =>
+      finish({ status: 'error', content: `could not start the command: ${error.message}` }),
+    );
+    child.on('close', (code, signal) => {
       const body = capOutput(output) || '(no output)';
       if (timedOut)
-        return resolve({
+        return finish({
           status: 'error',
           content: `timed out after ${input.timeoutSeconds}s and was killed. Output so far:\n${body}`,
         });
-      resolve({ status: code === 0 ? 'ok' : 'error', content: `exit code ${code}\n${body}` });
+      finish({ status: code === 0 ? 'ok' : 'error', content: `exit code ${code ?? signal}\n${body}` });
     });
   });
 }

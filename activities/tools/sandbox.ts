@@ -1,0 +1,179 @@
+/**
+ * The bubblewrap sandbox of shell_execute: what the command sees (a read-only minimal root, its own /proc,
+ * /dev and /tmp, the conversation's working directory at /work), its limits, and whether bwrap works here.
+ */
+import { createHash } from 'node:crypto';
+import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+
+export type SandboxMode = 'bwrap' | 'off';
+export type SandboxNetwork = 'none' | 'full';
+
+/** What the worker found at start: a working bwrap, an explicit "off", or why bwrap cannot run here. */
+export type SandboxStatus =
+  { kind: 'bwrap'; bwrap: string } | { kind: 'off' } | { kind: 'unavailable'; reason: string };
+
+/** What shell_execute needs from the worker and the policy file. */
+export interface ShellSandbox {
+  status: SandboxStatus;
+  network: SandboxNetwork;
+}
+
+export const SANDBOX_LIMITS = {
+  /** Processes (threads included) of one sandbox: a fork bomb hits this, not the host. */
+  processes: 256,
+  /** Address space of each process: enough for node or python, not for eating the host's memory. */
+  memoryBytes: 2 * 1024 ** 3,
+  /** The largest file a command may write. */
+  fileBytes: 1024 ** 3,
+  /** The private /tmp lives in memory. */
+  tmpBytes: 256 * 1024 ** 2,
+};
+
+/** Where the working directory appears inside the sandbox; also HOME. */
+export const SANDBOX_WORKDIR = '/work';
+const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
+/** The /etc files a shell and its tools need (users, name resolution, certificates, the dynamic linker). */
+const ETC_FILES = [
+  'passwd',
+  'group',
+  'hosts',
+  'host.conf',
+  'nsswitch.conf',
+  'resolv.conf',
+  'gai.conf',
+  'protocols',
+  'services',
+  'localtime',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'ssl',
+  'ca-certificates',
+  'mime.types',
+];
+const ROOT_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
+
+export const SANDBOX_FIX =
+  'install bubblewrap (Debian: apt-get install bubblewrap) or set "sandbox": "off" in the policy file';
+
+/** A worker running as root hands each conversation its own unprivileged uid (RLIMIT_NPROC spares root). */
+export function sandboxUid(sessionId: string): number {
+  return 40_000 + (createHash('sha256').update(sessionId).digest().readUInt32BE(0) % 20_000);
+}
+
+export function runsAsRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/** The system directories of the host, read-only; merged-/usr links stay links. */
+function rootArgs(): string[] {
+  const args = ['--ro-bind', '/usr', '/usr'];
+  for (const dir of ROOT_DIRS) {
+    const host = `/${dir}`;
+    if (!existsSync(host)) continue;
+    if (lstatSync(host).isSymbolicLink()) args.push('--symlink', readlinkSync(host), host);
+    else args.push('--ro-bind', host, host);
+  }
+  for (const file of ETC_FILES) args.push('--ro-bind-try', `/etc/${file}`, `/etc/${file}`);
+  return args;
+}
+
+/**
+ * The bwrap command line for one run. As root, bwrap keeps its privileges to build the sandbox and the
+ * command drops to the conversation's uid (`setpriv`); otherwise bwrap builds it in a user namespace.
+ */
+export function bwrapArgs(input: {
+  command: string;
+  workdir: string;
+  network: SandboxNetwork;
+  timeoutSeconds: number;
+  uid: number | undefined;
+}): string[] {
+  const limits = [
+    'prlimit',
+    `--cpu=${Math.max(1, Math.ceil(input.timeoutSeconds))}`,
+    `--as=${SANDBOX_LIMITS.memoryBytes}`,
+    `--nproc=${SANDBOX_LIMITS.processes}`,
+    `--fsize=${SANDBOX_LIMITS.fileBytes}`,
+    '--core=0',
+    '--',
+  ];
+  const dropToUid =
+    input.uid === undefined
+      ? []
+      : [
+          'setpriv',
+          `--reuid=${input.uid}`,
+          `--regid=${input.uid}`,
+          '--clear-groups',
+          '--inh-caps=-all',
+          '--',
+        ];
+  const privileges =
+    input.uid === undefined
+      ? ['--unshare-user']
+      : // Only what `setpriv` needs to switch uid (which clears them all) and to enter the uid's own 0700 /work.
+        [
+          '--cap-drop',
+          'ALL',
+          ...['CAP_SETUID', 'CAP_SETGID', 'CAP_DAC_OVERRIDE'].flatMap((c) => ['--cap-add', c]),
+        ];
+  return [
+    ...privileges,
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(input.network === 'none' ? ['--unshare-net'] : []),
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'sandbox',
+    ...rootArgs(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(SANDBOX_LIMITS.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    input.workdir,
+    SANDBOX_WORKDIR,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    SANDBOX_WORKDIR,
+    '--clearenv',
+    '--setenv',
+    'PATH',
+    SANDBOX_PATH,
+    '--setenv',
+    'HOME',
+    SANDBOX_WORKDIR,
+    '--',
+    ...dropToUid,
+    ...limits,
+    'sh',
+    '-c',
+    input.command,
+  ];
+}
+
+/** The bwrap executable on the worker's PATH, or none. */
+export function findBwrap(searchPath = process.env.PATH ?? ''): string | undefined {
+  for (const dir of [...searchPath.split(path.delimiter), '/usr/bin', '/bin']) {
+    if (!dir) continue;
+    const candidate = path.join(dir, 'bwrap');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
