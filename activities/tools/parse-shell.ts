@@ -1,0 +1,157 @@
+/**
+ * Reads a shell_execute command line with a real shell parser (unbash: a typed Bash AST, synchronous, no
+ * dependencies) into what the approval policy needs: every simple command as words, and every construct that
+ * makes the line more than one plain program run. The command runs under `sh -c`, which is not Bash, so
+ * anything the two read differently (`$'…'`, `&>`, brace expansion in the command name) counts as a hazard.
+ */
+import { forEachChild, parse, type Command, type ParsedScript, type SyntaxNode, type Word } from 'unbash';
+import { basename, commandStarts, type ParsedShellCommand } from '../../common/shell-command';
+
+/** `sh -c '…'` and `eval '…'` inside a command are parsed too, this deep. */
+const MAX_NESTED_SCRIPTS = 3;
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
+
+const COMPOUND_COMMAND = 'a compound command (if, for, while, case, a subshell or a { } group)';
+const SUBSTITUTION = 'a command substitution ($(…) or `…`)';
+const BASH_QUOTING = 'Bash-only quoting ($\'…\' or $"…") that sh reads differently';
+const HERE_DOCUMENT = 'a here-document or here-string';
+
+/** Node types that are hazards wherever they appear. */
+const HAZARDS: Partial<Record<SyntaxNode['type'], string>> = {
+  If: COMPOUND_COMMAND,
+  For: COMPOUND_COMMAND,
+  ArithmeticFor: COMPOUND_COMMAND,
+  Select: COMPOUND_COMMAND,
+  While: COMPOUND_COMMAND,
+  Subshell: COMPOUND_COMMAND,
+  BraceGroup: COMPOUND_COMMAND,
+  Case: COMPOUND_COMMAND,
+  Redirected: COMPOUND_COMMAND,
+  TestCommand: 'a Bash test ([[ … ]])',
+  ArithmeticCommand: 'a Bash arithmetic command ((( … )))',
+  Function: 'a function definition',
+  Coproc: 'a coprocess',
+  AndOr: 'a list (&& or ||)',
+  CommandExpansion: SUBSTITUTION,
+  ArithmeticCommandExpansion: SUBSTITUTION,
+  ProcessSubstitution: 'a process substitution (<(…) or >(…))',
+  ArithmeticExpansion: 'an arithmetic expansion ($((…)))',
+  AnsiCQuoted: BASH_QUOTING,
+  LocaleString: BASH_QUOTING,
+  HereDoc: HERE_DOCUMENT,
+  HereString: HERE_DOCUMENT,
+};
+
+/** Quote removal only: plain text, single quotes, and double quotes holding plain text. */
+function isLiteral(word: Word): boolean {
+  return (word.parts ?? []).every(
+    (part) =>
+      part.type === 'Literal' ||
+      part.type === 'SingleQuoted' ||
+      (part.type === 'DoubleQuoted' && part.parts.every((child) => child.type === 'Literal')),
+  );
+}
+
+/** Duplicating a descriptor (`2>&1`) or discarding output (`>/dev/null`) touches no file. */
+function isHarmlessRedirect(node: SyntaxNode): boolean {
+  if (node.type !== 'Redirect' || node.descriptor?.type === 'FileDescriptorVariable' || !node.target)
+    return false;
+  if (!isLiteral(node.target)) return false;
+  const target = node.target.value;
+  if (node.operator === '>&' || node.operator === '<&') return /^(\d+|-)$/.test(target);
+  return ['>', '>>', '>|', '<'].includes(node.operator) && target === '/dev/null';
+}
+
+function wordsOf(command: Command): string[] {
+  return [
+    ...(command.name ? [command.name.value] : []),
+    ...command.args.map((arg) => (arg.type === 'Word' ? arg.value : arg.text)),
+  ];
+}
+
+/** The script of `sh -c SCRIPT …` or `eval WORDS…` starting at `start`, if its words are plain text. */
+function nestedScript(command: Command, words: string[], start: number): string | undefined {
+  const name = basename(words[start]!);
+  const literal = (index: number) => {
+    const word = index === 0 ? command.name : command.args[index - 1];
+    return word?.type === 'Word' && isLiteral(word);
+  };
+  if (name === 'eval') {
+    const rest = words.slice(start + 1);
+    return rest.every((_, offset) => literal(start + 1 + offset)) ? rest.join(' ') : undefined;
+  }
+  if (!SHELLS.has(name)) return undefined;
+  let index = start + 1;
+  if (name === 'busybox' && words[index] && SHELLS.has(words[index]!)) index++;
+  let sawC = false;
+  for (; index < words.length && words[index]!.startsWith('-'); index++)
+    if (/^-[a-z]*c/i.test(words[index]!)) sawC = true;
+  return sawC && index < words.length && literal(index) ? words[index] : undefined;
+}
+
+export function parseShellCommand(source: string): ParsedShellCommand {
+  const commands: string[][] = [];
+  const hazards = new Set<string>();
+  let parseError: string | undefined;
+
+  const readScript = (text: string, depth: number): void => {
+    let script: ParsedScript;
+    try {
+      script = parse(text);
+    } catch (cause) {
+      parseError ??= (cause as Error).message;
+      return;
+    }
+    const error = script.errors?.[0];
+    if (error) parseError ??= `${error.message} at character ${error.pos + 1}`;
+    if (script.commands.length > 1) hazards.add('more than one command (; or a new line)');
+    visit(script, depth);
+  };
+
+  const visit = (node: SyntaxNode, depth: number): void => {
+    const hazard = HAZARDS[node.type];
+    if (hazard) hazards.add(hazard);
+    switch (node.type) {
+      case 'Script':
+        if (node.errors?.[0]) parseError ??= `${node.errors[0].message} in a substitution`;
+        break;
+      case 'Statement':
+        if (node.background) hazards.add('a background job (&)');
+        break;
+      case 'Pipeline':
+        if (node.commands.length > 1) hazards.add('a pipeline (|)');
+        if (node.prefixes.length) hazards.add('a pipeline prefix (! or time)');
+        break;
+      case 'Redirect':
+        if (!isHarmlessRedirect(node)) hazards.add('a redirection to or from a file');
+        break;
+      case 'ParameterExpansion':
+        if (node.operation || node.prefix || node.index)
+          hazards.add('a parameter expansion with an operation (${…:-…}, ${#…}, ${!…})');
+        break;
+      case 'Command':
+        readCommand(node, depth);
+        break;
+    }
+    forEachChild(node, (child) => visit(child, depth));
+  };
+
+  const readCommand = (command: Command, depth: number): void => {
+    if (command.prefix.some((item) => item.type === 'Assignment')) hazards.add('a variable assignment');
+    if (!command.name) {
+      hazards.add('no program to run');
+      return;
+    }
+    if (!isLiteral(command.name)) hazards.add('an expansion or pattern in the program name');
+    const words = wordsOf(command);
+    commands.push(words);
+    if (depth >= MAX_NESTED_SCRIPTS) return;
+    for (const start of commandStarts(words).starts) {
+      const script = nestedScript(command, words, start);
+      if (script !== undefined) readScript(script, depth + 1);
+    }
+  };
+
+  readScript(source, 0);
+  return { commands, hazards: [...hazards], ...(parseError ? { parseError } : {}) };
+}
