@@ -24,7 +24,7 @@ import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
-import { executors } from './tools/registry';
+import { executors, type ToolContext } from './tools/registry';
 import type { ToolRunLedger } from './tools/ledger';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
@@ -165,11 +165,14 @@ export function createActivities(deps: ActivityDeps) {
       if (!execute) return { status: 'error', content: `no executor for ${request.toolName}` };
       const tool = findTool(request.toolName);
       const providerName = tool?.credential?.(request.args as never);
-      let authorization: { header: string; value: string } | undefined;
+      let authorization: ToolContext['authorization'];
       if (providerName) {
-        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName);
+        const checked = await authorizeTool(credentials(), request.userId ?? '', providerName, {
+          toApiHostsOnly: true,
+        });
         if (!checked.ok) return checked.result;
-        authorization = { header: checked.header, value: checked.value };
+        const { header, value, apiHosts } = checked;
+        authorization = { provider: providerName, header, value, apiHosts };
       }
       return await withHeartbeat((signal) =>
         ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
@@ -179,6 +182,7 @@ export function createActivities(deps: ActivityDeps) {
               sessionId: request.sessionId,
               signal,
               shell: await shellSandbox(),
+              addressPolicy: config.policy,
               ...(authorization ? { authorization } : {}),
             }),
             authorization?.value,

@@ -84,6 +84,11 @@ async function main(): Promise<void> {
     TEMPORAL_TASK_QUEUE: QUEUE,
     PORT: String(port),
     LOG_LEVEL: 'error',
+    // Clicks come as a signing-in proxy on loopback would send them (the access check is part of the cost).
+    WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
+    WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
+    WEB_RATE_MESSAGES: '1000000',
+    WEB_RATE_SESSIONS: '1000000',
   });
   const ledger = new ToolRunLedger(dataDir);
   const gateway: RunningGateway = await startGateway(config, env.address, createLogger('bench', 'error'));
@@ -98,7 +103,7 @@ async function main(): Promise<void> {
     const start = performance.now();
     const response = await fetch(`${gateway.url}/api/decisions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-agent-user': 'alice' },
+      headers: { 'content-type': 'application/json', 'x-forwarded-user': 'alice' },
       body: JSON.stringify(body),
     });
     await response.text();

@@ -175,6 +175,15 @@ const envSchema = z.object({
   AGENT_CONFIG: optionalText,
   APPROVERS: optionalText,
   WEB_TRUSTED_USER_HEADER: optionalText,
+  /** Proxy mode: the header is believed only from these addresses (CIDRs or single addresses, comma-separated). */
+  WEB_TRUSTED_PROXIES: optionalText,
+  /** Sign-in mode: people sign in to the web chat with this OpenID Connect provider of the policy file. */
+  WEB_LOGIN: optionalText,
+  /** How long a web sign-in (the session cookie) lasts. */
+  WEB_SESSION_TTL: durationSchema.pipe(z.number()).default(12 * 3_600_000),
+  /** Per person: messages per minute, and new conversations per minute (web API). */
+  WEB_RATE_MESSAGES: z.coerce.number().int().min(1).max(100_000).default(30),
+  WEB_RATE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(10),
   SLACK_BOT_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
@@ -228,7 +237,17 @@ export interface AppConfig {
     anthropicBaseUrl: string | undefined;
     anthropicApiKey: string | undefined;
   };
-  web: { trustedUserHeader: string | undefined; authToken: string | undefined };
+  web: {
+    /** local: the per-install secret; login: OpenID Connect sign-in; proxy: a trusted reverse proxy's header. */
+    mode: 'local' | 'login' | 'proxy';
+    trustedUserHeader: string | undefined;
+    trustedProxies: string[];
+    loginProvider: string | undefined;
+    /** Local mode's secret when set explicitly (else DATA_DIR/web-token). */
+    authToken: string | undefined;
+    sessionTtlMs: number;
+    rate: { messagesPerMinute: number; sessionsPerMinute: number };
+  };
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
   slack:
     | {
@@ -295,6 +314,35 @@ function loadPolicyFile(explicitPath: string | undefined): PolicyFile {
   return parsed.data;
 }
 
+function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig['web'] {
+  const fail = (message: string) => {
+    throw new AgentError(ErrorCode.ConfigInvalid, message);
+  };
+  if (e.WEB_LOGIN && e.WEB_TRUSTED_USER_HEADER)
+    fail('Set either WEB_LOGIN (sign-in) or WEB_TRUSTED_USER_HEADER (proxy), not both.');
+  if (e.WEB_LOGIN && !policy.providers[e.WEB_LOGIN])
+    fail(
+      `WEB_LOGIN=${e.WEB_LOGIN} names no provider: declare it under "providers" in the policy file (an OpenID Connect provider with an "issuer").`,
+    );
+  const trustedProxies =
+    e.WEB_TRUSTED_PROXIES?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean) ?? [];
+  if (e.WEB_TRUSTED_USER_HEADER && trustedProxies.length === 0)
+    fail(
+      'WEB_TRUSTED_USER_HEADER needs WEB_TRUSTED_PROXIES: the addresses (CIDRs) of your proxy, e.g. WEB_TRUSTED_PROXIES=10.0.0.5/32. The header is believed from nowhere else.',
+    );
+  return {
+    mode: e.WEB_LOGIN ? 'login' : e.WEB_TRUSTED_USER_HEADER ? 'proxy' : 'local',
+    trustedUserHeader: e.WEB_TRUSTED_USER_HEADER?.toLowerCase(),
+    trustedProxies,
+    loginProvider: e.WEB_LOGIN,
+    authToken: e.WEB_AUTH_TOKEN,
+    sessionTtlMs: e.WEB_SESSION_TTL,
+    rate: { messagesPerMinute: e.WEB_RATE_MESSAGES, sessionsPerMinute: e.WEB_RATE_SESSIONS },
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -351,7 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
       anthropicApiKey: e.ANTHROPIC_API_KEY,
     },
-    web: { trustedUserHeader: e.WEB_TRUSTED_USER_HEADER, authToken: e.WEB_AUTH_TOKEN },
+    web: webConfig(e, policy),
     slack: e.SLACK_BOT_TOKEN
       ? {
           botToken: e.SLACK_BOT_TOKEN,

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../common/config';
 import type { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
+import type { WebAuth } from './web/auth/web-auth';
 
 export interface GatewayDeps {
   config: AppConfig;
@@ -11,6 +12,8 @@ export interface GatewayDeps {
   log: Logger;
   /** The vault and providers, opened on first use. */
   credentials: () => CredentialService;
+  /** Who is calling the web chat (and the OAuth start page, the missions API, the codec endpoint). */
+  webAuth: WebAuth;
 }
 
 /** A platform whose SDK brings its own transport: an HTTP receiver under `prefix`, or a connection it starts. */

@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { AppConfig } from '../common/config';
+import { AgentError, ErrorCode } from '../common/errors';
 import { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
 import { dataConverterFor } from '../common/temporal/codec';
@@ -9,13 +10,18 @@ import { connectClient } from '../common/temporal/connect';
 import { startTracing } from '../common/telemetry';
 import { createGatewayApp } from './app';
 import { nodePlatforms } from './registry';
+import { isLoopbackHost } from './web/auth/addresses';
+import { WebAuth } from './web/auth/web-auth';
 
 export interface RunningGateway {
   url: string;
+  /** Local mode: the link that signs the browser in (`/?token=…`). */
+  chatUrl: string;
   close(): Promise<void>;
 }
 
 export async function startGateway(config: AppConfig, address: string, log: Logger): Promise<RunningGateway> {
+  refuseUnauthenticatedExposure(config);
   const tracing = startTracing(config.tracing, 'gateway');
   const client = await connectClient(
     address,
@@ -26,7 +32,8 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
-  const deps = { config, client, log, credentials };
+  const webAuth = new WebAuth(config, () => credentials().keys.signing);
+  const deps = { config, client, log, credentials, webAuth };
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);
   // Platforms that bring their own HTTP receiver (Slack's Bolt) get their paths; everything else is Hono.
@@ -48,8 +55,12 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   for (const platform of started) await platform.start?.();
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   log.info('gateway listening', { url });
+  const token = webAuth.localToken;
   return {
     url,
+    chatUrl: token
+      ? `${config.publicUrl.replace(/\/$/, '')}/?token=${encodeURIComponent(token)}`
+      : config.publicUrl,
     async close() {
       // Live streams never end on their own, so open connections are cut rather than awaited.
       for (const platform of started) await platform.stop?.().catch(() => {});
@@ -60,4 +71,16 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
       await tracing?.shutdown().catch(() => {});
     },
   };
+}
+
+/**
+ * Local mode trusts whoever holds the per-install secret, which is fine on one machine: listening beyond
+ * loopback needs a real sign-in (WEB_LOGIN) or a signing-in proxy (WEB_TRUSTED_USER_HEADER).
+ */
+function refuseUnauthenticatedExposure(config: AppConfig): void {
+  if (config.web.mode !== 'local' || isLoopbackHost(config.host)) return;
+  throw new AgentError(
+    ErrorCode.ConfigInvalid,
+    `HOST=${config.host} would put the web chat on the network with only the local secret: set WEB_LOGIN=<provider> (sign-in with OpenID Connect) or WEB_TRUSTED_USER_HEADER with WEB_TRUSTED_PROXIES (a signing-in proxy), or keep HOST=127.0.0.1.`,
+  );
 }

@@ -88,15 +88,23 @@ export class OAuthClient {
     return oidc.randomPKCECodeVerifier();
   }
 
-  async authorizationUrl(options: { redirectUri: string; state: string; verifier: string }): Promise<URL> {
+  async authorizationUrl(options: {
+    redirectUri: string;
+    state: string;
+    verifier: string;
+    /** Sign-in to the web chat: OpenID scopes and a nonce bound to this browser. */
+    signIn?: { nonce: string };
+  }): Promise<URL> {
     const p = this.provider;
     const { config, scopes, resource } = await this.config();
+    const scope = options.signIn ? [...new Set(['openid', 'profile', ...scopes])] : scopes;
     const params: Record<string, string> = {
       redirect_uri: options.redirectUri,
       state: options.state,
-      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+      ...(scope.length ? { scope: scope.join(' ') } : {}),
       ...resource,
       ...p.extraParams,
+      ...(options.signIn ? { nonce: options.signIn.nonce } : {}),
     };
     if (p.pkce) {
       params.code_challenge = await oidc.calculatePKCECodeChallenge(options.verifier);
@@ -118,6 +126,24 @@ export class OAuthClient {
       resource,
     );
     return toResult(tokens, undefined);
+  }
+
+  /** Sign-in to the web chat: the code for an ID token, checked (signature, issuer, audience, nonce). */
+  async signInIdentity(
+    callbackUrl: URL,
+    options: { verifier: string; state: string; nonce: string },
+  ): Promise<{ sub: string; preferredUsername: string | undefined }> {
+    const { config } = await this.config();
+    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+      expectedState: options.state,
+      expectedNonce: options.nonce,
+      ...(this.provider.pkce ? { pkceCodeVerifier: options.verifier } : {}),
+      idTokenExpected: true,
+    });
+    const claims = tokens.claims();
+    if (!claims?.sub) throw new Error('the provider returned no ID token subject');
+    const preferred = claims.preferred_username;
+    return { sub: claims.sub, preferredUsername: typeof preferred === 'string' ? preferred : undefined };
   }
 
   async refresh(refreshToken: string): Promise<TokenResult> {

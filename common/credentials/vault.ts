@@ -74,6 +74,10 @@ export class Vault {
         expires_at INTEGER NOT NULL,
         used_at INTEGER
       );
+      CREATE TABLE IF NOT EXISTS used_tickets (
+        nonce TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      );
       CREATE TABLE IF NOT EXISTS oauth_clients (
         provider TEXT NOT NULL,
         authorization_server TEXT NOT NULL,
@@ -170,6 +174,15 @@ export class Vault {
     this.db
       .prepare('UPDATE credentials SET refreshing_until = 0 WHERE user_id = ? AND provider = ?')
       .run(userId, provider);
+  }
+
+  /** Marks a single-use link's nonce used: true the first time, false ever after (until it expires). */
+  consumeTicket(nonce: string, expiresAt: number): boolean {
+    this.db.prepare('DELETE FROM used_tickets WHERE expires_at < ?').run(this.now());
+    const inserted = this.db
+      .prepare('INSERT INTO used_tickets (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING')
+      .run(nonce, expiresAt);
+    return inserted.changes === 1;
   }
 
   saveFlow(flow: OAuthFlow): void {

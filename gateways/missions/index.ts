@@ -10,7 +10,6 @@ import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/t
 import { webhookSecret, webhookSecretMatches } from '../../common/missions/webhook';
 import { fireSignal, missionRecordsQuery } from '../../workflows/missions/contract';
 import type { GatewayDeps } from '../platform';
-import { identify } from '../web/identity';
 
 const missionIdSchema = z.uuid();
 const MAX_CONTEXT = 4_000;
@@ -38,7 +37,7 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
   });
 
   app.get('/api/missions/:id/webhook', async (c) => {
-    const who = identify(c, deps.config.web);
+    const who = deps.webAuth.identify(c);
     if (!who.ok) return c.json({ error: who.error }, who.status);
     const id = missionIdSchema.safeParse(c.req.param('id'));
     if (!id.success) return c.json({ error: 'not a mission id' }, 400);
@@ -46,7 +45,7 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
       .getHandle(MISSION_DIRECTORY_ID)
       .query(missionRecordsQuery)
       .catch(() => []);
-    const record = records.find((r) => r.id === id.data && r.ownerId === who.userId);
+    const record = records.find((r) => r.id === id.data && r.ownerId === who.caller.userId);
     if (!record) return c.json({ error: 'no mission of yours has that id' }, 404);
     return c.json({
       url: `${deps.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${record.id}`,

@@ -10,7 +10,8 @@ export function mountOAuth(app: Hono, deps: GatewayDeps): void {
       credentials: deps.credentials,
       client: deps.client,
       publicUrl: deps.config.publicUrl,
-      trustedUserHeader: deps.config.web.trustedUserHeader,
+      webAuth: deps.webAuth,
+      users: deps.config.policy.users,
       log: deps.log,
     }),
   );

@@ -1,23 +1,41 @@
-/** "Connect <provider>" links: a signed ticket naming the person and the provider, valid for a day. */
+/**
+ * "Connect <provider>" links: a signed ticket naming the person and the provider. A web link is opened by
+ * the signed-in person it names; a chat link is shown only to the clicker, works once and expires in ten
+ * minutes (README "Security model").
+ */
+import { randomBytes } from 'node:crypto';
 import type { CredentialService } from '../../common/credentials/service';
+import { signTicket, type TicketChannel } from '../../common/credentials/signed';
 import type { GatewayDeps } from '../platform';
-import { signTicket } from '../../common/credentials/signed';
 
-export const TICKET_TTL_MS = 24 * 3_600_000;
+export const WEB_TICKET_TTL_MS = 24 * 3_600_000;
+export const CHAT_TICKET_TTL_MS = 10 * 60_000;
 
 export function connectUrl(
   credentials: CredentialService,
   publicUrl: string,
   userId: string,
   provider: string,
-  /** A fixed expiry (e.g. the gate's) keeps the link stable while it is shown. */
-  expiresAt = Date.now() + TICKET_TTL_MS,
+  options: {
+    channel: TicketChannel;
+    /** A fixed expiry (e.g. the gate's) keeps a web link stable while it is shown. */
+    expiresAt?: number | undefined;
+  },
 ): string {
-  const ticket = signTicket(credentials.keys.signing, { userId, provider, expiresAt });
+  const single = options.channel !== 'web';
+  const ticket = signTicket(credentials.keys.signing, {
+    userId,
+    provider,
+    expiresAt: single
+      ? Date.now() + CHAT_TICKET_TTL_MS
+      : (options.expiresAt ?? Date.now() + WEB_TICKET_TTL_MS),
+    channel: options.channel,
+    ...(single ? { nonce: randomBytes(18).toString('base64url') } : {}),
+  });
   return `${publicUrl.replace(/\/$/, '')}/oauth/${encodeURIComponent(provider)}/start?ticket=${encodeURIComponent(ticket)}`;
 }
 
-/** For chat buttons: the clicker's own link to connect a provider, or undefined when it is not configured. */
+/** For chat buttons: the clicker's own single-use link, or undefined when the provider is not configured. */
 export function personalConnect(
   deps: GatewayDeps,
 ): (userId: string, provider: string) => { url: string; providerName: string } | undefined {
@@ -25,7 +43,7 @@ export function personalConnect(
     const found = deps.credentials().provider(provider);
     return found
       ? {
-          url: connectUrl(deps.credentials(), deps.config.publicUrl, userId, provider),
+          url: connectUrl(deps.credentials(), deps.config.publicUrl, userId, provider, { channel: 'chat' }),
           providerName: found.displayName,
         }
       : undefined;

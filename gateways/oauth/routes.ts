@@ -13,7 +13,15 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { McpAuthorizationError } from '../../common/credentials/mcp-authorization';
 import { describeOAuthError, OAuthClient } from '../../common/credentials/oauth';
 import type { CredentialService } from '../../common/credentials/service';
-import { signState, verifyState, verifyTicket } from '../../common/credentials/signed';
+import {
+  signState,
+  signTicket,
+  verifyState,
+  verifyTicket,
+  type Ticket,
+} from '../../common/credentials/signed';
+import { aliasesOf, type UsersTable } from '../../common/identities';
+import type { WebAuth } from '../web/auth/web-auth';
 import { userIdSchema } from '../../common/ids';
 import type { Logger } from '../../common/log';
 import { apiKeyForm, outcomePage } from './pages';
@@ -28,8 +36,9 @@ export function oauthRoutes(deps: {
   credentials: () => CredentialService;
   client: Client;
   publicUrl: string;
-  /** The web chat's trusted identity header: when set, a start must come from the ticket's person. */
-  trustedUserHeader: string | undefined;
+  /** Who opens a link, when the browser is signed in to the web chat. */
+  webAuth: WebAuth;
+  users: UsersTable;
   log: Logger;
 }): Hono {
   const app = new Hono();
@@ -37,11 +46,38 @@ export function oauthRoutes(deps: {
   const secureCookie = base.startsWith('https://');
   const page = (
     c: Context,
-    status: 200 | 400 | 403 | 404 | 502,
+    status: 200 | 400 | 401 | 403 | 404 | 502,
     kind: 'ok' | 'bad',
     title: string,
     detail: string,
   ) => c.html(outcomePage(kind, title, detail), status);
+
+  /**
+   * A link is personal: a web link needs its person signed in to the web chat in this browser; any link
+   * opened by a browser signed in as someone else stores nothing. Legacy tickets (no channel) have expired.
+   */
+  const refuseOpener = (c: Context, ticket: Ticket) => {
+    if (!ticket.channel || ticket.channel === 'form')
+      return page(c, 400, 'bad', 'This link has expired', 'Use the Connect button again for a fresh one.');
+    const opener = deps.webAuth.identify(c);
+    if (opener.ok && !aliasesOf(opener.caller.userId, deps.users).includes(ticket.userId))
+      return page(
+        c,
+        403,
+        'bad',
+        'This link belongs to someone else',
+        'Nothing was connected. Use your own Connect button.',
+      );
+    if (!opener.ok && ticket.channel === 'web')
+      return page(
+        c,
+        401,
+        'bad',
+        'Sign in first',
+        'This link is for the web chat: open it in the browser where you are signed in to the chat. Nothing was connected.',
+      );
+    return undefined;
+  };
 
   app.get('/oauth/:provider/start', async (c) => {
     const name = c.req.param('provider');
@@ -68,14 +104,15 @@ export function oauthRoutes(deps: {
           );
     if (ticket.value.provider !== name)
       return page(c, 400, 'bad', 'This link is not valid', 'It was made for another provider.');
-    const header = deps.trustedUserHeader ? c.req.header(deps.trustedUserHeader) : undefined;
-    if (header !== undefined && header !== ticket.value.userId)
+    const refusal = refuseOpener(c, ticket.value);
+    if (refusal) return refusal;
+    if (ticket.value.nonce && !credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))
       return page(
         c,
-        403,
+        400,
         'bad',
-        'This link belongs to someone else',
-        'Nothing was connected. Use your own Connect button.',
+        'This link has been used',
+        'A Connect link works once. Click the Connect button again for a fresh one.',
       );
 
     if (provider.kind === 'api_key')
@@ -83,7 +120,13 @@ export function oauthRoutes(deps: {
         apiKeyForm({
           providerName: provider.displayName,
           action: `${base}/oauth/${name}/key`,
-          ticket: c.req.query('ticket')!,
+          ticket: signTicket(credentials.keys.signing, {
+            userId: ticket.value.userId,
+            provider: name,
+            expiresAt: Date.now() + FLOW_TTL_MS,
+            channel: 'form',
+            nonce: randomBytes(18).toString('base64url'),
+          }),
           help: provider.help,
         }),
       );
@@ -244,12 +287,18 @@ export function oauthRoutes(deps: {
       return page(c, 404, 'bad', 'Unknown provider', `No API key provider "${name}" is configured here.`);
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const ticket = verifyTicket(credentials.keys.signing, typeof form.ticket === 'string' ? form.ticket : '');
-    if (!ticket.ok || ticket.value.provider !== name)
+    if (
+      !ticket.ok ||
+      ticket.value.provider !== name ||
+      ticket.value.channel !== 'form' ||
+      !ticket.value.nonce ||
+      !credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)
+    )
       return page(
         c,
         400,
         'bad',
-        'This form has expired or is not valid',
+        'This form has expired, was used, or is not valid',
         'Nothing was saved. Use the Connect button again.',
       );
     if (!userIdSchema.safeParse(ticket.value.userId).success)

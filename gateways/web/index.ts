@@ -1,10 +1,16 @@
-/** The web chat platform: the page (static files) and its API under /api. */
+/** The web chat platform: the page (static files), its API under /api, and the sign-in routes. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Hono } from 'hono';
+import { setCookie } from 'hono/cookie';
 import type { GatewayDeps } from '../platform';
 import { connectUrl } from '../oauth/links';
+import { outcomePage } from '../oauth/pages';
+import { mountLogin } from './auth/login-routes';
+import { refuseForeignHost } from './auth/request-guard';
+import { SESSION_COOKIE } from './auth/web-auth';
 import { webRoutes } from './routes';
+import { SessionAccess } from './session-access';
 import { WebSessions } from './sessions';
 
 const STATIC_DIR = path.join(__dirname, 'static');
@@ -18,25 +24,68 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
 };
+/** The page never runs another origin's scripts, and no other site may frame it (clickjacking a button). */
+const PAGE_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
 
 export function mountWeb(app: Hono, deps: GatewayDeps): void {
+  const auth = deps.webAuth;
   const sessions = new WebSessions(deps.client, deps.config.temporal.taskQueue);
   app.route(
     '/api',
     webRoutes({
       sessions,
-      identity: deps.config.web,
+      auth,
+      access: new SessionAccess(deps.client, deps.config.policy),
+      rate: deps.config.web.rate,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
       log: deps.log,
       credentials: deps.credentials,
-      connectUrl: (userId, provider) =>
-        connectUrl(deps.credentials(), deps.config.publicUrl, userId, provider),
+      connectUrl: (userId, provider, expiresAt) =>
+        connectUrl(deps.credentials(), deps.config.publicUrl, userId, provider, {
+          expiresAt,
+          channel: 'web',
+        }),
     }),
   );
+  if (auth.mode === 'login') mountLogin(app, deps, auth);
   for (const [route, file] of Object.entries(ASSETS)) {
     const body = readFileSync(path.join(STATIC_DIR, file), 'utf8');
     const type = TYPES[path.extname(file)]!;
-    app.get(route, (c) => c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache' }));
+    app.get(route, (c) => {
+      const foreign = refuseForeignHost(c, auth);
+      if (foreign) return c.text(foreign.error, foreign.status);
+      // `/?token=<secret>` (the link `npm start` prints) is the one URL that takes the secret: it becomes
+      // a session cookie and the address bar is cleaned, so the secret is not left in history or referrers.
+      const token = route === '/' ? c.req.query('token') : undefined;
+      if (token !== undefined) {
+        if (!auth.tokenMatches(token))
+          return c.html(
+            outcomePage(
+              'bad',
+              'This link is not valid',
+              'Open the link printed when the agent started (or read the secret in DATA_DIR/web-token).',
+            ),
+            401,
+            PAGE_HEADERS,
+          );
+        const session = auth.sessionCookie('local');
+        setCookie(c, SESSION_COOKIE, session.value, {
+          httpOnly: true,
+          sameSite: 'Strict',
+          secure: auth.secureCookies,
+          path: '/',
+          maxAge: session.maxAgeSeconds,
+        });
+        return c.redirect('/', 302);
+      }
+      return c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache', ...PAGE_HEADERS });
+    });
   }
 }

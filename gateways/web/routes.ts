@@ -17,12 +17,21 @@ import {
   type SessionView,
 } from '../../workflows/session/contract';
 import type { CredentialService } from '../../common/credentials/service';
-import { identify, type WebIdentityConfig } from './identity';
+import { bodyLimit } from 'hono/body-limit';
+import type { WebAuth } from './auth/web-auth';
+import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
+import { RateLimiter } from './auth/rate-limit';
+import type { SessionAccess } from './session-access';
 import type { WebSessions } from './sessions';
+
+/** Web API bodies are small JSON documents; anything larger is refused before it is read. */
+export const WEB_BODY_LIMIT = 64 * 1024;
 
 export interface WebRouteDeps {
   sessions: WebSessions;
-  identity: WebIdentityConfig;
+  auth: WebAuth;
+  access: SessionAccess;
+  rate: { messagesPerMinute: number; sessionsPerMinute: number };
   temporalUiUrl: string | undefined;
   namespace: string;
   log: Logger;
@@ -91,12 +100,43 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   const { sessions, log } = deps;
   const link = (workflowId: string) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId);
 
+  const messageRate = new RateLimiter(deps.rate.messagesPerMinute);
+  const sessionRate = new RateLimiter(deps.rate.sessionsPerMinute);
+  const limited = (c: Context, limiter: RateLimiter, what: string) => {
+    const wait = limiter.take(c.get('userId') as string);
+    if (wait === undefined) return undefined;
+    c.header('retry-after', String(wait));
+    return c.json({ error: `too many ${what}: try again in ${wait} s` }, 429);
+  };
+
+  // Order matters: the host and the caller are known before the body is read, the body is bounded before
+  // it is parsed, and nothing unauthenticated reaches Temporal.
   app.use('*', async (c, next) => {
-    const who = identify(c, deps.identity);
-    if (!who.ok) return c.json({ error: who.error }, who.status);
-    c.set('userId', who.userId);
+    const foreign = refuseForeignHost(c, deps.auth);
+    if (foreign) return c.json({ error: foreign.error }, foreign.status);
+    const who = deps.auth.identify(c);
+    if (!who.ok)
+      return c.json(
+        { error: who.error, ...(deps.auth.mode === 'login' ? { signIn: '/auth/login' } : {}) },
+        who.status,
+      );
+    const crossSite = refuseCrossSite(c, deps.auth, who.caller);
+    if (crossSite) return c.json({ error: crossSite.error }, crossSite.status);
+    c.set('userId', who.caller.userId);
     await next();
   });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: WEB_BODY_LIMIT,
+      onError: (c) => c.json({ error: `the body is larger than ${WEB_BODY_LIMIT / 1024} KB` }, 413),
+    }),
+  );
+
+  /** 404 for a session the caller may not see, exactly as for one that does not exist. */
+  const hidden = (c: Context) => c.json({ error: 'no such session' }, 404);
+  const mayUse = async (c: Context, workflowId: string) =>
+    (await deps.access.check(workflowId, c.get('userId') as string)) === 'allowed';
 
   const parseBody = async <T extends z.ZodType>(c: Context, schema: T) => {
     const raw: unknown = await c.req.json().catch(() => undefined);
@@ -113,7 +153,12 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   const sessionParam = (c: Context) => webSessionIdSchema.safeParse(c.req.param('id'));
 
   app.get('/me', (c) =>
-    c.json({ userId: c.get('userId'), temporalUiUrl: deps.temporalUiUrl ?? null, namespace: deps.namespace }),
+    c.json({
+      userId: c.get('userId'),
+      mode: deps.auth.mode,
+      temporalUiUrl: deps.temporalUiUrl ?? null,
+      namespace: deps.namespace,
+    }),
   );
 
   /** The signed-in person's connected providers (names and expiry only), and disconnect. */
@@ -142,11 +187,13 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   });
 
   app.get('/sessions', async (c) => {
-    const list = await sessions.list();
+    const list = await sessions.list(c.get('userId'));
     return c.json({ sessions: list.map((s) => ({ ...s, temporalUrl: link(s.workflowId) ?? null })) });
   });
 
   app.post('/sessions', (c) => {
+    const refused = limited(c, sessionRate, 'new conversations');
+    if (refused) return refused;
     const sessionId = randomUUID();
     return c.json(
       {
@@ -163,6 +210,12 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     if (!id.success) return c.json({ error: 'invalid session id' }, 400);
     const body = await parseBody(c, messageBodySchema);
     if (!body.ok) return c.json({ error: body.error }, 400);
+    const access = await deps.access.check(webSessionWorkflowId(id.data), c.get('userId'));
+    if (access === 'denied') return hidden(c);
+    const refused =
+      limited(c, messageRate, 'messages') ??
+      (access === 'absent' ? limited(c, sessionRate, 'new conversations') : undefined);
+    if (refused) return refused;
     const message = {
       messageId: body.value.messageId ?? randomUUID(),
       userId: c.get('userId'),
@@ -181,6 +234,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     const id = sessionParam(c);
     if (!id.success) return c.json({ error: 'invalid session id' }, 400);
     const workflowId = webSessionWorkflowId(id.data);
+    if (!(await mayUse(c, workflowId))) return hidden(c);
     try {
       const view = forUser(await sessions.state(workflowId), c.get('userId'), (p, e) =>
         deps.connectUrl(c.get('userId'), p, e),
@@ -198,16 +252,28 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     }
   });
 
-  app.get('/sessions/:id/stream', (c) => {
+  app.get('/sessions/:id/stream', async (c) => {
     const id = sessionParam(c);
     if (!id.success) return c.json({ error: 'invalid session id' }, 400);
     const workflowId = webSessionWorkflowId(id.data);
     const userId = c.get('userId');
+    // A session that does not exist yet may be watched (the page opens the stream before the first
+    // message); once it exists, the stream shows it only to the people who may see it.
+    let access = await deps.access.check(workflowId, userId);
+    if (access === 'denied') return hidden(c);
     return streamSSE(c, async (stream) => {
       let last = '';
       let lastProblem = '';
       while (!stream.aborted) {
         try {
+          if (access === 'absent') access = await deps.access.check(workflowId, userId);
+          if (access === 'denied') {
+            await stream.writeSSE({
+              event: 'not-found',
+              data: JSON.stringify({ message: 'no such session' }),
+            });
+            return;
+          }
           const body = JSON.stringify({
             ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
             temporalUrl: link(workflowId) ?? null,
@@ -242,8 +308,10 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     c: Context<{ Variables: { userId: string } }>,
     what: string,
     send: () => Promise<void>,
-    fields: Record<string, unknown>,
+    fields: { workflowId: string } & Record<string, unknown>,
   ) => {
+    if (!(await mayUse(c, fields.workflowId)))
+      return c.json({ error: 'that conversation no longer exists' }, 404);
     try {
       await send();
     } catch (error) {
@@ -312,6 +380,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     else {
       if (!body.value.sessionId)
         return c.json({ error: 'sessionId is required to revoke a conversation grant' }, 400);
+      if (!(await mayUse(c, webSessionWorkflowId(body.value.sessionId)))) return hidden(c);
       await sessions.revokeSessionGrant(
         webSessionWorkflowId(body.value.sessionId),
         userId,

@@ -59,9 +59,11 @@ export class WebSessions {
     );
   }
 
-  async list(limit = 50): Promise<SessionSummary[]> {
+  /** The caller's own running web sessions (user ids never contain quotes: see userIdSchema). */
+  async list(ownerId: string, limit = 50): Promise<SessionSummary[]> {
     const out: SessionSummary[] = [];
-    const query = `WorkflowType = 'sessionWorkflow' AND AgentChannel = 'web' AND ExecutionStatus = 'Running'`;
+    const owner = ownerId.replace(/['"\\]/g, '');
+    const query = `WorkflowType = 'sessionWorkflow' AND AgentChannel = 'web' AND ExecutionStatus = 'Running' AND AgentOwner = '${owner}'`;
     for await (const info of this.client.workflow.list({ query, pageSize: limit })) {
       out.push({
         workflowId: info.workflowId,

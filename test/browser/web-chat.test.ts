@@ -25,7 +25,15 @@ beforeAll(async () => {
     policy: {
       approvers: ['bob'],
       tools: { http_request: { policy: 'ask', approvalTimeout: '3s' } },
-      providers: { acme: { type: 'oauth2', displayName: 'Acme Files', issuer: provider.issuer } },
+      allowHosts: [new URL(provider.apiUrl).host],
+      providers: {
+        acme: {
+          type: 'oauth2',
+          displayName: 'Acme Files',
+          issuer: provider.issuer,
+          apiHosts: [new URL(provider.apiUrl).host],
+        },
+      },
     },
     env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },
   });
@@ -51,9 +59,11 @@ afterEach(async () => {
   await page?.close();
 });
 
+/** The stack's gateway trusts a signing-in proxy on loopback: the browser plays that proxy's header. */
 async function setUser(name: string): Promise<void> {
-  await page.getByTestId('user').fill(name);
-  await page.getByTestId('user').dispatchEvent('change');
+  await page.setExtraHTTPHeaders({ 'x-forwarded-user': name });
+  await page.reload();
+  await expect.poll(() => page.getByTestId('signed-in-as').textContent()).toBe(`Signed in as @${name}`);
 }
 
 async function send(text: string): Promise<void> {
@@ -136,13 +146,14 @@ describe('web chat in a browser', () => {
     await expect.poll(() => page.getByTestId('grant').count()).toBe(0);
   });
 
-  it('explains a refused click from someone else, then lets a configured approver decide', async () => {
+  it('hides the conversation from someone else, then lets a configured approver decide', async () => {
     await send('run `echo guarded`');
     await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
     await setUser('mallory');
-    await lastCall().getByTestId('approve').click();
-    await expect.poll(() => page.getByTestId('notice').last().textContent()).toContain('You may not decide');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'refused-click.png') });
+    await expect.poll(() => page.getByTestId('banner').textContent()).toContain('no such session');
+    expect(await page.getByTestId('tool-call').count()).toBe(0);
+    expect(await page.getByTestId('session-link').count()).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'hidden-from-others.png') });
     await setUser('bob');
     await lastCall().getByTestId('approve').click();
     await expect.poll(() => lastCall().getByTestId('gate-outcome').textContent()).toMatch(/Approved by @bob/);

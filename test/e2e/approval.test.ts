@@ -93,28 +93,26 @@ describe('end to end: gateway + worker + Temporal + an OpenAI-compatible model',
     expect(stack.gateway.output).toContain('"decision accepted"');
   });
 
-  it('requires the access token and believes only the trusted user header when configured', async () => {
+  it('believes the user header only from WEB_TRUSTED_PROXIES, never a header the page chose', async () => {
     const port = await freePort();
     const guarded = gatewayProcess({
       ...stack.env,
       PORT: String(port),
-      WEB_AUTH_TOKEN: 'web-secret-token',
       WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
+      WEB_TRUSTED_PROXIES: '10.9.9.9/32',
     });
     await guarded.start(gatewayReady(port));
     try {
-      const me = (headers: Record<string, string>) => fetch(`http://127.0.0.1:${port}/api/me`, { headers });
-      expect((await me({ 'x-forwarded-user': 'alice' })).status).toBe(401);
-      expect((await me({ authorization: 'Bearer wrong', 'x-forwarded-user': 'alice' })).status).toBe(401);
-      expect((await me({ authorization: 'Bearer web-secret-token' })).status).toBe(401);
-      const ok = await me({
-        authorization: 'Bearer web-secret-token',
-        'x-forwarded-user': 'alice',
-        'x-agent-user': 'mallory',
-      });
+      const me = (p: number, headers: Record<string, string>) =>
+        fetch(`http://127.0.0.1:${p}/api/me`, { headers });
+      // 127.0.0.1 is not the configured proxy: the header is refused, and nothing else names a user.
+      expect((await me(port, { 'x-forwarded-user': 'alice' })).status).toBe(403);
+      expect((await me(port, { 'x-agent-user': 'alice' })).status).toBe(401);
+      expect((await me(port, { authorization: 'Bearer anything' })).status).toBe(401);
+      // The stack's own gateway trusts 127.0.0.1: the proxy's header wins over anything the page sends.
+      const ok = await me(stack.port, { 'x-forwarded-user': 'alice', 'x-agent-user': 'mallory' });
       expect(ok.status).toBe(200);
-      expect(await ok.json()).toMatchObject({ userId: 'alice' });
-      expect(guarded.output).not.toContain('web-secret-token');
+      expect(await ok.json()).toMatchObject({ userId: 'alice', mode: 'proxy' });
     } finally {
       await guarded.kill('SIGTERM');
     }

@@ -1,5 +1,6 @@
 /** `npm start` as a newcomer runs it: embedded Temporal persisted under DATA_DIR, clean Ctrl-C, state kept. */
 import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
@@ -52,12 +53,26 @@ describe('npm start', () => {
       AGENT_CONFIG: '',
       TEMPORAL_ADDRESS: '',
     };
-    const web = new WebClient(`http://127.0.0.1:${port}`);
-
     const first = await startAll(env, port);
     expect(first.output()).toContain(`Temporal UI:  http://localhost:${uiPort}`);
+    // The printed link carries the per-install secret (DATA_DIR/web-token, owner-only); opening it signs
+    // the browser in with a cookie and cleans the address bar.
+    const tokenFile = path.join(env.DATA_DIR, 'web-token');
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    const token = readFileSync(tokenFile, 'utf8').trim();
+    expect(first.output()).toContain(`Web chat:     http://localhost:${port}/?token=${token}`);
+    const opened = await fetch(`http://localhost:${port}/?token=${token}`, { redirect: 'manual' });
+    expect(opened.status).toBe(302);
+    expect(opened.headers.get('location')).toBe('/');
+    const cookie = opened.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    const me = await fetch(`http://localhost:${port}/api/me`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(await me.json()).toMatchObject({ userId: 'local', mode: 'local' });
+    expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(401);
     const page = await fetch(`http://127.0.0.1:${port}/`);
     expect(await page.text()).toContain('data-testid="message-input"');
+    const web = new WebClient(`http://127.0.0.1:${port}`, { bearer: token });
     await web.say('persisted', 'run `echo kept`');
     const gate = await web.pendingGate('persisted');
     expect(await first.stop()).toBe(0);

@@ -1,5 +1,7 @@
 /** A whole system for a test: real worker and gateway processes against a real Temporal server. */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { inject } from 'vitest';
 import { testEnv } from './config';
 import {
@@ -29,7 +31,17 @@ export async function startStack(options: {
   env?: Record<string, string>;
 }): Promise<Stack> {
   const port = await freePort();
+  // Unless a test chooses its web mode, the gateway sits behind a "proxy" on loopback that names the user,
+  // so tests can act as several people; test/security covers every mode itself.
+  const chosen = options.env && ('WEB_LOGIN' in options.env || 'WEB_TRUSTED_USER_HEADER' in options.env);
+  const web: Record<string, string> = chosen
+    ? {}
+    : { WEB_TRUSTED_USER_HEADER: 'x-forwarded-user', WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128' };
   const env = testEnv(options.policy ?? {}, {
+    ...web,
+    // Tests send bursts; the rate limit has its own test.
+    WEB_RATE_MESSAGES: '100000',
+    WEB_RATE_SESSIONS: '100000',
     TEMPORAL_ADDRESS: options.temporalAddress,
     TEMPORAL_TASK_QUEUE: `e2e-${randomUUID()}`,
     TEMPORAL_UI_URL: 'http://localhost:8233',
@@ -59,5 +71,9 @@ export async function startStack(options: {
     },
   };
   await Promise.all([stack.worker.start(workerReady), stack.gateway.start(gatewayReady(port))]);
+  if (!env.WEB_LOGIN && !env.WEB_TRUSTED_USER_HEADER)
+    stack.web = new WebClient(`http://127.0.0.1:${port}`, {
+      bearer: readFileSync(path.join(env.DATA_DIR!, 'web-token'), 'utf8').trim(),
+    });
   return stack;
 }

@@ -2,8 +2,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Gate, SessionView } from '../../workflows/session/contract';
 
+/**
+ * How the client proves who it is: as a signing-in proxy would (the stack's default: the trusted header from
+ * 127.0.0.1), or with local mode's secret (`Authorization: Bearer`), where every request is "local".
+ */
+export type WebCredentials = { userHeader: string } | { bearer: string };
+
 export class WebClient {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly credentials: WebCredentials = { userHeader: 'x-forwarded-user' },
+  ) {}
+
+  headers(user: string): Record<string, string> {
+    return 'bearer' in this.credentials
+      ? { authorization: `Bearer ${this.credentials.bearer}` }
+      : { [this.credentials.userHeader]: user };
+  }
 
   async request(
     method: string,
@@ -14,7 +29,7 @@ export class WebClient {
   ): Promise<{ status: number; body: any }> {
     const response = await fetch(`${this.baseUrl}/api${path}`, {
       method,
-      headers: { 'content-type': 'application/json', 'x-agent-user': user },
+      headers: { 'content-type': 'application/json', ...this.headers(user) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return { status: response.status, body: await response.json().catch(() => undefined) };

@@ -156,7 +156,7 @@ describe('malformed input', () => {
         const raw = next() < 0.1 ? '{not json' : JSON.stringify(payload);
         const response = await fetch(`${stack.web.baseUrl}/api${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-agent-user': 'fuzzer' },
+          headers: { 'content-type': 'application/json', 'x-forwarded-user': 'fuzzer' },
           body: raw,
         });
         const text = await response.text();
@@ -176,7 +176,7 @@ describe('malformed input', () => {
     // The operator override is for namespace operators (agentctl), never for the web API.
     const escalated = await fetch(`${stack.web.baseUrl}/api/decisions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-agent-user': 'fuzzer' },
+      headers: { 'content-type': 'application/json', 'x-forwarded-user': 'fuzzer' },
       body: JSON.stringify({
         workflowId: 'session:web:fuzz',
         gateId: 'g1',
@@ -345,7 +345,7 @@ describe('malformed input', () => {
         if (!webSessionIdSchema.safeParse(id).success)
           reads.push(['GET', `${base}/api/sessions/${path}/stream`]);
         for (const [method, url] of reads) {
-          const response = await fetch(url, { method, headers: { 'x-agent-user': 'fuzzer' } });
+          const response = await fetch(url, { method, headers: { 'x-forwarded-user': 'fuzzer' } });
           const text = await response.text();
           tally.check(
             isClientError(response.status) && /\w/.test(String(parseJson(text)?.error ?? text)),

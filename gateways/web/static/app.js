@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const state = {
-  user: localStorage.getItem('agent-user') || 'local',
+  user: null,
   sessionId: null,
   view: null,
   stream: null,
@@ -25,14 +25,37 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
+// The browser's session cookie (HttpOnly, SameSite=Strict) says who is calling; the page never names a user.
 async function api(path, options = {}) {
   const response = await fetch(`/api${path}`, {
     ...options,
-    headers: { 'content-type': 'application/json', 'x-agent-user': state.user, ...(options.headers || {}) },
+    headers: { 'content-type': 'application/json', ...(options.headers || {}) },
   });
   const body = await response.json().catch(() => ({}));
+  if (response.status === 401) showSignIn(body);
   if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
   return body;
+}
+
+function showSignIn(body) {
+  const who = $('who');
+  if (body && body.signIn)
+    who.replaceChildren(el('a', { href: body.signIn, dataset: { testid: 'sign-in' } }, 'Sign in'));
+  else who.replaceChildren(el('span', { dataset: { testid: 'signed-out' } }, 'Not signed in'));
+  showBanner(
+    body && body.signIn
+      ? 'Sign in to chat with the agent.'
+      : 'Not signed in: open the link printed when the agent started (it ends in ?token=…).',
+  );
+}
+
+async function signOut() {
+  await fetch('/auth/logout', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  location.reload();
 }
 
 // Minimal Markdown: fenced code blocks and **bold**; everything else is text (never HTML).
@@ -557,7 +580,7 @@ function openSession(sessionId) {
   $('temporal-link').hidden = true;
   showBanner('');
   if (state.stream) state.stream.close();
-  const stream = new EventSource(`/api/sessions/${sessionId}/stream?user=${encodeURIComponent(state.user)}`);
+  const stream = new EventSource(`/api/sessions/${sessionId}/stream`);
   stream.addEventListener('state', (event) => {
     const previousStatus = state.view && state.view.status;
     showBanner('');
@@ -667,17 +690,23 @@ $('text').addEventListener('keydown', (event) => {
   }
 });
 $('new-session').addEventListener('click', () => newSession());
-$('user').value = state.user;
-$('user').addEventListener('change', (event) => {
-  // A blur after a programmatic or repeated change fires again; reconnecting then would drop a click in flight.
-  const next = event.target.value.trim() || 'local';
-  if (next === state.user) return;
-  state.user = next;
-  localStorage.setItem('agent-user', state.user);
-  if (state.sessionId) openSession(state.sessionId);
-  loadGrants();
-});
 
-if (location.hash.length > 1) openSession(location.hash.slice(1));
-else loadSessions();
-loadGrants();
+async function start() {
+  let me;
+  try {
+    me = await api('/me');
+  } catch {
+    return; // showSignIn has said what to do
+  }
+  state.user = me.userId;
+  $('who').replaceChildren(
+    el('span', { dataset: { testid: 'signed-in-as' } }, `Signed in as @${me.userId}`),
+    me.mode === 'login'
+      ? el('button', { class: 'link', onclick: signOut, dataset: { testid: 'sign-out' } }, 'Sign out')
+      : null,
+  );
+  if (location.hash.length > 1) openSession(location.hash.slice(1));
+  else loadSessions();
+  loadGrants();
+}
+start();

@@ -1,0 +1,123 @@
+/**
+ * Who is calling the web chat, in each of the three modes (README "Security model"):
+ * - local: the per-install secret as `Authorization: Bearer`, or the session cookie that `/?token=` set;
+ * - login: the session cookie set after an OpenID Connect sign-in;
+ * - proxy: the trusted header, believed only from WEB_TRUSTED_PROXIES (from anywhere else it is refused).
+ * Nothing a page can choose (a header, a query parameter) names the user.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { AppConfig } from '../../../common/config';
+import { signWebSession, verifyWebSession } from '../../../common/credentials/signed';
+import { webUserId } from '../../../common/identities';
+import { addressList, listed, remoteAddress, servedNames } from './addresses';
+import { loadOrCreateWebToken, tokenFingerprint } from './web-token';
+
+export const SESSION_COOKIE = 'agent_session';
+
+export type Via = 'bearer' | 'cookie' | 'proxy';
+export interface WebCaller {
+  userId: string;
+  via: Via;
+}
+export type Identified =
+  { ok: true; caller: WebCaller } | { ok: false; status: 400 | 401 | 403; error: string };
+
+export class WebAuth {
+  readonly mode: AppConfig['web']['mode'];
+  readonly served: { hosts: Set<string>; origins: Set<string> };
+  readonly secureCookies: boolean;
+  private readonly token: string | undefined;
+  private readonly binding: string;
+  private readonly proxies;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly signingKey: () => Buffer,
+  ) {
+    this.mode = config.web.mode;
+    this.token =
+      this.mode === 'local' ? loadOrCreateWebToken(config.dataDir, config.web.authToken) : undefined;
+    this.binding =
+      this.mode === 'local' ? `local:${tokenFingerprint(this.token!)}` : `login:${config.web.loginProvider}`;
+    this.proxies = addressList(config.web.trustedProxies);
+    this.served = servedNames(config.publicUrl, config.host, config.port);
+    this.secureCookies = config.publicUrl.startsWith('https://');
+  }
+
+  /** Local mode's secret, for the printed link (`/?token=`). */
+  get localToken(): string | undefined {
+    return this.token;
+  }
+
+  tokenMatches(presented: string): boolean {
+    if (!this.token) return false;
+    const a = Buffer.from(presented);
+    const b = Buffer.from(this.token);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  identify(c: Context): Identified {
+    if (this.mode === 'proxy') return this.fromProxy(c);
+    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+    if (bearer !== undefined) {
+      if (this.mode === 'local' && this.tokenMatches(bearer))
+        return { ok: true, caller: { userId: 'local', via: 'bearer' } };
+      return { ok: false, status: 401, error: 'wrong access token' };
+    }
+    const cookie = getCookie(c, SESSION_COOKIE);
+    if (cookie) {
+      const session = verifyWebSession(this.signingKey(), cookie);
+      if (session.ok && session.value.binding === this.binding)
+        return { ok: true, caller: { userId: session.value.userId, via: 'cookie' } };
+      return {
+        ok: false,
+        status: 401,
+        error: session.ok || session.reason === 'invalid' ? 'sign in again' : 'your sign-in has expired',
+      };
+    }
+    return {
+      ok: false,
+      status: 401,
+      error:
+        this.mode === 'local'
+          ? 'not signed in: open the link `npm start` printed (http://localhost:<port>/?token=…), or send Authorization: Bearer <the secret in DATA_DIR/web-token>'
+          : 'not signed in: open /auth/login',
+    };
+  }
+
+  private fromProxy(c: Context): Identified {
+    const header = this.config.web.trustedUserHeader!;
+    const name = c.req.header(header);
+    if (!listed(this.proxies, remoteAddress(c)))
+      return {
+        ok: false,
+        status: name === undefined ? 401 : 403,
+        error:
+          name === undefined
+            ? 'requests must come through the signing-in proxy'
+            : `the ${header} header is accepted only from WEB_TRUSTED_PROXIES`,
+      };
+    if (!name) return { ok: false, status: 401, error: `no user: your proxy did not set ${header}` };
+    const userId = webUserId([name], this.config.policy.users);
+    if (!userId)
+      return {
+        ok: false,
+        status: 400,
+        error: `invalid user name in ${header}: use 1-120 letters, digits or . _ @ : -`,
+      };
+    return { ok: true, caller: { userId, via: 'proxy' } };
+  }
+
+  /** The cookie that keeps a person signed in. */
+  sessionCookie(userId: string): { value: string; maxAgeSeconds: number } {
+    const ttl = this.config.web.sessionTtlMs;
+    const value = signWebSession(this.signingKey(), {
+      userId,
+      expiresAt: Date.now() + ttl,
+      binding: this.binding,
+    });
+    return { value, maxAgeSeconds: Math.floor(ttl / 1000) };
+  }
+}
