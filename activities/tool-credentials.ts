@@ -7,16 +7,32 @@ import type { CredentialService } from '../common/credentials/service';
 import type { ToolRunResult } from './types';
 
 export type ToolAuthorization =
-  { ok: true; header: string; value: string } | { ok: false; result: ToolRunResult };
+  { ok: true; header: string; value: string; apiHosts: string[] } | { ok: false; result: ToolRunResult };
 
+/**
+ * `toApiHostsOnly`: the tool sends the credential to URLs the model picks (http_request), so a provider
+ * that declares no `apiHosts` is refused before anyone is asked to connect it.
+ */
 export async function authorizeTool(
   credentials: CredentialService,
   userId: string,
   providerName: string,
+  options: { toApiHostsOnly?: boolean } = {},
 ): Promise<ToolAuthorization> {
-  const checked = await credentials.authorization(userId, providerName);
-  if (checked.ok) return { ok: true, header: checked.header, value: checked.value };
   const provider = credentials.provider(providerName);
+  if (options.toApiHostsOnly && provider && provider.apiHosts.length === 0)
+    return {
+      ok: false,
+      result: {
+        status: 'error',
+        content:
+          `the provider "${providerName}" declares no "apiHosts", so http_request never sends its credential: ` +
+          `add "apiHosts": ["<its API host>"] to providers.${providerName} in the policy file.`,
+      },
+    };
+  const checked = await credentials.authorization(userId, providerName);
+  if (checked.ok)
+    return { ok: true, header: checked.header, value: checked.value, apiHosts: provider?.apiHosts ?? [] };
   if (!provider) return { ok: false, result: { status: 'error', content: `${checked.message}.` } };
   return {
     ok: false,

@@ -2,7 +2,8 @@
 import { currentTimeTool, httpRequestTool, shellExecuteTool } from '../../common/tools/definitions';
 import type { z } from 'zod';
 import type { ToolRunResult } from '../types';
-import { runHttpRequest } from './http';
+import type { AddressPolicy } from './address-policy';
+import { runHttpRequest, type HttpCredential } from './http';
 import type { ShellSandbox } from './sandbox';
 import { runShell, sessionWorkdir } from './shell';
 import { currentTime } from './time';
@@ -13,8 +14,13 @@ export interface ToolContext {
   signal: AbortSignal;
   /** shell_execute's sandbox as the worker found it at start, and the network the policy gives it. */
   shell: ShellSandbox;
-  /** The person's credential for the tool's provider, as the header to send. Never returned in output. */
-  authorization?: { header: string; value: string };
+  /**
+   * The person's credential for the tool's provider, as the header to send, and the hosts the provider
+   * declares (`apiHosts`). Never returned in output.
+   */
+  authorization?: HttpCredential;
+  /** The policy file's `allowHosts` / `denyHosts` for http_request; without it only public addresses. */
+  addressPolicy?: AddressPolicy;
 }
 
 type Executor = (args: Record<string, unknown>, context: ToolContext) => Promise<ToolRunResult>;
@@ -32,14 +38,13 @@ export const executors: Record<string, Executor> = {
   },
   [httpRequestTool.name]: async (raw, context) => {
     const args = httpRequestTool.schema.parse(raw) as z.infer<typeof httpRequestTool.schema>;
-    const headers = { ...args.headers };
-    if (context.authorization) {
-      // The credential wins over any header of the same name the model wrote.
-      for (const name of Object.keys(headers))
-        if (name.toLowerCase() === context.authorization.header.toLowerCase()) delete headers[name];
-      headers[context.authorization.header] = context.authorization.value;
-    }
-    return await runHttpRequest({ ...args, headers, signal: context.signal });
+    // The credential is attached inside, per hop, only for the provider's apiHosts.
+    return await runHttpRequest({
+      ...args,
+      signal: context.signal,
+      policy: context.addressPolicy,
+      credential: context.authorization,
+    });
   },
   [currentTimeTool.name]: async (raw) => {
     const args = currentTimeTool.schema.parse(raw) as z.infer<typeof currentTimeTool.schema>;

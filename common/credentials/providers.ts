@@ -5,6 +5,12 @@
  */
 import { z } from 'zod';
 
+/**
+ * Where a tool (http_request) may send the provider's credential: host names, `*.` wildcards for
+ * subdomains, addresses or CIDRs, optionally with a port (`api.example.com`, `*.example.com:8443`).
+ */
+const apiHostsSchema = z.array(z.string().min(1).max(300)).max(50);
+
 export const providerNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9-]{0,31}$/, 'a provider name is 1-32 lower-case letters, digits or -, e.g. "github"');
@@ -21,6 +27,7 @@ const oauthFields = {
   pkce: z.boolean().optional(),
   /** Extra authorization request parameters, e.g. {"access_type": "offline"}. */
   extraParams: z.record(z.string(), z.string()).optional(),
+  apiHosts: apiHostsSchema.optional(),
 };
 
 export const providerConfigSchema = z.discriminatedUnion('type', [
@@ -41,6 +48,7 @@ export const providerConfigSchema = z.discriminatedUnion('type', [
     prefix: z.string().max(30).optional(),
     /** Shown on the entry form: where to find the key. */
     help: z.string().max(500).optional(),
+    apiHosts: apiHostsSchema.optional(),
   }),
 ]);
 export type ProviderConfig = z.infer<typeof providerConfigSchema>;
@@ -54,6 +62,7 @@ const PRESETS: Record<string, Partial<z.infer<z.ZodObject<typeof oauthFields>>>>
     tokenUrl: 'https://github.com/login/oauth/access_token',
     scopes: ['repo', 'read:user'],
     pkce: true,
+    apiHosts: ['api.github.com', 'uploads.github.com'],
   },
   google: {
     displayName: 'Google',
@@ -61,6 +70,7 @@ const PRESETS: Record<string, Partial<z.infer<z.ZodObject<typeof oauthFields>>>>
     scopes: ['openid', 'email'],
     pkce: true,
     extraParams: { access_type: 'offline', prompt: 'consent' },
+    apiHosts: ['*.googleapis.com'],
   },
   gitlab: {
     displayName: 'GitLab',
@@ -68,6 +78,7 @@ const PRESETS: Record<string, Partial<z.infer<z.ZodObject<typeof oauthFields>>>>
     tokenUrl: 'https://gitlab.com/oauth/token',
     scopes: ['read_api'],
     pkce: true,
+    apiHosts: ['gitlab.com'],
   },
   atlassian: {
     displayName: 'Atlassian',
@@ -76,6 +87,7 @@ const PRESETS: Record<string, Partial<z.infer<z.ZodObject<typeof oauthFields>>>>
     scopes: ['read:jira-work', 'offline_access'],
     pkce: true,
     extraParams: { audience: 'api.atlassian.com', prompt: 'consent' },
+    apiHosts: ['api.atlassian.com', '*.atlassian.net'],
   },
 };
 
@@ -94,6 +106,8 @@ export interface OAuthProvider {
   scopes: string[];
   pkce: boolean;
   extraParams: Record<string, string>;
+  /** Hosts a tool may send this provider's token to; empty: never sent by http_request. */
+  apiHosts: string[];
   /**
    * For an MCP server's own sign-in: endpoints come from its protected-resource metadata (RFC 9728) and
    * its authorization server's metadata, a client is registered dynamically (RFC 7591) when none is
@@ -109,6 +123,8 @@ export interface ApiKeyProvider {
   header: string;
   prefix: string;
   help: string | undefined;
+  /** Hosts a tool may send this provider's key to; empty: never sent by http_request. */
+  apiHosts: string[];
 }
 
 export type Provider = OAuthProvider | ApiKeyProvider;
@@ -133,6 +149,7 @@ export function resolveProviders(
         header: config.header,
         prefix: config.prefix ?? (config.header.toLowerCase() === 'authorization' ? 'Bearer ' : ''),
         help: config.help,
+        apiHosts: config.apiHosts ?? [],
       };
       continue;
     }
@@ -157,6 +174,7 @@ export function resolveProviders(
       scopes: merged.scopes ?? [],
       pkce: merged.pkce ?? true,
       extraParams: merged.extraParams ?? {},
+      apiHosts: merged.apiHosts ?? [],
     };
   }
   return providers;
@@ -204,6 +222,7 @@ export function resolveMcpProviders(
       scopes: config.oauth?.scopes ?? [],
       pkce: true,
       extraParams: {},
+      apiHosts: [],
       mcpServerUrl: config.url,
     };
   }

@@ -25,13 +25,22 @@ beforeAll(async () => {
   stack = await startStack({
     temporalAddress: env.address,
     policy: {
+      // The protected API listens on 127.0.0.1: http_request reaches it only because the policy says so.
+      allowHosts: [new URL(provider.apiUrl).host],
       providers: {
-        acme: { type: 'oauth2', displayName: 'Acme Files', issuer: provider.issuer, scopes: ['files.read'] },
+        acme: {
+          type: 'oauth2',
+          displayName: 'Acme Files',
+          issuer: provider.issuer,
+          scopes: ['files.read'],
+          apiHosts: [new URL(provider.apiUrl).host],
+        },
         weather: {
           type: 'api_key',
           displayName: 'Weather',
           header: 'X-Api-Key',
           help: 'Find it under Settings.',
+          apiHosts: [new URL(provider.apiUrl).host],
         },
       },
     },

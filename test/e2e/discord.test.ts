@@ -39,7 +39,14 @@ beforeAll(async () => {
     temporalAddress: env.address,
     policy: {
       approvers: [APPROVER],
-      providers: { acme: { type: 'oauth2', displayName: 'Acme', issuer: 'https://id.acme.example' } },
+      providers: {
+        acme: {
+          type: 'oauth2',
+          displayName: 'Acme',
+          issuer: 'https://id.acme.example',
+          apiHosts: ['api.acme.example'],
+        },
+      },
     },
     env: {
       OAUTH_ACME_CLIENT_ID: 'acme-client',

@@ -307,7 +307,7 @@ async function main(): Promise<void> {
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
   await record(
     env,
-    { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example' } } },
+    { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', apiHosts: ['127.0.0.1:9'] } } },
     credentialScenarios,
     only,
     { OAUTH_ACME_CLIENT_ID: 'recording-client' },

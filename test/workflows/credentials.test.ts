@@ -19,7 +19,14 @@ afterAll(async () => {
 });
 
 const policy = {
-  providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', displayName: 'Acme' } },
+  providers: {
+    acme: {
+      type: 'oauth2',
+      issuer: 'https://id.acme.example',
+      displayName: 'Acme',
+      apiHosts: ['api.acme.example'],
+    },
+  },
   credentialTimeout: '3s',
 };
 const providerEnv = { OAUTH_ACME_CLIENT_ID: 'client' };

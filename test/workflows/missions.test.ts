@@ -20,7 +20,14 @@ import { until as untilDone } from '../helpers/until';
 const policy = {
   maxSteps: 3,
   missions: { maxConsecutiveFailures: 2 },
-  providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', displayName: 'Acme' } },
+  providers: {
+    acme: {
+      type: 'oauth2',
+      issuer: 'https://id.acme.example',
+      displayName: 'Acme',
+      apiHosts: ['127.0.0.1:9'],
+    },
+  },
 };
 const providerEnv = { OAUTH_ACME_CLIENT_ID: 'client' };
 
