@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../common/duration';
 import { parseShellCommand } from '../../activities/tools/parse-shell';
 import { globMatches } from '../../common/glob';
-import type { Grant } from '../../common/grants';
+import { grantSchema, type Grant } from '../../common/grants';
 import { decidePolicy } from '../../common/policy';
+import { decisionSchema } from '../../workflows/session/contract';
 import {
   currentTimeTool,
   httpRequestTool,
@@ -387,6 +388,20 @@ describe('standing grants and who must approve', () => {
       decision: 'auto',
       reason: 'allowed by the pattern "ls"',
     });
+  });
+});
+
+describe('grant patterns at the edge', () => {
+  it('refuses an always-allow pattern longer than 500 characters, naming the field and the limit', () => {
+    const decision = { gateId: 'g1', choice: 'always', userId: 'alice', scope: 'session' };
+    const refused = decisionSchema.safeParse({ ...decision, pattern: `${'*a'.repeat(250)}*b` });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]).toMatchObject({
+      path: ['pattern'],
+      message: expect.stringMatching(/500/),
+    });
+    expect(decisionSchema.safeParse({ ...decision, pattern: `${'*a'.repeat(249)}*b` }).success).toBe(true);
+    expect(grantSchema.safeParse(grant({ pattern: 'x'.repeat(501) })).success).toBe(false);
   });
 });
 
