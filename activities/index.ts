@@ -18,6 +18,7 @@ import { missionOpOf } from '../common/tools/missions';
 import { splitMcpName, type McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { z } from 'zod';
+import { parseShellCommand } from './tools/parse-shell';
 import { redact } from './tools/redact';
 import { authorizeTool } from './tool-credentials';
 import { UserGrants } from './grants';
@@ -138,6 +139,11 @@ export function createActivities(deps: ActivityDeps) {
         grants,
         userId: request.userId,
         sessionId: request.sessionId,
+        // The parser runs here, on the Node side: the policy itself stays pure.
+        ...(tool.name === shellExecuteTool.name && typeof request.args.command === 'string'
+          ? { shell: parseShellCommand(request.args.command) }
+          : {}),
+        defaults: rules,
       });
       return plan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
     },
