@@ -7,6 +7,11 @@ import type { Client } from '@temporalio/client';
 import { webSessionWorkflowId } from '../../common/ids';
 import { missionViewQuery } from '../../workflows/missions/contract';
 import { decideSignal, pendingGatesQuery, stateQuery, type Gate } from '../../workflows/session/contract';
+import { approvalProgress, approverIds } from '../../workflows/session/gates';
+
+/** Whom a gate waits on: for an approval, the people who may approve it (four-eyes leaves out the requester). */
+const waitingOn = (gate: Gate) =>
+  gate.kind === 'approval' ? approverIds(gate) : [gate.requesterId, ...gate.approvers];
 
 export interface Row {
   [column: string]: string;
@@ -96,13 +101,16 @@ export async function showWorkflow(client: Client, target: string, lines = 20): 
 }
 
 function describeGate(gate: Gate): string {
-  const who = [gate.requesterId, ...gate.approvers].map((u) => `@${u}`).join(' or ');
+  const who = waitingOn(gate)
+    .map((u) => `@${u}`)
+    .join(' or ');
   const since = new Date(gate.createdAt).toISOString().slice(0, 16).replace('T', ' ');
   if (gate.kind === 'credential')
     return `sign-in to ${gate.providerName} by @${gate.requesterId} (since ${since} UTC)`;
   if (gate.kind === 'question')
     return `answer to "${gate.questions.map((q) => q.label).join(', ')}" from ${who} (since ${since} UTC)`;
-  return `approval of ${gate.toolName} ${gate.subject.slice(0, 80)} from ${who} (since ${since} UTC)`;
+  const progress = approvalProgress(gate);
+  return `approval of ${gate.toolName} ${gate.subject.slice(0, 80)} from ${who}${progress ? `, ${progress}` : ''} (since ${since} UTC)`;
 }
 
 /** Every open gate in the namespace, by the people it waits on. */
@@ -126,7 +134,9 @@ export async function stuck(client: Client): Promise<string> {
     }
     for (const gate of gates)
       rows.push({
-        waiting_on: [gate.requesterId, ...gate.approvers].map((u) => `@${u}`).join(' '),
+        waiting_on: waitingOn(gate)
+          .map((u) => `@${u}`)
+          .join(' '),
         workflow: info.workflowId,
         gate: gate.id,
         what: describeGate(gate).replace(/ \(since .*$/, ''),
@@ -171,7 +181,13 @@ export async function resolveGate(
     operator: true,
     ...(options.reason ? { reason: options.reason } : {}),
   });
-  return `${options.choice === 'approve' ? 'approved' : 'denied'} ${gate.toolName} in ${workflowId} as operator:${options.operator}\n`;
+  // An operator counts as one distinct approver: under a quorum, the call may still wait for others.
+  const needed = gate.approvalsNeeded ?? 1;
+  const counted =
+    options.choice === 'approve' && needed > 1
+      ? ` (one of the ${needed} approvals it needs; \`agentctl show ${workflowId}\` shows how many are in)`
+      : '';
+  return `${options.choice === 'approve' ? 'approved' : 'denied'} ${gate.toolName} in ${workflowId} as operator:${options.operator}${counted}\n`;
 }
 
 const escape = (value: string) => value.replace(/'/g, "\\'");
