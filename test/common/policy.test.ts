@@ -3,7 +3,7 @@ import { parseDuration } from '../../common/duration';
 import { parseShellCommand } from '../../activities/tools/parse-shell';
 import { globMatches } from '../../common/glob';
 import { grantSchema, type Grant } from '../../common/grants';
-import { decidePolicy } from '../../common/policy';
+import { decidePolicy, type ToolPolicyConfig } from '../../common/policy';
 import { decisionSchema } from '../../workflows/session/contract';
 import {
   currentTimeTool,
@@ -277,7 +277,7 @@ describe('shell commands, seen as their simple commands', () => {
 });
 
 describe('argument rules ("when")', () => {
-  const httpConfig = {
+  const httpConfig: ToolPolicyConfig = {
     allow: [],
     deny: [],
     when: [
@@ -327,7 +327,7 @@ describe('argument rules ("when")', () => {
   });
 
   it('compares other arguments as JSON and never matches an argument that is absent', () => {
-    const config = {
+    const config: ToolPolicyConfig = {
       allow: [],
       deny: [],
       when: [
@@ -343,7 +343,7 @@ describe('argument rules ("when")', () => {
   });
 
   it('sees a shell command as its simple commands: auto rules need one plain command', () => {
-    const config = {
+    const config: ToolPolicyConfig = {
       allow: [],
       deny: [],
       when: [
