@@ -5,9 +5,12 @@
  * token reaches only its apiHosts, and a huge response costs no more than the cap. Each attack family is
  * a row on the security scoreboard; "lost" counts requests that reached a listener they must not reach.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -423,6 +426,121 @@ describe('credentials reach only their apiHosts', () => {
       });
     } finally {
       credentials.close();
+    }
+  });
+});
+
+/** A test CA and a certificate for `secure.test` (openssl), trusted by this process only while a test runs. */
+function testCertificates() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ssrf-tls-'));
+  const file = (name: string) => path.join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-days',
+    '1',
+    '-subj',
+    '/CN=ssrf test CA',
+  );
+  openssl(
+    'req',
+    ...ec,
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+    '-subj',
+    '/CN=secure.test',
+  );
+  writeFileSync(file('san.ext'), 'subjectAltName=DNS:secure.test\n');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    file('server.crt'),
+    '-days',
+    '1',
+    '-extfile',
+    file('san.ext'),
+  );
+  return {
+    ca: readFileSync(file('ca.crt'), 'utf8'),
+    key: readFileSync(file('server.key')),
+    cert: readFileSync(file('server.crt')),
+  };
+}
+
+describe('http_request over TLS to a pinned address', () => {
+  it('verifies the certificate against the host name, and drops the credential on a downgrade to http', async () => {
+    const tally = new Tally();
+    const { ca, key, cert } = testCertificates();
+    const systemCAs = tls.getCACertificates('default');
+    tls.setDefaultCACertificates([...systemCAs, ca]);
+    try {
+      const plain = await listen();
+      const names: (string | false)[] = [];
+      const server = https.createServer({ key, cert }, (req, res) => {
+        names.push((req.socket as tls.TLSSocket).servername);
+        if (req.url === '/down') redirectTo(() => `http://secure.test:${plain.port}/landed`)(req, res, []);
+        else res.end('secret files');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      servers.push(server);
+      const port = (server.address() as AddressInfo).port;
+      const dns = fakeDns({ 'secure.test': [['127.0.0.1']], 'other.test': [['127.0.0.1']] });
+      const policy = { allowHosts: ['secure.test', 'other.test'], denyHosts: [] };
+      const credential: HttpCredential = {
+        provider: 'acme',
+        header: 'Authorization',
+        value: 'Bearer tls-token',
+        apiHosts: ['secure.test'],
+      };
+      const fetchVia = (url: string) =>
+        runHttpRequest({
+          method: 'GET',
+          url,
+          policy,
+          resolve: dns.resolve,
+          credential: { ...credential, apiHosts: ['secure.test', 'other.test'] },
+        });
+
+      const good = await fetchVia(`https://secure.test:${port}/`);
+      tally.check(
+        good.status === 'ok' && good.content.includes('secret files') && names[0] === 'secure.test',
+        () => `secure.test: ${good.content} (SNI ${names[0]})`,
+      );
+      // Same address, same certificate, another name: the pinned IP does not stand in for the name.
+      const wrong = await fetchVia(`https://other.test:${port}/`);
+      tally.check(
+        wrong.status === 'error' && /altnames|certificate/i.test(wrong.content),
+        () => `other.test: ${wrong.content}`,
+      );
+      const down = await runHttpRequest({
+        method: 'GET',
+        url: `https://secure.test:${port}/down`,
+        policy: { allowHosts: ['secure.test'], denyHosts: [] },
+        resolve: dns.resolve,
+        credential,
+      });
+      tally.check(down.status === 'ok' && plain.seen.length === 1, () => `downgrade: ${down.content}`);
+      tally.lost = plain.seen.filter((s) => s.headers.authorization).length;
+      tally.finish('credential exfiltration: https downgrade');
+    } finally {
+      tls.setDefaultCACertificates(systemCAs);
     }
   });
 });
