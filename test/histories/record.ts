@@ -241,6 +241,25 @@ const mcpScenarios: Record<string, Scenario> = {
   },
 };
 
+/** Recorded under four-eyes and a quorum of two for shell_execute (approvers bob and carol). */
+const quorumScenarios: Record<string, Scenario> = {
+  'quorum-approved': async (s) => {
+    await s.say('run `echo quorum`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' }); // the requester: refused
+    await s.decide({ gateId: gate!.id, choice: 'approve', userId: 'bob' });
+    await s.decide({ gateId: gate!.id, choice: 'approve', userId: 'bob' }); // twice: refused
+    await s.decide({ gateId: gate!.id, choice: 'always', userId: 'bob' }); // refused under a quorum
+    await s.decide({ gateId: gate!.id, choice: 'approve', userId: 'carol' });
+    await s.idle();
+    await s.say('run `echo second`');
+    const [second] = await s.pendingGate();
+    await s.decide({ gateId: second!.id, choice: 'approve', userId: 'carol' });
+    await s.decide({ gateId: second!.id, choice: 'deny', reason: 'not twice', userId: 'alice' });
+    await s.idle();
+  },
+};
+
 async function record(
   env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
@@ -324,6 +343,12 @@ async function main(): Promise<void> {
       },
     },
     mcpScenarios,
+    only,
+  );
+  await record(
+    env,
+    { tools: { shell_execute: { selfApprove: false, approvals: 2, approvers: ['bob', 'carol'] } } },
+    quorumScenarios,
     only,
   );
   await env.teardown();
