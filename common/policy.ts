@@ -43,16 +43,17 @@ const SHELL_ARGUMENT = 'command';
 /**
  * What patterns see of a call. Deny patterns and deny/ask rules see everything (`deny`); allow patterns, auto
  * rules and grants see `allow`, which is missing when the call is not provably one plain program run
- * (`unprovable` says why).
+ * (`unprovable` says why). A plain command is offered both as its words and as typed, so a grant made from
+ * the prompt's text (`grep "a b" notes`) matches the same command again.
  */
 interface Subjects {
   deny: string[];
-  allow: string | undefined;
+  allow: string[] | undefined;
   unprovable: string | undefined;
 }
 
 function subjectsOf(tool: ToolDefinition, subject: string, shell: ParsedShellCommand | undefined): Subjects {
-  if (tool.name !== SHELL_TOOL) return { deny: [subject], allow: subject, unprovable: undefined };
+  if (tool.name !== SHELL_TOOL) return { deny: [subject], allow: [subject], unprovable: undefined };
   if (!shell) return { deny: [subject], allow: undefined, unprovable: 'the command was not parsed' };
   const deny = new Set([subject]);
   let complete = true;
@@ -72,7 +73,7 @@ function subjectsOf(tool: ToolDefinition, subject: string, shell: ParsedShellCom
         : undefined;
   return {
     deny: [...deny],
-    allow: unprovable ? undefined : shell.commands[0]!.join(' '),
+    allow: unprovable ? undefined : [...new Set([shell.commands[0]!.join(' '), subject])],
     unprovable,
   };
 }
@@ -93,7 +94,7 @@ function ruleMatches(
     const texts =
       shellCommand && name === SHELL_ARGUMENT
         ? rule.policy === 'auto'
-          ? [shellCommand.allow ?? argumentText(args[name])]
+          ? (shellCommand.allow ?? [argumentText(args[name])])
           : shellCommand.deny
         : [argumentText(args[name])];
     return texts.some((text) => text !== undefined && list.some((pattern) => globMatches(pattern, text)));
@@ -137,8 +138,8 @@ export function decidePolicy(input: {
   if (base === 'deny') return { decision: 'deny', reason: `${tool.name} is disabled by policy` };
   if (base === 'auto') return { decision: 'auto', reason: 'allowed by policy' };
 
-  const { allow } = subjects;
-  const allowPattern = allow === undefined ? undefined : config?.allow.find((p) => globMatches(p, allow));
+  const allows = (pattern: string) => !!subjects.allow?.some((text) => globMatches(pattern, text));
+  const allowPattern = config?.allow.find(allows);
   if (allowPattern) return { decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` };
 
   const grant = grants.find(
@@ -147,7 +148,7 @@ export function decidePolicy(input: {
       candidate.toolName === tool.name &&
       (candidate.scope === 'user' || candidate.sessionId === sessionId) &&
       // A grant without a pattern is every call of the tool, as its owner chose; one with a pattern is allow.
-      (!candidate.pattern || (allow !== undefined && globMatches(candidate.pattern, allow))),
+      (!candidate.pattern || allows(candidate.pattern)),
   );
   if (!grant) return needsApproval();
   const selfApprove = config?.selfApprove ?? input.defaults?.selfApprove ?? true;

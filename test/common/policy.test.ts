@@ -189,6 +189,12 @@ describe('shell commands, seen as their simple commands', () => {
     expect(decidePolicy({ ...base, ...shell('git   \'status\'  "-s"'), config }).decision).toBe('auto');
   });
 
+  it('also matches a plain command as typed, so a grant made from the prompt applies again', () => {
+    const grants = [grant({ pattern: 'grep "a b" notes.txt' })];
+    expect(decidePolicy({ ...base, ...shell('grep "a b" notes.txt'), grants }).decision).toBe('auto');
+    expect(decidePolicy({ ...base, ...shell('grep "a b" notes.txt; id'), grants }).decision).toBe('ask');
+  });
+
   it('does not allow a program of the same name elsewhere: ./ls is not ls', () => {
     expect(decidePolicy({ ...base, ...shell('./ls -la'), config: allowLs }).decision).toBe('ask');
   });
