@@ -492,7 +492,7 @@ describe('http_request over TLS to a pinned address', () => {
     tls.setDefaultCACertificates([...systemCAs, ca]);
     try {
       const plain = await listen();
-      const names: (string | false)[] = [];
+      const names: (string | false | null)[] = [];
       const server = https.createServer({ key, cert }, (req, res) => {
         names.push((req.socket as tls.TLSSocket).servername);
         if (req.url === '/down') redirectTo(() => `http://secure.test:${plain.port}/landed`)(req, res, []);
