@@ -205,6 +205,22 @@ describe('http_request address policy', () => {
     expect(closed.seen).toHaveLength(0);
   });
 
+  it('reads allowHosts entries as documented: ports, brackets, CIDRs and subdomain wildcards', async () => {
+    const dns = fakeDns({ 'a.corp.test': [['10.0.0.5']], 'corp.test': [['10.0.0.6']] });
+    const vet = async (url: string, allowHosts: string[]) =>
+      (await vetDestination(new URL(url), { allowHosts, denyHosts: [] }, dns.resolve)).ok;
+    expect(await vet('http://[::1]:8080/', ['[::1]:8080'])).toBe(true);
+    expect(await vet('http://[::1]:8081/', ['[::1]:8080'])).toBe(false);
+    expect(await vet('http://[fd12::1]/', ['fd00::/8'])).toBe(true);
+    expect(await vet('http://[fd00:ec2::254]/', ['fd00::/8'])).toBe(false);
+    expect(await vet('http://[fd00:ec2::254]/', ['fd00:ec2::254'])).toBe(true);
+    expect(await vet('http://a.corp.test/', ['*.corp.test'])).toBe(true);
+    expect(await vet('http://corp.test/', ['*.corp.test'])).toBe(false);
+    expect(await vet('https://a.corp.test/', ['a.corp.test:80'])).toBe(false);
+    expect(await vet('http://10.1.2.3/', ['10.0.0.0/8'])).toBe(true);
+    expect(await vet('http://[::ffff:10.1.2.3]/', ['10.0.0.0/8'])).toBe(true);
+  });
+
   it('lets public addresses through, also in their IPv6 forms', async () => {
     for (const url of [
       'http://8.8.8.8/',
