@@ -1,10 +1,12 @@
 /** The gateway's HTTP app: health endpoints plus every registered platform. */
 import { Hono } from 'hono';
+import { bodyLimits } from './body-limits';
 import type { GatewayDeps } from './platform';
 import { platforms } from './registry';
 
 export function createGatewayApp(deps: GatewayDeps): Hono {
   const app = new Hono();
+  app.use('*', bodyLimits());
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {
     try {

@@ -9,6 +9,7 @@ import { dataConverterFor } from '../common/temporal/codec';
 import { connectClient } from '../common/temporal/connect';
 import { startTracing } from '../common/telemetry';
 import { createGatewayApp } from './app';
+import { refuseDeclaredOversize } from './body-limits';
 import { nodePlatforms } from './registry';
 import { isLoopbackHost } from './web/auth/addresses';
 import { WebAuth } from './web/auth/web-auth';
@@ -45,6 +46,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     p.prefix && p.listener ? [{ prefix: p.prefix, listener: p.listener }] : [],
   );
   const server = createServer((req, res) => {
+    if (refuseDeclaredOversize(req, res)) return;
     const route = nodeRoutes.find((r) => req.url?.startsWith(r.prefix));
     void (route ? route.listener(req, res) : honoListener(req, res));
   });

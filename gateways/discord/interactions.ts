@@ -21,6 +21,7 @@ import type { AnswerDraft, Decision, Gate } from '../../workflows/session/contra
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
 import type { LateFeedback } from './late-feedback';
 import { answerModal, connectLinkReply, denyModal, editModal } from './render';
+import { bodyLimits } from '../body-limits';
 
 /** Discord's own limit is 3 s; the signal and the wait for a verdict share this budget. */
 export const SIGNAL_BUDGET_MS = 1_200;
@@ -104,6 +105,7 @@ export function discordInteractionsApp(options: {
 }): Hono {
   const { publicKey, sessions, log } = options;
   const app = new Hono();
+  app.use('*', bodyLimits());
 
   app.post('/discord/interactions', async (c) => {
     const signature = c.req.header('x-signature-ed25519') ?? '';

@@ -6,8 +6,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { isValidSlackRequest } from '@slack/bolt';
+import { bodyLimitFor } from '../body-limits';
 
-const BODY_LIMIT = 4 * 1024 * 1024;
+const BODY_LIMIT = bodyLimitFor('/slack/');
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
