@@ -17,15 +17,11 @@ import {
   type SessionView,
 } from '../../workflows/session/contract';
 import type { CredentialService } from '../../common/credentials/service';
-import { bodyLimit } from 'hono/body-limit';
 import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
 import type { SessionAccess } from './session-access';
 import type { WebSessions } from './sessions';
-
-/** Web API bodies are small JSON documents; anything larger is refused before it is read. */
-export const WEB_BODY_LIMIT = 64 * 1024;
 
 export interface WebRouteDeps {
   sessions: WebSessions;
@@ -125,13 +121,6 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     c.set('userId', who.caller.userId);
     await next();
   });
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: WEB_BODY_LIMIT,
-      onError: (c) => c.json({ error: `the body is larger than ${WEB_BODY_LIMIT / 1024} KB` }, 413),
-    }),
-  );
 
   /** 404 for a session the caller may not see, exactly as for one that does not exist. */
   const hidden = (c: Context) => c.json({ error: 'no such session' }, 404);
