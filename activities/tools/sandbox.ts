@@ -30,6 +30,8 @@ export const SANDBOX_LIMITS = {
   tmpBytes: 256 * 1024 ** 2,
 };
 
+/** The descriptor on which bwrap reports the host PID of the sandbox's PID 1 (JSON `child-pid`). */
+export const INFO_FD = 3;
 /** Where the working directory appears inside the sandbox; also HOME. */
 export const SANDBOX_WORKDIR = '/work';
 const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
@@ -76,6 +78,8 @@ function rootArgs(): string[] {
     if (lstatSync(host).isSymbolicLink()) args.push('--symlink', readlinkSync(host), host);
     else args.push('--ro-bind', host, host);
   }
+  // bwrap would make a missing parent 0700, unreadable for a command under another uid.
+  args.push('--perms', '0755', '--dir', '/etc');
   for (const file of ETC_FILES) args.push('--ro-bind-try', `/etc/${file}`, `/etc/${file}`);
   return args;
 }
@@ -127,6 +131,12 @@ export function bwrapArgs(input: {
     '--unshare-uts',
     '--unshare-cgroup-try',
     ...(input.network === 'none' ? ['--unshare-net'] : []),
+    // When PID 1 ends, the kernel kills everything else in the sandbox before bwrap sees it go. The command
+    // itself is PID 1 where it may be (bwrap's own PID 1 lets bwrap exit first and the rest die later; see
+    // `endSandbox`); a command under another uid than bwrap's would not get --die-with-parent's signal.
+    ...(input.uid === undefined ? ['--as-pid-1'] : []),
+    '--info-fd',
+    String(INFO_FD),
     '--die-with-parent',
     '--new-session',
     '--hostname',
@@ -138,6 +148,8 @@ export function bwrapArgs(input: {
     '/dev',
     '--size',
     String(SANDBOX_LIMITS.tmpBytes),
+    '--perms',
+    '1777',
     '--tmpfs',
     '/tmp',
     '--bind',

@@ -7,7 +7,8 @@ import { lchownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs
 import path from 'node:path';
 import type { ToolRunResult } from '../types';
 import { OUTPUT_CAP, capOutput } from './output-cap';
-import { SANDBOX_FIX, bwrapArgs, runsAsRoot, sandboxUid, type ShellSandbox } from './sandbox';
+import { endSandbox, identifyInit, type SandboxInit } from './sandbox-init';
+import { INFO_FD, SANDBOX_FIX, bwrapArgs, runsAsRoot, sandboxUid, type ShellSandbox } from './sandbox';
 
 export function sessionWorkdir(dataDir: string, sessionId: string): string {
   const safe = sessionId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 200);
@@ -34,7 +35,7 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     return spawn(
       sandbox.status.bwrap,
       bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
-      { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true },
     );
   }
   return spawn('sh', ['-c', command], {
@@ -66,14 +67,28 @@ export async function runShell(input: {
   return await new Promise((resolve) => {
     let output = '';
     let timedOut = false;
-    // Killing bwrap kills the sandbox's PID 1 (--die-with-parent), and with it every process inside.
+    let killed = false;
+    let init: SandboxInit | undefined;
+    // Killing the sandbox's PID 1 kills every process inside (unsandboxed: the process group). Its PID cannot
+    // belong to anyone else yet: bwrap, not yet reaped, still waits for it.
     const killTree = () => {
+      killed = true;
       try {
-        process.kill(-child.pid!, 'SIGKILL');
+        if (init) process.kill(init.pid, 'SIGKILL');
+        else process.kill(-child.pid!, 'SIGKILL');
       } catch {
         // already gone
       }
     };
+    let info = '';
+    child.stdio[INFO_FD]?.on('data', (chunk: Buffer) => {
+      info += chunk.toString('utf8');
+      const pid = /"child-pid":\s*(\d+)/.exec(info)?.[1];
+      if (pid === undefined || init) return;
+      init = identifyInit(Number(pid));
+      // A kill that came before bwrap said who PID 1 is reached only bwrap: finish the job.
+      if (killed) killTree();
+    });
     const collect = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       if (output.length <= OUTPUT_CAP) return;
@@ -99,12 +114,14 @@ export async function runShell(input: {
     );
     child.on('close', (code, signal) => {
       const body = capOutput(output) || '(no output)';
-      if (timedOut)
-        return finish({
-          status: 'error',
-          content: `timed out after ${input.timeoutSeconds}s and was killed. Output so far:\n${body}`,
-        });
-      finish({ status: code === 0 ? 'ok' : 'error', content: `exit code ${code ?? signal}\n${body}` });
+      const result: ToolRunResult = timedOut
+        ? {
+            status: 'error',
+            content: `timed out after ${input.timeoutSeconds}s and was killed. Output so far:\n${body}`,
+          }
+        : { status: code === 0 ? 'ok' : 'error', content: `exit code ${code ?? signal}\n${body}` };
+      // The run is over only when nothing of it runs any more.
+      void (init ? endSandbox(init) : Promise.resolve()).then(() => finish(result));
     });
   });
 }
