@@ -57,12 +57,14 @@ const ETC_FILES = [
 ];
 const ROOT_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 
+/** How to fix an unavailable sandbox, whatever the reason. */
 export const SANDBOX_FIX =
-  'install bubblewrap (Debian: apt-get install bubblewrap) or set "sandbox": "off" in the policy file';
+  'install bubblewrap (Debian: apt-get install bubblewrap) and allow user namespaces (in Docker: the ' +
+  'security_opt of the worker in docker-compose.yml), or set "sandbox": "off" in the policy file';
 
 /** A worker running as root hands each conversation its own unprivileged uid (RLIMIT_NPROC spares root). */
-export function sandboxUid(sessionId: string): number {
-  return 40_000 + (createHash('sha256').update(sessionId).digest().readUInt32BE(0) % 20_000);
+export function sandboxUid(workdir: string): number {
+  return 40_000 + (createHash('sha256').update(workdir).digest().readUInt32BE(0) % 20_000);
 }
 
 export function runsAsRoot(): boolean {
