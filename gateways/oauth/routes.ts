@@ -287,22 +287,26 @@ export function oauthRoutes(deps: {
       return page(c, 404, 'bad', 'Unknown provider', `No API key provider "${name}" is configured here.`);
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const ticket = verifyTicket(credentials.keys.signing, typeof form.ticket === 'string' ? form.ticket : '');
-    if (
-      !ticket.ok ||
-      ticket.value.provider !== name ||
-      ticket.value.channel !== 'form' ||
-      !ticket.value.nonce ||
-      !credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)
-    )
-      return page(
+    const expired = () =>
+      page(
         c,
         400,
         'bad',
         'This form has expired, was used, or is not valid',
         'Nothing was saved. Use the Connect button again.',
       );
+    if (
+      !ticket.ok ||
+      ticket.value.provider !== name ||
+      ticket.value.channel !== 'form' ||
+      !ticket.value.nonce
+    )
+      return expired();
     if (!userIdSchema.safeParse(ticket.value.userId).success)
       return page(c, 400, 'bad', 'This form is not valid', 'Nothing was saved.');
+    const opener = deps.webAuth.identify(c);
+    if (opener.ok && !aliasesOf(opener.caller.userId, deps.users).includes(ticket.value.userId))
+      return page(c, 403, 'bad', 'This form belongs to someone else', 'Nothing was saved.');
     const key = typeof form.key === 'string' ? form.key.trim() : '';
     if (!key || key.length > 4_000 || /[\r\n]/.test(key))
       return page(
@@ -312,6 +316,8 @@ export function oauthRoutes(deps: {
         'That key cannot be used',
         'Paste the key on one line (at most 4,000 characters). Nothing was saved.',
       );
+    // Used up only by a key that is stored: a mistyped key can be corrected on the same form.
+    if (!credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)) return expired();
     credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
     const resumed = await resumeWaitingWorkflows(deps.client, ticket.value.userId, name);
     deps.log.info('api key saved', { provider: name, userId: ticket.value.userId, resumed: resumed.length });

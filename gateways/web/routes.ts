@@ -247,22 +247,15 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     const workflowId = webSessionWorkflowId(id.data);
     const userId = c.get('userId');
     // A session that does not exist yet may be watched (the page opens the stream before the first
-    // message); once it exists, the stream shows it only to the people who may see it.
+    // message). One the caller may not see looks exactly like one that has not started: no existence leak.
     let access = await deps.access.check(workflowId, userId);
-    if (access === 'denied') return hidden(c);
     return streamSSE(c, async (stream) => {
       let last = '';
       let lastProblem = '';
       while (!stream.aborted) {
         try {
           if (access === 'absent') access = await deps.access.check(workflowId, userId);
-          if (access === 'denied') {
-            await stream.writeSSE({
-              event: 'not-found',
-              data: JSON.stringify({ message: 'no such session' }),
-            });
-            return;
-          }
+          if (access !== 'allowed') throw new WorkflowNotFoundError('not visible', workflowId, undefined);
           const body = JSON.stringify({
             ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
             temporalUrl: link(workflowId) ?? null,

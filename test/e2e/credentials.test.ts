@@ -95,13 +95,10 @@ describe('credential gates', () => {
     const gate = await waitingGate(sessionId);
     expect(gate).toMatchObject({ provider: 'acme', providerName: 'Acme Files', requesterId: 'alice' });
     expect(gate.connectUrl).toMatch(/\/oauth\/acme\/start\?ticket=/);
-    // Nobody else gets alice's link.
-    const bobsView = await view(sessionId, 'bob');
-    expect(
-      (bobsView.gates.find((g) => g.id === gate.id) as { connectUrl?: string }).connectUrl,
-    ).toBeUndefined();
+    // Nobody else sees alice's session, let alone her link.
+    expect((await stack.web.request('GET', `/sessions/${sessionId}`, undefined, 'bob')).status).toBe(404);
 
-    const browser = new Browser();
+    const browser = new Browser(stack.web.headers('alice'));
     const signedIn = await browser.signIn(gate.connectUrl!);
     expect(signedIn.status).toBe(200);
     expect(signedIn.text).toContain('Acme Files is connected');
@@ -166,11 +163,13 @@ describe('credential gates', () => {
     await stack.web.say(daveSession, `fetch ${provider.apiUrl}/files with acme`, dave);
     const carolGate = await waitingGate(carolSession, carol);
     await waitingGate(daveSession, dave);
-    expect((await new Browser().signIn(carolGate.connectUrl!)).status).toBe(200);
+    expect((await new Browser(stack.web.headers(carol)).signIn(carolGate.connectUrl!)).status).toBe(200);
     await stack.web.waitFor(
       carolSession,
       (v) => v.status === 'idle' && toolResult(v)?.status === 'ok',
       'carol resumed',
+      60_000,
+      carol,
     );
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const daves = await view(daveSession, dave);
@@ -185,21 +184,22 @@ describe('credential gates', () => {
     const gate = await waitingGate(sessionId, user);
     const base = `http://127.0.0.1:${stack.port}`;
 
+    const asUser = () => new Browser(stack.web.headers(user));
     provider.denyNextConsent();
-    const denied = await new Browser().signIn(gate.connectUrl!);
+    const denied = await asUser().signIn(gate.connectUrl!);
     expect(denied.status).toBe(400);
     expect(denied.text).toContain('Access was not granted');
 
     provider.failNextToken();
-    const failed = await new Browser().signIn(gate.connectUrl!);
+    const failed = await asUser().signIn(gate.connectUrl!);
     expect(failed.status).toBe(502);
     expect(failed.text).toContain('invalid_grant');
 
     // The callback in a browser that did not start the flow: refused, and the rightful browser still completes later.
-    const starter = new Browser();
+    const starter = asUser();
     const start = await starter.get(gate.connectUrl!);
     const authorize = await starter.get(start.location!);
-    const stranger = await new Browser().get(authorize.location!);
+    const stranger = await asUser().get(authorize.location!);
     expect(stranger.status).toBe(403);
     expect(stranger.text).toContain('started by someone else');
 
@@ -227,7 +227,13 @@ describe('credential gates', () => {
     const finishedFlow = await starter.get(authorize.location!);
     expect(finishedFlow.status).toBe(200);
     await stack.web
-      .waitFor(sessionId, (v) => v.status === 'idle' && toolResult(v)?.status === 'ok', 'resumed', 30_000)
+      .waitFor(
+        sessionId,
+        (v) => v.status === 'idle' && toolResult(v)?.status === 'ok',
+        'resumed',
+        30_000,
+        user,
+      )
       .catch(async () => {
         throw new Error(JSON.stringify(await view(sessionId, user)));
       });
@@ -237,20 +243,21 @@ describe('credential gates', () => {
     const sessionId = `cred-k-${randomBytes(4).toString('hex')}`;
     await stack.web.say(sessionId, `fetch ${provider.apiUrl}/weather with weather`);
     const gate = await waitingGate(sessionId);
-    const form = await new Browser().get(gate.connectUrl!);
+    const form = await new Browser(stack.web.headers('alice')).get(gate.connectUrl!);
     expect(form.status).toBe(200);
     expect(form.text).toContain('Find it under Settings.');
     const ticket = /name="ticket" value="([^"]+)"/.exec(form.text)![1]!.replace(/&amp;/g, '&');
-    const empty = await fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
-      method: 'POST',
-      body: new URLSearchParams({ ticket, key: '' }),
-    });
-    expect(empty.status).toBe(400);
-    const saved = await fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
-      method: 'POST',
-      body: new URLSearchParams({ ticket, key: API_KEY }),
-    });
-    expect(saved.status).toBe(200);
+    const submit = (key: string, user = 'alice') =>
+      fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
+        method: 'POST',
+        headers: stack.web.headers(user),
+        body: new URLSearchParams({ ticket, key }),
+      });
+    expect((await submit('')).status).toBe(400);
+    expect((await submit(API_KEY, 'mallory')).status).toBe(403);
+    expect((await submit(API_KEY)).status).toBe(200);
+    // The form works once.
+    expect((await submit(API_KEY)).status).toBe(400);
     const done = await finished(sessionId);
     expect(toolResult(done)).toMatchObject({ status: 'ok', content: expect.stringContaining('sunny') });
   });
@@ -261,12 +268,14 @@ describe('credential gates', () => {
     await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`, user);
     const gate = await waitingGate(sessionId, user);
     await stack.worker.kill('SIGKILL');
-    expect((await new Browser().signIn(gate.connectUrl!)).status).toBe(200);
+    expect((await new Browser(stack.web.headers(user)).signIn(gate.connectUrl!)).status).toBe(200);
     await stack.restartWorker();
     await stack.web.waitFor(
       sessionId,
       (v) => v.status === 'idle' && toolResult(v)?.status === 'ok',
       'resumed',
+      60_000,
+      user,
     );
   });
 

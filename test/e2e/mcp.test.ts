@@ -141,7 +141,7 @@ describe('MCP tool servers', () => {
         'the Connect prompt',
       )
     ).gates.find((g) => g.kind === 'credential') as CredentialGate & { connectUrl: string };
-    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect((await new Browser(stack.web.headers('alice')).signIn(gate.connectUrl)).status).toBe(200);
     expect(await resultAfter(sessionId, before)).toMatchObject({
       status: 'ok',
       content: expect.stringContaining('Connected'),
@@ -175,7 +175,7 @@ describe('MCP tool servers', () => {
     let before = await callTool(sessionId, 'private__connect', {});
     let gate = await credentialGate();
     expect(gate).toMatchObject({ provider: 'mcp-private', providerName: 'Private (MCP)' });
-    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect((await new Browser(stack.web.headers('alice')).signIn(gate.connectUrl)).status).toBe(200);
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok' });
 
     // One client was registered for our callback; the sign-in used it and asked for this server only.
@@ -194,7 +194,7 @@ describe('MCP tool servers', () => {
     for (const token of discovered.tokensSeen) discovered.revoked.add(token);
     before = await callTool(sessionId, 'private__whoami', {});
     gate = await credentialGate();
-    expect((await new Browser().signIn(gate.connectUrl)).status).toBe(200);
+    expect((await new Browser(stack.web.headers('alice')).signIn(gate.connectUrl)).status).toBe(200);
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(provider.registrations).toHaveLength(1); // the registered client is kept and reused
 

@@ -148,12 +148,18 @@ export class TestOAuthProvider {
 export class Browser {
   private readonly cookies = new Map<string, string>();
 
+  /** `headers`: what this browser's requests carry besides cookies (e.g. the signing-in proxy's user header). */
+  constructor(private readonly headers: Record<string, string> = {}) {}
+
   async get(
     url: string,
   ): Promise<{ status: number; location: string | undefined; text: string; url: string }> {
     const response = await fetch(url, {
       redirect: 'manual',
-      headers: this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {},
+      headers: {
+        ...this.headers,
+        ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+      },
     });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');

@@ -64,11 +64,15 @@ export class WebClient {
     predicate: (view: SessionView) => boolean,
     what: string,
     timeoutMs = 60_000,
+    /** Who looks: only the session's owner (and approvers) can see it. */
+    user = 'alice',
   ): Promise<SessionView> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     while (Date.now() < deadline) {
-      const response = await this.request('GET', `/sessions/${sessionId}`).catch(() => undefined);
+      const response = await this.request('GET', `/sessions/${sessionId}`, undefined, user).catch(
+        () => undefined,
+      );
       last = response?.body;
       if (response?.status === 200 && predicate(response.body as SessionView))
         return response.body as SessionView;
@@ -77,20 +81,24 @@ export class WebClient {
     throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
   }
 
-  async pendingGate(sessionId: string): Promise<Gate> {
+  async pendingGate(sessionId: string, user = 'alice'): Promise<Gate> {
     const view = await this.waitFor(
       sessionId,
       (v) => v.gates.some((g) => g.status === 'pending'),
       'a pending gate',
+      60_000,
+      user,
     );
     return view.gates.find((g) => g.status === 'pending')!;
   }
 
-  async answered(sessionId: string): Promise<SessionView> {
+  async answered(sessionId: string, user = 'alice'): Promise<SessionView> {
     return await this.waitFor(
       sessionId,
       (v) => v.status === 'idle' && v.queued === 0 && v.transcript.at(-1)?.role === 'assistant',
       'an answer',
+      60_000,
+      user,
     );
   }
 }

@@ -407,11 +407,15 @@ describe('web trust boundary', () => {
         [
           'stream',
           async () => {
+            // The stream of a session one may not see looks like one that has not started.
             const response = await fetch(`${web.baseUrl}/api/sessions/${id}/stream`, {
               headers: web.headers(intruder),
             });
-            await response.body?.cancel();
-            return { status: response.status };
+            const reader = response.body!.getReader();
+            const first = new TextDecoder().decode((await reader.read()).value);
+            await reader.cancel();
+            const hidden = first.includes('event: not-found') && !first.includes('echo mine');
+            return { status: hidden ? 404 : response.status };
           },
         ],
       ];
