@@ -177,6 +177,8 @@ const envSchema = z.object({
   WEB_TRUSTED_USER_HEADER: optionalText,
   /** Proxy mode: the header is believed only from these addresses (CIDRs or single addresses, comma-separated). */
   WEB_TRUSTED_PROXIES: optionalText,
+  /** off: no web chat (page and API); the gateway serves Slack, Discord, sign-ins and health only. */
+  WEB_CHAT: z.enum(['on', 'off']).default('on'),
   /** Sign-in mode: people sign in to the web chat with this OpenID Connect provider of the policy file. */
   WEB_LOGIN: optionalText,
   /** How long a web sign-in (the session cookie) lasts. */
@@ -240,6 +242,8 @@ export interface AppConfig {
   web: {
     /** local: the per-install secret; login: OpenID Connect sign-in; proxy: a trusted reverse proxy's header. */
     mode: 'local' | 'login' | 'proxy';
+    /** false: WEB_CHAT=off, no page and no web API. */
+    enabled: boolean;
     trustedUserHeader: string | undefined;
     trustedProxies: string[];
     loginProvider: string | undefined;
@@ -334,6 +338,7 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     );
   return {
     mode: e.WEB_LOGIN ? 'login' : e.WEB_TRUSTED_USER_HEADER ? 'proxy' : 'local',
+    enabled: e.WEB_CHAT === 'on',
     trustedUserHeader: e.WEB_TRUSTED_USER_HEADER?.toLowerCase(),
     trustedProxies,
     loginProvider: e.WEB_LOGIN,

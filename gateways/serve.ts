@@ -57,7 +57,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   for (const platform of started) await platform.start?.();
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   log.info('gateway listening', { url });
-  const token = webAuth.localToken;
+  const token = config.web.enabled ? webAuth.localToken : undefined;
   return {
     url,
     chatUrl: token
@@ -80,9 +80,9 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
  * loopback needs a real sign-in (WEB_LOGIN) or a signing-in proxy (WEB_TRUSTED_USER_HEADER).
  */
 function refuseUnauthenticatedExposure(config: AppConfig): void {
-  if (config.web.mode !== 'local' || isLoopbackHost(config.host)) return;
+  if (!config.web.enabled || config.web.mode !== 'local' || isLoopbackHost(config.host)) return;
   throw new AgentError(
     ErrorCode.ConfigInvalid,
-    `HOST=${config.host} would put the web chat on the network with only the local secret: set WEB_LOGIN=<provider> (sign-in with OpenID Connect) or WEB_TRUSTED_USER_HEADER with WEB_TRUSTED_PROXIES (a signing-in proxy), or keep HOST=127.0.0.1.`,
+    `HOST=${config.host} would put the web chat on the network with only the local secret: set WEB_LOGIN=<provider> (sign-in with OpenID Connect) or WEB_TRUSTED_USER_HEADER with WEB_TRUSTED_PROXIES (a signing-in proxy), or WEB_CHAT=off (Slack and Discord only), or keep HOST=127.0.0.1.`,
   );
 }

@@ -1,14 +1,18 @@
 /**
  * The codec endpoint for the Temporal UI (its "Codec Server" setting: `<gateway>/codec`): POST
  * /codec/decode and /codec/encode with `{payloads: [...]}`, as the Temporal codec server protocol defines.
- * Mounted only with PAYLOAD_KEY; CODEC_AUTH_TOKEN requires `Authorization: Bearer <token>` (the UI's "pass
- * access token", or a proxy); CORS answers the UI's origins (CODEC_CORS_ORIGINS).
+ * Mounted only with PAYLOAD_KEY. Who may decode: `Authorization: Bearer <CODEC_AUTH_TOKEN>` (the UI's "pass
+ * access token", compared in constant time), or a person signed in to the web chat (sign-in or proxy mode).
+ * Without either, only a gateway on loopback serves it: decoding shows conversations in clear text.
+ * CORS answers the UI's origins (CODEC_CORS_ORIGINS).
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { z } from 'zod';
 import { EncryptionCodec, fromJson, payloadKey, toJson } from '../../common/temporal/codec';
+import { sameSecret } from '../../common/same-secret';
 import type { GatewayDeps } from '../platform';
+import { isLoopbackHost } from '../web/auth/addresses';
 
 const bodySchema = z.object({
   payloads: z
@@ -20,6 +24,13 @@ export function mountCodec(app: Hono, deps: GatewayDeps): void {
   const { payloadKey: keyText, authToken, corsOrigins } = deps.config.codec;
   if (!keyText) return;
   const codec = new EncryptionCodec(payloadKey(keyText));
+  const onLoopback = isLoopbackHost(deps.config.host);
+  const authorized = (c: Context) => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+    if (authToken && bearer !== undefined && sameSecret(bearer, authToken)) return true;
+    if (deps.webAuth.mode !== 'local' && deps.webAuth.identify(c).ok) return true;
+    return !authToken && onLoopback;
+  };
   app.use(
     '/codec/*',
     cors({
@@ -31,8 +42,15 @@ export function mountCodec(app: Hono, deps: GatewayDeps): void {
   );
   for (const direction of ['decode', 'encode'] as const) {
     app.post(`/codec/${direction}`, async (c) => {
-      if (authToken && c.req.header('authorization') !== `Bearer ${authToken}`)
-        return c.json({ error: 'the codec endpoint needs Authorization: Bearer <CODEC_AUTH_TOKEN>' }, 401);
+      if (!authorized(c))
+        return c.json(
+          {
+            error: authToken
+              ? 'the codec endpoint needs Authorization: Bearer <CODEC_AUTH_TOKEN>'
+              : 'the codec endpoint needs a sign-in (or CODEC_AUTH_TOKEN) when the gateway is not on loopback',
+          },
+          401,
+        );
       const parsed = bodySchema.safeParse(await c.req.json().catch(() => undefined));
       if (!parsed.success)
         return c.json({ error: 'expected {"payloads": [{"metadata": {...}, "data": "<base64>"}]}' }, 400);

@@ -37,6 +37,7 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
   });
 
   app.get('/api/missions/:id/webhook', async (c) => {
+    if (!deps.config.web.enabled) return c.json({ error: 'the web chat is off (WEB_CHAT=off)' }, 404);
     const who = deps.webAuth.identify(c);
     if (!who.ok) return c.json({ error: who.error }, who.status);
     const id = missionIdSchema.safeParse(c.req.param('id'));

@@ -34,6 +34,7 @@ const PAGE_HEADERS = {
 };
 
 export function mountWeb(app: Hono, deps: GatewayDeps): void {
+  if (!deps.config.web.enabled) return;
   const auth = deps.webAuth;
   const sessions = new WebSessions(deps.client, deps.config.temporal.taskQueue);
   app.route(

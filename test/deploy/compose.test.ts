@@ -38,6 +38,13 @@ describe('docker-compose.yml', () => {
     expect(compose.services.gateway!.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
   });
 
+  it('publishes only the gateway to the network: Temporal and its UI on 127.0.0.1, PostgreSQL not at all', () => {
+    expect(compose.services.gateway!.ports).toEqual(['3000:3000']);
+    for (const name of ['temporal', 'temporal-ui'])
+      for (const port of compose.services[name]!.ports as string[]) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    expect(compose.services.postgresql!.ports).toBeUndefined();
+  });
+
   it('shares one credential vault (and its key file) between the gateway, which stores, and the worker, which reads', () => {
     for (const name of ['worker', 'gateway']) {
       const service = compose.services[name]!;

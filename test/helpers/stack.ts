@@ -29,8 +29,10 @@ export async function startStack(options: {
   temporalAddress: string;
   policy?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** The gateway's port, when something must know it in advance (an OpenID provider's redirect URI). */
+  port?: number;
 }): Promise<Stack> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   // Unless a test chooses its web mode, the gateway sits behind a "proxy" on loopback that names the user,
   // so tests can act as several people; test/security covers every mode itself.
   const chosen = options.env && ('WEB_LOGIN' in options.env || 'WEB_TRUSTED_USER_HEADER' in options.env);

@@ -5,12 +5,12 @@
  * - proxy: the trusted header, believed only from WEB_TRUSTED_PROXIES (from anywhere else it is refused).
  * Nothing a page can choose (a header, a query parameter) names the user.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { AppConfig } from '../../../common/config';
 import { signWebSession, verifyWebSession } from '../../../common/credentials/signed';
 import { webUserId } from '../../../common/identities';
+import { sameSecret } from '../../../common/same-secret';
 import { addressList, listed, remoteAddress, servedNames } from './addresses';
 import { loadOrCreateWebToken, tokenFingerprint } from './web-token';
 
@@ -52,10 +52,7 @@ export class WebAuth {
   }
 
   tokenMatches(presented: string): boolean {
-    if (!this.token) return false;
-    const a = Buffer.from(presented);
-    const b = Buffer.from(this.token);
-    return a.length === b.length && timingSafeEqual(a, b);
+    return this.token !== undefined && sameSecret(presented, this.token);
   }
 
   identify(c: Context): Identified {
