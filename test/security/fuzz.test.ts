@@ -188,7 +188,7 @@ describe('malformed input', () => {
     for (const id of ['bad id!', '../x', 'x'.repeat(100)]) {
       const response = await fetch(`${stack.web.baseUrl}/api/sessions/${encodeURIComponent(id)}/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-forwarded-user': 'fuzzer' },
         body: '{"text":"hi"}',
       });
       expect(response.status).toBe(400);
