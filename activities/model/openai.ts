@@ -4,6 +4,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
+import { requestOrder } from './request-order';
 import { parseToolArguments, toolSpecs, type ToolSpec } from './tool-specs';
 
 export function createOpenAiModel(options: {
@@ -29,7 +30,10 @@ export function createOpenAiModel(options: {
       response = await client.chat.completions.create(
         {
           model: options.model,
-          messages: [{ role: 'system', content: options.systemPrompt }, ...transcript.map(toOpenAi)],
+          messages: [
+            { role: 'system', content: options.systemPrompt },
+            ...requestOrder(transcript).map(toOpenAi),
+          ],
           tools: [...toolSpecs(), ...extraTools].map((spec) => ({
             type: 'function' as const,
             function: spec,
@@ -77,7 +81,11 @@ function toOpenAi(message: Message): ChatCompletionMessageParam {
       return {
         role: 'tool',
         tool_call_id: message.toolCallId,
-        content: `[${message.status}] ${message.content}`,
+        // ask_user's answer is the JSON the README documents; other results say how the call ended.
+        content:
+          message.name === 'ask_user' && message.status === 'ok'
+            ? message.content
+            : `[${message.status}] ${message.content}`,
       };
   }
 }

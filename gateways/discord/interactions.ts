@@ -20,7 +20,7 @@ import type { ChatSessions } from '../chat-sessions';
 import type { AnswerDraft, Decision, Gate } from '../../workflows/session/contract';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
 import type { LateFeedback } from './late-feedback';
-import { answerModal, connectLinkReply, denyModal, editModal } from './render';
+import { answerModal, connectLinkReply, denyModal, discordMentions, editModal } from './render';
 import { bodyLimits } from '../body-limits';
 
 /** Discord's own limit is 3 s; the signal and the wait for a verdict share this budget. */
@@ -67,9 +67,14 @@ const commandOptionSchema = z.object({
   options: z.array(z.object({ name: z.string(), value: z.unknown() })).optional(),
 });
 
+/** A private reply; people are named as mentions (shown as names, pinging no one). */
 const ephemeral = (content: string): APIInteractionResponse => ({
   type: InteractionResponseType.ChannelMessageWithSource,
-  data: { content: content.slice(0, 2_000), flags: MessageFlags.Ephemeral, allowed_mentions: { parse: [] } },
+  data: {
+    content: discordMentions(content).slice(0, 2_000),
+    flags: MessageFlags.Ephemeral,
+    allowed_mentions: { parse: [] },
+  },
 });
 const deferUpdate: APIInteractionResponse = { type: InteractionResponseType.DeferredMessageUpdate };
 const UNREACHABLE =

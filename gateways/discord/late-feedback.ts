@@ -11,6 +11,7 @@ import type { REST } from '@discordjs/rest';
 import { MessageFlags, Routes } from 'discord-api-types/v10';
 import type { Logger } from '../../common/log';
 import type { ChatSessions } from '../chat-sessions';
+import { discordMentions } from './render';
 
 /** Interaction tokens are valid for 15 minutes; stop with a margin. */
 const WATCH_FOR_MS = 14 * 60_000;
@@ -108,7 +109,7 @@ export class LateFeedback {
     await this.options.rest.post(Routes.webhook(click.applicationId, click.token), {
       auth: false,
       body: {
-        content: content.slice(0, 2_000),
+        content: discordMentions(content).slice(0, 2_000),
         flags: MessageFlags.Ephemeral,
         allowed_mentions: { parse: [] },
       },

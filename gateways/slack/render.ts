@@ -4,7 +4,13 @@
  */
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
-import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
+import type {
+  ApprovalGate,
+  CredentialGate,
+  Gate,
+  GateButtonValue,
+  QuestionGate,
+} from '../../workflows/session/contract';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
 import { decidersLine, isProtected } from '../../workflows/session/gates';
 
@@ -98,10 +104,12 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
 /** A question gate in Slack: the questions as text and a button opening the answer form (a modal). */
 export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   if (gate.kind !== 'question') return [];
+  const single = gate.questions.length === 1 ? gate.questions[0] : undefined;
   const lines = gate.questions.map(
     (q) =>
-      `*${q.label}*: ${q.prompt}${q.options.length ? `\n${q.options.map((o) => `• ${o.label}`).join('\n')}` : ''}`,
+      `*${q.label}*: ${q.prompt}${q.options.length ? `\n${q.options.map((o, i) => (single ? `${i + 1}. ${o.label}` : `• ${o.label}`)).join('\n')}` : ''}`,
   );
+  if (single) lines.push(typedReplyHint(single));
   return [
     {
       type: 'section',
@@ -124,6 +132,15 @@ export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
       ],
     },
   ];
+}
+
+/** A single question is also answered by a typed reply in the thread (the workflow's `parseTextAnswer`). */
+function typedReplyHint(q: QuestionGate['questions'][number]): string {
+  const ways = [
+    ...(q.options.length ? [q.multi_select ? 'numbers, e.g. `1,3`' : 'a number, e.g. `1`'] : []),
+    ...(q.allow_custom ? ['`other: your answer`'] : []),
+  ];
+  return `_Or reply in this thread with ${ways.join(', or ')}._`;
 }
 
 /** A sign-in prompt: the button answers each clicker with their own private link (links are personal). */

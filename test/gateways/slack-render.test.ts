@@ -6,6 +6,7 @@ import {
   connectLinkBlocks,
   gateBlocks,
   decidedBlocks,
+  questionBlocks,
   slackMentions,
   splitForSlack,
   toMrkdwn,
@@ -130,6 +131,24 @@ describe('Slack question modal', () => {
       },
     ],
   };
+
+  const promptText = (gate: QuestionGate) =>
+    (questionBlocks(gate, workflowId)[0] as { text: { text: string } }).text.text;
+
+  it('numbers a single question\'s options and says a typed number answers it', () => {
+    const single = { ...question, questions: [question.questions[0]!] };
+    const text = promptText(single);
+    expect(text).toContain('1. staging\n2. production');
+    expect(text).toContain('reply in this thread with a number, e.g. `1`');
+    const several = { ...question, questions: [question.questions[1]!] };
+    expect(promptText(several)).toContain('numbers, e.g. `1,3`, or `other: your answer`');
+  });
+
+  it('lists the options of several questions without numbers, since a typed reply cannot answer them', () => {
+    const text = promptText(question);
+    expect(text).toContain('• staging');
+    expect(text).not.toContain('reply in this thread');
+  });
 
   it('uses radio buttons for one choice, checkboxes for several, and a text input for "Other"', () => {
     const modal = answerModal('{}', question);
