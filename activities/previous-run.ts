@@ -2,6 +2,10 @@
 import type { Client } from '@temporalio/client';
 import { transcriptQuery, type Message } from '../workflows/session/contract';
 
+/**
+ * `[]` only when there is no earlier run; a run that exists but cannot be read throws, so the session says
+ * so instead of silently starting empty.
+ */
 export async function previousRunTranscript(client: Client, workflowId: string): Promise<Message[]> {
   const escaped = workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
   let latest: { runId: string; closeTime: Date } | undefined;
@@ -13,5 +17,12 @@ export async function previousRunTranscript(client: Client, workflowId: string):
       latest = { runId: run.runId, closeTime: run.closeTime };
   }
   if (!latest) return [];
-  return await client.workflow.getHandle(workflowId, latest.runId).query(transcriptQuery);
+  try {
+    return await client.workflow.getHandle(workflowId, latest.runId).query(transcriptQuery);
+  } catch (error) {
+    throw new Error(
+      `the transcript of the earlier run ${latest.runId} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
 }

@@ -37,6 +37,7 @@ const toolRow = z.strictObject({
   name: z.string().min(1).max(128),
   status: z.enum(['ok', 'error', 'denied', 'expired', 'superseded', 'failed', 'cancelled']),
   content: z.string().max(100_000),
+  synthetic: z.boolean().optional(),
   at,
 });
 export const transcriptRowSchema = z.discriminatedUnion('type', [userRow, assistantRow, toolRow]);
@@ -66,6 +67,7 @@ export function toRow(message: Message): TranscriptRow {
         name: message.name,
         status: message.status,
         content: message.content,
+        ...(message.synthetic ? { synthetic: true } : {}),
         at: iso,
       };
   }
@@ -94,6 +96,7 @@ export function fromRow(row: TranscriptRow): Message {
         status: row.status,
         content: row.content,
         at: time,
+        ...(row.synthetic ? { synthetic: true } : {}),
       };
   }
 }
@@ -110,6 +113,7 @@ export function fromJsonl(text: string): ParsedTranscript {
   const messages: Message[] = [];
   const lines = text.split(/\r?\n/);
   const ids = new Set<string>();
+  const pairing = new CallPairing();
   lines.forEach((line, index) => {
     if (line.trim() === '') return;
     let raw: unknown;
@@ -128,10 +132,56 @@ export function fromJsonl(text: string): ParsedTranscript {
     }
     if (ids.has(parsed.data.id)) errors.push(`line ${index + 1}: duplicate id "${parsed.data.id}"`);
     ids.add(parsed.data.id);
+    errors.push(...pairing.check(parsed.data, index + 1));
     messages.push(fromRow(parsed.data));
   });
+  errors.push(...pairing.unanswered());
   if (messages.length > MAX_IMPORT_ROWS)
     errors.push(`${messages.length} messages: at most ${MAX_IMPORT_ROWS} can be imported`);
   if (!errors.length && messages.length === 0) errors.push('the file holds no messages');
+  const byLine = (error: string) => Number(/^line (\d+):/.exec(error)?.[1] ?? Infinity);
+  errors.sort((a, b) => byLine(a) - byLine(b));
   return errors.length ? { ok: false, errors: errors.slice(0, 20) } : { ok: true, messages };
+}
+
+/**
+ * Tool calls and results across the whole file: every result answers exactly one earlier call, and a call
+ * id is used once. Calls left without a result are fine (an interruption leaves them; the session repairs
+ * them), but a result that answers nothing would make every model request fail.
+ */
+class CallPairing {
+  private readonly calls = new Map<string, number>();
+  private readonly results = new Map<string, number>();
+  /** Call ids first seen in a result, kept to name the line if the call shows up later. */
+  private readonly early = new Map<string, number>();
+
+  check(row: TranscriptRow, line: number): string[] {
+    if (row.type === 'assistant')
+      return row.tool_calls.flatMap((call) => {
+        const seen = this.calls.get(call.id);
+        if (seen !== undefined)
+          return [`line ${line}: tool call id "${call.id}" is already used on line ${seen}`];
+        this.calls.set(call.id, line);
+        const before = this.early.get(call.id);
+        return before === undefined
+          ? []
+          : [`line ${before}: the tool_result for "${call.id}" comes before its call on line ${line}`];
+      });
+    if (row.type !== 'tool_result') return [];
+    const answered = this.results.get(row.tool_call_id);
+    if (answered !== undefined)
+      return [`line ${line}: tool call "${row.tool_call_id}" already has a result on line ${answered}`];
+    this.results.set(row.tool_call_id, line);
+    if (!this.calls.has(row.tool_call_id)) this.early.set(row.tool_call_id, line);
+    return [];
+  }
+
+  /** Results whose call never appeared anywhere in the file. */
+  unanswered(): string[] {
+    return [...this.early]
+      .filter(([callId]) => !this.calls.has(callId))
+      .map(
+        ([callId, line]) => `line ${line}: the tool_result answers no tool call (no call has id "${callId}")`,
+      );
+  }
 }

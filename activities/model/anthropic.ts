@@ -3,6 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
+import { requestOrder } from './request-order';
 import { toolSpecs, type ToolSpec } from './tool-specs';
 
 type Block = Anthropic.ContentBlockParam;
@@ -54,7 +55,10 @@ export function createAnthropicModel(options: {
   };
 }
 
-/** Anthropic wants alternating roles: tool results and a following user text merge into one user turn. */
+/**
+ * Anthropic wants each assistant's tool_use answered by tool_result blocks at the start of the next user
+ * turn, and alternating roles: results and a following user text merge into one user turn, results first.
+ */
 export function toAnthropic(transcript: Message[]): Anthropic.MessageParam[] {
   const out: { role: 'user' | 'assistant'; content: Block[] }[] = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
@@ -62,7 +66,7 @@ export function toAnthropic(transcript: Message[]): Anthropic.MessageParam[] {
     if (last && last.role === role) last.content.push(...blocks);
     else out.push({ role, content: blocks });
   };
-  for (const message of transcript) {
+  for (const message of requestOrder(transcript)) {
     if (message.role === 'user') push('user', [{ type: 'text', text: message.text }]);
     else if (message.role === 'tool') {
       push('user', [

@@ -1,8 +1,10 @@
 /**
  * A local server speaking the OpenAI Chat Completions API (POST /v1/chat/completions), so the real
- * `openai` client and provider code run against it. Each test scripts the replies.
+ * `openai` client and provider code run against it. Each test scripts the replies. Like the real API it
+ * refuses (HTTP 400, same messages) a transcript whose tool messages do not pair with the assistant's
+ * tool_calls, and it takes a little while to answer.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 
 export interface ChatRequest {
   model: string;
@@ -21,13 +23,23 @@ export type Reply =
   | { text: string }
   | { toolCalls: { id: string; name: string; args: unknown }[] };
 
+export interface FakeModelOptions {
+  /** How long each answer takes, in ms: a random value in [min, max]. */
+  latency?: [number, number];
+}
+
 export class FakeOpenAi {
   readonly requests: ChatRequest[] = [];
   readonly authorizations: string[] = [];
+  /** The 400s sent because a request broke the API's message rules, with the request's index. */
+  readonly refusals: { index: number; message: string; param: string }[] = [];
   private server: Server | undefined;
   url = '';
 
-  constructor(private readonly reply: (request: ChatRequest, index: number) => Reply) {}
+  constructor(
+    private readonly reply: (request: ChatRequest, index: number) => Reply,
+    private readonly options: FakeModelOptions = {},
+  ) {}
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
@@ -43,34 +55,24 @@ export class FakeOpenAi {
         const request = JSON.parse(raw) as ChatRequest;
         this.requests.push(request);
         this.authorizations.push(req.headers.authorization ?? '');
-        const reply = this.reply(request, this.requests.length - 1);
+        const index = this.requests.length - 1;
+        const invalid = validateChatMessages(request.messages);
+        if (invalid) this.refusals.push({ index, ...invalid });
+        const reply: Reply = invalid
+          ? {
+              status: 400,
+              body: {
+                error: {
+                  message: invalid.message,
+                  type: 'invalid_request_error',
+                  param: invalid.param,
+                  code: null,
+                },
+              },
+            }
+          : this.reply(request, index);
         if ('hang' in reply) return; // never answers: a model call that is in flight when something else happens
-        if ('status' in reply) {
-          res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
-          return;
-        }
-        const message =
-          'text' in reply
-            ? { role: 'assistant', content: reply.text }
-            : {
-                role: 'assistant',
-                content: null,
-                tool_calls: reply.toolCalls.map((call) => ({
-                  id: call.id,
-                  type: 'function',
-                  function: { name: call.name, arguments: JSON.stringify(call.args) },
-                })),
-              };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            id: `chatcmpl-${this.requests.length}`,
-            object: 'chat.completion',
-            created: Math.floor(Date.now() / 1000),
-            model: request.model,
-            choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
-            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-          }),
-        );
+        setTimeout(() => this.answer(res, request, reply), latency(this.options.latency));
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
@@ -79,10 +81,87 @@ export class FakeOpenAi {
     return this;
   }
 
+  private answer(res: ServerResponse, request: ChatRequest, reply: Exclude<Reply, { hang: true }>) {
+    if (res.destroyed) return;
+    if ('status' in reply) {
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
+      return;
+    }
+    const message =
+      'text' in reply
+        ? { role: 'assistant', content: reply.text }
+        : {
+            role: 'assistant',
+            content: null,
+            tool_calls: reply.toolCalls.map((call) => ({
+              id: call.id,
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
+            })),
+          };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: `chatcmpl-${this.requests.length}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
+}
+
+export function latency(range: [number, number] = [30, 150]): number {
+  return range[0] + Math.floor(Math.random() * (range[1] - range[0] + 1));
+}
+
+/**
+ * The Chat Completions pairing rules, with the API's own messages: an assistant message with tool_calls is
+ * followed by one tool message per tool_call_id before any other message; a tool message answers a call
+ * of the assistant message right before it (possibly after sibling tool messages).
+ */
+export function validateChatMessages(
+  messages: ChatRequest['messages'],
+): { message: string; param: string } | undefined {
+  let open: { index: number; ids: string[]; answered: Set<string> } | undefined;
+  const unanswered = () => open!.ids.filter((id) => !open!.answered.has(id));
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'tool') {
+      if (!open)
+        return {
+          message:
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          param: `messages.[${index}].role`,
+        };
+      if (!open.ids.includes(message.tool_call_id ?? ''))
+        return {
+          message: `Invalid parameter: 'tool_call_id' of '${message.tool_call_id}' not found in 'tool_calls' of previous message.`,
+          param: `messages.[${index}].tool_call_id`,
+        };
+      open.answered.add(message.tool_call_id!);
+      continue;
+    }
+    if (open && unanswered().length) return missingResponses(open.index, unanswered());
+    open =
+      message.role === 'assistant' && message.tool_calls?.length
+        ? { index, ids: message.tool_calls.map((call) => call.id), answered: new Set() }
+        : undefined;
+  }
+  if (open && unanswered().length) return missingResponses(open.index, unanswered());
+  return undefined;
+}
+
+function missingResponses(index: number, ids: string[]) {
+  return {
+    message: `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
+    param: `messages.[${index}].role`,
+  };
 }
 
 /** The usual script: a tool call on the user's message, then an answer quoting the tool result. */

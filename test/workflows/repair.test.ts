@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { fromJsonl, toJsonl } from '../../common/transcript-format';
 import type { Message } from '../../workflows/session/contract';
-import { INTERRUPTED_RESULT, RECOVERY_MARKER, repairTranscript } from '../../workflows/session/repair';
+import {
+  INTERRUPTED_RESULT,
+  orphanRuleMatters,
+  RECOVERY_MARKER,
+  repairTranscript,
+} from '../../workflows/session/repair';
 
 const at = Date.UTC(2026, 10, 22);
 const user = (id: string, text = 'hi'): Message => ({ role: 'user', id, userId: 'alice', text, at });
@@ -24,7 +29,7 @@ const result = (id: string, call: string): Message => ({
 
 function repair(transcript: Message[], live: string[] = []) {
   let n = 0;
-  return repairTranscript(transcript, at + 1, () => `r${++n}`, new Set(live));
+  return repairTranscript(transcript, at + 1, () => `r${++n}`, { liveCallIds: new Set(live) });
 }
 
 describe('transcript repair', () => {
@@ -40,6 +45,7 @@ describe('transcript repair', () => {
         status: 'error',
         content: INTERRUPTED_RESULT,
         at: at + 1,
+        synthetic: true,
       },
       {
         role: 'tool',
@@ -49,6 +55,7 @@ describe('transcript repair', () => {
         status: 'error',
         content: INTERRUPTED_RESULT,
         at: at + 1,
+        synthetic: true,
       },
     ]);
   });
@@ -82,11 +89,33 @@ describe('transcript repair', () => {
     });
   });
 
-  it('repairs the tail calls before looking for an orphan user turn', () => {
-    const damaged = [user('u1'), assistant('a1', ['c1']), user('u2')];
+  it('gives an interrupted turn both its missing results and one recovery marker', () => {
+    const damaged = [
+      user('u1'),
+      assistant('a1', ['c1', 'c2']),
+      result('t1', 'c1'),
+      user('u2', 'still there?'),
+    ];
     const { transcript, report } = repair(damaged);
-    expect(report).toEqual({ interruptedCalls: ['c1'], recoveredUserTurn: false });
-    expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'tool']);
+    expect(report).toEqual({ interruptedCalls: ['c2'], recoveredUserTurn: true });
+    expect(transcript.slice(0, damaged.length)).toEqual(damaged);
+    expect(transcript.slice(damaged.length)).toEqual([
+      expect.objectContaining({ role: 'tool', toolCallId: 'c2', status: 'error', synthetic: true }),
+      expect.objectContaining({ role: 'assistant', text: RECOVERY_MARKER, synthetic: true }),
+    ]);
+    expect(repair(transcript)).toEqual({
+      transcript,
+      report: { interruptedCalls: [], recoveredUserTurn: false },
+    });
+  });
+
+  it('marks a user turn whose only followers are tool results, and keeps the old rule for replay', () => {
+    const damaged = [user('u1'), assistant('a1', ['c1']), user('u2'), result('t1', 'c1')];
+    expect(repair(damaged).report.recoveredUserTurn).toBe(true);
+    expect(orphanRuleMatters(damaged, new Set())).toBe(true);
+    const legacy = repairTranscript(damaged, at, () => 'x', { orphanBehindResults: false });
+    expect(legacy.report).toEqual({ interruptedCalls: [], recoveredUserTurn: false });
+    expect(orphanRuleMatters([user('u1'), assistant('a1', ['c1'])], new Set())).toBe(false);
   });
 
   it('is a no-op on a healthy transcript and on its own output, and never changes earlier rows', () => {
@@ -137,5 +166,56 @@ describe('transcript format (JSON Lines)', () => {
       expect.stringMatching(/^line 4: at: /),
     ]);
     expect(fromJsonl('\n\n')).toEqual({ ok: false, errors: ['the file holds no messages'] });
+  });
+
+  it('round-trips the repair of an interrupted turn byte for byte, synthetic rows marked', () => {
+    const damaged = [user('u1'), assistant('a1', ['c1', 'c2']), result('t1', 'c1'), user('u2')];
+    const exported = toJsonl(repair(damaged).transcript);
+    expect(exported.split('\n')[4]).toContain('"status":"error"');
+    expect(exported.split('\n')[4]).toContain('"synthetic":true');
+    const parsed = fromJsonl(exported);
+    expect(parsed.ok).toBe(true);
+    const again = parsed.ok ? repair(parsed.messages) : undefined;
+    expect(again?.report).toEqual({ interruptedCalls: [], recoveredUserTurn: false });
+    expect(toJsonl(again!.transcript)).toBe(exported);
+  });
+
+  it('refuses results that answer nothing, come twice or before their call, and reused ids, by line', () => {
+    const row = (value: object) => JSON.stringify({ at: '2026-11-22T00:00:00.000Z', ...value });
+    const call = (id: string, calls: string[]) =>
+      row({
+        type: 'assistant',
+        id,
+        text: '',
+        tool_calls: calls.map((c) => ({ id: c, name: 'shell_execute', arguments: {} })),
+      });
+    const res = (id: string, callId: string) =>
+      row({
+        type: 'tool_result',
+        id,
+        tool_call_id: callId,
+        name: 'shell_execute',
+        status: 'ok',
+        content: 'x',
+      });
+    const text = [
+      row({ type: 'user', id: 'u1', user: 'alice', text: 'hi' }),
+      res('t0', 'c2'),
+      call('a1', ['c1', 'c2']),
+      res('t1', 'c1'),
+      res('t2', 'c1'),
+      res('t3', 'nope'),
+      call('a2', ['c1']),
+      res('t3', 'c2'),
+    ].join('\n');
+    const parsed = fromJsonl(text);
+    expect(!parsed.ok && parsed.errors).toEqual([
+      'line 2: the tool_result for "c2" comes before its call on line 3',
+      'line 5: tool call "c1" already has a result on line 4',
+      'line 6: the tool_result answers no tool call (no call has id "nope")',
+      'line 7: tool call id "c1" is already used on line 3',
+      'line 8: duplicate id "t3"',
+      'line 8: tool call "c2" already has a result on line 2',
+    ]);
   });
 });

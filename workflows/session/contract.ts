@@ -114,6 +114,8 @@ export type Message =
       status: ToolResultStatus;
       content: string;
       at: number;
+      /** Made by the runtime (an interrupted call's result), not by running the tool. */
+      synthetic?: boolean;
     };
 
 export type GateStatus = 'pending' | 'resolved' | 'expired' | 'cancelled';

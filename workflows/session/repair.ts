@@ -3,7 +3,8 @@
  * a terminated one). Append-only: earlier rows are never changed or dropped; idempotent: a repaired
  * transcript is healthy, so a second pass changes nothing; it never runs a tool.
  *   1. tail tool calls without a result get one synthetic error result each (they may not have run);
- *   2. then an orphan user turn at the tail gets one assistant recovery marker.
+ *   2. a user turn that no assistant message answers gets one assistant recovery marker — judged on the
+ *      transcript as it was, since the results appended in step 1 answer calls, not the user.
  */
 import type { Message, ToolCall } from './contract';
 
@@ -12,6 +13,16 @@ export interface RepairReport {
   interruptedCalls: string[];
   /** Whether an orphan user turn got a recovery marker. */
   recoveredUserTurn: boolean;
+}
+
+export interface RepairOptions {
+  /** Calls still being decided (open gates carried across continue-as-new) are live, not interrupted. */
+  liveCallIds?: ReadonlySet<string>;
+  /**
+   * Runs recorded before this rule looked for the orphan only at the very tail, after the synthetic
+   * results (so a user turn behind an interrupted call was missed); `false` keeps that for replay.
+   */
+  orphanBehindResults?: boolean;
 }
 
 export const INTERRUPTED_RESULT =
@@ -23,11 +34,12 @@ export function repairTranscript(
   transcript: readonly Message[],
   now: number,
   newId: () => string,
-  /** Calls still being decided (open gates carried across continue-as-new) are live, not interrupted. */
-  liveCallIds: ReadonlySet<string> = new Set(),
+  options: RepairOptions = {},
 ): { transcript: Message[]; report: RepairReport } {
+  const { liveCallIds = new Set<string>(), orphanBehindResults = true } = options;
   const repaired = [...transcript];
   const missing = unansweredTailCalls(repaired).filter((call) => !liveCallIds.has(call.id));
+  const orphanBefore = orphanBehindResults && hasUnansweredUserTurn(transcript, liveCallIds.size > 0);
   for (const call of missing) {
     repaired.push({
       role: 'tool',
@@ -37,10 +49,10 @@ export function repairTranscript(
       status: 'error',
       content: INTERRUPTED_RESULT,
       at: now,
+      synthetic: true,
     });
   }
-  const last = repaired.at(-1);
-  const orphan = last?.role === 'user';
+  const orphan = orphanBefore || repaired.at(-1)?.role === 'user';
   if (orphan)
     repaired.push({
       role: 'assistant',
@@ -54,6 +66,25 @@ export function repairTranscript(
     transcript: repaired,
     report: { interruptedCalls: missing.map((c) => c.id), recoveredUserTurn: orphan },
   };
+}
+
+/** Whether the two orphan rules disagree here, i.e. whether a replayed run must be asked which one it used. */
+export function orphanRuleMatters(transcript: readonly Message[], liveCallIds: ReadonlySet<string>): boolean {
+  const noIds = () => '';
+  const now = repairTranscript(transcript, 0, noIds, { liveCallIds });
+  const before = repairTranscript(transcript, 0, noIds, { liveCallIds, orphanBehindResults: false });
+  return now.report.recoveredUserTurn !== before.report.recoveredUserTurn;
+}
+
+/**
+ * The last user message has no assistant message after it: nobody answered it. Tool results behind it
+ * (an interrupted call's, real or synthetic) do not answer a person. While calls are live the turn is
+ * still in progress, so nothing is orphaned.
+ */
+function hasUnansweredUserTurn(transcript: readonly Message[], turnIsLive: boolean): boolean {
+  if (turnIsLive) return false;
+  const lastUser = transcript.findLastIndex((m) => m.role === 'user');
+  return lastUser >= 0 && !transcript.slice(lastUser + 1).some((m) => m.role === 'assistant');
 }
 
 /** Tool calls of the last assistant message that made tool calls, with no result anywhere after it. */

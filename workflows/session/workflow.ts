@@ -77,7 +77,7 @@ import {
 } from './gates';
 import type { OutboundEvent } from './outbound';
 import { runGateSignal, runNoticeSignal, type RunResult } from '../missions/contract';
-import { repairTranscript } from './repair';
+import { orphanRuleMatters, repairTranscript } from './repair';
 import { SessionState } from './state';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
 
@@ -121,6 +121,9 @@ const { deliver } = wf.proxyActivities<Activities>({
 const SIGNALS_BEFORE_CONTINUE = 5_000;
 /** Patch marker: runs started before previous-run recovery existed replay without the extra activity. */
 const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
+/** Patch markers: an orphan user turn behind interrupted calls gets its marker; a failed load is reported. */
+const REPAIR_ORPHAN_BEHIND_RESULTS = 'repair-orphan-behind-results';
+const REPORT_LOST_PREVIOUS_RUN = 'report-lost-previous-run';
 /** The agent loop stops once the same call has failed the same way this many times in one turn. */
 const STOP_REPEATED_ERRORS = 'stop-repeated-errors';
 const MAX_IDENTICAL_ERRORS = 3;
@@ -435,7 +438,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
    */
   async function restoreTranscript(): Promise<void> {
     if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
-      const previous = await loadPreviousTranscript().catch(() => []);
+      const previous = await loadPreviousTranscript().catch((error: unknown) => {
+        if (!wf.patched(REPORT_LOST_PREVIOUS_RUN)) return [];
+        const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+        wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });
+        state.appendAssistantNote(
+          `I could not load this conversation's earlier messages (${String(reason)}), so this run starts without them.`,
+        );
+        return [];
+      });
       if (previous.length) {
         state.transcript = previous;
         state.notify('This conversation continues from an earlier run that ended unexpectedly.');
@@ -448,7 +459,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         ? unresolvedToolCalls(state.transcript).map((call) => call.id)
         : state.pendingGates().map((gate) => gate.toolCallId),
     );
-    const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), live);
+    const orphanBehindResults =
+      !orphanRuleMatters(state.transcript, live) || wf.patched(REPAIR_ORPHAN_BEHIND_RESULTS);
+    const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
+      liveCallIds: live,
+      orphanBehindResults,
+    });
     if (report.interruptedCalls.length || report.recoveredUserTurn) {
       state.transcript = transcript;
       state.touch();

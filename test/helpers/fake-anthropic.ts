@@ -1,0 +1,150 @@
+/**
+ * A local server speaking the Anthropic Messages API (POST /v1/messages), so the real `@anthropic-ai/sdk`
+ * client and provider code run against it. Each test scripts the replies. Like the real API it refuses
+ * (HTTP 400, same messages) tool_use blocks not answered by tool_result blocks at the start of the next user
+ * message, and tool_result blocks that answer no tool_use of the message before; it takes a while to answer.
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { latency, type FakeModelOptions } from './fake-openai';
+
+export type AnthropicBlock =
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean };
+
+export interface MessagesRequest {
+  model: string;
+  system?: string;
+  max_tokens: number;
+  messages: { role: 'user' | 'assistant'; content: string | AnthropicBlock[] }[];
+  tools?: { name: string }[];
+}
+
+export type AnthropicReply =
+  | { hang: true }
+  | { status: number; body: unknown }
+  | { text: string }
+  | { toolCalls: { id: string; name: string; args: unknown }[] };
+
+export class FakeAnthropic {
+  readonly requests: MessagesRequest[] = [];
+  readonly apiKeys: string[] = [];
+  readonly refusals: { index: number; message: string }[] = [];
+  private server: Server | undefined;
+  url = '';
+
+  constructor(
+    private readonly reply: (request: MessagesRequest, index: number) => AnthropicReply,
+    private readonly options: FakeModelOptions = {},
+  ) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk) => (raw += chunk));
+      req.on('end', () => {
+        if (req.method !== 'POST' || req.url !== '/v1/messages') {
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify(errorBody('not_found_error', 'Not found')));
+          return;
+        }
+        const request = JSON.parse(raw) as MessagesRequest;
+        this.requests.push(request);
+        this.apiKeys.push((req.headers['x-api-key'] as string | undefined) ?? '');
+        const index = this.requests.length - 1;
+        const invalid = validateMessages(request.messages);
+        if (invalid) this.refusals.push({ index, message: invalid });
+        const reply: AnthropicReply = invalid
+          ? { status: 400, body: errorBody('invalid_request_error', invalid) }
+          : this.reply(request, index);
+        if ('hang' in reply) return;
+        setTimeout(() => this.answer(res, request, reply), latency(this.options.latency));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
+    const address = this.server.address();
+    this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    return this;
+  }
+
+  private answer(
+    res: ServerResponse,
+    request: MessagesRequest,
+    reply: Exclude<AnthropicReply, { hang: true }>,
+  ) {
+    if (res.destroyed) return;
+    if ('status' in reply) {
+      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
+      return;
+    }
+    const content =
+      'text' in reply
+        ? [{ type: 'text', text: reply.text }]
+        : reply.toolCalls.map((call) => ({
+            type: 'tool_use',
+            id: call.id,
+            name: call.name,
+            input: call.args,
+          }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: `msg_${this.requests.length}`,
+        type: 'message',
+        role: 'assistant',
+        model: request.model,
+        content,
+        stop_reason: 'text' in reply ? 'end_turn' : 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+function errorBody(type: string, message: string) {
+  return { type: 'error', error: { type, message }, request_id: `req_fake${Date.now()}` };
+}
+
+const blocksOf = (content: string | AnthropicBlock[]): AnthropicBlock[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+
+/**
+ * The Messages API's tool pairing rules, with its own messages: every tool_use of an assistant message has
+ * a tool_result in the next (user) message, and those results come first in it; every tool_result answers a
+ * tool_use of the message right before it. Empty text blocks are refused too.
+ */
+export function validateMessages(messages: MessagesRequest['messages']): string | undefined {
+  for (const [index, message] of messages.entries()) {
+    const blocks = blocksOf(message.content);
+    const empty = blocks.findIndex((block) => block.type === 'text' && block.text === '');
+    if (empty >= 0) return `messages.${index}.content.${empty}.text: text content blocks must be non-empty`;
+    const previous = index > 0 ? blocksOf(messages[index - 1]!.content) : [];
+    const uses = new Set(
+      messages[index - 1]?.role === 'assistant'
+        ? previous.flatMap((block) => (block.type === 'tool_use' ? [block.id] : []))
+        : [],
+    );
+    for (const [at, block] of blocks.entries())
+      if (block.type === 'tool_result' && (message.role !== 'user' || !uses.has(block.tool_use_id)))
+        return `messages.${index}.content.${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    if (message.role !== 'assistant') continue;
+    const ids = blocks.flatMap((block) => (block.type === 'tool_use' ? [block.id] : []));
+    if (!ids.length) continue;
+    const next = messages[index + 1];
+    const leading: string[] = [];
+    for (const block of next?.role === 'user' ? blocksOf(next.content) : []) {
+      if (block.type !== 'tool_result') break;
+      leading.push(block.tool_use_id);
+    }
+    const missing = ids.filter((id) => !leading.includes(id));
+    if (missing.length)
+      return `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  return undefined;
+}
