@@ -1,6 +1,10 @@
 /** Text shaping every chat platform needs: messages split within a size limit, argument previews, answers. */
 import type { Gate } from '../workflows/session/contract';
 
+/** What a sender is told when Temporal did not take their message (nothing was recorded; the platform will not resend). */
+export const MESSAGE_NOT_TAKEN =
+  "I could not take your message just now (the agent's server is unreachable), so nothing was recorded. Please send it again in a moment.";
+
 /** Splits text at line breaks into chunks of at most `limit` characters; over-long lines are split hard. */
 export function splitMessage(text: string, limit: number): string[] {
   const chunks: string[] = [];

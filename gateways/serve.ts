@@ -1,12 +1,14 @@
 /** Runs the gateway's HTTP server; used by `npm run gateway` and by `npm start`. */
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
+import type { Connection } from '@temporalio/client';
 import type { AppConfig } from '../common/config';
 import { AgentError, ErrorCode } from '../common/errors';
 import { CredentialService } from '../common/credentials/service';
 import type { Logger } from '../common/log';
 import { dataConverterFor } from '../common/temporal/codec';
 import { connectClient } from '../common/temporal/connect';
+import { registerSearchAttributes } from '../common/temporal/search-attributes';
 import { startTracing } from '../common/telemetry';
 import { createGatewayApp } from './app';
 import { refuseDeclaredOversize } from './body-limits';
@@ -30,6 +32,15 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     dataConverterFor(config.codec.payloadKey),
     config.temporal,
     tracing?.client,
+  );
+  // The first message may come before any worker has run on a fresh server: the gateway's
+  // signal-with-start sets these attributes, so it registers them too (idempotently).
+  await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
+    log.info(m),
+  ).catch((error: Error) =>
+    log.warn('could not register search attributes; a first message will try again', {
+      error: error.message,
+    }),
   );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));

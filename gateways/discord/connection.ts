@@ -2,6 +2,7 @@
 import { ChannelType, Client, Events, GatewayIntentBits, Partials, type Message } from 'discord.js';
 import type { Logger } from '../../common/log';
 import type { ChatSessions } from '../chat-sessions';
+import { MESSAGE_NOT_TAKEN } from '../chat-text';
 import { handleDiscordMessage, type IncomingDiscordMessage } from './messages';
 import { DEFAULT_DISCORD_API } from './rest';
 
@@ -37,7 +38,11 @@ export function discordConnection(options: {
     rest: { api: options.apiUrl ?? DEFAULT_DISCORD_API },
   });
   client.on(Events.MessageCreate, (message) => {
-    handleDiscordMessage(toIncoming(message, client.user?.id), sessions, log).catch((error: Error) =>
+    void (async () => {
+      const outcome = await handleDiscordMessage(toIncoming(message, client.user?.id), sessions, log);
+      if (outcome === 'not-taken')
+        await message.reply({ content: MESSAGE_NOT_TAKEN, allowedMentions: { repliedUser: true } });
+    })().catch((error: Error) =>
       log.warn('discord message not delivered', { channelId: message.channelId, error: error.message }),
     );
   });

@@ -18,7 +18,8 @@ export interface IncomingDiscordMessage {
   isDirect: boolean;
 }
 
-export type MessageOutcome = 'started' | 'continued' | 'pending' | 'ignored';
+/** `not-taken`: Temporal did not accept it; Discord never resends, so the connection tells the sender. */
+export type MessageOutcome = 'started' | 'continued' | 'pending' | 'ignored' | 'not-taken';
 
 const MENTION = /<@!?\d{17,20}>/g;
 
@@ -41,12 +42,17 @@ export async function handleDiscordMessage(
     await sessions.repostPending(workflowId, message.authorId).catch(() => {});
     return 'pending';
   }
-  // A mention or a DM may start a conversation; in a thread the agent is part of, every message counts.
-  if (message.mentionsBot || message.isDirect) {
-    await sessions.start(workflowId, signal);
-    log.info('discord message accepted', { workflowId, userId: message.authorId });
-    return 'started';
+  try {
+    // A mention or a DM may start a conversation; in a thread the agent is part of, every message counts.
+    if (message.mentionsBot || message.isDirect) {
+      await sessions.start(workflowId, signal);
+      log.info('discord message accepted', { workflowId, userId: message.authorId });
+      return 'started';
+    }
+    if (message.inThread && (await sessions.continue(workflowId, signal))) return 'continued';
+    return 'ignored';
+  } catch (error) {
+    log.warn('discord message not accepted', { workflowId, error: (error as Error).message });
+    return 'not-taken';
   }
-  if (message.inThread && (await sessions.continue(workflowId, signal))) return 'continued';
-  return 'ignored';
 }

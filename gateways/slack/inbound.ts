@@ -1,7 +1,8 @@
 /**
  * Slack inbound: Bolt listeners that parse, authenticate (Bolt verifies the signing secret) and signal.
  * Every action and view listener acknowledges within Slack's 3 seconds, also while no worker runs:
- * signals need only the Temporal server. Nothing pending is kept here.
+ * signals need only the Temporal server. A message event is answered only once its signal is accepted
+ * (otherwise Slack retries it, or the sender is told). Nothing pending is kept here.
  */
 import type {
   App,
@@ -13,13 +14,19 @@ import type {
   ViewSubmitAction,
 } from '@slack/bolt';
 import { z } from 'zod';
+import { AgentError, ErrorCode } from '../../common/errors';
 import type { Logger } from '../../common/log';
 import { answerSchema } from '../../common/tools/ask-user';
-import { gateButtonValueSchema, type GateButtonValue } from '../../workflows/session/contract';
+import {
+  gateButtonValueSchema,
+  type GateButtonValue,
+  type UserMessage,
+} from '../../workflows/session/contract';
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
 import { connectLinkBlocks, denyModal, editModal } from './render';
 import { answerModal, readAnswers } from './render-question';
 import type { ChatSessions } from '../chat-sessions';
+import { MESSAGE_NOT_TAKEN } from '../chat-text';
 
 const MENTION = /<@[A-Z0-9]+>/g;
 
@@ -72,12 +79,62 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
   }
 }
 
+/** Slack's Events API retries a failed delivery three times (after about 0 s, 1 min and 5 min). */
+const LAST_SLACK_RETRY = 3;
+
 export function registerSlackListeners(
   app: App,
   sessions: ChatSessions,
   log: Logger,
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined,
+  /** Over HTTP, a listener's error makes the answer a 500 (Slack retries); Socket Mode acks events first. */
+  slackRetries = true,
 ): void {
+  /**
+   * A message Temporal did not take must not be acknowledged and lost. While Slack will retry, the listener
+   * throws (the gateway answers 500; the retry carries the same message id, which the workflow takes once);
+   * after the last retry, or in Socket Mode, the sender is told in the thread to send it again.
+   */
+  const notAccepted = async (
+    thread: SlackThread,
+    userId: string,
+    retryNum: number | undefined,
+    client: App['client'],
+    error: unknown,
+  ): Promise<void> => {
+    const reason = (error as Error).message;
+    log.warn('slack message not accepted', {
+      channel: thread.channel,
+      threadTs: thread.threadTs,
+      retryNum,
+      error: reason,
+    });
+    if (slackRetries && (retryNum ?? 0) < LAST_SLACK_RETRY)
+      throw new AgentError(
+        ErrorCode.TemporalUnreachable,
+        `Slack message in ${thread.channel} not accepted (${reason}); answering 500 so Slack delivers it again`,
+        { cause: error },
+      );
+    await client.chat
+      .postMessage({
+        channel: thread.channel,
+        thread_ts: thread.threadTs,
+        text: `<@${userId}> ${MESSAGE_NOT_TAKEN}`,
+      })
+      .catch((postError: Error) => log.warn('slack notice not posted', { error: postError.message }));
+  };
+  const take = async (
+    incoming: { thread: SlackThread; message: UserMessage },
+    args: { context: { retryNum?: number | undefined }; client: App['client'] },
+    signal: () => Promise<unknown>,
+  ): Promise<void> => {
+    try {
+      await signal();
+    } catch (error) {
+      await notAccepted(incoming.thread, incoming.message.userId, args.context.retryNum, args.client, error);
+    }
+  };
+
   // "Connect <provider>": each clicker gets their own sign-in link, privately.
   app.action<BlockAction<ButtonAction>>('gate_connect', async (args) => {
     await args.ack();
@@ -102,29 +159,32 @@ export function registerSlackListeners(
   // The link button opens the browser; Slack still sends the click, which needs only an ack.
   app.action('gate_connect_link', async ({ ack }) => await ack());
 
-  app.event('app_mention', async ({ event, body }) => {
-    const incoming = parseIncoming(event, body.team_id);
+  app.event('app_mention', async (args) => {
+    const incoming = parseIncoming(args.event, args.body.team_id);
     if (!incoming) return;
     const { thread, message } = incoming;
     if (/^pending$/i.test(message.text)) {
       await sessions.repostPending(slackSessionWorkflowId(thread), message.userId).catch(() => {});
       return;
     }
-    await sessions.start(slackSessionWorkflowId(thread), message);
-    log.info('slack message accepted', {
-      channel: thread.channel,
-      threadTs: thread.threadTs,
-      userId: message.userId,
+    await take(incoming, args, async () => {
+      await sessions.start(slackSessionWorkflowId(thread), message);
+      log.info('slack message accepted', {
+        channel: thread.channel,
+        threadTs: thread.threadTs,
+        userId: message.userId,
+      });
     });
   });
 
-  app.message(async ({ message: raw, body }) => {
-    const incoming = parseIncoming(raw, (body as { team_id?: unknown }).team_id);
+  app.message(async (args) => {
+    const incoming = parseIncoming(args.message, (args.body as { team_id?: unknown }).team_id);
     if (!incoming) return;
+    const workflowId = slackSessionWorkflowId(incoming.thread);
     if (incoming.channelType === 'im')
-      return await sessions.start(slackSessionWorkflowId(incoming.thread), incoming.message);
+      return await take(incoming, args, () => sessions.start(workflowId, incoming.message));
     // In channels the agent answers mentions (above) and threads it is already part of.
-    if (incoming.inThread) await sessions.continue(slackSessionWorkflowId(incoming.thread), incoming.message);
+    if (incoming.inThread) await take(incoming, args, () => sessions.continue(workflowId, incoming.message));
   });
 
   const decideFromButton = async (

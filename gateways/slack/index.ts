@@ -3,6 +3,7 @@
  * With SLACK_APP_TOKEN: Socket Mode, for installs that cannot expose a public URL. Same listeners either way.
  */
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
+import { ErrorCode } from '../../common/errors';
 import type { GatewayDeps, NodePlatform } from '../platform';
 import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
@@ -29,7 +30,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
       installerOptions: { clientOptions },
     });
     const app = new App({ ...common, receiver });
-    registerSlackListeners(app, sessions, deps.log, connect);
+    registerSlackListeners(app, sessions, deps.log, connect, false);
     app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
     return {
       start: async () => {
@@ -46,13 +47,21 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
     );
   }
   // The receiver verifies signatures (401 on a bad or stale one), answers url_verification and ssl_check.
+  // processBeforeResponse: the HTTP answer waits for the listener (Bolt acks events before listeners run), so
+  // an event whose message Temporal did not take is answered 500 and Slack delivers it again. Listeners stay
+  // within Slack's 3 seconds: every Temporal call has a 2-second deadline.
   const receiver = new HTTPReceiver({
     signingSecret: slack.signingSecret,
     endpoints: ['/slack/events'],
     logLevel: LogLevel.WARN,
+    processBeforeResponse: true,
   });
   const app = new App({ ...common, receiver });
-  registerSlackListeners(app, sessions, deps.log, connect);
-  app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
+  registerSlackListeners(app, sessions, deps.log, connect, true);
+  app.error(async (error) => {
+    // Rethrown, it becomes the 500 that makes Slack retry; anything else is logged and answered 200.
+    if (error.code === ErrorCode.TemporalUnreachable) throw error;
+    deps.log.error('slack listener failed', { error: error.message });
+  });
   return { prefix: '/slack/', listener: guardSlackRequests(receiver.requestListener, slack.signingSecret) };
 }

@@ -359,6 +359,29 @@ describe('Slack', () => {
     );
   });
 
+  it('numbers the options of a single question, and a typed number in the thread answers it', async () => {
+    const event = mention('ask one');
+    await requests.event(event);
+    const message = await until('the question', () =>
+      postsIn(event.ts).find((m) => JSON.stringify(m.blocks ?? '').includes('gate_answer')),
+    );
+    const shown = JSON.stringify(message.blocks);
+    expect(shown).toContain('1. staging');
+    expect(shown).toContain('reply in this thread with a number');
+    await requests.event({
+      type: 'message',
+      channel_type: 'channel',
+      user: 'U1',
+      text: '2',
+      ts: '1700000999.000002',
+      thread_ts: event.ts,
+      channel: 'C1',
+    });
+    await until('the answer', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('Environment: production')),
+    );
+  });
+
   it('never writes the bot token or signing secret into history or logs', async () => {
     const event = mention('run `echo secret-check`');
     await requests.event(event);
