@@ -10,7 +10,10 @@ import { missionTools } from './missions';
 
 export type Policy = 'auto' | 'ask' | 'deny';
 
-export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
+/** Every tool's arguments are an object: the schema's output is what the policy, gates and executors read. */
+export type ArgsSchema = z.ZodType<Record<string, unknown>>;
+
+export interface ToolDefinition<Schema extends ArgsSchema = ArgsSchema> {
   readonly name: string;
   readonly description: string;
   readonly schema: Schema;
@@ -25,7 +28,10 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   credential?(args: z.infer<Schema>): string | undefined;
 }
 
-function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
+/** Keeps the literal name, so the worker's table of executors is checked against the built-ins' names. */
+function defineTool<const Name extends string, Schema extends ArgsSchema>(
+  definition: ToolDefinition<Schema> & { readonly name: Name },
+): ToolDefinition<Schema> & { readonly name: Name } {
   return definition;
 }
 
@@ -93,12 +99,15 @@ export function findTool(name: string): ToolDefinition | undefined {
   return builtinTools.find((tool) => tool.name === name);
 }
 
-export type ArgsCheck = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
+export type ArgsCheck<Args = Record<string, unknown>> = { ok: true; args: Args } | { ok: false; error: string };
 
 /** Validates model- or approver-supplied arguments; the error text is written for the model to act on. */
-export function checkToolArgs(tool: ToolDefinition, args: unknown): ArgsCheck {
+export function checkToolArgs<Schema extends ArgsSchema>(
+  tool: ToolDefinition<Schema>,
+  args: unknown,
+): ArgsCheck<z.output<Schema>> {
   const parsed = tool.schema.safeParse(args);
-  if (parsed.success) return { ok: true, args: parsed.data as Record<string, unknown> };
+  if (parsed.success) return { ok: true, args: parsed.data };
   const problems = parsed.error.issues
     .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
     .join('; ');

@@ -35,12 +35,13 @@ export function mcpDefaultPolicy(spec: Pick<McpToolSpec, 'readOnly' | 'destructi
   return spec.readOnly && !spec.destructive ? 'auto' : 'ask';
 }
 
-export function mcpToolDefinition(spec: McpToolSpec): ToolDefinition {
+/** An MCP tool as the policy and the gates see it, with the policy that applies when configuration says nothing. */
+export function mcpToolDefinition(spec: Pick<McpToolSpec, 'name' | 'description'>, policy: Policy): ToolDefinition {
   return {
     name: spec.name,
     description: spec.description,
     schema: z.record(z.string(), z.unknown()),
-    defaultPolicy: () => mcpDefaultPolicy(spec),
+    defaultPolicy: () => policy,
     subject: (args) => JSON.stringify(args),
   };
 }

@@ -4,7 +4,7 @@
  * `routine_*` are aliases with identical behaviour. Executed by activities/missions.ts.
  */
 import { z } from 'zod';
-import type { ToolDefinition } from './definitions';
+import type { ArgsSchema, ToolDefinition } from './definitions';
 
 const nameSchema = z.string().trim().min(1).max(80).describe('The mission name, unique among your missions');
 const address = {
@@ -80,7 +80,7 @@ export const missionUpdateSchema = z.preprocess(
 
 type Op = 'create' | 'list' | 'get' | 'fire' | 'pause' | 'resume' | 'complete' | 'update';
 
-const SPECS: Record<Op, { schema: z.ZodType; description: string }> = {
+const SPECS: Record<Op, { schema: ArgsSchema; description: string }> = {
   create: {
     schema: missionCreateSchema,
     description:
@@ -111,24 +111,28 @@ const SPECS: Record<Op, { schema: z.ZodType; description: string }> = {
 export const MISSION_OPS = Object.keys(SPECS) as Op[];
 export type MissionOp = Op;
 
-function missionTool(prefix: 'mission' | 'routine', op: Op): ToolDefinition {
+function missionTool(prefix: 'mission' | 'routine', op: Op): MissionTool {
   const spec = SPECS[op];
   return {
-    name: `${prefix}_${op}`,
-    description: prefix === 'routine' ? `Alias of mission_${op}. ${spec.description}` : spec.description,
-    schema: spec.schema,
-    defaultPolicy: () => 'auto',
-    subject: (args: Record<string, unknown>) =>
-      String(args.name ?? args.mission ?? args.id ?? (op === 'list' ? 'all' : '')),
+    op,
+    definition: {
+      name: `${prefix}_${op}`,
+      description: prefix === 'routine' ? `Alias of mission_${op}. ${spec.description}` : spec.description,
+      schema: spec.schema,
+      defaultPolicy: () => 'auto',
+      subject: (args) => String(args.name ?? args.mission ?? args.id ?? (op === 'list' ? 'all' : '')),
+    },
   };
 }
 
-export const missionTools: readonly ToolDefinition[] = (['mission', 'routine'] as const).flatMap((prefix) =>
+/** A mission tool and the operation it performs (`routine_fire` performs `fire`). */
+export interface MissionTool {
+  readonly op: Op;
+  readonly definition: ToolDefinition;
+}
+
+export const missionToolsByOp: readonly MissionTool[] = (['mission', 'routine'] as const).flatMap((prefix) =>
   MISSION_OPS.map((op) => missionTool(prefix, op)),
 );
 
-/** `routine_fire` -> `fire`; undefined for any other tool. */
-export function missionOpOf(toolName: string): Op | undefined {
-  const match = /^(?:mission|routine)_(\w+)$/.exec(toolName);
-  return match && (MISSION_OPS as string[]).includes(match[1]!) ? (match[1] as Op) : undefined;
-}
+export const missionTools: readonly ToolDefinition[] = missionToolsByOp.map((tool) => tool.definition);

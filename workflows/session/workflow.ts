@@ -15,19 +15,13 @@ import {
   credentialWaitValue,
   type SessionStatus,
 } from '../../common/search-attributes';
-import { parseTextAnswer, type AskUserArgs } from '../../common/tools/ask-user';
-import {
-  askUserTool,
-  builtinTools,
-  checkToolArgs,
-  findTool,
-  type ToolDefinition,
-} from '../../common/tools/definitions';
+import { parseTextAnswer } from '../../common/tools/ask-user';
+import { checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
+import { checkCall, sessionTool } from '../../common/tools/registry';
 import { FailureType } from '../../common/errors';
 import {
   describeMcpDiscovery,
   MCP_REFRESH_TOOL,
-  mcpToolDefinition,
   type McpDiscovery,
   type McpToolSpec,
 } from '../../common/tools/mcp';
@@ -634,11 +628,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     return discovery;
   }
 
-  function mcpTool(name: string): ToolDefinition | undefined {
-    const spec = mcpTools?.find((t) => t.name === name);
-    return spec ? mcpToolDefinition(spec) : undefined;
-  }
-
   async function askModel(requesterId: string) {
     try {
       await refreshMcpTools(requesterId);
@@ -670,23 +659,23 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     }[] = [];
     for (const call of calls) {
       if (hasResult(state.transcript, call.id)) continue;
-      if (call.name === MCP_REFRESH_TOOL.name && settings.mcpServers?.length) {
+      const resolved = sessionTool(call.name, { mcpTools, mcpServers: settings.mcpServers });
+      if (resolved.kind === 'mcp_refresh') {
         // Only looks: nothing runs on a server, so no approval.
         const discovery = await refreshMcpTools(requesterId, true);
-        state.appendToolResult(call, 'ok', describeMcpDiscovery(settings.mcpServers, discovery!));
+        state.appendToolResult(call, 'ok', describeMcpDiscovery(settings.mcpServers ?? [], discovery!));
         continue;
       }
-      const tool = findTool(call.name) ?? mcpTool(call.name);
-      if (!tool) {
-        const known = [...builtinTools, ...(mcpTools ?? [])].map((t) => t.name).join(', ');
-        state.appendToolResult(call, 'error', `unknown tool "${call.name}". Available tools: ${known}.`);
+      if (resolved.kind === 'unknown') {
+        state.appendToolResult(call, 'error', resolved.error);
         continue;
       }
-      const checked = checkToolArgs(tool, call.args);
+      const checked = checkCall(resolved, call.args);
       if (!checked.ok) {
         state.appendToolResult(call, 'error', checked.error);
         continue;
       }
+      const tool = checked.definition;
       const existing = state.gateForCall(call.id);
       if (existing) {
         // Resumed after continue-as-new: the gate (and any decision on it) carried over.
@@ -698,12 +687,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         });
         continue;
       }
-      if (tool.name === askUserTool.name) {
+      if (checked.kind === 'question') {
         // ask_user only asks: it becomes a question gate whatever the policy says, and never runs as an activity.
         const gate = openQuestionGate({
           id: wf.uuid4(),
           toolCallId: call.id,
-          questions: (checked.args as AskUserArgs).questions,
+          questions: checked.args.questions,
           requesterId,
           approvers: settings.approvers ?? [],
           now: Date.now(),

@@ -1,0 +1,178 @@
+/**
+ * How the worker plans and runs a tool call, by the kind common/tools/registry.ts gives its name. Planning:
+ * the policy with the tool's approval rules and grants (an MCP tool with its server's policy). Running:
+ * through the idempotency ledger, each kind with its own executor; built-ins with their credential and sandbox.
+ */
+import type { AppConfig } from '../common/config';
+import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
+import type { CredentialService } from '../common/credentials/service';
+import { decidePolicy, type PolicyDecision } from '../common/policy';
+import type { ToolDefinition } from '../common/tools/definitions';
+import { mcpToolDefinition } from '../common/tools/mcp';
+import { resolveTool, type ToolEntry } from '../common/tools/registry';
+import type { UserGrants } from './grants';
+import { withHeartbeat } from './heartbeat';
+import type { McpPool } from './mcp/pool';
+import type { MissionTools } from './missions';
+import type { ToolRunLedger } from './tools/ledger';
+import { redact } from './tools/redact';
+import { builtins, type BuiltinTool, type ToolContext } from './tools/registry';
+import type { SandboxStatus } from './tools/sandbox';
+import { authorizeTool } from './tool-credentials';
+import type { ToolPlan, ToolPlanRequest, ToolRunRequest, ToolRunResult } from './types';
+
+export interface ToolCallDeps {
+  config: AppConfig;
+  ledger: ToolRunLedger;
+  mcp: McpPool;
+  missions: MissionTools;
+  userGrants: UserGrants;
+  credentials: () => CredentialService;
+  /** The sandbox as probed at worker start (or on first use). */
+  sandbox: () => Promise<SandboxStatus>;
+}
+
+type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
+
+export function createToolCalls(deps: ToolCallDeps) {
+  const { config, ledger, mcp, missions, userGrants, credentials } = deps;
+
+  const toPlan = (decision: PolicyDecision, timeoutMs: ToolPlan['timeoutMs'], rules: ApprovalRules): ToolPlan => ({
+    decision: decision.decision,
+    reason: decision.reason,
+    approvers: rules.approvers,
+    timeoutMs,
+    ...(grantsMayApply(rules) ? {} : { selfApprove: rules.selfApprove, approvals: rules.approvals }),
+  });
+  const unknownTool = (name: string): ToolPlan => ({
+    decision: 'deny',
+    reason: `unknown tool ${name}`,
+    approvers: [],
+    timeoutMs: 'never',
+  });
+  /** Standing grants never stand in for four-eyes or a quorum. */
+  const grantsFor = async (request: ToolPlanRequest, rules: ApprovalRules) =>
+    grantsMayApply(rules) ? [...request.sessionGrants, ...(await userGrants.list(request.userId))] : [];
+
+  async function planMcp(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {
+    const policy = await mcp.policy(entry.server, entry.tool, request.userId);
+    const decision = decidePolicy({
+      tool: mcpToolDefinition({ name: entry.name, description: '' }, policy),
+      args: request.args,
+      // An explicit "deny" in configuration beats any grant.
+      config: policy === 'deny' ? { policy, allow: [], deny: [] } : undefined,
+      grants: await grantsFor(request, rules),
+      userId: request.userId,
+      sessionId: request.sessionId,
+    });
+    return toPlan(decision, config.policy.approvalTimeout, rules);
+  }
+
+  async function planByPolicy(
+    tool: ToolDefinition,
+    request: ToolPlanRequest,
+    rules: ApprovalRules,
+    builtin?: BuiltinTool,
+  ): Promise<ToolPlan> {
+    const toolConfig = config.policy.tools[tool.name];
+    const shell = builtin?.parseCommand(request.args);
+    const decision = decidePolicy({
+      tool,
+      args: request.args,
+      config: toolConfig,
+      grants: await grantsFor(request, rules),
+      userId: request.userId,
+      sessionId: request.sessionId,
+      ...(shell ? { shell } : {}),
+      defaults: rules,
+    });
+    return toPlan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
+  }
+
+  async function runMcp(entry: McpEntry, request: ToolRunRequest): Promise<ToolRunResult> {
+    const userId = request.userId ?? '';
+    const early = await mcp.precheck(entry.server, entry.tool, userId);
+    if (early) return early;
+    return await withHeartbeat((signal) =>
+      ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+        mcp.call(entry.server, entry.tool, request.args, userId, signal),
+      ),
+    );
+  }
+
+  async function runBuiltin(tool: BuiltinTool, request: ToolRunRequest): Promise<ToolRunResult> {
+    const providerName = tool.definition.credential?.(request.args);
+    let authorization: ToolContext['authorization'];
+    if (providerName) {
+      const checked = await authorizeTool(credentials(), request.userId ?? '', providerName, {
+        toApiHostsOnly: true,
+      });
+      if (!checked.ok) return checked.result;
+      const { header, value, apiHosts } = checked;
+      authorization = { provider: providerName, header, value, apiHosts };
+    }
+    return await withHeartbeat((signal) =>
+      ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
+        redact(
+          await tool.execute(request.args, {
+            dataDir: config.dataDir,
+            sessionId: request.sessionId,
+            signal,
+            ...(tool.sandboxed
+              ? {
+                  shell: {
+                    status: await deps.sandbox(),
+                    network: config.policy.tools[tool.definition.name]?.network ?? 'none',
+                  },
+                }
+              : {}),
+            addressPolicy: config.policy,
+            ...(authorization ? { authorization } : {}),
+          }),
+          authorization?.value,
+        ),
+      ),
+    );
+  }
+
+  return {
+    async plan(request: ToolPlanRequest): Promise<ToolPlan> {
+      const entry = resolveTool(request.toolName);
+      const rules = approvalRulesFor(config.policy, request.toolName);
+      switch (entry.kind) {
+        case 'builtin':
+          return await planByPolicy(entry.definition, request, rules, builtins[entry.name]);
+        case 'question':
+        case 'mission':
+          return await planByPolicy(entry.definition, request, rules);
+        case 'mcp':
+          return mcp.server(entry.server) ? await planMcp(entry, request, rules) : unknownTool(entry.name);
+        case 'mcp_refresh':
+        case 'unknown':
+          return unknownTool(entry.name);
+      }
+    },
+
+    async run(request: ToolRunRequest): Promise<ToolRunResult> {
+      const entry = resolveTool(request.toolName);
+      switch (entry.kind) {
+        case 'builtin':
+          return await runBuiltin(builtins[entry.name], request);
+        case 'mission':
+          return await ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+            missions.run(entry.op, request.args, {
+              userId: request.userId ?? '',
+              sessionId: request.sessionId,
+            }),
+          );
+        case 'mcp':
+          return await runMcp(entry, request);
+        case 'question':
+        case 'mcp_refresh':
+        case 'unknown':
+          // The session handles ask_user and mcp_refresh itself; neither ever reaches a worker as a run.
+          return { status: 'error', content: `no executor for ${request.toolName}` };
+      }
+    },
+  };
+}
