@@ -3,8 +3,11 @@ import { createServer } from 'node:http';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAnthropic } from '../../activities/model/anthropic';
+import { requestOrder } from '../../activities/model/request-order';
 import { scriptedModel } from '../../activities/model/scripted';
 import type { Message } from '../../workflows/session/contract';
+import { INTERRUPTED_RESULT, RECOVERY_MARKER } from '../../workflows/session/repair';
+import { FakeAnthropic, validateMessages } from '../helpers/fake-anthropic';
 import { FakeOpenAi, toolThenAnswer, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -256,5 +259,160 @@ describe('message mapping and the scripted model', () => {
       args: { timezone: 'Asia/Tokyo' },
     });
     expect(say('hello').toolCalls).toEqual([]);
+  });
+});
+
+describe('requests in the order the providers accept', () => {
+  const at = 0;
+  const call = (id: string) => ({ id, name: 'shell_execute', args: { command: id } });
+  const result = (id: string, callId: string, extra: Partial<Message> = {}): Message =>
+    ({
+      role: 'tool',
+      id,
+      toolCallId: callId,
+      name: 'shell_execute',
+      status: 'ok',
+      content: id,
+      at,
+      ...extra,
+    }) as Message;
+  /** What an interruption leaves, after repair: the second result and the marker come after the user's message. */
+  const interrupted: Message[] = [
+    { role: 'user', id: 'u1', userId: 'a', text: 'list and show', at },
+    { role: 'assistant', id: 'a1', text: '', toolCalls: [call('c1'), call('c2')], at },
+    result('t1', 'c1'),
+    { role: 'user', id: 'u2', userId: 'a', text: 'still there?', at },
+    result('t2', 'c2', { status: 'error', content: INTERRUPTED_RESULT, synthetic: true }),
+    { role: 'assistant', id: 'm1', text: RECOVERY_MARKER, toolCalls: [], at, synthetic: true },
+    { role: 'user', id: 'u3', userId: 'a', text: 'and now?', at },
+  ];
+
+  it('puts every result right after its call, whatever order the transcript stored them in', () => {
+    expect(requestOrder(interrupted).map((m) => m.id)).toEqual(['u1', 'a1', 't1', 't2', 'u2', 'm1', 'u3']);
+    const mapped = toAnthropic(interrupted);
+    expect(validateMessages(mapped as never)).toBeUndefined();
+    expect(mapped[2]!.content).toEqual([
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 'c1' }),
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 'c2', is_error: true }),
+      { type: 'text', text: 'still there?' },
+    ]);
+  });
+
+  it('answers a call with no stored result, and leaves out results that answer nothing or come twice', () => {
+    const view = requestOrder([
+      { role: 'user', id: 'u1', userId: 'a', text: 'go', at },
+      { role: 'assistant', id: 'a1', text: '', toolCalls: [call('c1'), call('c2')], at },
+      result('t1', 'c1'),
+      result('t1b', 'c1'),
+      result('tx', 'ghost'),
+      { role: 'user', id: 'u2', userId: 'a', text: 'next', at },
+    ]);
+    expect(view.map((m) => (m.role === 'tool' ? `${m.toolCallId}:${m.status}` : m.id))).toEqual([
+      'u1',
+      'a1',
+      'c1:ok',
+      'c2:error',
+      'u2',
+    ]);
+    expect(view[3]).toMatchObject({ content: INTERRUPTED_RESULT, synthetic: true });
+  });
+
+  it('has a fake Chat Completions API that refuses unpaired tool messages with the real 400s', async () => {
+    const fake = await new FakeOpenAi(() => ({ text: 'ok' })).start();
+    const post = async (messages: unknown[]) => {
+      const response = await fetch(`${fake.url}/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', messages }),
+      });
+      return { status: response.status, body: (await response.json()) as { error?: { message: string } } };
+    };
+    const assistant = {
+      role: 'assistant',
+      content: null,
+      tool_calls: ['c1', 'c2'].map((id) => ({
+        id,
+        type: 'function',
+        function: { name: 'f', arguments: '{}' },
+      })),
+    };
+    try {
+      const stored = await post([
+        { role: 'user', content: 'go' },
+        assistant,
+        { role: 'tool', tool_call_id: 'c1', content: 'x' },
+        { role: 'user', content: 'still there?' },
+        { role: 'tool', tool_call_id: 'c2', content: 'y' },
+      ]);
+      expect(stored).toEqual({
+        status: 400,
+        body: {
+          error: {
+            message:
+              "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c2",
+            type: 'invalid_request_error',
+            param: 'messages.[1].role',
+            code: null,
+          },
+        },
+      });
+      expect(
+        (
+          await post([
+            { role: 'user', content: 'go' },
+            { role: 'tool', tool_call_id: 'c1', content: 'x' },
+          ])
+        ).body.error?.message,
+      ).toBe(
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+      );
+      expect(
+        (await post([assistant, { role: 'tool', tool_call_id: 'c9', content: 'x' }])).body.error?.message,
+      ).toBe("Invalid parameter: 'tool_call_id' of 'c9' not found in 'tool_calls' of previous message.");
+      const ordered = await post([
+        { role: 'user', content: 'go' },
+        assistant,
+        { role: 'tool', tool_call_id: 'c2', content: 'y' },
+        { role: 'tool', tool_call_id: 'c1', content: 'x' },
+        { role: 'user', content: 'still there?' },
+      ]);
+      expect(ordered.status).toBe(200);
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  it('has a fake Messages API that refuses tool_use without results next, and results without a tool_use', async () => {
+    const fake = await new FakeAnthropic(() => ({ text: 'ok' })).start();
+    const post = async (messages: unknown[]) => {
+      const response = await fetch(`${fake.url}/v1/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', max_tokens: 10, messages }),
+      });
+      return { status: response.status, body: (await response.json()) as { error?: { message: string } } };
+    };
+    const use = (id: string) => ({ type: 'tool_use', id, name: 'f', input: {} });
+    const res = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'x' });
+    try {
+      const stored = await post([
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [use('c1'), use('c2')] },
+        { role: 'user', content: [res('c1'), { type: 'text', text: 'still there?' }, res('c2')] },
+      ]);
+      expect(stored.status).toBe(400);
+      expect(stored.body.error?.message).toBe(
+        'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: c2. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+      );
+      expect((await post([{ role: 'user', content: [res('c7')] }])).body.error?.message).toBe(
+        'messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: c7. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+      );
+      const ordered = await post([
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [use('c1'), use('c2')] },
+        { role: 'user', content: [res('c1'), res('c2'), { type: 'text', text: 'still there?' }] },
+      ]);
+      expect(ordered.status).toBe(200);
+    } finally {
+      await fake.stop();
+    }
   });
 });
