@@ -31,8 +31,21 @@ export class ChatSessions {
     private readonly deadlineMs = SIGNAL_DEADLINE_MS,
   ) {}
 
-  private within<T>(fn: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
-    return this.client.withDeadline(Date.now() + ms, fn);
+  /**
+   * While the server is unreachable the client's deadline is no bound (its reconnect backoff comes on top:
+   * over 3 s measured), so a timer is. A call that still lands later is harmless: messages carry their id,
+   * which the workflow takes once, and a repeated click is answered "already decided".
+   */
+  private async within<T>(fn: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the Temporal server did not answer within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([this.client.withDeadline(Date.now() + ms, fn), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A message that may start the conversation (mention, DM, slash command): signal-with-start. */

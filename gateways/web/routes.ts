@@ -199,7 +199,23 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     if (!id.success) return c.json({ error: 'invalid session id' }, 400);
     const body = await parseBody(c, messageBodySchema);
     if (!body.ok) return c.json({ error: body.error }, 400);
-    const access = await deps.access.check(webSessionWorkflowId(id.data), c.get('userId'));
+    // Temporal unreachable: nothing was recorded, and the page keeps the text for another try.
+    const notSent = (error: unknown) => {
+      log.warn('message not accepted', { sessionId: id.data, error: (error as Error).message });
+      return c.json(
+        {
+          error:
+            "Your message was not sent: the agent's server (Temporal) cannot be reached right now. Try again in a moment.",
+        },
+        503,
+      );
+    };
+    let access;
+    try {
+      access = await deps.access.check(webSessionWorkflowId(id.data), c.get('userId'));
+    } catch (error) {
+      return notSent(error);
+    }
     if (access === 'denied') return hidden(c);
     const refused =
       limited(c, messageRate, 'messages') ??
@@ -210,7 +226,11 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       userId: c.get('userId'),
       text: body.value.text,
     };
-    await sessions.sendMessage(id.data, message);
+    try {
+      await sessions.sendMessage(id.data, message);
+    } catch (error) {
+      return notSent(error);
+    }
     log.info('message accepted', {
       workflowId: webSessionWorkflowId(id.data),
       userId: message.userId,
