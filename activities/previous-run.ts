@@ -1,5 +1,6 @@
 /** Finds a session's most recent closed run and reads its transcript, so a new run can continue from it. */
-import type { Client } from '@temporalio/client';
+import { QueryNotRegisteredError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { transcriptQuery, type Message } from '../workflows/session/contract';
 
 /**
@@ -20,9 +21,15 @@ export async function previousRunTranscript(client: Client, workflowId: string):
   try {
     return await client.workflow.getHandle(workflowId, latest.runId).query(transcriptQuery);
   } catch (error) {
-    throw new Error(
-      `the transcript of the earlier run ${latest.runId} could not be read: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    const message = `the transcript of the earlier run ${latest.runId} could not be read: ${error instanceof Error ? error.message : String(error)}`;
+    // A run that cannot answer the query (another workflow type, a failed replay) never will: do not retry.
+    if (error instanceof QueryNotRegisteredError)
+      throw ApplicationFailure.create({
+        message,
+        type: 'PreviousRunUnreadable',
+        nonRetryable: true,
+        cause: error,
+      });
+    throw new Error(message, { cause: error });
   }
 }

@@ -3,7 +3,8 @@
  * after a later user message (an interrupted call answered by repair) or be missing (an imported call that
  * was never answered). Chat Completions and Messages both want every call's results directly after the
  * assistant message that made it, so the request is built as a view: each call followed by its first result
- * (or an "interrupted" one if none was stored), results that answer no call left out, nothing else moved.
+ * (or an "interrupted" one if none was stored), results that answer no call left out, nothing else moved
+ * except runtime notes ahead of the first user message, which are left out.
  */
 import type { Message } from '../../workflows/session/contract';
 import { INTERRUPTED_RESULT } from '../../workflows/session/repair';
@@ -18,6 +19,9 @@ export function requestOrder(transcript: readonly Message[]): Message[] {
   const view: Message[] = [];
   for (const message of transcript) {
     if (message.role === 'tool') continue;
+    // A request opens with the person: runtime notes before the first user message (a failed load of the
+    // earlier run) are for people, and the Messages API wants a user turn first.
+    if (!view.length && message.role === 'assistant' && message.synthetic) continue;
     if (message.role === 'user') {
       view.push(message);
       continue;

@@ -315,6 +315,17 @@ describe('requests in the order the providers accept', () => {
       'u2',
     ]);
     expect(view[3]).toMatchObject({ content: INTERRUPTED_RESULT, synthetic: true });
+    const note: Message = {
+      role: 'assistant',
+      id: 'n',
+      text: 'could not load',
+      toolCalls: [],
+      at,
+      synthetic: true,
+    };
+    expect(toAnthropic([note, { role: 'user', id: 'u', userId: 'a', text: 'hi', at }])).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    ]);
   });
 
   it('has a fake Chat Completions API that refuses unpaired tool messages with the real 400s', async () => {

@@ -142,6 +142,71 @@ describe('starting from an existing transcript', () => {
   });
 });
 
+describe('reopening a session', () => {
+  it('repairs an interrupted run once, however often the session is reopened', async () => {
+    await withWorker(async (taskQueue) => {
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `echo a` and `echo b`');
+      await session.pendingGate(2);
+      await session.handle.terminate('first interruption');
+
+      await session.say('what happened?');
+      await session.idle();
+      await session.handle.terminate('second interruption');
+      await session.say('and now?');
+      const view = await session.waitFor(
+        (v) =>
+          v.status === 'idle' && v.transcript.at(-2)?.role === 'user' && lastAnswer(v).includes('and now?'),
+        'the third run to answer',
+      );
+
+      const synthetic = view.transcript.filter((m) => m.role === 'tool' && m.synthetic);
+      expect(synthetic.map((m) => m.role === 'tool' && m.content)).toEqual([
+        INTERRUPTED_RESULT,
+        INTERRUPTED_RESULT,
+      ]);
+      expect(toolResults(view)).toHaveLength(2);
+      expect(view.transcript.filter((m) => m.role === 'assistant' && m.text === RECOVERY_MARKER)).toEqual([]);
+      expect(view.transcript.map((m) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'tool',
+        'user',
+        'assistant',
+        'user',
+        'assistant',
+      ]);
+    });
+  });
+
+  it('says so in the conversation when the earlier run cannot be read, instead of starting silently empty', async () => {
+    await withWorker(async (taskQueue) => {
+      const session = new TestSession(env.client, taskQueue);
+      // Another kind of workflow once ran under this session's id: its history has no transcript to give.
+      const other = await env.client.workflow.start('missionDirectoryWorkflow', {
+        workflowId: session.workflowId,
+        taskQueue,
+        args: [{}],
+      });
+      await other.query('__stack_trace').catch(() => undefined);
+      await other.terminate('not a session');
+
+      await session.say('hello');
+      const view = await session.idle();
+      expect(view.transcript[0]).toMatchObject({
+        role: 'assistant',
+        synthetic: true,
+        text: expect.stringMatching(
+          /^I could not load this conversation's earlier messages \(.*the transcript of the earlier run .* could not be read: .*\), so this run starts without them\.$/,
+        ),
+      });
+      expect(view.transcript.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
+      expect(lastAnswer(view)).toContain('hello');
+    });
+  });
+});
+
 describe('failure paths keep one result per tool call', () => {
   it('records a tool activity that exhausts its retries as failed, and the model is told', async () => {
     await withWorker(async (taskQueue, config) => {
