@@ -5,6 +5,9 @@
  *   {"type":"assistant","id":"…","text":"…","tool_calls":[{"id":"call_1","name":"shell_execute","arguments":{…}}],"at":"…"}
  *   {"type":"tool_result","id":"…","tool_call_id":"call_1","name":"shell_execute","status":"ok","content":"…","at":"…"}
  *
+ * Rows the runtime made rather than the model or a tool (a repair's results and recovery marker, notes)
+ * carry `"synthetic":true`. A file is checked as a whole: every tool_result answers exactly one earlier call.
+ *
  * Pure (zod only): the workflow repairs imported transcripts with the same types.
  */
 import { z } from 'zod';
