@@ -112,10 +112,12 @@ export class ChatSessions {
 
   /** Running sessions whose id starts with `prefix` that wait on a person (for `pending`). */
   async waitingWithPrefix(prefix: string): Promise<string[]> {
-    const ids: string[] = [];
     const query = `AgentChannel = '${this.channel}' AND ExecutionStatus = 'Running' AND AgentStatus IN ('waiting_approval', 'waiting_answer')`;
-    for await (const info of this.client.workflow.list({ query, pageSize: 100 }))
-      if (info.workflowId.startsWith(prefix)) ids.push(info.workflowId);
-    return ids;
+    return await this.within(async () => {
+      const ids: string[] = [];
+      for await (const info of this.client.workflow.list({ query, pageSize: 100 }))
+        if (info.workflowId.startsWith(prefix)) ids.push(info.workflowId);
+      return ids;
+    });
   }
 }

@@ -332,9 +332,16 @@ export function registerSlackListeners(
       });
       return;
     }
-    const waiting = await sessions.waitingWithPrefix(
-      `session:slack:${command.team_id}:${command.channel_id}:`,
-    );
+    const waiting = await sessions
+      .waitingWithPrefix(`session:slack:${command.team_id}:${command.channel_id}:`)
+      .catch(() => undefined);
+    if (!waiting) {
+      await respond({
+        response_type: 'ephemeral',
+        text: "The agent's server cannot be reached right now; try `/agent pending` again in a moment.",
+      });
+      return;
+    }
     for (const workflowId of waiting)
       await sessions.repostPending(workflowId, command.user_id).catch(() => {});
     await respond({

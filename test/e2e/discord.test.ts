@@ -205,6 +205,10 @@ describe('Discord', () => {
       type: 4,
       data: { flags: 64, content: expect.stringMatching(/may not decide/) },
     });
+    // People are named as mentions (Discord shows their names), never as bare numeric ids.
+    const told = String(stranger.json.data?.content);
+    expect(told).toContain(`<@${REQUESTER}>, <@${APPROVER}>`);
+    expect(told).not.toMatch(/(^|[^<])@\d{17,20}/);
     expect((await state(channelId)).gates[0]!.status).toBe('pending');
     const approved = await requests.click(channelId, APPROVER, approve);
     expect(approved.json).toEqual({ type: 6 });
