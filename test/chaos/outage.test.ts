@@ -121,6 +121,14 @@ describe('outage: nothing acknowledged and then lost', () => {
     const outage = mention('hello during the outage');
     const refused = await requests.event(outage);
     tally.check(refused.status >= 500, () => `mention during the outage answered ${refused.status}`);
+    // Slack's last retry is not answered with another error (there is no next one): the sender is told.
+    const lastTry = mention('hello on the last retry');
+    const last = await requests.event(lastTry, { retryNum: 3 });
+    tally.check(last.status === 200, () => `last retry answered ${last.status}`);
+    tally.check(
+      postsIn(lastTry.ts).some((m) => /<@U1> I could not take your message/.test(String(m.text))),
+      () => 'the sender was not told after the last retry',
+    );
     const clicked = await requests.interaction(
       click('gate_approve', approve, 'U1', `${slack.url}/response/1`),
     );
