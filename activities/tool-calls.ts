@@ -37,7 +37,11 @@ type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
 export function createToolCalls(deps: ToolCallDeps) {
   const { config, ledger, mcp, missions, userGrants, credentials } = deps;
 
-  const toPlan = (decision: PolicyDecision, timeoutMs: ToolPlan['timeoutMs'], rules: ApprovalRules): ToolPlan => ({
+  const toPlan = (
+    decision: PolicyDecision,
+    timeoutMs: ToolPlan['timeoutMs'],
+    rules: ApprovalRules,
+  ): ToolPlan => ({
     decision: decision.decision,
     reason: decision.reason,
     approvers: rules.approvers,

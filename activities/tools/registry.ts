@@ -74,7 +74,8 @@ export const builtins: { readonly [Name in BuiltinName]: BuiltinTool } = {
     parseCommand: (args) => parseShellCommand(args.command),
     execute: async (args, context) => {
       // Never unsandboxed by omission: without the sandbox the worker probed, nothing runs.
-      if (!context.shell) return { status: 'error', content: 'shell_execute was given no sandbox; nothing ran' };
+      if (!context.shell)
+        return { status: 'error', content: 'shell_execute was given no sandbox; nothing ran' };
       return await runShell({
         command: args.command,
         timeoutSeconds: args.timeout_seconds ?? 60,

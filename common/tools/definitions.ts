@@ -99,7 +99,8 @@ export function findTool(name: string): ToolDefinition | undefined {
   return builtinTools.find((tool) => tool.name === name);
 }
 
-export type ArgsCheck<Args = Record<string, unknown>> = { ok: true; args: Args } | { ok: false; error: string };
+export type ArgsCheck<Args = Record<string, unknown>> =
+  { ok: true; args: Args } | { ok: false; error: string };
 
 /** Validates model- or approver-supplied arguments; the error text is written for the model to act on. */
 export function checkToolArgs<Schema extends ArgsSchema>(

@@ -36,7 +36,10 @@ export function mcpDefaultPolicy(spec: Pick<McpToolSpec, 'readOnly' | 'destructi
 }
 
 /** An MCP tool as the policy and the gates see it, with the policy that applies when configuration says nothing. */
-export function mcpToolDefinition(spec: Pick<McpToolSpec, 'name' | 'description'>, policy: Policy): ToolDefinition {
+export function mcpToolDefinition(
+  spec: Pick<McpToolSpec, 'name' | 'description'>,
+  policy: Policy,
+): ToolDefinition {
   return {
     name: spec.name,
     description: spec.description,

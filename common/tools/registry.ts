@@ -89,15 +89,24 @@ export function sessionTool(name: string, session: SessionTools): SessionTool {
 /** A call whose arguments passed its tool's schema, typed by kind (ask_user's are its questions). */
 export type CheckedCall =
   | { ok: true; kind: 'question'; definition: ToolDefinition; args: AskUserArgs }
-  | { ok: true; kind: 'builtin' | 'mission' | 'mcp'; definition: ToolDefinition; args: Record<string, unknown> }
+  | {
+      ok: true;
+      kind: 'builtin' | 'mission' | 'mcp';
+      definition: ToolDefinition;
+      args: Record<string, unknown>;
+    }
   | { ok: false; error: string };
 
 export function checkCall(tool: CallableTool, args: unknown): CheckedCall {
   // One branch per schema type, so each kind's arguments keep their type without a cast.
   if (tool.kind === 'question') {
     const checked = checkToolArgs(tool.definition, args);
-    return checked.ok ? { ok: true, kind: tool.kind, definition: tool.definition, args: checked.args } : checked;
+    return checked.ok
+      ? { ok: true, kind: tool.kind, definition: tool.definition, args: checked.args }
+      : checked;
   }
   const checked = checkToolArgs(tool.definition, args);
-  return checked.ok ? { ok: true, kind: tool.kind, definition: tool.definition, args: checked.args } : checked;
+  return checked.ok
+    ? { ok: true, kind: tool.kind, definition: tool.definition, args: checked.args }
+    : checked;
 }

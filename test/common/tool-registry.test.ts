@@ -1,0 +1,202 @@
+import { Client } from '@temporalio/client';
+import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { builtins, executors } from '../../activities/tools/registry';
+import { ToolRunLedger } from '../../activities/tools/ledger';
+import type { ToolPlan, ToolRunRequest, ToolRunResult } from '../../activities/types';
+import { builtinTools } from '../../common/tools/definitions';
+import { splitMcpName, type McpToolSpec } from '../../common/tools/mcp';
+import { MISSION_OPS } from '../../common/tools/missions';
+import { checkCall, resolveTool, sessionTool, type ToolKind } from '../../common/tools/registry';
+import { testConfig } from '../helpers/config';
+import { startTestTemporal } from '../helpers/temporal';
+
+const notesSearch: McpToolSpec = {
+  name: 'notes__search',
+  server: 'notes',
+  tool: 'search',
+  description: 'Search the notes',
+  parameters: { type: 'object' },
+  readOnly: true,
+  destructive: false,
+};
+
+describe('resolveTool: every name has exactly one kind', () => {
+  it.each<[string, ToolKind]>([
+    ['shell_execute', 'builtin'],
+    ['http_request', 'builtin'],
+    ['current_time', 'builtin'],
+    ['ask_user', 'question'],
+    ['mission_fire', 'mission'],
+    ['routine_fire', 'mission'],
+    ['mcp_refresh', 'mcp_refresh'],
+    ['notes__search', 'mcp'],
+    ['rm_everything', 'unknown'],
+    ['', 'unknown'],
+  ])('%s is %s', (name, kind) => {
+    expect(resolveTool(name).kind).toBe(kind);
+  });
+
+  it('gives every tool the model is offered a kind, never "unknown" or "mcp"', () => {
+    for (const tool of builtinTools) expect(resolveTool(tool.name)).toMatchObject({ definition: tool });
+    expect(builtinTools.map((tool) => resolveTool(tool.name).kind)).not.toContain('unknown');
+  });
+
+  it('resolves mission_* and routine_* to the same operation', () => {
+    for (const op of MISSION_OPS) {
+      expect(resolveTool(`mission_${op}`)).toMatchObject({ kind: 'mission', op });
+      expect(resolveTool(`routine_${op}`)).toMatchObject({ kind: 'mission', op });
+    }
+    expect(resolveTool('mission_destroy').kind).toBe('unknown');
+  });
+
+  it('reads <server>__<tool> as an MCP tool, split at the first separator', () => {
+    expect(resolveTool('notes__search')).toEqual({
+      kind: 'mcp',
+      name: 'notes__search',
+      server: 'notes',
+      tool: 'search',
+    });
+    expect(splitMcpName('notes__search__v2')).toEqual({ server: 'notes', tool: 'search__v2' });
+    expect(resolveTool('notes__connect')).toMatchObject({ kind: 'mcp', server: 'notes', tool: 'connect' });
+    expect(resolveTool('__search').kind).toBe('unknown');
+  });
+});
+
+describe('sessionTool: what a session can call', () => {
+  it('refuses an unknown tool with an error that names the tools it could call', () => {
+    const found = sessionTool('rm_everything', { mcpTools: [notesSearch] });
+    expect(found.kind).toBe('unknown');
+    expect(found).toMatchObject({
+      error: expect.stringMatching(
+        /^unknown tool "rm_everything"\. Available tools: shell_execute, .*notes__search\.$/,
+      ),
+    });
+  });
+
+  it('knows an MCP tool only once discovery listed it, with the policy its annotations suggest', () => {
+    expect(sessionTool('notes__search', {}).kind).toBe('unknown');
+    const found = sessionTool('notes__search', { mcpTools: [notesSearch] });
+    expect(found).toMatchObject({ kind: 'mcp', server: 'notes', tool: 'search' });
+    if (found.kind !== 'mcp') throw new Error('not an MCP tool');
+    expect(found.definition.defaultPolicy({})).toBe('auto');
+    expect(found.definition.subject({ q: 'x' })).toBe('{"q":"x"}');
+  });
+
+  it('offers mcp_refresh only where tool servers are configured', () => {
+    expect(sessionTool('mcp_refresh', {}).kind).toBe('unknown');
+    expect(sessionTool('mcp_refresh', { mcpServers: ['notes'] }).kind).toBe('mcp_refresh');
+  });
+
+  it("checks arguments with the tool's own schema: ask_user's become typed questions", () => {
+    const ask = sessionTool('ask_user', {});
+    if (ask.kind !== 'question') throw new Error('ask_user is not a question');
+    const checked = checkCall(ask, { questions: [{ label: 'Env', prompt: 'Where?', allow_custom: true }] });
+    if (!checked.ok || checked.kind !== 'question') throw new Error('the question was refused');
+    expect(checked.args.questions[0]).toMatchObject({ label: 'Env', options: [], required: true });
+
+    const shell = sessionTool('shell_execute', {});
+    if (shell.kind !== 'builtin') throw new Error('shell_execute is not a built-in');
+    expect(checkCall(shell, { cmd: 'ls' })).toEqual({
+      ok: false,
+      error: expect.stringContaining('invalid arguments for shell_execute'),
+    });
+  });
+});
+
+describe('the worker: planner and runner go by the same entry', () => {
+  let env: TestWorkflowEnvironment;
+  let activities: ReturnType<typeof createActivities>;
+  let calls = 0;
+  const run = async (toolName: string, args: Record<string, unknown> = {}): Promise<ToolRunResult> => {
+    const request: ToolRunRequest = {
+      toolName,
+      args,
+      idempotencyKey: `registry-test:${++calls}`,
+      sessionId: 'session:web:registry-test',
+      userId: 'alice',
+    };
+    return await new MockActivityEnvironment().run(activities.runTool, request);
+  };
+  const plan = async (toolName: string, args: Record<string, unknown> = {}): Promise<ToolPlan> =>
+    await new MockActivityEnvironment().run(activities.planToolCall, {
+      toolName,
+      args,
+      userId: 'alice',
+      sessionId: 'session:web:registry-test',
+      sessionGrants: [],
+    });
+
+  beforeAll(async () => {
+    env = await startTestTemporal();
+    const config = testConfig({
+      providers: { weather: { type: 'api_key', header: 'Authorization', apiHosts: ['127.0.0.1:9'] } },
+    });
+    const client = new Client({ connection: env.connection });
+    activities = createActivities({ config, client, ledger: new ToolRunLedger(config.dataDir) });
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('has one executor for every built-in, under the same definition', () => {
+    for (const tool of builtinTools) {
+      const entry = resolveTool(tool.name);
+      if (entry.kind !== 'builtin') continue;
+      expect(builtins[entry.name].definition).toBe(tool);
+      expect(executors[tool.name]).toBe(builtins[entry.name].execute);
+    }
+    expect(Object.keys(executors).sort()).toEqual(['current_time', 'http_request', 'shell_execute']);
+    expect(
+      Object.values(builtins)
+        .filter((tool) => tool.sandboxed)
+        .map((t) => t.definition.name),
+    ).toEqual(['shell_execute']);
+  });
+
+  it('plans and runs a built-in: the policy first, then its executor (shell_execute in its sandbox)', async () => {
+    expect(await plan('current_time')).toMatchObject({ decision: 'auto' });
+    expect(await run('current_time', { timezone: 'UTC' })).toMatchObject({ status: 'ok' });
+    expect(await plan('shell_execute', { command: 'echo hi' })).toMatchObject({ decision: 'ask' });
+    // Only the sandbox's empty environment lacks the worker's variables (vitest sets VITEST in ours).
+    const shell = await run('shell_execute', { command: 'echo "hi ${VITEST:-sandboxed}"' });
+    expect(shell).toMatchObject({ status: 'ok', content: expect.stringContaining('hi sandboxed') });
+  });
+
+  it("asks for http_request's credential from the provider its arguments name, before anything runs", async () => {
+    expect(
+      await plan('http_request', { method: 'GET', url: 'http://127.0.0.1:9/', auth: 'weather' }),
+    ).toMatchObject({
+      decision: 'auto',
+    });
+    const result = await run('http_request', { method: 'GET', url: 'http://127.0.0.1:9/', auth: 'weather' });
+    expect(result).toMatchObject({ status: 'credential_required', credential: { provider: 'weather' } });
+  });
+
+  it('plans a mission tool by policy and runs it as a mission operation', async () => {
+    expect(await plan('routine_list')).toMatchObject({ decision: 'auto', reason: 'allowed by policy' });
+    expect(await run('routine_list')).toEqual({
+      status: 'ok',
+      content: expect.stringContaining('No missions yet'),
+    });
+  });
+
+  it('refuses an MCP tool of a server that is not configured, in planning and in running', async () => {
+    expect(await plan('notes__search')).toMatchObject({
+      decision: 'deny',
+      reason: 'unknown tool notes__search',
+    });
+    expect(await run('notes__search')).toEqual({
+      status: 'error',
+      content: 'no MCP server "notes" is configured',
+    });
+  });
+
+  it('never runs what the session handles itself, nor an unknown tool', async () => {
+    for (const name of ['ask_user', 'mcp_refresh', 'rm_everything'])
+      expect(await run(name)).toEqual({ status: 'error', content: `no executor for ${name}` });
+    for (const name of ['mcp_refresh', 'rm_everything'])
+      expect(await plan(name)).toMatchObject({ decision: 'deny', reason: `unknown tool ${name}` });
+  });
+});
