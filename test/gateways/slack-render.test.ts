@@ -135,7 +135,7 @@ describe('Slack question modal', () => {
   const promptText = (gate: QuestionGate) =>
     (questionBlocks(gate, workflowId)[0] as { text: { text: string } }).text.text;
 
-  it('numbers a single question\'s options and says a typed number answers it', () => {
+  it("numbers a single question's options and says a typed number answers it", () => {
     const single = { ...question, questions: [question.questions[0]!] };
     const text = promptText(single);
     expect(text).toContain('1. staging\n2. production');
