@@ -101,8 +101,13 @@ export const policyFileSchema = z.strictObject({
    */
   users: z
     .record(
-      z.string().min(1).max(200),
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._@-]{1,120}$/, 'a user name is 1-120 letters, digits or . _ @ -')
+        .refine((name) => name !== 'local', '"local" is the local mode\'s user'),
       z.strictObject({
+        /** The OpenID Connect subjects (`sub`) that sign in as this person (sign-in mode). */
+        sub: z.array(z.string().min(1).max(255)).default([]),
         slack: z.array(z.string().regex(/^[A-Z0-9]{2,40}$/)).default([]),
         discord: z.array(z.string().regex(/^\d{5,25}$/)).default([]),
       }),

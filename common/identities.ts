@@ -1,26 +1,36 @@
 /**
- * One person, one identity across channels. The policy file's `users` table maps a web identity (a name) to
- * the Slack and Discord user ids that are the same person. A web name that looks like a Slack or Discord id
- * is never taken as one: it becomes `web:<name>`, so nobody can sign in on the web as someone's chat id.
+ * One person, one identity across channels. The policy file's `users` table names a person and lists the
+ * OpenID subjects, Slack ids and Discord ids that are that person.
+ *
+ * Web identities can never collide with one another or with chat ids:
+ * - sign-in mode trusts only the provider's `sub` (never `preferred_username`, which people can often choose):
+ *   a listed `sub` is its `users` name, anything else is `<provider>:<sub>`;
+ * - proxy mode takes the proxy's name, which may not contain `:`; a name shaped like a Slack or Discord id,
+ *   or the reserved `local`, becomes `web:<name>`. Names with `:` are therefore always ours, never a person's.
  */
 import type { PolicyFile } from './config';
 
 const CHAT_ID = /^(?:[UW][A-Z0-9]{6,}|\d{5,})$/;
-const VALID = /^[A-Za-z0-9._@:-]{1,120}$/;
+const PROXY_NAME = /^[A-Za-z0-9._@-]{1,120}$/;
+const SUBJECT = /^[\x21-\x7e]{1,255}$/;
 
 export type UsersTable = PolicyFile['users'];
 
-/**
- * The user id a web name acts as: a `users` key as is; otherwise the first name that is a valid user id
- * (never rewritten, so two names cannot collapse into one), kept apart from chat ids; undefined if none is.
- */
-export function webUserId(names: readonly (string | undefined)[], users: UsersTable): string | undefined {
-  const present = names.filter((n): n is string => !!n && VALID.test(n));
-  const mapped = present.find((n) => Object.hasOwn(users, n));
-  if (mapped) return mapped;
-  const first = present[0];
-  if (!first) return undefined;
-  return CHAT_ID.test(first) ? `web:${first}` : first;
+/** Who a proxy-named person is, or undefined for a name that cannot be a user id. */
+export function proxyUserId(name: string, users: UsersTable): string | undefined {
+  if (!PROXY_NAME.test(name)) return undefined;
+  if (Object.hasOwn(users, name)) return name;
+  return CHAT_ID.test(name) || name === 'local' ? `web:${name}` : name;
+}
+
+/** Who a signed-in person is, from the provider's subject alone; undefined when the subject is unusable. */
+export function signInUserId(provider: string, sub: string, users: UsersTable): string | undefined {
+  if (!SUBJECT.test(sub)) return undefined;
+  const listed = Object.entries(users).find(([, entry]) => entry.sub.includes(sub));
+  if (listed) return listed[0];
+  // User ids allow letters, digits and . _ @ : - ; anything else in a subject is spelled out, reversibly.
+  const safe = sub.replace(/[^A-Za-z0-9._@-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
+  return `${provider}:${safe}`.slice(0, 128);
 }
 
 /** Every id this person has: the web identity and its mapped Slack and Discord ids. */

@@ -13,6 +13,7 @@ import { EncryptionCodec, fromJson, payloadKey, toJson } from '../../common/temp
 import { sameSecret } from '../../common/same-secret';
 import type { GatewayDeps } from '../platform';
 import { isLoopbackHost } from '../web/auth/addresses';
+import { refuseForeignHost } from '../web/auth/request-guard';
 
 const bodySchema = z.object({
   payloads: z
@@ -42,6 +43,9 @@ export function mountCodec(app: Hono, deps: GatewayDeps): void {
   );
   for (const direction of ['decode', 'encode'] as const) {
     app.post(`/codec/${direction}`, async (c) => {
+      // A DNS-rebinding page would otherwise reach a loopback gateway's codec under its own name.
+      const foreign = refuseForeignHost(c, deps.webAuth);
+      if (foreign) return c.json({ error: foreign.error }, foreign.status);
       if (!authorized(c))
         return c.json(
           {

@@ -8,7 +8,6 @@ import { connectUrl } from '../oauth/links';
 import { outcomePage } from '../oauth/pages';
 import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
-import { SESSION_COOKIE } from './auth/web-auth';
 import { webRoutes } from './routes';
 import { SessionAccess } from './session-access';
 import { WebSessions } from './sessions';
@@ -77,7 +76,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
             PAGE_HEADERS,
           );
         const session = auth.sessionCookie('local');
-        setCookie(c, SESSION_COOKIE, session.value, {
+        setCookie(c, auth.cookieName, session.value, {
           httpOnly: true,
           sameSite: 'Strict',
           secure: auth.secureCookies,

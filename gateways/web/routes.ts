@@ -67,6 +67,7 @@ const revokeBodySchema = z.strictObject({
 });
 
 const STREAM_POLL_MS = 400;
+const MAX_STREAMS_PER_PERSON = 12;
 
 /**
  * The view one user sees: notices addressed to someone else are dropped, and that person's open sign-ins
@@ -97,6 +98,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   const link = (workflowId: string) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId);
 
   const messageRate = new RateLimiter(deps.rate.messagesPerMinute);
+  const openStreams = new Map<string, number>();
   const sessionRate = new RateLimiter(deps.rate.sessionsPerMinute);
   const limited = (c: Context, limiter: RateLimiter, what: string) => {
     const wait = limiter.take(c.get('userId') as string);
@@ -227,7 +229,12 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       text: body.value.text,
     };
     try {
-      await sessions.sendMessage(id.data, message);
+      if (access === 'absent' && !(await sessions.startOwned(id.data, message))) {
+        // Someone started this id between the check and the start: only its owner may post into it.
+        if ((await deps.access.check(webSessionWorkflowId(id.data), c.get('userId'))) !== 'allowed')
+          return hidden(c);
+        await sessions.sendMessage(id.data, message);
+      } else if (access !== 'absent') await sessions.sendMessage(id.data, message);
     } catch (error) {
       return notSent(error);
     }
@@ -269,38 +276,52 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     // A session that does not exist yet may be watched (the page opens the stream before the first
     // message). One the caller may not see looks exactly like one that has not started: no existence leak.
     let access = await deps.access.check(workflowId, userId);
+    // Each open stream polls Temporal: a person gets a bounded number at once.
+    const open = openStreams.get(userId) ?? 0;
+    if (open >= MAX_STREAMS_PER_PERSON)
+      return c.json({ error: `too many live views open (${MAX_STREAMS_PER_PERSON}): close a tab` }, 429);
+    openStreams.set(userId, open + 1);
+    const closed = () => {
+      const left = (openStreams.get(userId) ?? 1) - 1;
+      if (left > 0) openStreams.set(userId, left);
+      else openStreams.delete(userId);
+    };
     return streamSSE(c, async (stream) => {
-      let last = '';
-      let lastProblem = '';
-      while (!stream.aborted) {
-        try {
-          if (access === 'absent') access = await deps.access.check(workflowId, userId);
-          if (access !== 'allowed') throw new WorkflowNotFoundError('not visible', workflowId, undefined);
-          const body = JSON.stringify({
-            ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
-            temporalUrl: link(workflowId) ?? null,
-          });
-          lastProblem = '';
-          if (body !== last) {
-            last = body;
-            await stream.writeSSE({ event: 'state', data: body });
-          }
-        } catch (error) {
-          const problem = error instanceof WorkflowNotFoundError ? 'not-found' : 'unavailable';
-          if (problem !== lastProblem) {
-            lastProblem = problem;
-            await stream.writeSSE({
-              event: problem,
-              data: JSON.stringify({
-                message:
-                  problem === 'not-found'
-                    ? 'This conversation has not started yet.'
-                    : 'The agent is not answering right now; your messages and clicks are kept.',
-              }),
+      try {
+        let last = '';
+        let lastProblem = '';
+        while (!stream.aborted) {
+          try {
+            if (access === 'absent') access = await deps.access.check(workflowId, userId);
+            if (access !== 'allowed') throw new WorkflowNotFoundError('not visible', workflowId, undefined);
+            const body = JSON.stringify({
+              ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
+              temporalUrl: link(workflowId) ?? null,
             });
+            lastProblem = '';
+            if (body !== last) {
+              last = body;
+              await stream.writeSSE({ event: 'state', data: body });
+            }
+          } catch (error) {
+            const problem = error instanceof WorkflowNotFoundError ? 'not-found' : 'unavailable';
+            if (problem !== lastProblem) {
+              lastProblem = problem;
+              await stream.writeSSE({
+                event: problem,
+                data: JSON.stringify({
+                  message:
+                    problem === 'not-found'
+                      ? 'This conversation has not started yet.'
+                      : 'The agent is not answering right now; your messages and clicks are kept.',
+                }),
+              });
+            }
           }
+          await stream.sleep(STREAM_POLL_MS);
         }
-        await stream.sleep(STREAM_POLL_MS);
+      } finally {
+        closed();
       }
     });
   });

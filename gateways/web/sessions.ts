@@ -1,7 +1,13 @@
 /** Temporal-facing operations of the web chat: start or message a session, decide, read state, grants. */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AgentOwner, AgentStatus } from '../../common/search-attributes';
-import { signalWithStartSession } from '../start-session';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type Connection,
+} from '@temporalio/client';
+import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attributes';
+import { registerSearchAttributes } from '../../common/temporal/search-attributes';
+import { isUnknownSearchAttribute, signalWithStartSession } from '../start-session';
 import { userWorkflowId, webSessionWorkflowId } from '../../common/ids';
 import type { Grant } from '../../common/grants';
 import {
@@ -9,6 +15,8 @@ import {
   decideSignal,
   revokeGrantSignal,
   stateQuery,
+  userMessageSignal,
+  type SessionInput,
   type AnswerSubmission,
   type Decision,
   type SessionView,
@@ -31,6 +39,44 @@ export class WebSessions {
     private readonly client: Client,
     private readonly taskQueue: string,
   ) {}
+
+  /**
+   * Starts a new session owned by the message's author, then delivers the message. Unlike signal-with-start it
+   * fails when someone started that id in the meantime (false), so nobody's message can land in a session
+   * another person squatted between the access check and the start.
+   */
+  async startOwned(sessionId: string, message: UserMessage): Promise<boolean> {
+    const workflowId = webSessionWorkflowId(sessionId);
+    const input: SessionInput = { sessionId, channel: 'web', ownerId: message.userId };
+    const start = () =>
+      this.client.workflow.start('sessionWorkflow', {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: [
+          { key: AgentStatus, value: 'running' },
+          { key: AgentChannel, value: 'web' },
+          { key: AgentOwner, value: message.userId },
+        ],
+      });
+    try {
+      await start().catch(async (error: unknown) => {
+        if (!isUnknownSearchAttribute(error)) throw error;
+        await registerSearchAttributes(
+          this.client.connection as Connection,
+          this.client.options.namespace,
+          () => {},
+        );
+        await start();
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw error;
+    }
+    await this.client.workflow.getHandle(workflowId).signal(userMessageSignal, message);
+    return true;
+  }
 
   /** Signal-with-start: the first message creates the session, later ones reach the same workflow. */
   async sendMessage(sessionId: string, message: UserMessage): Promise<void> {

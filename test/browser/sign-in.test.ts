@@ -30,7 +30,7 @@ beforeAll(async () => {
     port,
     policy: {
       providers: { corp: { type: 'oauth2', displayName: 'Corp SSO', issuer: oidc.issuer } },
-      users: { alice: { slack: ['U0ALICE01'], discord: [] } },
+      users: { alice: { sub: ['alice'], slack: ['U0ALICE01'] } },
     },
     env: {
       WEB_LOGIN: 'corp',
@@ -89,13 +89,23 @@ describe('sign-in with OpenID Connect', () => {
     await page.close();
   });
 
-  it('keeps a login shaped like a Slack id apart from that Slack user', async () => {
+  it('decides who someone is by the subject alone: a chosen username or a Slack-shaped one is nobody else', async () => {
     const page = await browser.newPage();
-    await signIn(page, 'U0ALICE01');
+    // Mallory picked "alice" as her username at the provider: she is still only herself.
+    await signIn(page, 'mallory.as.alice');
     await expect
       .poll(() => page.getByTestId('signed-in-as').textContent())
-      .toBe('Signed in as @web:U0ALICE01');
+      .toBe('Signed in as @corp:mallory.as.alice');
+    const listed = JSON.stringify(await (await page.request.get(`${base}/api/sessions`)).json());
+    expect(listed).toContain('"sessions"');
+    expect(listed).not.toContain('alice');
     await page.close();
+    const other = await browser.newPage();
+    await signIn(other, 'U0ALICE01');
+    await expect
+      .poll(() => other.getByTestId('signed-in-as').textContent())
+      .toBe('Signed in as @corp:U0ALICE01');
+    await other.close();
   });
 
   it('refuses a callback that this browser did not start, and a forged session cookie', async () => {

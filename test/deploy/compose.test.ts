@@ -41,7 +41,8 @@ describe('docker-compose.yml', () => {
   it('publishes only the gateway to the network: Temporal and its UI on 127.0.0.1, PostgreSQL not at all', () => {
     expect(compose.services.gateway!.ports).toEqual(['3000:3000']);
     for (const name of ['temporal', 'temporal-ui'])
-      for (const port of compose.services[name]!.ports as string[]) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+      for (const port of compose.services[name]!.ports as string[])
+        expect(port, name).toMatch(/^127\.0\.0\.1:/);
     expect(compose.services.postgresql!.ports).toBeUndefined();
   });
 

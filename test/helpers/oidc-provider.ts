@@ -31,9 +31,11 @@ export class TestOidcProvider {
       claims: { openid: ['sub'], profile: ['preferred_username'] },
       // Profile claims in the ID token itself, as most providers (Google, Entra, Keycloak) send them.
       conformIdTokenClaims: false,
-      findAccount: (_ctx, id) => ({
-        accountId: id,
-        claims: () => ({ sub: `sub-${id}`, preferred_username: id }),
+      // The login form's name is the account and its subject (oidc-provider makes `sub` the account id);
+      // `mallory.as.alice` is an account whose subject is that, but who chose the username "alice".
+      findAccount: (_ctx: unknown, login: string) => ({
+        accountId: login,
+        claims: () => ({ sub: login, preferred_username: login.split('.as.').at(-1) }),
       }),
     });
     // Quiet: the development login form warns on every start.

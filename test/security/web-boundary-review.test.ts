@@ -300,7 +300,7 @@ describe('web trust boundary, second pass', () => {
           path: url,
           headers: {
             host,
-            cookie: `agent_session=${value}`,
+            cookie: `agent_session_${local.port}=${value}`,
             'content-type': 'application/json',
             origin: `http://${host}`,
           },

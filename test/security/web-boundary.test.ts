@@ -185,7 +185,7 @@ describe('web trust boundary', () => {
       { 'x-agent-user': 'local' },
       { 'x-forwarded-user': 'local' },
       { cookie: forged },
-      { cookie: 'agent_session=' },
+      { cookie: `agent_session_${local.port}=` },
     ];
     for (const headers of attempts) {
       const id = `nocreds-${randomUUID()}`;
@@ -421,7 +421,9 @@ describe('web trust boundary', () => {
       ];
       for (const [what, attempt] of attempts) {
         const response = await attempt();
-        tally.check(response.status === 404, () => `${intruder} ${what}: ${response.status}`);
+        // 404 as if it did not exist; a name that cannot be anyone's (with ":") is refused outright.
+        const refused = response.status === 404 || (intruder.includes(':') && response.status === 400);
+        tally.check(refused, () => `${intruder} ${what}: ${response.status}`);
       }
       const listed = await web.request('GET', '/sessions', undefined, intruder);
       tally.check(
@@ -544,6 +546,123 @@ describe('web trust boundary', () => {
     const signals = history.events?.filter((e) => e.workflowExecutionSignaledEventAttributes).length ?? 0;
     if (signals > accepted) tally.lost += signals - accepted;
     tally.finish('limits: message burst');
+  });
+
+  it('keeps names apart: a web: name, a reserved name and a chat-shaped name are three different people', async () => {
+    const tally = new Tally();
+    const web = stack.web;
+    const id = `names-${randomUUID()}`;
+    expect((await web.say(id, 'hello', 'U0BOB0001')).status).toBe(202);
+    await web.waitFor(id, () => true, 'the session', 30_000, 'U0BOB0001');
+    for (const name of ['web:U0BOB0001', 'web:local', 'local', 'a:b']) {
+      const read = await web.request('GET', `/sessions/${id}`, undefined, name);
+      tally.check(
+        read.status === 404 || read.status === 400,
+        () => `${name} reads U0BOB0001's session: ${read.status}`,
+      );
+    }
+    const me = (name: string) => web.request('GET', '/me', undefined, name);
+    tally.check(
+      (await me('local')).body?.userId === 'web:local',
+      () => 'a proxy name "local" is the local user',
+    );
+    tally.check((await me('web:U0BOB0001')).status === 400, () => 'a proxy name with ":" is accepted');
+    tally.finish('web: names that collide');
+  });
+
+  it('never lets a message land in a session someone else started a moment earlier (no squatting race)', async () => {
+    const tally = new Tally();
+    const web = stack.web;
+    for (let round = 0; round < 8; round++) {
+      const id = `race-${randomUUID()}`;
+      const [a, b] = await Promise.all([
+        web.say(id, 'mallory first', 'mallory'),
+        web.say(id, 'victim first', 'victim'),
+      ]);
+      tally.check(
+        [a.status, b.status].filter((s) => s === 202).length === 1,
+        () => `both or neither accepted: ${a.status}, ${b.status}`,
+      );
+      const owner = a.status === 202 ? 'mallory' : 'victim';
+      const view = await web.waitFor(id, () => true, 'the raced session', 30_000, owner);
+      const strangers = view.transcript.filter((m) => m.role === 'user' && m.userId !== owner);
+      if (strangers.length) tally.lost += strangers.length;
+    }
+    tally.finish('web: session squatting race');
+  });
+
+  it('bounds how many live views one person keeps open', async () => {
+    const web = stack.web;
+    const streams: Response[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 20 && !refused; i++) {
+      const response = await fetch(`${web.baseUrl}/api/sessions/streams-${i}/stream`, {
+        headers: web.headers('streamer'),
+      });
+      if (response.status === 429) refused = response;
+      else streams.push(response);
+    }
+    expect(refused?.status).toBe(429);
+    expect(streams.length).toBeGreaterThan(2);
+    await streams[0]!.body!.cancel();
+    // A closed view frees its place.
+    await until('a freed stream place', async () => {
+      const again = await fetch(`${web.baseUrl}/api/sessions/streams-again/stream`, {
+        headers: web.headers('streamer'),
+      });
+      if (again.status !== 200) return false;
+      await again.body?.cancel();
+      return true;
+    });
+    for (const stream of streams.slice(1)) await stream.body?.cancel();
+  });
+
+  it('answers the codec endpoint only under its own name, and off loopback only with a token or a sign-in', async () => {
+    const tally = new Tally();
+    const port = await freePort();
+    // Listening on every interface (allowed in proxy mode): the codec then needs a token or a sign-in.
+    const codecEnv = {
+      ...stack.env,
+      PORT: String(port),
+      HOST: '0.0.0.0',
+      PAYLOAD_KEY: Buffer.alloc(32, 7).toString('base64'),
+    };
+    const codec = gatewayProcess(codecEnv);
+    await codec.start(gatewayReady(port));
+    try {
+      const body = json({ payloads: [] });
+      for (const host of ['evil.example', `evil.example:${port}`, `localhost.evil.example:${port}`]) {
+        const status = await rawRequest(port, {
+          method: 'POST',
+          path: '/codec/decode',
+          headers: { host, 'content-type': 'text/plain', 'x-forwarded-user': 'alice' },
+          body,
+        });
+        tally.check(status === 403, () => `codec under Host ${host}: ${status}`);
+      }
+      // Proxy mode: not signed in is refused, signed in is served.
+      const anonymous = await rawRequest(port, {
+        method: 'POST',
+        path: '/codec/decode',
+        headers: { host: `localhost:${port}`, 'content-type': 'application/json' },
+        body,
+      });
+      tally.check(anonymous === 401, () => `codec without a sign-in: ${anonymous}`);
+      const signedIn = await rawRequest(port, {
+        method: 'POST',
+        path: '/codec/decode',
+        headers: {
+          host: `localhost:${port}`,
+          'content-type': 'application/json',
+          'x-forwarded-user': 'alice',
+        },
+        body,
+      });
+      expect(signedIn).toBe(200);
+    } finally {
+      await codec.kill('SIGTERM');
+    }
+    tally.finish('codec: foreign Host and no sign-in');
   });
 
   it('will not listen beyond loopback in local mode, and says which variable to set', async () => {

@@ -8,11 +8,11 @@ import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { describeOAuthError, OAuthClient } from '../../../common/credentials/oauth';
 import { signLoginFlow, verifyLoginFlow } from '../../../common/credentials/signed';
-import { webUserId } from '../../../common/identities';
+import { signInUserId } from '../../../common/identities';
 import type { GatewayDeps } from '../../platform';
 import { outcomePage } from '../../oauth/pages';
 import { refuseCrossSite, refuseForeignHost } from './request-guard';
-import { SESSION_COOKIE, type WebAuth } from './web-auth';
+import type { WebAuth } from './web-auth';
 
 const FLOW_COOKIE = 'agent_login';
 const FLOW_TTL_MS = 10 * 60_000;
@@ -83,10 +83,11 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
       deps.log.warn('sign-in failed', { error: describeOAuthError(error) });
       return bad(c, 400, 'Sign-in failed', `${describeOAuthError(error)}. Nothing changed; sign in again.`);
     }
-    const userId = webUserId([identity.preferredUsername, identity.sub], deps.config.policy.users);
-    if (!userId) return bad(c, 400, 'Sign-in failed', 'The provider named nobody.');
+    // Only the subject decides who this is: people can often choose their preferred_username.
+    const userId = signInUserId(deps.config.web.loginProvider!, identity.sub, deps.config.policy.users);
+    if (!userId) return bad(c, 400, 'Sign-in failed', 'The provider named nobody usable.');
     const session = auth.sessionCookie(userId);
-    setCookie(c, SESSION_COOKIE, session.value, {
+    setCookie(c, auth.cookieName, session.value, {
       httpOnly: true,
       sameSite: 'Strict',
       secure: auth.secureCookies,
@@ -100,7 +101,7 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
   app.post('/auth/logout', (c) => {
     const refused = refuseForeignHost(c, auth) ?? refuseCrossSite(c, auth, undefined);
     if (refused) return c.json({ error: refused.error }, refused.status);
-    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    deleteCookie(c, auth.cookieName, { path: '/' });
     return c.json({ signedOut: true });
   });
 }

@@ -9,12 +9,12 @@ import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { AppConfig } from '../../../common/config';
 import { signWebSession, verifyWebSession } from '../../../common/credentials/signed';
-import { webUserId } from '../../../common/identities';
+import { proxyUserId } from '../../../common/identities';
 import { sameSecret } from '../../../common/same-secret';
 import { addressList, listed, remoteAddress, servedNames } from './addresses';
 import { loadOrCreateWebToken, tokenFingerprint } from './web-token';
 
-export const SESSION_COOKIE = 'agent_session';
+const SESSION_COOKIE = 'agent_session';
 
 export type Via = 'bearer' | 'cookie' | 'proxy';
 export interface WebCaller {
@@ -28,6 +28,11 @@ export class WebAuth {
   readonly mode: AppConfig['web']['mode'];
   readonly served: { hosts: Set<string>; origins: Set<string> };
   readonly secureCookies: boolean;
+  /**
+   * The session cookie's name. Cookies ignore ports, so in local mode it carries the port (as Jupyter's do):
+   * another local server on another port never receives it, and two installs never overwrite each other's.
+   */
+  readonly cookieName: string;
   private readonly token: string | undefined;
   private readonly binding: string;
   private readonly proxies;
@@ -44,6 +49,7 @@ export class WebAuth {
     this.proxies = addressList(config.web.trustedProxies);
     this.served = servedNames(config.publicUrl, config.host, config.port);
     this.secureCookies = config.publicUrl.startsWith('https://');
+    this.cookieName = this.mode === 'local' ? `${SESSION_COOKIE}_${config.port}` : SESSION_COOKIE;
   }
 
   /** Local mode's secret, for the printed link (`/?token=`). */
@@ -63,7 +69,7 @@ export class WebAuth {
         return { ok: true, caller: { userId: 'local', via: 'bearer' } };
       return { ok: false, status: 401, error: 'wrong access token' };
     }
-    const cookie = getCookie(c, SESSION_COOKIE);
+    const cookie = getCookie(c, this.cookieName);
     if (cookie) {
       const session = verifyWebSession(this.signingKey(), cookie);
       if (session.ok && session.value.binding === this.binding)
@@ -97,12 +103,12 @@ export class WebAuth {
             : `the ${header} header is accepted only from WEB_TRUSTED_PROXIES`,
       };
     if (!name) return { ok: false, status: 401, error: `no user: your proxy did not set ${header}` };
-    const userId = webUserId([name], this.config.policy.users);
+    const userId = proxyUserId(name, this.config.policy.users);
     if (!userId)
       return {
         ok: false,
         status: 400,
-        error: `invalid user name in ${header}: use 1-120 letters, digits or . _ @ : -`,
+        error: `invalid user name in ${header}: use 1-120 letters, digits or . _ @ -`,
       };
     return { ok: true, caller: { userId, via: 'proxy' } };
   }
