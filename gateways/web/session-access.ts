@@ -10,8 +10,16 @@ import { AgentOwner } from '../../common/search-attributes';
 
 export type Access = 'allowed' | 'denied' | 'absent';
 
+/**
+ * Owners remembered per gateway: a running session's owner never changes, so a click needs no lookup after
+ * the first. Bounded in size, and in time for the rare id that is deleted by retention and started again.
+ */
+const OWNER_CACHE_SIZE = 10_000;
+const OWNER_CACHE_MS = 10 * 60_000;
+
 export class SessionAccess {
   private readonly approvers: Set<string>;
+  private readonly owners = new Map<string, { owner: string; at: number }>();
 
   constructor(
     private readonly client: Client,
@@ -28,15 +36,24 @@ export class SessionAccess {
   }
 
   async check(workflowId: string, userId: string): Promise<Access> {
-    let owner: string | undefined;
-    try {
-      const description = await this.client.workflow.getHandle(workflowId).describe();
-      owner = description.typedSearchAttributes.get(AgentOwner);
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return 'absent';
-      throw error;
+    const cached = this.owners.get(workflowId);
+    let owner = cached && Date.now() - cached.at < OWNER_CACHE_MS ? cached.owner : undefined;
+    if (owner === undefined) {
+      try {
+        const description = await this.client.workflow.getHandle(workflowId).describe();
+        owner = description.typedSearchAttributes.get(AgentOwner);
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return 'absent';
+        throw error;
+      }
+      if (owner !== undefined) this.remember(workflowId, owner);
     }
     if (owner !== undefined && aliasesOf(userId, this.policy.users).includes(owner)) return 'allowed';
     return this.isApprover(userId) ? 'allowed' : 'denied';
+  }
+
+  private remember(workflowId: string, owner: string): void {
+    if (this.owners.size >= OWNER_CACHE_SIZE) this.owners.delete(this.owners.keys().next().value!);
+    this.owners.set(workflowId, { owner, at: Date.now() });
   }
 }
