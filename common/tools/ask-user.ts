@@ -113,13 +113,124 @@ export function parseTextAnswer(question: Question, text: string): Answer | unde
 
 /** How a question reads in plain text (for text-only channels and the fallback hint). */
 export function questionAsText(question: Question): string {
-  const options = question.options.map(
-    (o, i) => `  ${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`,
+  return [question.prompt, ...optionLines(question, '  '), `${singleHint(question)}.`].join('\n');
+}
+
+function optionLines(question: Question, indent: string): string[] {
+  return question.options.map(
+    (o, i) => `${indent}${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`,
   );
+}
+
+function singleHint(question: Question): string {
+  if (!question.options.length) return 'Reply "other: your answer"';
   const how = question.multi_select ? 'Reply with numbers, e.g. "1,3"' : 'Reply with a number';
-  return [
-    question.prompt,
-    ...options,
-    `${how}${question.allow_custom ? ', or "other: your answer"' : ''}.`,
-  ].join('\n');
+  return `${how}${question.allow_custom ? ', or "other: your answer"' : ''}`;
+}
+
+/**
+ * Every question of a gate, numbered, as plain text; `strong` marks each question's header (Markdown
+ * bold in Slack and Discord). One question reads like `questionAsText`; several end with the
+ * `1: 2; 2: 1,3` reply format that `parseTextAnswers` reads.
+ */
+export function questionsAsText(questions: readonly Question[], strong = (text: string) => text): string {
+  if (questions.length === 1) return questionAsText(questions[0]!);
+  const blocks = questions.map((q, i) => {
+    const notes = [
+      ...(q.multi_select ? ['several allowed'] : []),
+      ...(q.allow_custom ? [q.options.length ? 'or your own words' : 'your own words'] : []),
+      ...(q.required ? [] : ['optional']),
+    ];
+    return [
+      `${strong(`${i + 1}. ${q.label}`)}: ${q.prompt}${notes.length ? ` (${notes.join(', ')})` : ''}`,
+      ...optionLines(q, '    '),
+    ].join('\n');
+  });
+  return [...blocks, `${typedAnswerHint(questions)}.`].join('\n');
+}
+
+/** How to type the answers to these questions, e.g. `Reply "1: 2; 2: 1,3"`. */
+export function typedAnswerHint(questions: readonly Question[]): string {
+  if (questions.length === 1) return singleHint(questions[0]!);
+  const example = questions
+    .map((q, i) =>
+      q.options.length
+        ? `${i + 1}: ${q.multi_select && q.options.length > 1 ? '1,2' : '1'}`
+        : `${i + 1}: your answer`,
+    )
+    .join('; ');
+  const custom = questions.findIndex((q) => q.allow_custom && q.options.length);
+  return `Reply with "question: answer" for each, e.g. "${example}"${custom >= 0 ? `, or "${custom + 1}: other: your answer"` : ''}`;
+}
+
+/** One "N: answer" (or "Label: answer") part of a typed reply. */
+const PART = /^\s*([^:;\n]{1,40}?)\s*:\s*([\s\S]*)$/;
+
+export type TextAnswersCheck = AnswerCheck | undefined;
+
+/**
+ * A typed reply to several questions at once: parts separated by ";" or new lines, each "N: answer" or
+ * "Label: answer", where an answer reads like `parseTextAnswer`'s ("2", "1,3", "other: your words", an
+ * option's label, or free text for a question without options). A single question also takes the bare
+ * answer. Undefined when the reply does not look like answers at all (it is then an ordinary message);
+ * otherwise the validated answers, or an error naming what is missing or invalid.
+ */
+export function parseTextAnswers(questions: readonly Question[], text: string): TextAnswersCheck {
+  const reply = text.trim();
+  if (questions.length === 1) {
+    const bare = parseTextAnswer(questions[0]!, reply);
+    if (bare) return validateAnswers(questions, [bare]);
+  }
+  const parts = reply
+    .split(/[;\n]/)
+    .map((part) => part.trim())
+    .filter(Boolean);
+  const keyOf = (part: string) => {
+    const match = PART.exec(part);
+    if (!match) return undefined;
+    const key = match[1]!.trim();
+    const index = /^\d+$/.test(key)
+      ? Number(key) - 1
+      : questions.findIndex((q) => q.label.toLowerCase() === key.toLowerCase());
+    return { key, index, answer: match[2]!.trim() };
+  };
+  const first = parts[0] ? keyOf(parts[0]) : undefined;
+  if (!first || !(first.index >= 0 && first.index < questions.length)) return undefined;
+  const answers: Answer[] = [];
+  for (const part of parts) {
+    const parsed = keyOf(part);
+    if (!parsed) return { ok: false, error: `"${part.slice(0, 60)}" is not "question: answer"` };
+    const question = questions[parsed.index];
+    if (!question)
+      return {
+        ok: false,
+        error: `there is no question ${/^\d+$/.test(parsed.key) ? `number ${parsed.key}` : `"${parsed.key}"`} (questions are 1 to ${questions.length})`,
+      };
+    if (answers.some((a) => a.question === question.label))
+      return { ok: false, error: `question ${parsed.index + 1} (${question.label}) is answered twice` };
+    const answer =
+      parseTextAnswer(question, parsed.answer) ??
+      (!question.options.length && question.allow_custom && parsed.answer
+        ? { question: question.label, selected: [], custom: parsed.answer }
+        : undefined);
+    if (!answer) return { ok: false, error: notAnAnswer(question, parsed.index, parsed.answer) };
+    answers.push(answer);
+  }
+  const missing = questions
+    .map((q, i) => ({ q, i }))
+    .filter(({ q }) => q.required && !answers.some((a) => a.question === q.label));
+  if (missing.length)
+    return {
+      ok: false,
+      error: `still missing: ${missing.map(({ q, i }) => `${i + 1} (${q.label})`).join(', ')}`,
+    };
+  return validateAnswers(questions, answers);
+}
+
+function notAnAnswer(question: Question, index: number, answer: string): string {
+  const choices = question.options.length
+    ? `${question.multi_select ? 'numbers from' : 'a number from'} 1 to ${question.options.length}`
+    : 'your own words';
+  const other = question.allow_custom && question.options.length ? ', or "other: your answer"' : '';
+  return `"${answer.slice(0, 60)}" is not an answer to question ${index + 1} (${question.label}): reply with ${choices}${other}`;
 }

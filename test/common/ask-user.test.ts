@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   askUserArgsSchema,
   parseTextAnswer,
+  parseTextAnswers,
+  questionsAsText,
+  typedAnswerHint,
   questionAsText,
   validateAnswers,
   type Question,
@@ -126,5 +129,94 @@ describe('text fallback', () => {
     expect(questionAsText(checks)).toBe(
       'Which?\n  1. lint\n  2. tests\n  3. build\nReply with numbers, e.g. "1,3", or "other: your answer".',
     );
+  });
+});
+
+describe('typed answers to several questions', () => {
+  const free: Question = {
+    label: 'Notes',
+    prompt: 'Anything else?',
+    options: [],
+    multi_select: false,
+    allow_custom: true,
+    required: false,
+  };
+  const questions = [env, checks, free];
+
+  it('reads "1: 2; 2: 1,3; 3: ..." into validated answers', () => {
+    expect(parseTextAnswers(questions, '1: 2; 2: 1,3; 3: smoke first')).toEqual({
+      ok: true,
+      answers: [
+        { question: 'Environment', selected: ['production'] },
+        { question: 'Checks', selected: ['lint', 'build'] },
+        { question: 'Notes', selected: [], custom: 'smoke first' },
+      ],
+    });
+  });
+
+  it('takes new lines, labels and "other:" answers, and leaves optional questions out', () => {
+    expect(parseTextAnswers(questions, 'environment: staging\n2: other: smoke')).toEqual({
+      ok: true,
+      answers: [
+        { question: 'Environment', selected: ['staging'] },
+        { question: 'Checks', selected: [], custom: 'smoke' },
+        { question: 'Notes', selected: [] },
+      ],
+    });
+  });
+
+  it('names what is missing or invalid', () => {
+    expect(parseTextAnswers(questions, '2: 1')).toEqual({
+      ok: false,
+      error: 'still missing: 1 (Environment)',
+    });
+    expect(parseTextAnswers(questions, '1: 3; 2: 1')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining(
+        '"3" is not an answer to question 1 (Environment): reply with a number from 1 to 2',
+      ),
+    });
+    expect(parseTextAnswers(questions, '1: 1; 4: 1')).toMatchObject({
+      ok: false,
+      error: 'there is no question number 4 (questions are 1 to 3)',
+    });
+    expect(parseTextAnswers(questions, '1: 1; 1: 2')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('answered twice'),
+    });
+    expect(parseTextAnswers(questions, '1: 1; and also this')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('is not "question: answer"'),
+    });
+  });
+
+  it('leaves ordinary messages alone', () => {
+    expect(parseTextAnswers(questions, 'what do you mean?')).toBeUndefined();
+    expect(parseTextAnswers(questions, 'Note: later')).toBeUndefined();
+    expect(parseTextAnswers([env], 'deploy tomorrow')).toBeUndefined();
+  });
+
+  it('takes a bare answer to a single question', () => {
+    expect(parseTextAnswers([env], '2')).toEqual({
+      ok: true,
+      answers: [{ question: 'Environment', selected: ['production'] }],
+    });
+  });
+
+  it('numbers every question, with the reply format', () => {
+    expect(questionsAsText([env, checks], (t) => `*${t}*`)).toBe(
+      [
+        '*1. Environment*: Where?',
+        '    1. staging — safe',
+        '    2. production',
+        '*2. Checks*: Which? (several allowed, or your own words, optional)',
+        '    1. lint',
+        '    2. tests',
+        '    3. build',
+        'Reply with "question: answer" for each, e.g. "1: 1; 2: 1,2", or "2: other: your answer".',
+      ].join('\n'),
+    );
+    expect(questionsAsText([env])).toBe(questionAsText(env));
+    expect(typedAnswerHint([free])).toBe('Reply "other: your answer"');
   });
 });
