@@ -1,6 +1,7 @@
 /**
  * Every side effect of a session: model calls, the policy check (reads configuration and grants), tool
- * runs (through the idempotency ledger) and grant storage. Created once per worker with its dependencies.
+ * runs (a side effect at most once: the workflow history is the ledger) and grant storage. Created once
+ * per worker with its dependencies.
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
@@ -18,7 +19,6 @@ import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { createModel } from './model';
 import { createToolCalls } from './tool-calls';
-import type { ToolRunLedger } from './tools/ledger';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
 import type {
@@ -34,7 +34,6 @@ import type {
 export interface ActivityDeps {
   config: AppConfig;
   client: Client;
-  ledger: ToolRunLedger;
   /** MCP connections; the worker passes its own so it can close them (and their processes) on shutdown. */
   mcp?: McpPool;
   /** The vault and providers, opened on first use (shared with `mcp`). */
@@ -44,7 +43,7 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  const { config, client, ledger } = deps;
+  const { config, client } = deps;
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
@@ -56,7 +55,6 @@ export function createActivities(deps: ActivityDeps) {
     deps.credentials ?? (() => (credentialService ??= CredentialService.fromConfig(config)));
   const toolCalls = createToolCalls({
     config,
-    ledger,
     mcp,
     missions,
     userGrants,

@@ -1,11 +1,15 @@
 /**
  * How the worker plans and runs a tool call, by the kind common/tools/registry.ts gives its name. Planning:
- * the policy with the tool's approval rules and grants (an MCP tool with its server's policy). Running:
- * through the idempotency ledger, each kind with its own executor; built-ins with their credential and sandbox.
+ * the policy with the tool's approval rules and grants (an MCP tool with its server's policy). Running: each
+ * kind with its own executor; built-ins with their credential and sandbox. The workflow history is the
+ * ledger: whatever fails before a side effect could start is thrown as `ToolNotStarted` (the workflow may run
+ * the call again); a run cut off by the worker's shutdown is thrown as `ToolInterrupted` (never run again).
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type { AppConfig } from '../common/config';
 import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
 import type { CredentialService } from '../common/credentials/service';
+import { FailureType } from '../common/errors';
 import { decidePolicy, type PolicyDecision } from '../common/policy';
 import type { ToolDefinition } from '../common/tools/definitions';
 import { mcpToolDefinition } from '../common/tools/mcp';
@@ -14,7 +18,6 @@ import type { UserGrants } from './grants';
 import { withHeartbeat } from './heartbeat';
 import type { McpPool } from './mcp/pool';
 import type { MissionTools } from './missions';
-import type { ToolRunLedger } from './tools/ledger';
 import { redact } from './tools/redact';
 import { builtins, type BuiltinTool, type ToolContext } from './tools/registry';
 import type { SandboxStatus } from './tools/sandbox';
@@ -23,7 +26,6 @@ import type { ToolPlan, ToolPlanRequest, ToolRunRequest, ToolRunResult } from '.
 
 export interface ToolCallDeps {
   config: AppConfig;
-  ledger: ToolRunLedger;
   mcp: McpPool;
   missions: MissionTools;
   userGrants: UserGrants;
@@ -34,8 +36,46 @@ export interface ToolCallDeps {
 
 type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
 
+/** Runs what comes before a tool's side effect: any failure there is `ToolNotStarted`, so nothing ran. */
+async function beforeStart<T>(toolName: string, prepare: () => Promise<T>): Promise<T> {
+  try {
+    return await prepare();
+  } catch (error) {
+    throw notStarted(toolName, error);
+  }
+}
+
+function notStarted(toolName: string, error: unknown, options: { nonRetryable?: boolean } = {}) {
+  return ApplicationFailure.create({
+    type: FailureType.ToolNotStarted,
+    message: `${toolName} could not start (${error instanceof Error ? error.message : String(error)}); nothing ran`,
+    cause: error instanceof Error ? error : undefined,
+    nonRetryable: options.nonRetryable ?? false,
+  });
+}
+
+/**
+ * Runs the side effect with heartbeats. Cut off by the worker's shutdown (a deploy) or a cancellation, an
+ * executor may still return a result ("aborted"), but the effect may have happened: that is an interruption.
+ */
+async function sideEffect(
+  toolName: string,
+  run: (signal: AbortSignal) => Promise<ToolRunResult>,
+): Promise<ToolRunResult> {
+  return await withHeartbeat(async (signal) => {
+    const result = await run(signal);
+    // Retryable as far as the worker knows: the workflow retries read-only calls, never the others.
+    if (signal.aborted)
+      throw ApplicationFailure.retryable(
+        `${toolName} was cut off (${String(signal.reason)}) after it may have started`,
+        FailureType.ToolInterrupted,
+      );
+    return result;
+  });
+}
+
 export function createToolCalls(deps: ToolCallDeps) {
-  const { config, ledger, mcp, missions, userGrants, credentials } = deps;
+  const { config, mcp, missions, userGrants, credentials } = deps;
 
   const toPlan = (
     decision: PolicyDecision,
@@ -95,46 +135,46 @@ export function createToolCalls(deps: ToolCallDeps) {
 
   async function runMcp(entry: McpEntry, request: ToolRunRequest): Promise<ToolRunResult> {
     const userId = request.userId ?? '';
-    const early = await mcp.precheck(entry.server, entry.tool, userId);
+    const early = await beforeStart(request.toolName, () => mcp.precheck(entry.server, entry.tool, userId));
     if (early) return early;
-    return await withHeartbeat((signal) =>
-      ledger.runOnce(request.idempotencyKey, request.toolName, () =>
-        mcp.call(entry.server, entry.tool, request.args, userId, signal),
-      ),
+    return await sideEffect(request.toolName, (signal) =>
+      mcp.call(entry.server, entry.tool, request.args, userId, signal),
     );
   }
 
   async function runBuiltin(tool: BuiltinTool, request: ToolRunRequest): Promise<ToolRunResult> {
+    const { toolName } = request;
+    // The workflow checked the arguments; an edit or an older history that does not parse never runs.
+    const parsed = tool.definition.schema.safeParse(request.args);
+    if (!parsed.success) throw notStarted(toolName, parsed.error, { nonRetryable: true });
     const providerName = tool.definition.credential?.(request.args);
     let authorization: ToolContext['authorization'];
     if (providerName) {
-      const checked = await authorizeTool(credentials(), request.userId ?? '', providerName, {
-        toApiHostsOnly: true,
-      });
+      const checked = await beforeStart(toolName, () =>
+        authorizeTool(credentials(), request.userId ?? '', providerName, { toApiHostsOnly: true }),
+      );
       if (!checked.ok) return checked.result;
       const { header, value, apiHosts } = checked;
       authorization = { provider: providerName, header, value, apiHosts };
     }
-    return await withHeartbeat((signal) =>
-      ledger.runOnce(request.idempotencyKey, request.toolName, async () =>
-        redact(
-          await tool.execute(request.args, {
-            dataDir: config.dataDir,
-            sessionId: request.sessionId,
-            signal,
-            ...(tool.sandboxed
-              ? {
-                  shell: {
-                    status: await deps.sandbox(),
-                    network: config.policy.tools[tool.definition.name]?.network ?? 'none',
-                  },
-                }
-              : {}),
-            addressPolicy: config.policy,
-            ...(authorization ? { authorization } : {}),
-          }),
-          authorization?.value,
-        ),
+    const shell = tool.sandboxed
+      ? {
+          status: await beforeStart(toolName, () => deps.sandbox()),
+          network: config.policy.tools[tool.definition.name]?.network ?? 'none',
+        }
+      : undefined;
+    return await sideEffect(toolName, async (signal) =>
+      redact(
+        await tool.execute(request.args, {
+          dataDir: config.dataDir,
+          sessionId: request.sessionId,
+          idempotencyKey: request.idempotencyKey,
+          signal,
+          ...(shell ? { shell } : {}),
+          addressPolicy: config.policy,
+          ...(authorization ? { authorization } : {}),
+        }),
+        authorization?.value,
       ),
     );
   }
@@ -163,7 +203,7 @@ export function createToolCalls(deps: ToolCallDeps) {
         case 'builtin':
           return await runBuiltin(builtins[entry.name], request);
         case 'mission':
-          return await ledger.runOnce(request.idempotencyKey, request.toolName, () =>
+          return await sideEffect(request.toolName, () =>
             missions.run(entry.op, request.args, {
               userId: request.userId ?? '',
               sessionId: request.sessionId,

@@ -12,7 +12,6 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { ToolRunLedger } from '../activities/tools/ledger';
 import { loadConfig, type AppConfig } from '../common/config';
 import { createLogger } from '../common/log';
 import { startGateway, type RunningGateway } from '../gateways/serve';
@@ -57,16 +56,12 @@ function stat(samples: number[]): Stat {
 const line = (label: string, s: Stat) =>
   `${label.padEnd(52)} n=${String(s.n).padStart(4)}  p50 ${String(s.p50).padStart(7)} ms  p95 ${String(s.p95).padStart(7)} ms  p99 ${String(s.p99).padStart(7)} ms`;
 
-function newWorker(
-  env: Awaited<ReturnType<typeof startTestTemporal>>,
-  config: AppConfig,
-  ledger: ToolRunLedger,
-) {
+function newWorker(env: Awaited<ReturnType<typeof startTestTemporal>>, config: AppConfig) {
   return Worker.create({
     connection: env.nativeConnection,
     taskQueue: QUEUE,
     ...workflowCode(),
-    activities: createActivities({ config, client: env.client, ledger }),
+    activities: createActivities({ config, client: env.client }),
     // A bounded cache: parked sessions are evicted and replayed on demand, so memory stays flat.
     maxCachedWorkflows: 500,
   });
@@ -90,7 +85,6 @@ async function main(): Promise<void> {
     WEB_RATE_MESSAGES: '1000000',
     WEB_RATE_SESSIONS: '1000000',
   });
-  const ledger = new ToolRunLedger(dataDir);
   const gateway: RunningGateway = await startGateway(config, env.address, createLogger('bench', 'error'));
   const results: Record<string, unknown> = {};
   const lines: string[] = [];
@@ -118,7 +112,7 @@ async function main(): Promise<void> {
       'tool run',
     );
 
-  let worker = await newWorker(env, config, ledger);
+  let worker = await newWorker(env, config);
   let long: TestSession | undefined;
   let short: TestSession | undefined;
   await worker.runUntil(async () => {
@@ -187,7 +181,7 @@ async function main(): Promise<void> {
   const downAcks: number[] = [];
   const parkedForDown: TestSession[] = [];
   await (
-    await newWorker(env, config, ledger)
+    await newWorker(env, config)
   ).runUntil(async () => {
     for (let i = 0; i < ROUNDS; i++) {
       const s = new TestSession(env.client, QUEUE);
@@ -210,7 +204,7 @@ async function main(): Promise<void> {
     ['10', short!],
     [String(LONG_TURNS), long!],
   ] as const) {
-    worker = await newWorker(env, config, ledger);
+    worker = await newWorker(env, config);
     const start = performance.now();
     await worker.runUntil(async () => {
       await s.say('after restart');
@@ -290,7 +284,6 @@ async function main(): Promise<void> {
   results.parked = parked;
 
   await gateway.close();
-  ledger.close();
   await env.teardown();
   const header = `Benchmark ${new Date().toISOString()} (scripted model, local dev server, worker + gateway in process, ${os.cpus().length} CPUs, Node ${process.version})`;
   process.stdout.write(`\n${header}\n${lines.join('\n')}\n\n`);

@@ -23,4 +23,8 @@ export const FailureType = {
   ModelNotFound: 'ModelNotFound',
   ModelBadRequest: 'ModelBadRequest',
   InvalidToolArguments: 'InvalidToolArguments',
+  /** A tool run that failed before its side effect could start: the workflow may run it again. */
+  ToolNotStarted: 'ToolNotStarted',
+  /** A tool run cut off (worker shutdown) after its side effect may have started: never run again. */
+  ToolInterrupted: 'ToolInterrupted',
 } as const;

@@ -4,7 +4,6 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { McpPool } from '../activities/mcp/pool';
 import { CredentialService } from '../common/credentials/service';
-import { ToolRunLedger } from '../activities/tools/ledger';
 import { SANDBOX_FIX } from '../activities/tools/sandbox';
 import { probeSandbox } from '../activities/tools/sandbox-probe';
 import type { AppConfig } from '../common/config';
@@ -44,7 +43,6 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     );
   }
   const connection = await connectWorker(address, config.temporal);
-  const ledger = new ToolRunLedger(config.dataDir);
   let credentials: CredentialService | undefined;
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
   const mcp = new McpPool(config.policy.mcpServers, openCredentials);
@@ -61,14 +59,14 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     activities: createActivities({
       config,
       client,
-      ledger,
       mcp,
       credentials: openCredentials,
       sandbox: Promise.resolve(sandbox),
     }),
     ...workflowCode(config.workflowBundlePath, tracing),
     ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
-    // Workers shut down within this window; in-flight activities are then retried elsewhere.
+    // Workers shut down within this window; in-flight activities are then cancelled: read-only tool runs and
+    // model calls are retried elsewhere, a tool run with side effects is reported as interrupted.
     shutdownGraceTime: '5s',
   });
   log.info('worker started', {
@@ -80,7 +78,6 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     // Open MCP connections (and stdio server processes) would keep the process alive after shutdown.
     await mcp.close();
     credentials?.close();
-    ledger.close();
     await connection.close();
     await client.connection.close();
     await tracing?.shutdown().catch(() => {});

@@ -84,7 +84,7 @@ export class McpPool {
   }
 
   /**
-   * Before a call (outside the idempotency ledger): a result that ends it without running anything —
+   * Before a call (nothing has run yet): a result that ends it without running anything —
    * unknown server, missing sign-in (a credential gate), or the synthetic `connect` tool once signed in.
    */
   async precheck(name: string, tool: string, userId: string): Promise<ToolRunResult | undefined> {

@@ -1,6 +1,6 @@
 /**
  * A tool's output must never carry the credential it was given (a server may echo request headers back):
- * the header value and the bare token are replaced before the result reaches the ledger or the workflow.
+ * the header value and the bare token are replaced before the result reaches the workflow.
  */
 import type { ToolRunResult } from '../types';
 

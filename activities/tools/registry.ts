@@ -3,6 +3,7 @@
  * the tool needs — the shell sandbox, its command parsed for the policy — and its executor. Which names are
  * built-ins is decided by common/tools/registry.ts; arguments arrive already validated by the workflow.
  */
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import {
   currentTimeTool,
@@ -24,6 +25,8 @@ import { currentTime } from './time';
 export interface ToolContext {
   dataDir: string;
   sessionId: string;
+  /** The workflow id and the workflow's own id for this call: the same on every attempt of one call. */
+  idempotencyKey?: string;
   signal: AbortSignal;
   /** The sandbox as the worker found it at start, and the network the policy gives the tool; sandboxed tools only. */
   shell?: ShellSandbox;
@@ -90,6 +93,7 @@ export const builtins: { readonly [Name in BuiltinName]: BuiltinTool } = {
     execute: async (args, context) =>
       await runHttpRequest({
         ...args,
+        headers: withIdempotencyKey(args, context.idempotencyKey),
         signal: context.signal,
         policy: context.addressPolicy,
         credential: context.authorization,
@@ -99,6 +103,21 @@ export const builtins: { readonly [Name in BuiltinName]: BuiltinTool } = {
     execute: async (args) => currentTime(args.timezone),
   }),
 };
+
+/**
+ * A request that changes something carries an `Idempotency-Key` (unless the model set one), so a server that
+ * honours it can recognise the same call. A hash: the session's id stays with us.
+ */
+function withIdempotencyKey(
+  args: { method: string; headers?: Record<string, string> | undefined },
+  key: string | undefined,
+): Record<string, string> | undefined {
+  if (!key || args.method === 'GET' || args.method === 'HEAD') return args.headers;
+  if (Object.keys(args.headers ?? {}).some((name) => name.toLowerCase() === 'idempotency-key'))
+    return args.headers;
+  const hashed = createHash('sha256').update(key).digest('base64url').slice(0, 32);
+  return { ...args.headers, 'Idempotency-Key': hashed };
+}
 
 /** The executors by tool name (the security suites run them directly, as the worker does). */
 export const executors: Record<string, Executor> = Object.fromEntries(

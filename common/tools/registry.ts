@@ -21,6 +21,23 @@ import { missionToolsByOp, type MissionOp } from './missions';
 const executed = [shellExecuteTool, httpRequestTool, currentTimeTool] as const;
 export type BuiltinName = (typeof executed)[number]['name'];
 
+/**
+ * What running a call twice would do. `read-only` calls may be retried freely; a call with `side-effects`
+ * runs at most once: an attempt cut off after it may have started is reported, never repeated.
+ */
+export type ToolEffect = 'read-only' | 'side-effects';
+
+const builtinEffects: { readonly [Name in BuiltinName]: (args: Record<string, unknown>) => ToolEffect } = {
+  shell_execute: () => 'side-effects',
+  // The schema's default method is GET.
+  http_request: (args) =>
+    args.method === undefined || args.method === 'GET' || args.method === 'HEAD'
+      ? 'read-only'
+      : 'side-effects',
+  current_time: () => 'read-only',
+};
+const readOnlyMissionOps: readonly MissionOp[] = ['list', 'get'];
+
 export type ToolEntry =
   /** shell_execute, http_request, current_time: planned by the policy, run by the worker's executor. */
   | { kind: 'builtin'; name: BuiltinName; definition: ToolDefinition }
@@ -55,10 +72,13 @@ export interface SessionTools {
   mcpServers?: readonly string[] | undefined;
 }
 
-/** A tool that takes arguments, as the session sees it (an MCP tool with the definition discovery gave it). */
+/**
+ * A tool that takes arguments, as the session sees it (an MCP tool with the definition discovery gave it and
+ * its `readOnlyHint`).
+ */
 export type CallableTool =
   | Extract<ToolEntry, { kind: 'builtin' | 'question' | 'mission' }>
-  | (Extract<ToolEntry, { kind: 'mcp' }> & { definition: ToolDefinition });
+  | (Extract<ToolEntry, { kind: 'mcp' }> & { definition: ToolDefinition; readOnly: boolean });
 
 export type SessionTool =
   | CallableTool
@@ -71,7 +91,12 @@ export function sessionTool(name: string, session: SessionTools): SessionTool {
   switch (entry.kind) {
     case 'mcp': {
       const spec = session.mcpTools?.find((tool) => tool.name === name);
-      if (spec) return { ...entry, definition: mcpToolDefinition(spec, mcpDefaultPolicy(spec)) };
+      if (spec)
+        return {
+          ...entry,
+          definition: mcpToolDefinition(spec, mcpDefaultPolicy(spec)),
+          readOnly: spec.readOnly,
+        };
       break;
     }
     case 'mcp_refresh':
@@ -84,6 +109,23 @@ export function sessionTool(name: string, session: SessionTools): SessionTool {
   }
   const known = [...builtinTools, ...(session.mcpTools ?? [])].map((tool) => tool.name).join(', ');
   return { kind: 'unknown', name, error: `unknown tool "${name}". Available tools: ${known}.` };
+}
+
+/** Whether `tool` called with `args` may run twice; anything this registry cannot vouch for has side effects. */
+export function toolEffect(tool: SessionTool, args: Record<string, unknown>): ToolEffect {
+  switch (tool.kind) {
+    case 'builtin':
+      return builtinEffects[tool.name](args);
+    case 'mission':
+      return readOnlyMissionOps.includes(tool.op) ? 'read-only' : 'side-effects';
+    case 'mcp':
+      return tool.readOnly ? 'read-only' : 'side-effects';
+    case 'question':
+    case 'mcp_refresh':
+      return 'read-only';
+    case 'unknown':
+      return 'side-effects';
+  }
 }
 
 /** A call whose arguments passed its tool's schema, typed by kind (ask_user's are its questions). */

@@ -1,53 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ToolRunLedger } from '../../activities/tools/ledger';
 import type { ShellSandbox } from '../../activities/tools/sandbox';
 import { probeSandbox } from '../../activities/tools/sandbox-probe';
 import { runShell } from '../../activities/tools/shell';
 import { currentTime } from '../../activities/tools/time';
 import { tempDir } from '../helpers/config';
-
-describe('tool-run ledger', () => {
-  it('runs a call once and returns the first result to every retry', async () => {
-    const dir = tempDir();
-    const ledger = new ToolRunLedger(dir);
-    let runs = 0;
-    const run = async () => ({ status: 'ok' as const, content: `run ${++runs}` });
-    expect(await ledger.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
-      status: 'ok',
-      content: 'run 1',
-    });
-    expect(await ledger.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
-      status: 'ok',
-      content: 'run 1',
-    });
-    expect(runs).toBe(1);
-    ledger.close();
-    const reopened = new ToolRunLedger(dir);
-    expect(await reopened.runOnce('wf:call-1', 'shell_execute', run)).toEqual({
-      status: 'ok',
-      content: 'run 1',
-    });
-    reopened.close();
-  });
-
-  it('reports a run that started but never finished as interrupted instead of running it again', async () => {
-    const dir = tempDir();
-    const first = new ToolRunLedger(dir);
-    void first.runOnce('wf:call-2', 'shell_execute', () => new Promise(() => {}));
-    const second = new ToolRunLedger(dir);
-    let ran = false;
-    const result = await second.runOnce('wf:call-2', 'shell_execute', async () => {
-      ran = true;
-      return { status: 'ok', content: '' };
-    });
-    expect(ran).toBe(false);
-    expect(result).toMatchObject({ status: 'error', content: expect.stringContaining('interrupted') });
-    first.close();
-    second.close();
-  });
-});
 
 describe('shell_execute', () => {
   let sandbox: ShellSandbox;

@@ -3,12 +3,11 @@ import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporal
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities';
 import { builtins, executors } from '../../activities/tools/registry';
-import { ToolRunLedger } from '../../activities/tools/ledger';
 import type { ToolPlan, ToolRunRequest, ToolRunResult } from '../../activities/types';
 import { builtinTools } from '../../common/tools/definitions';
 import { splitMcpName, type McpToolSpec } from '../../common/tools/mcp';
 import { MISSION_OPS } from '../../common/tools/missions';
-import { checkCall, resolveTool, sessionTool, type ToolKind } from '../../common/tools/registry';
+import { checkCall, resolveTool, sessionTool, toolEffect, type ToolKind } from '../../common/tools/registry';
 import { testConfig } from '../helpers/config';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -21,6 +20,8 @@ const notesSearch: McpToolSpec = {
   readOnly: true,
   destructive: false,
 };
+
+const notesDelete: McpToolSpec = { ...notesSearch, name: 'notes__delete', tool: 'delete', readOnly: false };
 
 describe('resolveTool: every name has exactly one kind', () => {
   it.each<[string, ToolKind]>([
@@ -105,6 +106,30 @@ describe('sessionTool: what a session can call', () => {
   });
 });
 
+describe('toolEffect: what may run twice', () => {
+  const effect = (name: string, args: Record<string, unknown> = {}) =>
+    toolEffect(sessionTool(name, { mcpTools: [notesSearch, notesDelete] }), args);
+
+  it('lets reads retry: current_time, GET and HEAD, mission_list and mission_get, MCP tools marked readOnlyHint', () => {
+    expect(effect('current_time')).toBe('read-only');
+    expect(effect('http_request', { url: 'https://example.com' })).toBe('read-only');
+    expect(effect('http_request', { method: 'HEAD', url: 'https://example.com' })).toBe('read-only');
+    expect(effect('mission_list')).toBe('read-only');
+    expect(effect('routine_get', { name: 'standup' })).toBe('read-only');
+    expect(effect('notes__search', { q: 'x' })).toBe('read-only');
+  });
+
+  it('runs everything else at most once, including a tool it does not know', () => {
+    expect(effect('shell_execute', { command: 'ls' })).toBe('side-effects');
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'])
+      expect(effect('http_request', { method, url: 'https://example.com' })).toBe('side-effects');
+    expect(effect('mission_fire', { name: 'standup' })).toBe('side-effects');
+    expect(effect('mission_create', {})).toBe('side-effects');
+    expect(effect('notes__delete', { id: 1 })).toBe('side-effects');
+    expect(effect('notes__forgotten', {})).toBe('side-effects');
+  });
+});
+
 describe('the worker: planner and runner go by the same entry', () => {
   let env: TestWorkflowEnvironment;
   let activities: ReturnType<typeof createActivities>;
@@ -134,7 +159,7 @@ describe('the worker: planner and runner go by the same entry', () => {
       providers: { weather: { type: 'api_key', header: 'Authorization', apiHosts: ['127.0.0.1:9'] } },
     });
     const client = new Client({ connection: env.connection });
-    activities = createActivities({ config, client, ledger: new ToolRunLedger(config.dataDir) });
+    activities = createActivities({ config, client });
   });
   afterAll(async () => {
     await env?.teardown();

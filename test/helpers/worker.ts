@@ -4,7 +4,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
-import { ToolRunLedger } from '../../activities/tools/ledger';
 import type { AppConfig } from '../../common/config';
 import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from './config';
@@ -14,7 +13,6 @@ export async function createTestWorker(
   config: AppConfig,
   taskQueue = `test-${randomUUID()}`,
 ) {
-  const ledger = new ToolRunLedger(config.dataDir);
   const worker = await Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
@@ -23,10 +21,9 @@ export async function createTestWorker(
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,
-      ledger,
     }),
   });
-  return { worker, taskQueue, ledger };
+  return { worker, taskQueue };
 }
 
 /** Runs `body` while a fresh worker (own task queue, own DATA_DIR and policy) serves it. */
@@ -37,10 +34,6 @@ export async function withWorker(
   extraEnv: Record<string, string> = {},
 ): Promise<void> {
   const config = testConfig(policy, extraEnv);
-  const { worker, taskQueue, ledger } = await createTestWorker(env, config);
-  try {
-    await worker.runUntil(body(taskQueue, config));
-  } finally {
-    ledger.close();
-  }
+  const { worker, taskQueue } = await createTestWorker(env, config);
+  await worker.runUntil(body(taskQueue, config));
 }

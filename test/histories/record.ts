@@ -11,7 +11,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { McpPool } from '../../activities/mcp/pool';
-import { ToolRunLedger } from '../../activities/tools/ledger';
 import { userWorkflowId } from '../../common/ids';
 import {
   answerDraftSignal,
@@ -268,7 +267,6 @@ async function record(
   extraEnv: Record<string, string> = {},
 ) {
   const config = testConfig(policy, extraEnv);
-  const ledger = new ToolRunLedger(config.dataDir);
   const taskQueue = `record-${Object.keys(scenarios)[0]}`;
   // Closed at the end: a stdio MCP server left running would keep this script from exiting.
   let credentials: CredentialService | undefined;
@@ -283,7 +281,6 @@ async function record(
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,
-      ledger,
       mcp,
     }),
   });
@@ -315,7 +312,6 @@ async function record(
   });
   await mcp.close();
   credentials?.close();
-  ledger.close();
 }
 
 async function main(): Promise<void> {

@@ -45,7 +45,6 @@ beforeAll(async () => {
   stopWorker = async () => {
     created.worker.shutdown();
     await running;
-    created.ledger.close();
   };
 });
 afterAll(async () => {

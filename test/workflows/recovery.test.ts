@@ -112,7 +112,7 @@ describe('starting from an existing transcript', () => {
       {},
       { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
     );
-    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    const { worker, taskQueue } = await createTestWorker(env, config);
     try {
       await worker.runUntil(async () => {
         const session = new TestSession(env.client, taskQueue);
@@ -136,7 +136,6 @@ describe('starting from an existing transcript', () => {
         ]);
       });
     } finally {
-      ledger.close();
       await fake.stop();
     }
   });

@@ -303,7 +303,7 @@ describe('session workflow', () => {
 
   it('keeps "always allow in this conversation" to this conversation, and revokes it', async () => {
     const config = testConfig();
-    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    const { worker, taskQueue } = await createTestWorker(env, config);
     await worker.runUntil(async () => {
       const session = new TestSession(env.client, taskQueue);
       await session.say('run `echo one`');
@@ -327,12 +327,11 @@ describe('session workflow', () => {
       await session.say('run `echo four`');
       await session.pendingGate();
     });
-    ledger.close();
   });
 
   it('keeps "always allow everywhere for me" with a pattern across conversations', async () => {
     const config = testConfig();
-    const { worker, taskQueue, ledger } = await createTestWorker(env, config);
+    const { worker, taskQueue } = await createTestWorker(env, config);
     await worker.runUntil(async () => {
       const session = new TestSession(env.client, taskQueue);
       await session.say('run `git status`', 'carol');
@@ -357,7 +356,6 @@ describe('session workflow', () => {
       await third.say('run `git status`', 'dave');
       await third.pendingGate();
     });
-    ledger.close();
   });
 
   it('continues as new between turns, carrying transcript, grants and decided gates', async () => {

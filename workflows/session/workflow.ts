@@ -17,7 +17,7 @@ import {
 } from '../../common/search-attributes';
 import { parseTextAnswer } from '../../common/tools/ask-user';
 import { checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
-import { checkCall, sessionTool } from '../../common/tools/registry';
+import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
 import { FailureType } from '../../common/errors';
 import {
   describeMcpDiscovery,
@@ -73,6 +73,7 @@ import type { OutboundEvent } from './outbound';
 import { runGateSignal, runNoticeSignal, type RunResult } from '../missions/contract';
 import { orphanRuleMatters, repairTranscript } from './repair';
 import { SessionState } from './state';
+import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -88,9 +89,9 @@ const { callModel } = wf.proxyActivities<Activities>({
     nonRetryableErrorTypes: [FailureType.ModelAuth, FailureType.ModelNotFound, FailureType.ModelBadRequest],
   },
 });
+/** Read-only tool runs (and every run in histories from before `tool-runs-once`): retried freely. */
 const { runTool } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
-  // A killed worker is noticed within the heartbeat timeout; the ledger then refuses to run the call twice.
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
@@ -797,8 +798,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   }
 
   /**
-   * Runs a tool. A tool whose credential the person has not connected comes back `credential_required`
-   * (nothing ran): the session opens a credential gate, waits for the sign-in, and runs it then.
+   * Runs a tool (one with side effects at most once: tool-runs.ts). A tool whose credential the person has
+   * not connected comes back `credential_required` (nothing ran): the session opens a credential gate, waits
+   * for the sign-in, and runs it then.
    */
   async function execute(
     call: ToolCall,
@@ -807,16 +809,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     preface: string,
     userId: string,
   ): Promise<void> {
+    // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
+    const once = wf.patched(TOOL_RUNS_ONCE);
+    const idempotencyKey = `${sessionId}:${once ? wf.uuid4() : call.id}`;
+    const tool = sessionTool(toolName, { mcpTools, mcpServers: settings.mcpServers });
+    const sideEffects = once && toolEffect(tool, args) === 'side-effects';
     for (let attempt = 1; ; attempt++) {
       let result;
       try {
-        result = await runTool({
-          toolName,
-          args,
-          idempotencyKey: `${sessionId}:${call.id}`,
-          sessionId,
-          userId,
-        });
+        const request = { toolName, args, idempotencyKey, sessionId, userId };
+        result = sideEffects ? await runWithSideEffects(request) : await runTool(request);
       } catch (error) {
         if (wf.isCancellation(error)) throw error;
         return state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
