@@ -16,6 +16,10 @@ import {
   type Gate,
   type UserMessage,
 } from '../workflows/session/contract';
+import { readGateMemo, type GateMemo } from '../workflows/session/gate-memo';
+
+/** A gate as its dialogs see it: from the memo (no worker needed) or, for older gates, a query. */
+export type GatePrompt = GateMemo & { id: string };
 
 /**
  * Signals are answered by the server even with no worker running; the deadline keeps the platforms'
@@ -108,6 +112,32 @@ export class ChatSessions {
       this.client.workflow.getHandle(workflowId).query(pendingGatesQuery),
     );
     return gates.find((g) => g.id === gateId);
+  }
+
+  /**
+   * What a gate's dialog needs, from the memo the workflow keeps when the gate opens: the server answers
+   * `describe()` with no worker running. Gates opened before the memo existed fall back to a query.
+   */
+  async gatePrompt(
+    workflowId: string,
+    gateId: string,
+    ms = this.deadlineMs,
+  ): Promise<GatePrompt | undefined> {
+    const described = await this.within(() => this.client.workflow.getHandle(workflowId).describe(), ms);
+    const memo = readGateMemo(described.memo, gateId);
+    if (memo) return { id: gateId, ...memo };
+    if (described.status.name !== 'RUNNING') return undefined;
+    const gate = await this.gate(workflowId, gateId).catch(() => undefined);
+    if (gate?.kind === 'approval')
+      return {
+        id: gate.id,
+        kind: 'approval',
+        toolName: gate.toolName,
+        args: gate.args,
+        argsChars: JSON.stringify(gate.args).length,
+      };
+    if (gate?.kind === 'question') return { id: gate.id, kind: 'question', questions: gate.questions };
+    return undefined;
   }
 
   /** Running sessions whose id starts with `prefix` that wait on a person (for `pending`). */

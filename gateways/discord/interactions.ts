@@ -17,14 +17,28 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Logger } from '../../common/log';
 import type { ChatSessions } from '../chat-sessions';
-import type { AnswerDraft, Decision, Gate } from '../../workflows/session/contract';
+import type { AnswerDraft, Decision } from '../../workflows/session/contract';
+import type { GatePrompt } from '../chat-sessions';
+import { argsTooLarge, editableArgs } from '../dialog-args';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
 import type { LateFeedback } from './late-feedback';
-import { answerModal, connectLinkReply, denyModal, discordMentions, editModal } from './render';
+import {
+  answerModal,
+  connectLinkReply,
+  denyModal,
+  discordMentions,
+  DISCORD_ARGS_LIMIT,
+  editModal,
+} from './render';
 import { bodyLimits } from '../body-limits';
 
-/** Discord's own limit is 3 s; the signal and the wait for a verdict share this budget. */
+/**
+ * Discord's own limit is 3 s; every interaction is answered within FIRST_ANSWER_MS (deferred when the
+ * verdict takes longer, then followed up), and a dialog's memo read is bounded by DIALOG_BUDGET_MS.
+ */
 export const SIGNAL_BUDGET_MS = 1_200;
+const FIRST_ANSWER_MS = 600;
+const DIALOG_BUDGET_MS = 800;
 const VERDICT_BUDGET_MS = 1_300;
 const VERDICT_POLL_MS = 120;
 /** Requests signed longer ago than this are refused as replays. */
@@ -82,8 +96,8 @@ const UNREACHABLE =
 const RECORDED =
   'Your click is recorded. The agent is not answering right now (restarting, or busy); it will act on it as soon as it can.';
 const RECORDED_UNJUDGED = `${RECORDED.slice(0, -1)}, and tell you here if it cannot take it.`;
-const NOT_ANSWERING =
-  'This is no longer open, or the agent is not answering right now; try again in a moment.';
+const NOT_OPEN =
+  "This is not open here, or the agent's server cannot be reached right now; try again in a moment.";
 
 /** Every text input of a submitted modal, by custom_id, whatever the layout (labels or action rows). */
 export function modalValues(components: unknown): Map<string, string> {
@@ -217,13 +231,19 @@ export function discordInteractionsApp(options: {
       case 'deny':
         return { type: InteractionResponseType.Modal, data: denyModal(custom.channelId, gateId) };
       case 'edit': {
-        const gate = await openGate(workflowId, gateId);
-        if (gate?.kind !== 'approval') return ephemeral(NOT_ANSWERING);
-        return { type: InteractionResponseType.Modal, data: editModal(custom.channelId, gate) };
+        const gate = await gatePrompt(workflowId, gateId);
+        if (gate?.kind !== 'approval') return ephemeral(NOT_OPEN);
+        const args = editableArgs(gate.args, DISCORD_ARGS_LIMIT);
+        if (args === undefined)
+          return ephemeral(argsTooLarge(gate.toolName, gate.argsChars, DISCORD_ARGS_LIMIT));
+        return {
+          type: InteractionResponseType.Modal,
+          data: editModal(custom.channelId, { id: gateId, toolName: gate.toolName, args }),
+        };
       }
       case 'other': {
-        const gate = await openGate(workflowId, gateId);
-        if (gate?.kind !== 'question') return ephemeral(NOT_ANSWERING);
+        const gate = await gatePrompt(workflowId, gateId);
+        if (gate?.kind !== 'question') return ephemeral(NOT_OPEN);
         return { type: InteractionResponseType.Modal, data: answerModal(custom.channelId, gate) };
       }
       case 'select':
@@ -282,9 +302,12 @@ export function discordInteractionsApp(options: {
     }
   }
 
-  async function openGate(workflowId: string, gateId: string): Promise<Gate | undefined> {
-    const gate = await sessions.gate(workflowId, gateId).catch(() => undefined);
-    return gate?.status === 'pending' ? gate : undefined;
+  /** A dialog is built from the gate's memo, which the server serves while no worker runs. */
+  async function gatePrompt(workflowId: string, gateId: string): Promise<GatePrompt | undefined> {
+    return await sessions.gatePrompt(workflowId, gateId, DIALOG_BUDGET_MS).catch((error: Error) => {
+      log.warn('discord dialog not opened', { workflowId, error: error.message });
+      return undefined;
+    });
   }
 
   async function decide(
@@ -314,6 +337,38 @@ export function discordInteractionsApp(options: {
    * told so, and a refusal that comes later reaches them as an ephemeral follow-up.
    */
   async function signalThenReport(
+    interaction: Interaction,
+    workflowId: string,
+    gateId: string,
+    userId: string,
+    signal: () => Promise<void>,
+  ): Promise<APIInteractionResponse> {
+    const verdict = verdictOf(interaction, workflowId, gateId, userId, signal);
+    const { lateFeedback } = options;
+    const { token, application_id: applicationId } = interaction;
+    if (!lateFeedback || !token || !applicationId) return await verdict;
+    let timer: NodeJS.Timeout | undefined;
+    const first = await Promise.race([
+      verdict,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), FIRST_ANSWER_MS))),
+    ]);
+    clearTimeout(timer);
+    if (first) return first;
+    // Deferred: nothing shows yet; the verdict follows privately on the interaction's webhook.
+    void verdict
+      .then(async (response) => {
+        const content =
+          response.type === InteractionResponseType.ChannelMessageWithSource
+            ? response.data?.content
+            : undefined;
+        if (content) await lateFeedback.followUp({ applicationId, token }, content);
+      })
+      .catch((error: Error) => log.warn('discord follow-up failed', { workflowId, error: error.message }));
+    return deferUpdate;
+  }
+
+  /** The signal, then a bounded wait for the workflow's verdict (see signalThenReport). */
+  async function verdictOf(
     interaction: Interaction,
     workflowId: string,
     gateId: string,

@@ -105,7 +105,8 @@ export class LateFeedback {
     }
   }
 
-  private async followUp(click: UnjudgedClick, content: string): Promise<void> {
+  /** A private message to the person behind an interaction, on its webhook (within 15 minutes). */
+  async followUp(click: Pick<UnjudgedClick, 'applicationId' | 'token'>, content: string): Promise<void> {
     await this.options.rest.post(Routes.webhook(click.applicationId, click.token), {
       auth: false,
       body: {

@@ -12,6 +12,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
+import { questionsAsText, type Question } from '../../common/tools/ask-user';
 import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
 import { decidersLine, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
@@ -104,10 +105,6 @@ export function questionMessage(
   channelId: string,
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
-  const lines = gate.questions.map(
-    (q) =>
-      `**${q.label}**: ${q.prompt}${q.options.map((o) => `\n• ${o.label}${o.description ? ` — ${o.description}` : ''}`).join('')}`,
-  );
   const rows: Row[] = [];
   gate.questions.forEach((q, index) => {
     if (!q.options.length || rows.length >= MAX_SELECTS) return;
@@ -136,8 +133,10 @@ export function questionMessage(
   rows.push({ type: ComponentType.ActionRow, components: buttons });
   const content = [
     `${intro(reason, '**Question for**')} ${mention(gate.requesterId)}`,
-    ...lines,
-    gate.questions.length > 1 ? '_Pick an answer for each question; it is sent once all are in._' : '',
+    questionsAsText(gate.questions, (header) => `**${header}**`),
+    gate.questions.length > 1
+      ? '_Or pick an answer for each question below; they are sent once all are in._'
+      : '_Or pick it below._',
   ]
     .filter(Boolean)
     .join('\n');
@@ -194,10 +193,19 @@ export function gateMessage(
   channelId: string,
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
-  if (gate.kind === 'credential') return credentialMessage(gate, channelId, reason);
-  return gate.kind === 'approval'
-    ? approvalMessage(gate, channelId, reason)
-    : questionMessage(gate, channelId, reason);
+  const message =
+    gate.kind === 'credential'
+      ? credentialMessage(gate, channelId, reason)
+      : gate.kind === 'approval'
+        ? approvalMessage(gate, channelId, reason)
+        : questionMessage(gate, channelId, reason);
+  if (!gate.remote) return message;
+  // A mission run's gate, shown in its owner's conversation: which mission is asking.
+  const name = gate.remote.missionName.replace(/[*_~`|\\]/g, '\\$&');
+  return {
+    ...message,
+    content: cut(`🔁 From the mission **${name}**\n${message.content ?? ''}`, MESSAGE_LIMIT),
+  };
 }
 
 const OUTCOME_ICON: Record<string, string> = {
@@ -251,27 +259,36 @@ export function denyModal(channelId: string, gateId: string): APIModalInteractio
   };
 }
 
-export function editModal(channelId: string, gate: ApprovalGate): APIModalInteractionResponseCallbackData {
+/** Discord's text input holds 4,000 characters; larger arguments are decided as they are. */
+export const DISCORD_ARGS_LIMIT = 4_000;
+
+/** Built from the gate's memo (tool name and the arguments as text), so it opens while no worker runs. */
+export function editModal(
+  channelId: string,
+  gate: { id: string; toolName: string; args: string },
+): APIModalInteractionResponseCallbackData {
   return {
     custom_id: encodeCustomId({ action: 'editModal', channelId, gateId: gate.id }),
     title: cut(`Edit & approve ${gate.toolName}`, 45),
     components: [
-      textInput('args', 'Arguments (JSON)', {
-        value: JSON.stringify(gate.args, null, 2),
-        max: 4_000,
-        required: true,
-      }),
+      textInput('args', 'Arguments (JSON)', { value: gate.args, max: DISCORD_ARGS_LIMIT, required: true }),
     ],
   };
 }
 
-/** Free-text answers, one field per question: a number, an option's label, or the person's own words. */
-export function answerModal(channelId: string, gate: QuestionGate): APIModalInteractionResponseCallbackData {
+/**
+ * Typed answers, one field per question (built from the questions alone, so it opens while no worker
+ * runs): a number, numbers, an option's label, or the person's own words where allowed.
+ */
+export function answerModal(
+  channelId: string,
+  gate: { id: string; questions: readonly Question[] },
+): APIModalInteractionResponseCallbackData {
   return {
     custom_id: encodeCustomId({ action: 'answerModal', channelId, gateId: gate.id }),
     title: 'Answer',
     components: gate.questions.slice(0, 5).map((q, index) =>
-      textInput(String(index), q.label, {
+      textInput(String(index), `${index + 1}. ${q.label}`, {
         placeholder: q.options.length
           ? `${q.options.map((o, i) => `${i + 1}. ${o.label}`).join(', ')}${q.allow_custom ? ', or your own words' : ''}`
           : q.prompt,

@@ -5,6 +5,7 @@
  * (otherwise Slack retries it, or the sender is told). Nothing pending is kept here.
  */
 import type {
+  AllMiddlewareArgs,
   App,
   RespondFn,
   BlockAction,
@@ -13,18 +14,20 @@ import type {
   SlackViewMiddlewareArgs,
   ViewSubmitAction,
 } from '@slack/bolt';
+import type { View } from '@slack/types';
 import { z } from 'zod';
 import { AgentError, ErrorCode } from '../../common/errors';
 import type { Logger } from '../../common/log';
-import { answerSchema } from '../../common/tools/ask-user';
+import { answerSchema, type Answer } from '../../common/tools/ask-user';
 import {
   gateButtonValueSchema,
   type GateButtonValue,
   type UserMessage,
 } from '../../workflows/session/contract';
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
-import { connectLinkBlocks, denyModal, editModal } from './render';
-import { answerModal, readAnswers } from './render-question';
+import { connectLinkBlocks, denyModal, editModal, SLACK_ARGS_LIMIT } from './render';
+import { argsTooLarge, editableArgs } from '../dialog-args';
+import { answerErrors, answerModal, readAnswers } from './render-question';
 import type { ChatSessions } from '../chat-sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
 
@@ -77,6 +80,19 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A dialog must open within Slack's 3 s (trigger ids expire); the memo read is bounded well inside. */
+const DIALOG_BUDGET_MS = 800;
+
+/** A submitted answer too long or malformed for the answer schema: the reason under the field it came from. */
+function answerShapeErrors(raw: readonly Answer[], error: z.ZodError): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const issue of error.issues) {
+    const answer = typeof issue.path[0] === 'number' ? raw[issue.path[0]] : undefined;
+    if (answer) errors[`${issue.path[1] === 'custom' ? 'qc' : 'q'}:${answer.question}`] = issue.message;
+  }
+  return errors;
 }
 
 /** Slack's Events API retries a failed delivery three times (after about 0 s, 1 min and 5 min). */
@@ -232,39 +248,43 @@ export function registerSlackListeners(
     });
   });
 
-  app.action<BlockAction<ButtonAction>>('gate_edit', async (args) => {
+  /**
+   * Edit & approve… and Answer… open their dialogs from the gate's memo (the server answers with no worker
+   * running), so they work during a deploy; the submission is a signal the workflow judges when it runs.
+   */
+  const openDialog = async (
+    args: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs,
+    kind: 'approval' | 'question',
+  ) => {
     await args.ack();
     const value = parseButton(args.action.value);
     if (!value) return;
-    const gate = await sessions.gate(value.workflowId, value.gateId).catch(() => undefined);
-    if (!gate || gate.kind !== 'approval') {
+    const gate = await sessions
+      .gatePrompt(value.workflowId, value.gateId, DIALOG_BUDGET_MS)
+      .catch((error: Error) => {
+        log.warn('slack dialog not opened', { workflowId: value.workflowId, error: error.message });
+        return undefined;
+      });
+    if (gate?.kind !== kind)
       return await tell(
         args.respond,
-        'This call is no longer open, or the agent is not answering right now; try again in a moment.',
+        `This ${kind === 'approval' ? 'call' : 'question'} is not open here, or the agent's server cannot be reached right now; try again in a moment.`,
       );
-    }
-    await args.client.views.open({
-      trigger_id: args.body.trigger_id,
-      view: editModal(JSON.stringify(value), gate),
-    });
-  });
+    if (gate.kind === 'question') return await openView(args, answerModal(JSON.stringify(value), gate));
+    const text = editableArgs(gate.args, SLACK_ARGS_LIMIT);
+    if (text === undefined)
+      return await tell(args.respond, argsTooLarge(gate.toolName, gate.argsChars, SLACK_ARGS_LIMIT));
+    await openView(args, editModal(JSON.stringify(value), { toolName: gate.toolName, args: text }));
+  };
+  const openView = async (
+    args: SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMiddlewareArgs,
+    view: View,
+  ) => {
+    await args.client.views.open({ trigger_id: args.body.trigger_id, view });
+  };
 
-  app.action<BlockAction<ButtonAction>>('gate_answer', async (args) => {
-    await args.ack();
-    const value = parseButton(args.action.value);
-    if (!value) return;
-    const gate = await sessions.gate(value.workflowId, value.gateId).catch(() => undefined);
-    if (!gate || gate.kind !== 'question') {
-      return await tell(
-        args.respond,
-        'This question is no longer open, or the agent is not answering right now; try again in a moment.',
-      );
-    }
-    await args.client.views.open({
-      trigger_id: args.body.trigger_id,
-      view: answerModal(JSON.stringify(value), gate),
-    });
-  });
+  app.action<BlockAction<ButtonAction>>('gate_edit', (args) => openDialog(args, 'approval'));
+  app.action<BlockAction<ButtonAction>>('gate_answer', (args) => openDialog(args, 'question'));
 
   const metadata = (args: SlackViewMiddlewareArgs<ViewSubmitAction>) =>
     parseButton(args.view.private_metadata);
@@ -312,8 +332,16 @@ export function registerSlackListeners(
   app.view<ViewSubmitAction>('gate_answer', async (args) => {
     const value = metadata(args);
     if (!value) return await args.ack();
-    const answers = z.array(answerSchema).safeParse(readAnswers(args.view.state.values));
-    if (!answers.success) return await args.ack({ response_action: 'errors', errors: {} });
+    const raw = readAnswers(args.view.state.values);
+    const answers = z.array(answerSchema).safeParse(raw);
+    if (!answers.success)
+      return await args.ack({ response_action: 'errors', errors: answerShapeErrors(raw, answers.error) });
+    // Checked here when the questions can be read (no worker needed), so the reason shows in the form.
+    const gate = await sessions
+      .gatePrompt(value.workflowId, value.gateId, DIALOG_BUDGET_MS)
+      .catch(() => undefined);
+    const errors = gate?.kind === 'question' ? answerErrors(gate.questions, answers.data) : {};
+    if (Object.keys(errors).length) return await args.ack({ response_action: 'errors', errors });
     await sessions.answer(value.workflowId, {
       gateId: value.gateId,
       userId: args.body.user.id,

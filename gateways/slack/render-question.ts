@@ -3,8 +3,7 @@
  * for one choice, checkboxes for several (selects beyond ten options), a text input for "Other".
  */
 import type { InputBlock, View } from '@slack/types';
-import type { Answer } from '../../common/tools/ask-user';
-import type { QuestionGate } from '../../workflows/session/contract';
+import { validateAnswers, type Answer, type Question } from '../../common/tools/ask-user';
 import { gateModal } from './render';
 
 const option = (label: string, description?: string) => ({
@@ -13,7 +12,8 @@ const option = (label: string, description?: string) => ({
   ...(description ? { description: { type: 'plain_text' as const, text: description.slice(0, 75) } } : {}),
 });
 
-export function answerModal(privateMetadata: string, gate: QuestionGate): View {
+/** Built from the questions alone (the gate's memo), so it opens while no worker runs. */
+export function answerModal(privateMetadata: string, gate: { questions: readonly Question[] }): View {
   const blocks: InputBlock[] = [];
   for (const q of gate.questions) {
     if (q.options.length) {
@@ -70,4 +70,26 @@ export function readAnswers(values: Record<string, Record<string, StateValue>>):
     byLabel.set(label, answer);
   }
   return [...byLabel.values()];
+}
+
+/** The block a question's error is shown under: its options, or its text field when it has none. */
+const blockOf = (q: Question) => (q.options.length ? `q:${q.label}` : `qc:${q.label}`);
+
+/**
+ * Checks submitted answers against the questions before anything is signalled: Slack shows each reason
+ * under its question and the modal (and the question) stays open. Empty when all is well.
+ */
+export function answerErrors(
+  questions: readonly Question[],
+  answers: readonly Answer[],
+): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const q of questions) {
+    const checked = validateAnswers(
+      [q],
+      answers.filter((a) => a.question === q.label),
+    );
+    if (!checked.ok) errors[blockOf(q)] = checked.error.slice(0, 150);
+  }
+  return errors;
 }

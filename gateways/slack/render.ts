@@ -4,13 +4,8 @@
  */
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
-import type {
-  ApprovalGate,
-  CredentialGate,
-  Gate,
-  GateButtonValue,
-  QuestionGate,
-} from '../../workflows/session/contract';
+import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
+import { questionsAsText } from '../../common/tools/ask-user';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
 import { decidersLine, isProtected } from '../../workflows/session/gates';
 
@@ -101,21 +96,19 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
   ];
 }
 
-/** A question gate in Slack: the questions as text and a button opening the answer form (a modal). */
+/** A question gate in Slack: every question numbered as text and a button opening the answer form (a modal). */
 export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   if (gate.kind !== 'question') return [];
-  const single = gate.questions.length === 1 ? gate.questions[0] : undefined;
-  const lines = gate.questions.map(
-    (q) =>
-      `*${q.label}*: ${q.prompt}${q.options.length ? `\n${q.options.map((o, i) => (single ? `${i + 1}. ${o.label}` : `• ${o.label}`)).join('\n')}` : ''}`,
-  );
-  if (single) lines.push(typedReplyHint(single));
+  const text = questionsAsText(gate.questions, (header) => `*${header}*`);
   return [
     {
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `*Question for* <@${gate.requesterId}>\n${lines.join('\n')}`.slice(0, SECTION_LIMIT),
+        text: `*Question for* <@${gate.requesterId}>\n${text}\n_Type the reply in this thread, or press Answer…_`.slice(
+          0,
+          SECTION_LIMIT,
+        ),
       },
     },
     {
@@ -132,15 +125,6 @@ export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
       ],
     },
   ];
-}
-
-/** A single question is also answered by a typed reply in the thread (the workflow's `parseTextAnswer`). */
-function typedReplyHint(q: QuestionGate['questions'][number]): string {
-  const ways = [
-    ...(q.options.length ? [q.multi_select ? 'numbers, e.g. `1,3`' : 'a number, e.g. `1`'] : []),
-    ...(q.allow_custom ? ['`other: your answer`'] : []),
-  ];
-  return `_Or reply in this thread with ${ways.join(', or ')}._`;
 }
 
 /** A sign-in prompt: the button answers each clicker with their own private link (links are personal). */
@@ -202,10 +186,22 @@ export function gateBlocks(
   workflowId: string,
   reason: 'opened' | 'repost' | 'reminder',
 ): KnownBlock[] {
-  if (gate.kind === 'credential') return credentialBlocks(gate, reason);
-  return gate.kind === 'approval'
-    ? approvalBlocks(gate, workflowId, reason)
-    : questionBlocks(gate, workflowId);
+  const blocks =
+    gate.kind === 'credential'
+      ? credentialBlocks(gate, reason)
+      : gate.kind === 'approval'
+        ? approvalBlocks(gate, workflowId, reason)
+        : questionBlocks(gate, workflowId);
+  return gate.remote ? [missionContext(gate.remote.missionName), ...blocks] : blocks;
+}
+
+/** A mission run's gate, shown in its owner's conversation: which mission is asking. */
+function missionContext(missionName: string): KnownBlock {
+  const name = missionName.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  return {
+    type: 'context',
+    elements: [{ type: 'mrkdwn', text: `:repeat: From the mission *${name}*` }],
+  };
 }
 
 const OUTCOME_ICON: Record<string, string> = {
@@ -275,7 +271,11 @@ export function denyModal(privateMetadata: string, toolName: string): View {
   ]);
 }
 
-export function editModal(privateMetadata: string, gate: ApprovalGate): View {
+/** Slack's text input holds 3,000 characters; larger arguments are decided as they are. */
+export const SLACK_ARGS_LIMIT = 3_000;
+
+/** Built from the gate's memo (tool name and arguments), so it opens while no worker runs. */
+export function editModal(privateMetadata: string, gate: { toolName: string; args: string }): View {
   return gateModal('gate_edit', privateMetadata, 'Edit & approve', 'Approve', [
     {
       type: 'input',
@@ -285,7 +285,8 @@ export function editModal(privateMetadata: string, gate: ApprovalGate): View {
         type: 'plain_text_input',
         action_id: 'value',
         multiline: true,
-        initial_value: JSON.stringify(gate.args, null, 2).slice(0, 3000),
+        max_length: SLACK_ARGS_LIMIT,
+        initial_value: gate.args,
       },
     },
   ]);

@@ -12,7 +12,7 @@ import {
   toMrkdwn,
   SECTION_LIMIT,
 } from '../../gateways/slack/render';
-import { answerModal, readAnswers } from '../../gateways/slack/render-question';
+import { answerErrors, answerModal, readAnswers } from '../../gateways/slack/render-question';
 import type { ApprovalGate, CredentialGate, QuestionGate } from '../../workflows/session/contract';
 
 const workflowId = 'session:slack:T1:C1:1700000000.000100';
@@ -138,16 +138,45 @@ describe('Slack question modal', () => {
   it("numbers a single question's options and says a typed number answers it", () => {
     const single = { ...question, questions: [question.questions[0]!] };
     const text = promptText(single);
-    expect(text).toContain('1. staging\n2. production');
-    expect(text).toContain('reply in this thread with a number, e.g. `1`');
+    expect(text).toContain('  1. staging');
+    expect(text).toContain('  2. production');
+    expect(text).toContain('Reply with a number.');
+    expect(text).toContain('Type the reply in this thread');
     const several = { ...question, questions: [question.questions[1]!] };
-    expect(promptText(several)).toContain('numbers, e.g. `1,3`, or `other: your answer`');
+    expect(promptText(several)).toContain('Reply with numbers, e.g. "1,3", or "other: your answer".');
   });
 
-  it('lists the options of several questions without numbers, since a typed reply cannot answer them', () => {
+  it('numbers every question and its options, with the "1: 2; 2: 1,3" reply format', () => {
     const text = promptText(question);
-    expect(text).toContain('• staging');
-    expect(text).not.toContain('reply in this thread');
+    expect(text).toContain('*1. Environment*');
+    expect(text).toContain('*2. Checks*');
+    expect(text).toContain('e.g. "1: 1; 2: 1,2"');
+  });
+
+  it('uses select menus for questions with more than ten options', () => {
+    const options = Array.from({ length: 12 }, (_, i) => ({ label: `region-${i + 1}` }));
+    const modal = answerModal('{}', {
+      questions: [
+        { ...question.questions[0]!, options },
+        { ...question.questions[1]!, options, allow_custom: false },
+      ],
+    });
+    const elements = modal.blocks.map((b) =>
+      'element' in b ? (b.element as { type: string }).type : b.type,
+    );
+    expect(elements).toEqual(['static_select', 'multi_static_select']);
+  });
+
+  it('explains a bad submission under the question it concerns', () => {
+    expect(
+      answerErrors(question.questions, [
+        { question: 'Environment', selected: ['staging', 'production'] },
+        { question: 'Checks', selected: [] },
+      ]),
+    ).toEqual({ 'q:Environment': '"Environment" takes one choice' });
+    expect(answerErrors(question.questions, [{ question: 'Checks', selected: [] }])).toEqual({
+      'q:Environment': '"Environment" needs an answer',
+    });
   });
 
   it('uses radio buttons for one choice, checkboxes for several, and a text input for "Other"', () => {

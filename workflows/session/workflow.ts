@@ -15,7 +15,7 @@ import {
   credentialWaitValue,
   type SessionStatus,
 } from '../../common/search-attributes';
-import { parseTextAnswer } from '../../common/tools/ask-user';
+import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common/tools/ask-user';
 import { checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
 import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
 import { FailureType } from '../../common/errors';
@@ -73,6 +73,7 @@ import type { OutboundEvent } from './outbound';
 import { runGateSignal, runNoticeSignal, type RunResult } from '../missions/contract';
 import { orphanRuleMatters, repairTranscript } from './repair';
 import { SessionState } from './state';
+import { GATE_MEMO_KEY, gateMemos } from './gate-memo';
 import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
 
@@ -124,6 +125,9 @@ const STOP_REPEATED_ERRORS = 'stop-repeated-errors';
 const MAX_IDENTICAL_ERRORS = 3;
 /** Patch marker: a counted approval of a call that needs several edits the posted prompts (a new delivery). */
 const APPROVAL_PROGRESS = 'approval-progress';
+/** Patch markers: open gates kept in the memo (dialogs open without a worker); typed answers to several questions. */
+const GATE_MEMO = 'gate-memo';
+const TYPED_ANSWERS = 'typed-answers';
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
@@ -154,6 +158,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     ]);
     wf.upsertMemo({ waitingFor: waitingFor ?? null });
     state.touch();
+  };
+
+  /** A gate's dialogs are built from the memo, which the server serves while no worker runs (gate-memo.ts). */
+  const rememberOpenGates = (): void => {
+    if (wf.patched(GATE_MEMO)) wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(state.pendingGates()) });
   };
 
   const applyDecision = (decision: Decision): void => {
@@ -401,6 +410,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     const message = parsed.data;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
     const textAnswer = answerFromText(message);
+    if (textAnswer === 'refused') return;
     if (textAnswer) return applyAnswer(textAnswer);
     const open = state.pendingApprovals();
     const typed = parseTypedDecision(message.text);
@@ -467,13 +477,27 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     }
   }
 
-  /** The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers it. */
-  function answerFromText(message: UserMessage): AnswerSubmission | undefined {
+  /**
+   * The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers
+   * it; "1: 2; 2: 1,3" answers several questions, and a reply in that form that does not fit is refused
+   * with what is missing or invalid, the question staying open.
+   */
+  function answerFromText(message: UserMessage): AnswerSubmission | 'refused' | undefined {
     const questions = state.pendingQuestions().filter((g) => mayDecide(g, message.userId));
-    if (questions.length !== 1 || questions[0]!.questions.length !== 1) return undefined;
+    if (questions.length !== 1) return undefined;
     const gate = questions[0]!;
-    const answer = parseTextAnswer(gate.questions[0]!, message.text);
-    return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
+    if (gate.questions.length === 1) {
+      const answer = parseTextAnswer(gate.questions[0]!, message.text);
+      return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
+    }
+    const typed = parseTextAnswers(gate.questions, message.text);
+    if (!typed || !wf.patched(TYPED_ANSWERS)) return undefined;
+    if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
+    state.notify(
+      `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,
+      message.userId,
+    );
+    return 'refused';
   }
 
   await restoreTranscript();
@@ -700,6 +724,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
         });
         state.gates.set(gate.id, gate);
+        rememberOpenGates();
         emit({ type: 'gate', gate, reason: 'opened' });
         approved.push({ call, tool, args: checked.args, gate });
         continue;
@@ -734,6 +759,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           : undefined;
       if (gate) {
         state.gates.set(gate.id, gate);
+        rememberOpenGates();
         emit({ type: 'gate', gate, reason: 'opened' });
       }
       approved.push({ call, tool, args: checked.args, ...(gate ? { gate } : {}) });

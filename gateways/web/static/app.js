@@ -159,7 +159,11 @@ function renderQuestionGate(gate) {
     const field = el(
       'fieldset',
       { dataset: { testid: 'question', label: q.label } },
-      el('legend', {}, `${q.label}${q.required ? ' *' : ''}`),
+      el(
+        'legend',
+        {},
+        `${gate.questions.length > 1 ? `${qi + 1}. ` : ''}${q.label}${q.required ? ' *' : ''}`,
+      ),
       el('div', {}, q.prompt),
     );
     for (const option of q.options) {
@@ -224,8 +228,24 @@ function renderQuestionGate(gate) {
         'Submit',
       ),
     ),
+    // The same typed replies as in Slack and Discord (common/tools/ask-user.ts parseTextAnswers).
+    el('div', { class: 'hint', dataset: { testid: 'typed-answer-hint' } }, typedAnswerHint(gate.questions)),
   );
   return box;
+}
+
+/** Mirrors typedAnswerHint in common/tools/ask-user.ts: how to answer by typing in the chat instead. */
+function typedAnswerHint(questions) {
+  const numbers = (q, i) =>
+    q.options.length
+      ? `${i + 1}: ${q.multi_select && q.options.length > 1 ? '1,2' : '1'}`
+      : `${i + 1}: your answer`;
+  if (questions.length === 1) {
+    const q = questions[0];
+    if (!q.options.length) return 'Or type "other: your answer" in the chat.';
+    return `Or type ${q.multi_select ? 'option numbers, e.g. "1,3"' : 'an option number'}${q.allow_custom ? ', or "other: your answer"' : ''} in the chat.`;
+  }
+  return `Or type "question: answer" for each in the chat, e.g. "${questions.map(numbers).join('; ')}".`;
 }
 
 async function submitAnswers(gate, draft) {
