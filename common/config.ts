@@ -206,6 +206,10 @@ const envSchema = z.object({
   CODEC_AUTH_TOKEN: optionalText,
   CODEC_CORS_ORIGINS: optionalText,
   VAULT_PATH: optionalText,
+  /** Shared state (the vault, OAuth flows, registered clients) in PostgreSQL instead of VAULT_PATH. */
+  DATABASE_URL: optionalText.refine((url) => url === undefined || /^postgres(ql)?:\/\//.test(url), {
+    message: 'must be a postgres:// or postgresql:// URL',
+  }),
   WEB_AUTH_TOKEN: optionalText,
   WORKFLOW_BUNDLE_PATH: optionalText,
   /** Workflows a worker keeps in memory; more are evicted and replayed from history when they wake. */
@@ -286,6 +290,8 @@ export interface AppConfig {
     vaultPath: string;
     /** VAULT_KEY; without it a key file under DATA_DIR is generated and used. */
     vaultKey: string | undefined;
+    /** DATABASE_URL: the vault lives in PostgreSQL (VAULT_PATH unused), shared by every gateway and worker. */
+    databaseUrl: string | undefined;
   };
   /** Payload encryption (PAYLOAD_KEY) and the gateway's codec endpoint for the Temporal UI. */
   codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
@@ -359,6 +365,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new AgentError(ErrorCode.ConfigInvalid, `Invalid environment: ${formatIssues(parsed.error)}`);
   }
   const e = parsed.data;
+  if (e.DATABASE_URL && !e.VAULT_KEY)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'DATABASE_URL is set but VAULT_KEY is not: every gateway and worker must encrypt the shared vault with the same key, so set VAULT_KEY on all of them (e.g. `openssl rand -base64 32`).',
+    );
   const policy = loadPolicyFile(e.AGENT_CONFIG);
   const envApprovers =
     e.APPROVERS?.split(',')
@@ -441,6 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       })(),
       vaultPath: path.resolve(e.VAULT_PATH ?? path.join(e.DATA_DIR, 'vault.sqlite')),
       vaultKey: e.VAULT_KEY,
+      databaseUrl: e.DATABASE_URL,
     },
     codec: {
       payloadKey: e.PAYLOAD_KEY,

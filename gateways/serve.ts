@@ -44,6 +44,8 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   );
   let credentialService: CredentialService | undefined;
   const credentials = () => (credentialService ??= CredentialService.fromConfig(config));
+  // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.
+  if (config.credentials.databaseUrl) await credentials().ready();
   const webAuth = new WebAuth(config, () => credentials().keys.signing);
   const deps = { config, client, log, credentials, webAuth };
   const app = createGatewayApp(deps);
@@ -80,7 +82,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await client.connection.close();
-      credentialService?.close();
+      await credentialService?.close();
       await tracing?.shutdown().catch(() => {});
     },
   };

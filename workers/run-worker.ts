@@ -45,6 +45,8 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
   const connection = await connectWorker(address, config.temporal);
   let credentials: CredentialService | undefined;
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
+  // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.
+  if (config.credentials.databaseUrl) await openCredentials().ready();
   const mcp = new McpPool(config.policy.mcpServers, openCredentials);
   const sandbox = await probeSandbox(config.policy.sandbox);
   if (sandbox.kind === 'off')
@@ -77,7 +79,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
   const done = worker.run().finally(async () => {
     // Open MCP connections (and stdio server processes) would keep the process alive after shutdown.
     await mcp.close();
-    credentials?.close();
+    await credentials?.close();
     await connection.close();
     await client.connection.close();
     await tracing?.shutdown().catch(() => {});

@@ -113,7 +113,7 @@ export class McpPool {
   private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
     const provider = this.providerOf(name)!;
     const credentials = this.credentials();
-    if (credentials.vault.delete(userId, provider)) this.drop(name, userId);
+    if (await credentials.vault.delete(userId, provider)) this.drop(name, userId);
     const auth = await authorizeTool(credentials, userId, provider);
     return auth.ok
       ? { status: 'error', content: `the "${name}" tool server refused the sign-in` }

@@ -96,7 +96,7 @@ async function clientFor(
     };
   if (!options.redirectUri) throw new McpAuthorizationError('PUBLIC_URL is needed to register a client');
   const issuer = metadata.issuer;
-  const kept = options.vault.registeredClient(provider.name, issuer, options.redirectUri);
+  const kept = await options.vault.registeredClient(provider.name, issuer, options.redirectUri);
   if (kept) return kept;
   if (!metadata.registration_endpoint)
     throw new McpAuthorizationError(
@@ -117,7 +117,7 @@ async function clientFor(
       `client registration was refused (${(error as Error).message.slice(0, 200)})`,
     );
   });
-  return options.vault.saveRegisteredClient(provider.name, issuer, options.redirectUri, {
+  return await options.vault.saveRegisteredClient(provider.name, issuer, options.redirectUri, {
     clientId: registered.client_id,
     ...(registered.client_secret ? { clientSecret: registered.client_secret } : {}),
   });

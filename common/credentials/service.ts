@@ -8,8 +8,10 @@ import path from 'node:path';
 import type { AppConfig } from '../config';
 import { deriveKeys, loadMasterKey, type VaultKeys } from './keys';
 import { OAuthClient, type TokenResult } from './oauth';
+import { PgVault } from './pg-vault';
 import type { Provider } from './providers';
-import { Vault, type Credential } from './vault';
+import { SqliteVault } from './sqlite-vault';
+import type { Credential, Vault } from './vault';
 
 /** Refresh a token this long before it expires. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -27,13 +29,21 @@ export class CredentialService {
 
   constructor(
     readonly providers: Record<string, Provider>,
-    options: { vaultPath: string; vaultKey: string | undefined; publicUrl?: string },
+    options: {
+      vaultPath: string;
+      vaultKey: string | undefined;
+      /** PostgreSQL instead of the SQLite file at vaultPath (then vaultKey is required: see config). */
+      databaseUrl?: string | undefined;
+      publicUrl?: string;
+    },
   ) {
     // The generated key file sits next to the vault, so every process sharing the vault shares the key.
     this.keys = deriveKeys(
       loadMasterKey({ vaultKey: options.vaultKey, dataDir: path.dirname(options.vaultPath) }),
     );
-    this.vault = new Vault(options.vaultPath, this.keys.encryption);
+    this.vault = options.databaseUrl
+      ? new PgVault(options.databaseUrl, this.keys.encryption)
+      : new SqliteVault(options.vaultPath, this.keys.encryption);
     this.publicUrl = options.publicUrl?.replace(/\/$/, '');
   }
 
@@ -63,8 +73,13 @@ export class CredentialService {
     return client;
   }
 
-  storeTokens(userId: string, provider: string, tokens: TokenResult): void {
-    this.vault.put(
+  /** Resolves once the vault is open (PostgreSQL: reachable and migrated). */
+  ready(): Promise<void> {
+    return this.vault.ready();
+  }
+
+  async storeTokens(userId: string, provider: string, tokens: TokenResult): Promise<void> {
+    await this.vault.put(
       userId,
       provider,
       {
@@ -85,7 +100,7 @@ export class CredentialService {
         reason: 'unknown_provider',
         message: `no credential provider "${providerName}" is configured`,
       };
-    let credential = this.vault.get(userId, providerName);
+    let credential = await this.vault.get(userId, providerName);
     if (!credential)
       return { ok: false, reason: 'not_connected', message: `${provider.displayName} is not connected` };
     if (
@@ -123,41 +138,47 @@ export class CredentialService {
   ): Promise<Credential | undefined> {
     const client = this.client(provider);
     if (!client || !stale.refreshToken) return stale.expiresAt! > Date.now() ? stale : undefined;
-    if (!this.vault.claimRefresh(userId, provider)) {
+    const renewed = (current: Credential) => current.updatedAt !== stale.updatedAt;
+    const claim = await this.vault.claimRefresh(userId, provider);
+    if (!claim) {
       // Another process is refreshing: wait for its result rather than spend the refresh token twice.
       const deadline = Date.now() + REFRESH_WAIT_MS;
       while (Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        const current = this.vault.get(userId, provider);
+        const current = await this.vault.get(userId, provider);
         if (!current) return undefined;
-        if (current.updatedAt !== stale.updatedAt) return current;
+        if (renewed(current)) return current;
       }
       return undefined;
     }
     try {
-      this.storeTokens(userId, provider, await client.refresh(stale.refreshToken));
-      return this.vault.get(userId, provider);
+      // Another process may have refreshed between our read and our claim: its token is the one to use.
+      const current = await this.vault.get(userId, provider);
+      if (!current) return undefined;
+      if (renewed(current)) return current;
+      await this.storeTokens(userId, provider, await client.refresh(stale.refreshToken));
+      return await this.vault.get(userId, provider);
     } catch (error) {
       // A refused refresh token (revoked, expired) means the person must sign in again; a provider that
       // is merely unreachable keeps the credential for the next try.
       if (error instanceof ResponseBodyError && error.error === 'invalid_grant')
-        this.vault.delete(userId, provider);
+        await this.vault.delete(userId, provider);
       return undefined;
     } finally {
-      this.vault.releaseRefresh(userId, provider);
+      await claim.release();
     }
   }
 
   async disconnect(userId: string, provider: string): Promise<boolean> {
-    const credential = this.vault.get(userId, provider);
+    const credential = await this.vault.get(userId, provider);
     if (!credential) return false;
     await this.client(provider)
       ?.revoke(credential.refreshToken ?? credential.accessToken)
       .catch(() => {}); // revocation is best effort; the local copy goes regardless
-    return this.vault.delete(userId, provider);
+    return await this.vault.delete(userId, provider);
   }
 
-  close(): void {
-    this.vault.close();
+  async close(): Promise<void> {
+    await this.vault.close();
   }
 }

@@ -106,7 +106,10 @@ export function oauthRoutes(deps: {
       return page(c, 400, 'bad', 'This link is not valid', 'It was made for another provider.');
     const refusal = refuseOpener(c, ticket.value);
     if (refusal) return refusal;
-    if (ticket.value.nonce && !credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))
+    if (
+      ticket.value.nonce &&
+      !(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))
+    )
       return page(
         c,
         400,
@@ -161,7 +164,7 @@ export function oauthRoutes(deps: {
         'Nothing was connected. Try again in a moment.',
       );
     }
-    credentials.vault.saveFlow({
+    await credentials.vault.saveFlow({
       id: flowId,
       userId: ticket.value.userId,
       provider: name,
@@ -205,7 +208,7 @@ export function oauthRoutes(deps: {
             'Its state is missing or was altered. Nothing was connected.',
           );
     const browser = getCookie(c, COOKIE);
-    const consumed = credentials.vault.consumeFlow(state.value.flowId, browser ? sha256(browser) : '-');
+    const consumed = await credentials.vault.consumeFlow(state.value.flowId, browser ? sha256(browser) : '-');
     if (consumed.status === 'used')
       return page(
         c,
@@ -256,7 +259,7 @@ export function oauthRoutes(deps: {
         verifier: flow.verifier,
         state: c.req.query('state')!,
       });
-      credentials.storeTokens(flow.userId, name, tokens);
+      await credentials.storeTokens(flow.userId, name, tokens);
     } catch (exchangeError) {
       const described = describeOAuthError(exchangeError);
       deps.log.warn('oauth code exchange failed', { provider: name, userId: flow.userId, error: described });
@@ -317,8 +320,9 @@ export function oauthRoutes(deps: {
         'Paste the key on one line (at most 4,000 characters). Nothing was saved.',
       );
     // Used up only by a key that is stored: a mistyped key can be corrected on the same form.
-    if (!credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)) return expired();
-    credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
+    if (!(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)))
+      return expired();
+    await credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
     const resumed = await resumeWaitingWorkflows(deps.client, ticket.value.userId, name);
     deps.log.info('api key saved', { provider: name, userId: ticket.value.userId, resumed: resumed.length });
     return page(

@@ -153,9 +153,9 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   );
 
   /** The signed-in person's connected providers (names and expiry only), and disconnect. */
-  app.get('/credentials', (c) => {
+  app.get('/credentials', async (c) => {
     const credentials = deps.credentials();
-    const connected = credentials.vault.connected(c.get('userId'));
+    const connected = await credentials.vault.connected(c.get('userId'));
     return c.json({
       providers: Object.values(credentials.providers).map((p) => ({
         name: p.name,

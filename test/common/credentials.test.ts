@@ -7,7 +7,7 @@ import { deriveKeys, loadMasterKey } from '../../common/credentials/keys';
 import { resolveProviders } from '../../common/credentials/providers';
 import { CredentialService } from '../../common/credentials/service';
 import { signState, signTicket, verifyState, verifyTicket } from '../../common/credentials/signed';
-import { Vault } from '../../common/credentials/vault';
+import { SqliteVault } from '../../common/credentials/sqlite-vault';
 import { tempDir } from '../helpers/config';
 import { CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 
@@ -36,21 +36,21 @@ describe('vault keys', () => {
 describe('vault', () => {
   const keys = deriveKeys(Buffer.alloc(32, 1));
 
-  it('stores secrets encrypted, bound to their row, and decrypts them back', () => {
+  it('stores secrets encrypted, bound to their row, and decrypts them back', async () => {
     const file = path.join(tempDir(), 'vault.sqlite');
-    const vault = new Vault(file, keys.encryption);
-    vault.put(
+    const vault = new SqliteVault(file, keys.encryption);
+    await vault.put(
       'alice',
       'acme',
       { accessToken: 'plain-access-token-123', refreshToken: 'plain-refresh-456' },
       1_000,
     );
-    vault.put('bob', 'acme', { accessToken: 'bobs-token-789' }, null);
-    expect(vault.get('alice', 'acme')).toMatchObject({
+    await vault.put('bob', 'acme', { accessToken: 'bobs-token-789' }, null);
+    expect(await vault.get('alice', 'acme')).toMatchObject({
       accessToken: 'plain-access-token-123',
       expiresAt: 1_000,
     });
-    vault.close(); // checkpoints the write-ahead log into the file
+    await vault.close(); // checkpoints the write-ahead log into the file
     const bytes = readFileSync(file).toString('latin1');
     for (const secret of ['plain-access-token-123', 'plain-refresh-456', 'bobs-token-789'])
       expect(bytes).not.toContain(secret);
@@ -60,18 +60,18 @@ describe('vault', () => {
       "UPDATE credentials SET secret = (SELECT secret FROM credentials WHERE user_id = 'alice') WHERE user_id = 'bob'",
     );
     db.close();
-    const reopened = new Vault(file, keys.encryption);
-    expect(() => reopened.get('bob', 'acme')).toThrow();
+    const reopened = new SqliteVault(file, keys.encryption);
+    await expect(reopened.get('bob', 'acme')).rejects.toThrow();
     // And a different key cannot read anything.
-    const wrongKey = new Vault(file, deriveKeys(Buffer.alloc(32, 2)).encryption);
-    expect(() => wrongKey.get('alice', 'acme')).toThrow();
-    reopened.close();
-    wrongKey.close();
+    const wrongKey = new SqliteVault(file, deriveKeys(Buffer.alloc(32, 2)).encryption);
+    await expect(wrongKey.get('alice', 'acme')).rejects.toThrow();
+    await reopened.close();
+    await wrongKey.close();
   });
 
-  it('hands an OAuth flow out once, and only to the browser that started it', () => {
-    const vault = new Vault(path.join(tempDir(), 'vault.sqlite'), keys.encryption);
-    vault.saveFlow({
+  it('hands an OAuth flow out once, and only to the browser that started it', async () => {
+    const vault = new SqliteVault(path.join(tempDir(), 'vault.sqlite'), keys.encryption);
+    await vault.saveFlow({
       id: 'f'.repeat(32),
       userId: 'alice',
       provider: 'acme',
@@ -79,14 +79,14 @@ describe('vault', () => {
       browserHash: 'h1',
       expiresAt: Date.now() + 60_000,
     });
-    expect(vault.consumeFlow('f'.repeat(32), 'other')).toEqual({ status: 'other_browser' });
-    expect(vault.consumeFlow('f'.repeat(32), 'h1')).toMatchObject({
+    expect(await vault.consumeFlow('f'.repeat(32), 'other')).toEqual({ status: 'other_browser' });
+    expect(await vault.consumeFlow('f'.repeat(32), 'h1')).toMatchObject({
       status: 'ok',
       flow: { userId: 'alice', verifier: 'v'.repeat(43) },
     });
-    expect(vault.consumeFlow('f'.repeat(32), 'h1')).toEqual({ status: 'used' });
-    expect(vault.consumeFlow('x'.repeat(32), 'h1')).toEqual({ status: 'unknown' });
-    vault.close();
+    expect(await vault.consumeFlow('f'.repeat(32), 'h1')).toEqual({ status: 'used' });
+    expect(await vault.consumeFlow('x'.repeat(32), 'h1')).toEqual({ status: 'unknown' });
+    await vault.close();
   });
 });
 
@@ -163,7 +163,7 @@ describe('token refresh against a real provider', () => {
 
   it('refreshes an expiring token before use, once for concurrent callers', async () => {
     const credentials = service();
-    credentials.storeTokens('alice', 'acme', {
+    await credentials.storeTokens('alice', 'acme', {
       accessToken: 'old-access',
       refreshToken: 'refresh-1',
       tokenType: 'Bearer',
@@ -176,14 +176,14 @@ describe('token refresh against a real provider', () => {
     const values = new Set(results.map((r) => (r.ok ? r.value : r.message)));
     expect(values.size).toBe(1);
     expect([...values][0]).toMatch(/^Bearer ey/); // a fresh JWT from the provider, not "old-access"
-    const stored = credentials.vault.get('alice', 'acme')!;
+    const stored = (await credentials.vault.get('alice', 'acme'))!;
     expect(stored.expiresAt! - Date.now()).toBeGreaterThan(60_000);
-    credentials.close();
+    await credentials.close();
   });
 
   it('forgets a credential whose refresh is refused, so the person is asked to sign in again', async () => {
     const credentials = service();
-    credentials.storeTokens('bob', 'acme', {
+    await credentials.storeTokens('bob', 'acme', {
       accessToken: 'old',
       refreshToken: 'revoked',
       tokenType: 'Bearer',
@@ -195,12 +195,12 @@ describe('token refresh against a real provider', () => {
       ok: false,
       reason: 'refresh_failed',
     });
-    expect(credentials.vault.has('bob', 'acme')).toBe(false);
+    expect(await credentials.vault.has('bob', 'acme')).toBe(false);
     expect(await credentials.authorization('bob', 'acme')).toMatchObject({
       ok: false,
       reason: 'not_connected',
     });
-    credentials.close();
+    await credentials.close();
   });
 });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { discoverMcpAuthorization, McpAuthorizationError } from '../../common/credentials/mcp-authorization';
 import { resolveMcpProviders, type OAuthProvider } from '../../common/credentials/providers';
-import { Vault } from '../../common/credentials/vault';
+import { SqliteVault } from '../../common/credentials/sqlite-vault';
 import { tempDir, testConfig } from '../helpers/config';
 
 /** What the fake servers answer; each test shapes it. */
@@ -71,7 +71,7 @@ const provider = (): OAuthProvider =>
 
 const options = () => ({
   redirectUri: 'https://agent.example/oauth/mcp-files/callback',
-  vault: new Vault(path.join(tempDir(), 'vault.sqlite'), Buffer.alloc(32, 3)),
+  vault: new SqliteVault(path.join(tempDir(), 'vault.sqlite'), Buffer.alloc(32, 3)),
 });
 
 describe('MCP authorization discovery', () => {

@@ -205,8 +205,8 @@ const credentialScenarios: Record<string, Scenario> = {
     await s.say('fetch http://127.0.0.1:9/files with acme');
     await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');
     const credentials = CredentialService.fromConfig(config);
-    credentials.vault.put('alice', 'acme', { accessToken: 'recording-token' }, null);
-    credentials.close();
+    await credentials.vault.put('alice', 'acme', { accessToken: 'recording-token' }, null);
+    await credentials.close();
     await s.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
     await s.idle();
     await s.say('fetch http://127.0.0.1:9/more with acme');

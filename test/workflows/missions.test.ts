@@ -239,8 +239,8 @@ describe('missions', () => {
     );
     // The gateway's callback after a sign-in: store, then resume every workflow waiting for alice's acme.
     const credentials = CredentialService.fromConfig(config);
-    credentials.vault.put('alice', 'acme', { accessToken: 'mission-token' }, null);
-    credentials.close();
+    await credentials.vault.put('alice', 'acme', { accessToken: 'mission-token' }, null);
+    await credentials.close();
     const resumed = await until('the run found by its search attribute', async () => {
       const ids = await resumeWaitingWorkflows(env.client, 'alice', 'acme');
       return ids.length ? ids : undefined;
@@ -278,8 +278,8 @@ describe('missions', () => {
     });
     // Carol is not the owner; for a shared mission her sign-in counts.
     const credentials = CredentialService.fromConfig(config);
-    credentials.vault.put('carol', 'acme', { accessToken: 'carols-token' }, null);
-    credentials.close();
+    await credentials.vault.put('carol', 'acme', { accessToken: 'carols-token' }, null);
+    await credentials.close();
     const resumed = await until('the run found', async () => {
       const ids = await resumeWaitingWorkflows(env.client, 'carol', 'acme');
       return ids.length ? ids : undefined;
