@@ -96,7 +96,7 @@ export class MissionTools {
           mine
             .map(
               (r) =>
-                `- "${r.name}" — ${r.status}${r.ownerId !== who.userId ? ` (shared by @${r.ownerId})` : ''} (id ${r.id})`,
+                `- "${r.name}" — ${r.status}${r.ownerId !== who.userId ? ` (shared by @${r.ownerId})` : ''}`,
             )
             .join('\n'),
         );
@@ -117,13 +117,19 @@ export class MissionTools {
     switch (op) {
       case 'get':
         return ok(this.describe(await handle.query(missionViewQuery)));
-      case 'fire':
+      case 'fire': {
+        const view = await handle.query(missionViewQuery);
+        const refusal = fireRefusal(view, Date.now());
+        if (refusal) return error(refusal);
         await handle.signal(fireSignal, {
           by: who.userId,
           trigger: 'manual',
           ...(typeof args.context === 'string' ? { context: args.context } : {}),
         });
-        return ok(`Fired ${label}: a run starts now (unless one is still going); its result will be posted.`);
+        return ok(
+          `Fired ${label}: a run starts now; ${view.settings.notifySessionId ? 'its result will be posted' : 'its result is not posted anywhere (notify: none), mission_get shows it'}.`,
+        );
+      }
       case 'pause':
         await handle.signal(pauseSignal, {
           by: who.userId,
@@ -144,7 +150,7 @@ export class MissionTools {
     }
   }
 
-  private settingsFrom(args: Args, sessionId: string): Partial<MissionSettings> | string {
+  private settingsFrom(args: Args, sessionId: string, isOwner = true): Partial<MissionSettings> | string {
     const settings: Partial<MissionSettings> = {};
     if (typeof args.goal === 'string') settings.goal = args.goal;
     if (typeof args.cadence === 'string') {
@@ -160,6 +166,8 @@ export class MissionTools {
       if (notify === 'here') settings.notifySessionId = sessionId;
       else if (notify === 'none') settings.notifySessionId = null;
       else return 'notify is "here" (this conversation) or "none"';
+      // Gates and failures reach the owner where they last set this up, whatever notify says.
+      if (isOwner) settings.ownerSessionId = sessionId;
     }
     if (args.notify_mode === 'always' || args.notify_mode === 'notable')
       settings.notifyMode = args.notify_mode;
@@ -181,6 +189,7 @@ export class MissionTools {
         goal: settings.goal!,
         cadence: settings.cadence!,
         notifySessionId: settings.notifySessionId === undefined ? who.sessionId : settings.notifySessionId,
+        ownerSessionId: who.sessionId,
         notifyMode: settings.notifyMode ?? 'always',
         shared: settings.shared ?? false,
       },
@@ -218,14 +227,14 @@ export class MissionTools {
       cadence.kind === 'cron' ? nextCronTime(cadence.expression, cadence.timezone, Date.now()) : null;
     return ok(
       [
-        `Created mission "${name}" (id ${id}), ${describeCadence(cadence)}.`,
+        `Created mission "${name}", ${describeCadence(cadence)}.`,
         next ? `First run: ${new Date(next).toISOString()}.` : '',
         cadence.kind === 'webhook'
           ? `Webhook: POST ${this.webhookUrl(id)} with the header X-Mission-Secret (the owner gets the secret at ${this.config.publicUrl.replace(/\/$/, '')}/api/missions/${id}/webhook).`
           : '',
         input.settings.notifySessionId
           ? 'Results will be posted in this conversation.'
-          : 'Results are not posted anywhere (notify: none).',
+          : 'Results are not posted anywhere (notify: none); approvals and questions of its runs come to this conversation.',
       ]
         .filter(Boolean)
         .join(' '),
@@ -239,7 +248,7 @@ export class MissionTools {
   ): Promise<ToolRunResult> {
     const found = resolveMission(records, who.userId, args);
     if (!found.ok) return error(found.error);
-    const settings = this.settingsFrom(args, who.sessionId);
+    const settings = this.settingsFrom(args, who.sessionId, found.record.ownerId === who.userId);
     if (typeof settings === 'string') return error(settings);
     let name: string | undefined;
     const newName = typeof args.new_name === 'string' ? args.new_name.trim() : undefined;
@@ -260,19 +269,23 @@ export class MissionTools {
     await this.client.workflow
       .getHandle(missionWorkflowId(found.record.id))
       .signal(updateMissionSignal, { by: who.userId, ...(name ? { name } : {}), settings });
-    const changed = [...(name ? [`renamed to "${name}"`] : []), ...Object.keys(settings)];
+    const changed = [
+      ...(name ? [`renamed to "${name}"`] : []),
+      ...Object.keys(settings).filter((key) => key !== 'ownerSessionId'),
+    ];
     return ok(`Updated mission "${found.record.name}": ${changed.join(', ')}.`);
   }
 
   private describe(view: MissionView): string {
     const lines = [
-      `Mission "${view.name}" (id ${view.id}) — ${view.status}${view.reason ? `: ${view.reason}` : ''}`,
+      `Mission "${view.name}" — ${view.status}${view.reason ? `: ${view.reason}` : ''}`,
       `Goal: ${view.settings.goal}`,
       `Cadence: ${describeCadence(view.settings.cadence)}${view.nextFireAt ? `; next run ${new Date(view.nextFireAt).toISOString()}` : ''}`,
       `Notify: ${view.settings.notifySessionId ? 'the conversation it was created in' : 'none'} (${view.settings.notifyMode})`,
     ];
-    if (view.gate) lines.push(`Waiting: run ${view.gate.runWorkflowId} needs ${view.gate.needed}`);
-    if (view.running) lines.push(`Running now: ${view.running}`);
+    const runNumber = (workflowId: string) => view.runs.find((r) => r.workflowId === workflowId)?.n ?? '?';
+    if (view.gate) lines.push(`Waiting: run ${runNumber(view.gate.runWorkflowId)} needs ${view.gate.needed}`);
+    if (view.running) lines.push(`Running now: run ${runNumber(view.running)}`);
     for (const run of view.runs.slice(-5))
       lines.push(
         `Run ${run.n} (${run.trigger}, ${new Date(run.startedAt).toISOString()}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
@@ -281,6 +294,26 @@ export class MissionTools {
       lines.push(`Skipped ${new Date(skip.at).toISOString()}: ${skip.reason}`);
     return lines.join('\n');
   }
+}
+
+/** Why a fire would start no run (the mission would only record a skip), in words; undefined if it would. */
+export function fireRefusal(view: MissionView, now: number): string | undefined {
+  const label = `"${view.name}"`;
+  const because = view.reason ? ` (${view.reason})` : '';
+  if (view.status === 'completed') return `${label} is completed${because}: it will not run again.`;
+  if (view.status === 'paused' || view.status === 'failed')
+    return `${label} is ${view.status}${because}, so no run starts. mission_resume ${label} makes it active again.`;
+  if (view.running) {
+    const n = view.runs.find((r) => r.workflowId === view.running)?.n;
+    return `${label} is still running (run ${n ?? '?'}), so no second run starts; mission_get shows how it goes.`;
+  }
+  const { maxRunsPerDay, cooldownMs } = view.guardrails;
+  if (view.runs.filter((r) => r.startedAt > now - 24 * 3_600_000).length >= maxRunsPerDay)
+    return `${label} already ran ${maxRunsPerDay} times in the last 24 hours (the policy's missions.maxRunsPerDay), so no run starts.`;
+  const last = view.runs.at(-1);
+  if (last && now - last.startedAt < cooldownMs)
+    return `${label} ran less than ${Math.round(cooldownMs / 1000)} s ago (the policy's missions.cooldown), so no run starts yet.`;
+  return undefined;
 }
 
 /** An update validator's refusal, in its own words (e.g. "you already have a mission named …"). */

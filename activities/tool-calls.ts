@@ -7,7 +7,12 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { AppConfig } from '../common/config';
-import { approvalRulesFor, grantsMayApply, type ApprovalRules } from '../common/approval-rules';
+import {
+  approvalRulesFor,
+  grantsMayApply,
+  toolPolicyEntry,
+  type ApprovalRules,
+} from '../common/approval-rules';
 import type { CredentialService } from '../common/credentials/service';
 import { FailureType } from '../common/errors';
 import { decidePolicy, type PolicyDecision } from '../common/policy';
@@ -118,7 +123,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     rules: ApprovalRules,
     builtin?: BuiltinTool,
   ): Promise<ToolPlan> {
-    const toolConfig = config.policy.tools[tool.name];
+    const toolConfig = toolPolicyEntry(config.policy.tools, tool.name);
     const shell = builtin?.parseCommand(request.args);
     const decision = decidePolicy({
       tool,

@@ -3,6 +3,7 @@
  * top-level one), whether the requester may approve their own call, and how many distinct approvals it needs.
  */
 import type { PolicyFile } from './config';
+import { policyEntryName } from './tools/missions';
 
 export interface ApprovalRules {
   approvers: string[];
@@ -12,8 +13,13 @@ export interface ApprovalRules {
 
 type RulesSource = Pick<PolicyFile, 'approvers' | 'selfApprove' | 'approvals' | 'tools'>;
 
+/** A tool's entry in the policy file's `tools` (an alias follows its original: `routine_*` -> `mission_*`). */
+export function toolPolicyEntry<T>(tools: Readonly<Record<string, T>>, toolName: string): T | undefined {
+  return tools[policyEntryName(toolName, tools)];
+}
+
 export function approvalRulesFor(policy: RulesSource, toolName: string): ApprovalRules {
-  const tool = policy.tools[toolName];
+  const tool = toolPolicyEntry(policy.tools, toolName);
   return {
     approvers: tool?.approvers ?? policy.approvers,
     selfApprove: tool?.selfApprove ?? policy.selfApprove,

@@ -1,6 +1,7 @@
 /**
- * How tools find a mission: by name (the primary key, unique per owner), by id (a legacy alternative),
- * or by a positional argument (always a name). A person sees only their own missions and shared ones;
+ * How tools find a mission: by name (the primary key, unique per owner), by id (a legacy alternative; an
+ * `id` that is no UUID is tried as a name, as older prompts pass names there), or by a positional argument
+ * (always a name). A person sees only their own missions and shared ones;
  * errors never reveal anything else. Pure, so every rule is unit-tested.
  */
 import type { MissionRecord } from './types';
@@ -13,6 +14,8 @@ export interface MissionAddress {
 }
 
 export type Resolution = { ok: true; record: MissionRecord } | { ok: false; error: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const visibleTo = (records: readonly MissionRecord[], userId: string): MissionRecord[] =>
   records.filter((r) => r.ownerId === userId || r.shared);
@@ -29,8 +32,11 @@ export function resolveMission(
   address: MissionAddress,
 ): Resolution {
   const visible = visibleTo(records, userId);
-  const name = (address.name ?? address.mission)?.trim() || undefined;
-  const id = address.id?.trim() || undefined;
+  const given = address.id?.trim() || undefined;
+  // A legacy `id` that cannot be an id is a name (unless a name is given too).
+  const idAsName = given && !UUID.test(given) && !address.name && !address.mission ? given : undefined;
+  const name = (address.name ?? address.mission ?? idAsName)?.trim() || undefined;
+  const id = idAsName ? undefined : given;
   if (!name && !id) return { ok: false, error: 'name the mission: pass "name" (see mission_list for yours)' };
   const named = name ? byName(visible, name, userId) : undefined;
   const identified = id ? visible.find((r) => r.id === id) : undefined;

@@ -40,13 +40,22 @@ const settings = {
   shared: z.boolean().optional().describe('Let everyone see and change it'),
 };
 
-/** A bare string or one-element array is a positional mission name. */
-const positional = (value: unknown) =>
-  typeof value === 'string'
-    ? { mission: value }
-    : Array.isArray(value) && value.length === 1 && typeof value[0] === 'string'
-      ? { mission: value[0] }
-      : value;
+const oneString = (value: unknown): value is [string] =>
+  Array.isArray(value) && value.length === 1 && typeof value[0] === 'string';
+
+/**
+ * A positional mission name: a bare string, a one-element array, or the legacy `{"_args": ["name"]}`
+ * (with any other arguments beside it).
+ */
+const positional = (value: unknown) => {
+  if (typeof value === 'string') return { mission: value };
+  if (oneString(value)) return { mission: value[0] };
+  if (value && typeof value === 'object' && '_args' in value && oneString(value._args)) {
+    const { _args: args, ...rest } = value as { _args: [string] } & Record<string, unknown>;
+    return { ...rest, mission: args[0] };
+  }
+  return value;
+};
 
 export const missionCreateSchema = z.strictObject({
   name: nameSchema,
@@ -134,5 +143,15 @@ export interface MissionTool {
 export const missionToolsByOp: readonly MissionTool[] = (['mission', 'routine'] as const).flatMap((prefix) =>
   MISSION_OPS.map((op) => missionTool(prefix, op)),
 );
+
+/**
+ * The policy entry that governs a tool: `routine_*` follow their `mission_*` originals unless the policy
+ * names the alias itself, so a rule on `mission_fire` cannot be bypassed by calling `routine_fire`.
+ */
+export function policyEntryName(toolName: string, configured: Readonly<Record<string, unknown>>): string {
+  if (!toolName.startsWith('routine_') || toolName in configured) return toolName;
+  const original = `mission_${toolName.slice('routine_'.length)}`;
+  return MISSION_OPS.some((op) => `mission_${op}` === original) ? original : toolName;
+}
 
 export const missionTools: readonly ToolDefinition[] = missionToolsByOp.map((tool) => tool.definition);

@@ -1,15 +1,15 @@
 /**
  * Missions through real tool calls (the scripted model's "call <tool> <args>"), a real worker and a real
  * Temporal server: addressing, runs, cron without pile-up, gates that pause and resume a run in place,
- * failures, notifications and per-user isolation.
+ * failures (denied, expired, cancelled runs end and fail the mission), notifications and per-user isolation.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialService } from '../../common/credentials/service';
 import type { AppConfig } from '../../common/config';
-import { missionWorkflowId } from '../../common/missions/types';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
-import { missionViewQuery, type MissionView } from '../../workflows/missions/contract';
+import { missionRecordsQuery, missionViewQuery, type MissionView } from '../../workflows/missions/contract';
 import { stateQuery, type Message, type SessionView } from '../../workflows/session/contract';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -19,6 +19,8 @@ import { until as untilDone } from '../helpers/until';
 
 const policy = {
   maxSteps: 3,
+  // Posting asks for approval; here it waits only seconds, so an expired gate can be seen.
+  tools: { http_request: { approvalTimeout: '3s' } },
   missions: { maxConsecutiveFailures: 2 },
   providers: {
     acme: {
@@ -63,12 +65,15 @@ async function call(s: TestSession, tool: string, args: unknown, userId = 'alice
   return tools(view).at(-1)!;
 }
 
-async function missionIdOf(s: TestSession, name: string): Promise<string> {
-  const listed = await call(s, 'mission_list', {});
-  const id = new RegExp(`"${name}" — \\w+ \\(id ([0-9a-f-]{36})\\)`).exec(listed.content)?.[1];
-  if (!id) throw new Error(`no ${name} in ${listed.content}`);
+/** A mission's id, from the directory (tool results show names only). */
+async function missionIdOf(name: string, ownerId = 'alice'): Promise<string> {
+  const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+  const id = records.find((r) => r.name === name && r.ownerId === ownerId)?.id;
+  if (!id) throw new Error(`no mission "${name}" of ${ownerId} in the directory`);
   return id;
 }
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
 const view = (id: string) => env.client.workflow.getHandle(missionWorkflowId(id)).query(missionViewQuery);
 
@@ -93,11 +98,20 @@ describe('missions', () => {
     // Create, then fire by name at once: the directory is strongly consistent.
     expect((await call(s, 'mission_fire', { name: 'daily report' })).status).toBe('ok');
     await s.waitFor((v) => notes(v).some((n) => n.startsWith('**daily report** (run 1)')), 'the run result');
-    const id = await missionIdOf(s, 'daily report');
+    const id = await missionIdOf('daily report');
     await call(s, 'routine_create', { name: 'weekly', goal: 'what time is it', cadence: 'manual' });
-    const weeklyId = await missionIdOf(s, 'weekly');
+    const weeklyId = await missionIdOf('weekly');
 
     expect((await call(s, 'mission_get', { id })).content).toContain('Mission "daily report"');
+    // Tool results name missions; ids never show.
+    expect(created.content).not.toMatch(UUID);
+    expect((await call(s, 'mission_list', {})).content).not.toMatch(UUID);
+    expect((await call(s, 'mission_get', { name: 'daily report' })).content).not.toMatch(UUID);
+    // The legacy shapes: a name passed as `id`, and the positional `{"_args": [name]}`.
+    expect((await call(s, 'mission_get', { id: 'weekly' })).content).toContain('Mission "weekly"');
+    expect((await call(s, 'routine_get', { _args: ['daily report'] })).content).toContain(
+      'Mission "daily report"',
+    );
     expect((await call(s, 'mission_get', { name: 'daily report', id })).status).toBe('ok');
     const conflict = await call(s, 'mission_get', { name: 'daily report', id: weeklyId });
     expect(conflict).toMatchObject({
@@ -151,7 +165,7 @@ describe('missions', () => {
       goal: 'run `echo cleaned`',
       cadence: '*/2 * * * * *',
     });
-    const id = await missionIdOf(s, 'cleanup');
+    const id = await missionIdOf('cleanup');
     const paused = await until('the run paused on its approval', async () => {
       const v = await view(id);
       return v.gate && v.status === 'paused' ? v : undefined;
@@ -205,7 +219,7 @@ describe('missions', () => {
     const shown = await s.waitFor((v) => v.gates.some((g) => g.remote && g.status === 'pending'), 'the gate');
     const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
     await s.decide({ gateId: gate.id, choice: 'deny', reason: 'not today' });
-    const id = await missionIdOf(s, 'risky');
+    const id = await missionIdOf('risky');
     const failed = await until('failed', async () => {
       const v = await view(id);
       return v.status === 'failed' ? v : undefined;
@@ -213,6 +227,17 @@ describe('missions', () => {
     expect(failed.reason).toContain('denied');
     expect(failed.reason).toContain('not today');
     await s.waitFor((v) => notes(v).some((n) => n.includes('**risky** failed')), 'the failure notice');
+    // The run ended, and the prompt here shows the denial.
+    const run = env.client.workflow.getHandle(failed.runs[0]!.workflowId);
+    await until('the run ended', async () => (await run.describe()).status.name !== 'RUNNING');
+    expect((await s.state()).gates.find((g) => g.id === gate.id)!.resolution?.outcome).toBe('denied');
+    // A fire on a failed mission says so, and starts nothing.
+    const refused = await call(s, 'mission_fire', { name: 'risky' });
+    expect(refused).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining('"risky" is failed'),
+    });
+    expect((await view(id)).runs).toHaveLength(1);
     // mission_resume makes it active again.
     await call(s, 'mission_resume', { name: 'risky' });
     await until('active', async () => (await view(id)).status === 'active');
@@ -226,7 +251,7 @@ describe('missions', () => {
       cadence: 'manual',
     });
     await call(s, 'mission_fire', { name: 'files' });
-    const id = await missionIdOf(s, 'files');
+    const id = await missionIdOf('files');
     const paused = await until('paused on the sign-in', async () => {
       const v = await view(id);
       return v.gate?.kind === 'credential' ? v : undefined;
@@ -270,8 +295,7 @@ describe('missions', () => {
       'dora',
     );
     await call(s, 'mission_fire', { name: 'team files' }, 'dora');
-    const listed = await call(s, 'mission_list', {}, 'dora');
-    const id = /"team files" — \w+ \(id ([0-9a-f-]{36})\)/.exec(listed.content)![1]!;
+    const id = await missionIdOf('team files', 'dora');
     const paused = await until('paused on the sign-in', async () => {
       const v = await view(id);
       return v.gate?.kind === 'credential' ? v : undefined;
@@ -290,10 +314,159 @@ describe('missions', () => {
     expect(tools(run).at(-1)!.content).toContain("ran with @carol's Acme account");
   });
 
+  it("fails the mission when a run's approval expires, and says so in the owner's conversation", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', {
+      name: 'poster',
+      goal: 'post https://example.invalid hello',
+      cadence: 'manual',
+    });
+    await call(s, 'mission_fire', { name: 'poster' });
+    const id = await missionIdOf('poster');
+    const failed = await until('failed', async () => {
+      const v = await view(id);
+      return v.status === 'failed' ? v : undefined;
+    });
+    expect(failed.reason).toMatch(/^run 1: http_request .*expired/);
+    await s.waitFor(
+      (v) => notes(v).some((n) => n.startsWith('**poster** failed: run 1: http_request')),
+      'the failure told',
+    );
+    const shown = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.resolution?.outcome === 'expired'),
+      'the prompt here closed as expired',
+    );
+    expect(shown.gates.filter((g) => g.status === 'pending')).toEqual([]);
+    const run = env.client.workflow.getHandle(failed.runs[0]!.workflowId);
+    await until('the run ended', async () => (await run.describe()).status.name !== 'RUNNING');
+  });
+
+  it('fails the mission when someone cancels a run that waits on a gate, and closes its prompt', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'stopper', goal: 'run `echo stop`', cadence: 'manual' });
+    await call(s, 'mission_fire', { name: 'stopper' });
+    const id = await missionIdOf('stopper');
+    const paused = await until('paused on the approval', async () => {
+      const v = await view(id);
+      return v.gate ? v : undefined;
+    });
+    await s.waitFor((v) => v.gates.some((g) => g.remote && g.status === 'pending'), 'the prompt here');
+    await env.client.workflow.getHandle(paused.gate!.runWorkflowId).cancel();
+    const failed = await until('failed', async () => {
+      const v = await view(id);
+      return v.status === 'failed' ? v : undefined;
+    });
+    expect(failed.reason).toBe('run 1 was cancelled');
+    const told = await s.waitFor(
+      (v) => notes(v).some((n) => n.startsWith('**stopper** failed: run 1 was cancelled')),
+      'the failure told',
+    );
+    expect(told.gates.find((g) => g.remote)).toMatchObject({
+      status: 'cancelled',
+      resolution: { outcome: 'cancelled' },
+    });
+    const run = await env.client.workflow.getHandle(paused.gate!.runWorkflowId).describe();
+    expect(run.status.name).toBe('CANCELLED');
+  });
+
+  it("keeps a run's gate open in the owner's conversation while the owner talks about something else", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'chatty', goal: 'run `echo chatty`', cadence: 'manual' });
+    await call(s, 'mission_fire', { name: 'chatty' });
+    const shown = await s.waitFor((v) => v.gates.some((g) => g.remote && g.status === 'pending'), 'the gate');
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    // A new message from the owner starts a new turn here; the run's gate is decided only by the run.
+    expect((await call(s, 'current_time', {})).status).toBe('ok');
+    expect((await s.state()).gates.find((g) => g.id === gate.id)!.status).toBe('pending');
+    const id = await missionIdOf('chatty');
+    expect((await view(id)).status).toBe('paused');
+    await s.decide({ gateId: gate.id, choice: 'approve' });
+    await s.waitFor(
+      (v) => notes(v).some((n) => n.includes('**chatty** (run 1)') && n.includes('chatty')),
+      'the result',
+    );
+    await until('active again', async () => (await view(id)).status === 'active');
+  });
+
+  it('posts a run\'s gate to its owner with notify "none", and its result nowhere', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    const created = await call(s, 'mission_create', {
+      name: 'silent',
+      goal: 'run `echo silent`',
+      cadence: 'manual',
+      notify: 'none',
+    });
+    expect(created.content).toContain('approvals and questions of its runs come to this conversation');
+    await call(s, 'mission_fire', { name: 'silent' });
+    const shown = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote?.missionName === 'silent' && g.status === 'pending'),
+      'the gate shown to the owner',
+    );
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    await s.decide({ gateId: gate.id, choice: 'approve' });
+    const id = await missionIdOf('silent');
+    await until('the run finished', async () => (await view(id)).runs[0]?.outcome === 'ok');
+    const after = await s.state();
+    expect(after.gates.find((g) => g.id === gate.id)!.resolution?.outcome).toBe('approved');
+    expect(notes(after).some((n) => n.includes('**silent**'))).toBe(false);
+  });
+
+  it("asks a run's question in the owner's conversation and continues the run with the typed answer", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'deploy', goal: 'ask one', cadence: 'manual' });
+    await call(s, 'mission_fire', '"deploy"');
+    const id = await missionIdOf('deploy');
+    const paused = await until('paused on the question', async () => {
+      const v = await view(id);
+      return v.gate?.kind === 'question' ? v : undefined;
+    });
+    expect(paused).toMatchObject({ status: 'paused', gate: { needed: 'an answer from @alice' } });
+    await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.kind === 'question' && g.status === 'pending'),
+      'the question here',
+    );
+    await s.say('1');
+    await s.waitFor((v) => notes(v).some((n) => n.includes('**deploy** (run 1)')), 'the run result');
+    const done = await until('active again', async () => {
+      const v = await view(id);
+      return v.status === 'active' && v.runs[0]?.outcome === 'ok' ? v : undefined;
+    });
+    const run = await env.client.workflow.getHandle(done.runs[0]!.workflowId).query(stateQuery);
+    expect(tools(run).map((m) => [m.name, m.status])).toEqual([['ask_user', 'ok']]);
+    expect(tools(run)[0]!.content).toContain('staging');
+  });
+
+  it("pauses by name, says why a fire starts no run, and posts each run's result on a re-fire", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'digest', goal: 'what time is it', cadence: 'manual' });
+    await call(s, 'mission_fire', { name: 'digest' });
+    await s.waitFor((v) => notes(v).some((n) => n.startsWith('**digest** (run 1)')), 'run 1 result');
+    const id = await missionIdOf('digest');
+    await until('run 1 recorded', async () => (await view(id)).runs[0]?.outcome === 'ok');
+    const again = await call(s, 'mission_fire', { name: 'digest' });
+    expect(again.content).toContain('a run starts now; its result will be posted');
+    await s.waitFor((v) => notes(v).some((n) => n.startsWith('**digest** (run 2)')), 'run 2 result');
+
+    expect(await call(s, 'mission_pause', { name: 'digest', reason: 'holidays' })).toMatchObject({
+      status: 'ok',
+      content: expect.stringContaining('Paused "digest"'),
+    });
+    await until('paused', async () => (await view(id)).status === 'paused');
+    const paused = await call(s, 'mission_fire', 'digest');
+    expect(paused).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining('"digest" is paused (paused by @alice: holidays)'),
+    });
+    await call(s, 'mission_complete', { name: 'digest' });
+    await until('completed', async () => (await view(id)).status === 'completed');
+    expect((await call(s, 'mission_fire', { name: 'digest' })).content).toContain('"digest" is completed');
+    expect((await view(id)).runs).toHaveLength(2);
+  });
+
   it('pauses itself after consecutive failed runs, and stays quiet on routine results in notable mode', async () => {
     const s = new TestSession(env.client, taskQueue);
     await call(s, 'mission_create', { name: 'looper', goal: 'loop', cadence: 'manual' });
-    const id = await missionIdOf(s, 'looper');
+    const id = await missionIdOf('looper');
     await call(s, 'mission_fire', { name: 'looper' });
     await until('run 1 failed', async () => (await view(id)).runs[0]?.outcome === 'failed');
     await call(s, 'mission_fire', { name: 'looper' });
@@ -302,10 +475,8 @@ describe('missions', () => {
       return v.status === 'paused' ? v : undefined;
     });
     expect(paused.reason).toMatch(/paused after 2 failed runs in a row; last: stopped at the step limit/);
-    await call(s, 'mission_fire', { name: 'looper' });
-    await until('the fire skipped', async () =>
-      (await view(id)).skipped.some((k) => k.reason.includes('paused')),
-    );
+    const refused = await call(s, 'mission_fire', { name: 'looper' });
+    expect(refused.content).toContain('"looper" is paused (paused after 2 failed runs in a row');
     expect((await view(id)).runs).toHaveLength(2);
 
     await call(s, 'mission_create', {
@@ -314,7 +485,7 @@ describe('missions', () => {
       cadence: 'manual',
       notify_mode: 'notable',
     });
-    const quietId = await missionIdOf(s, 'quiet');
+    const quietId = await missionIdOf('quiet');
     await call(s, 'mission_fire', { name: 'quiet' });
     await until('the quiet run', async () => (await view(quietId)).runs[0]?.outcome === 'ok');
     expect(notes(await s.state()).some((n) => n.includes('**quiet**'))).toBe(false);

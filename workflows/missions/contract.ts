@@ -21,6 +21,11 @@ export interface MissionSettings {
   cadence: Cadence;
   /** A session workflow id the results and prompts go to, or none. */
   notifySessionId: string | null;
+  /**
+   * The owner's conversation (where the mission was created or last told to report): its runs' gates and
+   * its failures go there even with `notify: "none"`. Absent in missions created before it existed.
+   */
+  ownerSessionId?: string;
   notifyMode: NotifyMode;
   shared: boolean;
 }
@@ -98,7 +103,9 @@ export const updateMissionSignal =
   defineSignal<[{ by: string; name?: string; settings: Partial<MissionSettings> }]>('updateMission');
 /** From a run (child session): a gate opened or was decided. */
 export const runGateSignal =
-  defineSignal<[{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string }]>('runGate');
+  defineSignal<
+    [{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string; reminder?: boolean }]
+  >('runGate');
 /** From a run: feedback for one person (a refused click), relayed to the conversation they clicked in. */
 export const runNoticeSignal =
   defineSignal<[{ runWorkflowId: string; text: string; to: string }]>('runNotice');

@@ -4,8 +4,9 @@
  *
  * - No pile-up: while a run is active (or waiting on a gate) a due fire is skipped and recorded; after
  *   downtime the late timer fires once, so at most one catch-up run.
- * - A gate in a run pauses the mission and is posted to the owner's conversation; when it is decided the
- *   run continues in place. Denied, expired or cancelled: the run ends and the mission fails with the reason.
+ * - A gate in a run pauses the mission and is posted to the owner's conversation (whatever `notify` says:
+ *   it governs results); when it is decided the run continues in place. Denied, expired or cancelled: the
+ *   run ends and the mission fails with the reason, told in the owner's conversation.
  * - N consecutive failed runs pause the mission with the reason; guardrails cap runs per day and space them.
  */
 import * as wf from '@temporalio/workflow';
@@ -13,7 +14,7 @@ import type { createActivities } from '../../activities';
 import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
 import type { MissionStatus } from '../../common/missions/types';
 import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
-import { missionEventSignal, type MissionEvent, type SessionInput } from '../session/contract';
+import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
 import { describeOutcome } from '../session/gates';
 import type { sessionWorkflow } from '../session/workflow';
 import {
@@ -43,6 +44,9 @@ const MAX_SKIP_RECORDS = 20;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
+/** Patch markers: a run cancelled from outside fails the mission; a run that ends closes its gate shown to the owner. */
+const CANCELLED_RUN_FAILS = 'cancelled-run-fails-mission';
+const RUN_END_CLOSES_GATE = 'run-end-closes-gate';
 
 export async function missionWorkflow(input: MissionInput): Promise<void> {
   const missionId = input.id;
@@ -58,6 +62,8 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   let runCount = carried?.runCount ?? 0;
   let running: { workflowId: string; n: number } | null = null;
   let gate: RecordedGate | null = null;
+  /** The open gate as the run reported it, to close it in the owner's conversation if the run ends first. */
+  let openGate: Gate | null = null;
   let nextFireAt: number | null = null;
   let scheduleChanged = true;
   const fires: FireRequest[] = [];
@@ -84,16 +90,26 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     publish();
   };
 
-  /** Tells the conversation the mission reports to (if any); a closed conversation is not an error. */
-  const notify = async (event: Omit<MissionEvent, 'missionId' | 'missionName'>): Promise<void> => {
-    if (!settings.notifySessionId) return;
+  /**
+   * Tells a conversation; a closed one is not an error. Results go where `notify` says (or nowhere);
+   * what needs the owner (gates, failures, pauses) goes to the owner's conversation in any case.
+   */
+  const tell = async (
+    to: 'results' | 'owner',
+    event: Omit<MissionEvent, 'missionId' | 'missionName'>,
+  ): Promise<void> => {
+    const sessionId =
+      to === 'results' ? settings.notifySessionId : (settings.notifySessionId ?? settings.ownerSessionId);
+    if (!sessionId) return;
     await wf
-      .getExternalWorkflowHandle(settings.notifySessionId)
+      .getExternalWorkflowHandle(sessionId)
       .signal(missionEventSignal, { missionId, missionName: name, ...event })
       .catch((error: unknown) =>
         wf.log.warn('mission notification failed', { missionId, error: String(error) }),
       );
   };
+  const notify = (event: Omit<MissionEvent, 'missionId' | 'missionName'>) => tell('results', event);
+  const notifyOwner = (event: Omit<MissionEvent, 'missionId' | 'missionName'>) => tell('owner', event);
 
   wf.setHandler(missionViewQuery, () => ({
     id: missionId,
@@ -137,9 +153,12 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     scheduleChanged = true;
     publish();
   });
-  wf.setHandler(runGateSignal, ({ runWorkflowId, gate: runGate, resolved, outcome }) => {
+  wf.setHandler(runGateSignal, ({ runWorkflowId, gate: runGate, resolved, outcome, reminder }) => {
     if (running?.workflowId !== runWorkflowId) return;
+    if (!resolved && reminder)
+      return void notifyOwner({ gate: runGate, resolved: false, runWorkflowId, reminder });
     if (!resolved) {
+      openGate = runGate;
       gate = {
         gateId: runGate.id,
         kind: runGate.kind,
@@ -153,10 +172,11 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         runWorkflowId,
       };
       if (status === 'active') setStatus('paused', `run ${running.n} waits for ${gate.needed}`);
-      void notify({ gate: runGate, resolved: false, runWorkflowId });
+      void notifyOwner({ gate: runGate, resolved: false, runWorkflowId });
       return;
     }
-    void notify({
+    if (openGate?.id === runGate.id) openGate = null;
+    void notifyOwner({
       gate: runGate,
       resolved: true,
       outcome: outcome ?? describeOutcome(runGate),
@@ -181,7 +201,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   // A run refused someone's click on its gate: they clicked in the conversation this mission reports to.
   wf.setHandler(runNoticeSignal, ({ runWorkflowId, text, to }) => {
     if (!runWorkflowId.startsWith(`mission-run:${missionId}:`)) return;
-    void notify({ notice: { text, to }, runWorkflowId });
+    void notifyOwner({ notice: { text, to }, runWorkflowId });
   });
 
   const runsInLastDay = () => runs.filter((r) => r.startedAt > Date.now() - 24 * 3_600_000).length;
@@ -237,16 +257,41 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     runs.push(record);
     if (runs.length > MAX_RUN_RECORDS) runs.splice(0, runs.length - MAX_RUN_RECORDS);
     running = { workflowId: runWorkflowId, n };
-    void handle.result().then(
-      (result) => finishRun(record, result as RunResult | undefined),
-      (error: unknown) => failRun(record, error),
-    );
+    // Never awaited: whatever happens here is recorded and told, never left as an unhandled rejection.
+    void handle
+      .result()
+      .then(
+        (result) => finishRun(record, result as RunResult | undefined),
+        (error: unknown) => failRun(record, error),
+      )
+      .catch((error: unknown) =>
+        wf.log.error('recording a run failed', { missionId, run: record.n, error: String(error) }),
+      );
+  }
+
+  /** A run that ends with its gate still open (cancelled while waiting): the prompt shown to the owner closes. */
+  async function closeOpenGate(record: RunRecord): Promise<void> {
+    const open = openGate;
+    openGate = null;
+    if (!open || !wf.patched(RUN_END_CLOSES_GATE)) return;
+    const closed: Gate = {
+      ...open,
+      status: 'cancelled',
+      resolution: { outcome: 'cancelled', by: 'system', at: Date.now() },
+    };
+    await notifyOwner({
+      gate: closed,
+      resolved: true,
+      outcome: `cancelled: run ${record.n} ended`,
+      runWorkflowId: record.workflowId,
+    });
   }
 
   async function finishRun(record: RunRecord, result: RunResult | undefined): Promise<void> {
     record.endedAt = Date.now();
     running = null;
     gate = null;
+    await closeOpenGate(record);
     const answer = result?.answer ?? '';
     if (status === 'failed') return await endFailedRun(record); // a denied gate ended it, whatever it said after
     if (!result?.ok) return await countFailure(record, result?.reason ?? 'the run did not finish its goal');
@@ -263,7 +308,13 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     record.endedAt = Date.now();
     running = null;
     gate = null;
+    await closeOpenGate(record);
     if (status === 'failed') return await endFailedRun(record);
+    // Someone cancelled the run (the Temporal UI, the operator CLI): a deliberate stop, so the mission fails.
+    if (wf.isCancellation(error) && status !== 'completed' && wf.patched(CANCELLED_RUN_FAILS)) {
+      setStatus('failed', `run ${record.n} was cancelled`);
+      return await endFailedRun(record);
+    }
     const message =
       error instanceof wf.ChildWorkflowFailure && error.cause ? error.cause.message : String(error);
     await countFailure(record, message);
@@ -272,7 +323,9 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   async function endFailedRun(record: RunRecord): Promise<void> {
     record.outcome = 'cancelled';
     record.summary = reason ?? 'cancelled';
-    await notify({ text: `**${name}** failed: ${reason}` });
+    await notifyOwner({
+      text: `**${name}** failed: ${reason}. mission_resume "${name}" makes it active again.`,
+    });
   }
 
   async function countFailure(record: RunRecord, why: string): Promise<void> {
@@ -281,7 +334,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     consecutiveFailures++;
     if (consecutiveFailures >= input.guardrails.maxConsecutiveFailures && status === 'active') {
       setStatus('paused', `paused after ${consecutiveFailures} failed runs in a row; last: ${why}`);
-      await notify({
+      await notifyOwner({
         text: `**${name}** is paused: ${consecutiveFailures} runs in a row failed. Last error: ${why}`,
       });
     } else await notify({ text: `**${name}** run ${record.n} failed: ${why}` });

@@ -277,6 +277,8 @@ export interface MissionEvent {
   resolved?: boolean;
   outcome?: string;
   runWorkflowId?: string;
+  /** The run's gate is still open: post its prompt here again. */
+  reminder?: boolean;
   /** Feedback from a run for one person here (a click on the run's gate it refused). */
   notice?: { text: string; to: string };
 }

@@ -128,6 +128,9 @@ const APPROVAL_PROGRESS = 'approval-progress';
 /** Patch markers: open gates kept in the memo (dialogs open without a worker); typed answers to several questions. */
 const GATE_MEMO = 'gate-memo';
 const TYPED_ANSWERS = 'typed-answers';
+/** Patch markers: a mission run's gate shown in its owner's conversation is not superseded there; run gates get reminders. */
+const RUN_GATES_DECIDED_BY_RUN = 'run-gates-decided-by-run';
+const RUN_GATE_REMINDERS = 'run-gate-reminders';
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
@@ -203,7 +206,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     if (emitsToPlatform) outbox.push(event);
     else if (
       runOf &&
-      ((event.type === 'gate' && event.reason === 'opened') ||
+      ((event.type === 'gate' && event.reason !== 'repost') ||
         event.type === 'gate_resolved' ||
         (event.type === 'notice' && event.to))
     )
@@ -236,9 +239,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       state.notify('That mission run has already ended; nothing changed.', userId),
     );
 
+  /**
+   * Runs for the workflow's whole life, never awaited: cancelling the workflow (a mission ending a denied
+   * run) rejects its wait, and that must end the loop, not fail the workflow task as an unhandled rejection.
+   */
   async function deliverOutbox(): Promise<void> {
     for (;;) {
-      await wf.condition(() => outbox.length > 0);
+      try {
+        await wf.condition(() => outbox.length > 0);
+      } catch (error) {
+        if (wf.isCancellation(error)) return;
+        throw error;
+      }
       const event = outbox.shift()!;
       delivering = true;
       try {
@@ -250,6 +262,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
               gate: event.gate,
               resolved: event.type === 'gate_resolved',
               ...(event.type === 'gate_resolved' ? { outcome: event.outcome } : {}),
+              ...(event.type === 'gate' && event.reason === 'reminder' ? { reminder: true } : {}),
             });
           else if (event.type === 'notice' && event.to)
             await mission.signal(runNoticeSignal, {
@@ -265,6 +278,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           if (gate) gate.posts = [...(gate.posts ?? []), result.ref];
         }
       } catch (error) {
+        if (wf.isCancellation(error)) return;
         wf.log.warn('delivery failed', { sessionId, type: event.type, error: failureMessage(error) });
       } finally {
         delivering = false;
@@ -346,6 +360,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     if (!event.gate || !event.runWorkflowId) return;
     const existing = state.gates.get(event.gate.id);
     if (!event.resolved) {
+      // The run's reminder: the prompt posted here again while its gate stays open.
+      if (existing?.remote && existing.status === 'pending' && event.reminder)
+        return emit({ type: 'gate', gate: existing, reason: 'reminder' });
       if (existing) return;
       const proxy: Gate = {
         ...event.gate,
@@ -430,6 +447,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       );
     }
     for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
+      // A mission run's gate shown here is decided only by the run: a new message here does not end it.
+      if (gate.remote && wf.patched(RUN_GATES_DECIDED_BY_RUN)) continue;
       gate.status = 'cancelled';
       gate.resolution = { outcome: 'superseded', by: message.userId, at: Date.now() };
       state.supersededTurn = true;
@@ -897,7 +916,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
 
   async function waitForDecision(gate: Gate): Promise<void> {
     // Chat platforms get a reminder (the prompt posted again) while a gate stays open; the web chat shows it live.
-    const reminderMs = emitsToPlatform ? settings.reminderAfterMs : undefined;
+    // A mission run's gate is shown in its owner's conversation, which may be a chat platform: it is reminded too.
+    const reminds =
+      emitsToPlatform ||
+      (runOf !== undefined && settings.reminderAfterMs !== undefined && wf.patched(RUN_GATE_REMINDERS));
+    const reminderMs = reminds ? settings.reminderAfterMs : undefined;
     for (;;) {
       const untilExpiry = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
       const wait =
