@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { credentialProvidedSignal, stateQuery, type SessionView } from '../../workflows/session/contract';
-import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
+import { DiscordKeys, DiscordRequests, snowflake, type InteractionReply } from '../helpers/discord-requests';
 import {
   FAKE_BOT_USER,
   FAKE_CHANNEL,
@@ -103,6 +103,25 @@ async function prompted(text: string, channelId = snowflake()) {
   );
   return { channelId, message: structuredClone(message) };
 }
+
+/**
+ * What a clicker is told privately: in the interaction's reply, or, when the verdict took longer than the
+ * gateway's first answer (deferred), in the follow-up on the interaction's webhook.
+ */
+async function privately(reply: InteractionReply, token: string): Promise<string> {
+  expect(reply.status).toBe(200);
+  if (reply.json.type === 4) {
+    expect(reply.json.data?.flags).toBe(64);
+    return String(reply.json.data?.content);
+  }
+  expect(reply.json).toEqual({ type: 6 });
+  const followUp = await until('the private follow-up', () =>
+    discord.followUps.find((f) => f.token === token),
+  );
+  expect(followUp.body.flags).toBe(64);
+  return String(followUp.body.content);
+}
+const token = () => `token-${snowflake()}`;
 
 const answerIn = (channelId: string, fragment: string) =>
   until(`an answer containing ${fragment}`, () =>
@@ -200,25 +219,23 @@ describe('Discord', () => {
   it('tells a stranger and a double click ephemerally, and changes nothing', async () => {
     const { channelId, message } = await prompted('run `echo guarded`');
     const approve = control(message, 'Approve');
-    const stranger = await requests.click(channelId, STRANGER, approve);
-    expect(stranger.json).toMatchObject({
-      type: 4,
-      data: { flags: 64, content: expect.stringMatching(/may not decide/) },
-    });
+    const strangerToken = token();
+    const stranger = await requests.click(channelId, STRANGER, approve, { token: strangerToken });
+    const told = await privately(stranger, strangerToken);
+    expect(told).toMatch(/may not decide/);
     // People are named as mentions (Discord shows their names), never as bare numeric ids.
-    const told = String(stranger.json.data?.content);
     expect(told).toContain(`<@${REQUESTER}>, <@${APPROVER}>`);
     expect(told).not.toMatch(/(^|[^<])@\d{17,20}/);
     expect((await state(channelId)).gates[0]!.status).toBe('pending');
     const approved = await requests.click(channelId, APPROVER, approve);
     expect(approved.json).toEqual({ type: 6 });
-    const again = await requests.click(channelId, REQUESTER, approve);
-    expect(again.json).toMatchObject({
-      type: 4,
-      data: { flags: 64, content: expect.stringMatching(/already approved/) },
+    const againToken = token();
+    const again = await requests.click(channelId, REQUESTER, approve, { token: againToken });
+    expect(await privately(again, againToken)).toMatch(/already approved/);
+    const view = await until('the turn finished', async () => {
+      const v = await state(channelId);
+      return v.status === 'idle' && v.transcript.some((m) => m.role === 'tool') ? v : undefined;
     });
-    await answerIn(channelId, 'guarded');
-    const view = await state(channelId);
     expect(view.transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
 
@@ -274,8 +291,12 @@ describe('Discord', () => {
       ['staging', 'production'],
       ['lint', 'tests', 'build'],
     ]);
-    const first = await requests.click(channelId, REQUESTER, selects[0]!.custom_id!, { values: ['staging'] });
-    expect(first.json).toMatchObject({ data: { flags: 64, content: 'Noted. Still to answer: Checks.' } });
+    const firstToken = token();
+    const first = await requests.click(channelId, REQUESTER, selects[0]!.custom_id!, {
+      values: ['staging'],
+      token: firstToken,
+    });
+    expect(await privately(first, firstToken)).toBe('Noted. Still to answer: Checks.');
     const other = await requests.click(channelId, REQUESTER, control(message, 'Other…'));
     expect(other.json.type).toBe(9);
     const modal = other.json.data as { custom_id: string };
@@ -292,14 +313,17 @@ describe('Discord', () => {
   it('refuses an option that is not offered, and a stranger answering, with the question still open', async () => {
     const { channelId, message } = await prompted('ask one');
     const select = controls(message).find((c) => c.type === 3)!;
-    const stranger = await requests.click(channelId, STRANGER, select.custom_id!, { values: ['staging'] });
-    expect(stranger.json).toMatchObject({
-      data: { flags: 64, content: expect.stringMatching(/may not answer/) },
+    const [strangerToken, forgedToken] = [token(), token()];
+    const stranger = await requests.click(channelId, STRANGER, select.custom_id!, {
+      values: ['staging'],
+      token: strangerToken,
     });
-    const forged = await requests.click(channelId, REQUESTER, select.custom_id!, { values: ['moon'] });
-    expect(forged.json).toMatchObject({
-      data: { flags: 64, content: expect.stringMatching(/not an option/) },
+    expect(await privately(stranger, strangerToken)).toMatch(/may not answer/);
+    const forged = await requests.click(channelId, REQUESTER, select.custom_id!, {
+      values: ['moon'],
+      token: forgedToken,
     });
+    expect(await privately(forged, forgedToken)).toMatch(/not an option/);
     expect((await state(channelId)).gates[0]!.status).toBe('pending');
     await requests.click(channelId, REQUESTER, select.custom_id!, { values: ['production'] });
     await answerIn(channelId, 'production');
@@ -332,16 +356,16 @@ describe('Discord', () => {
     const { channelId, message } = await prompted('run `echo ran >> count.txt`');
     await stack.worker.kill('SIGKILL');
     const strangerToken = `token-${snowflake()}`;
+    const requesterToken = `token-${snowflake()}`;
     const approve = control(message, 'Approve');
+    // Answered at once (deferred) although no verdict can come; "recorded" follows privately.
     const refused = await requests.click(channelId, STRANGER, approve, { token: strangerToken });
-    const clicked = await requests.click(channelId, REQUESTER, approve);
-    for (const response of [refused, clicked]) {
-      expect(response.status).toBe(200);
-      expect(response.json).toMatchObject({
-        type: 4,
-        data: { flags: 64, content: expect.stringMatching(/click is recorded/) },
-      });
-    }
+    const clicked = await requests.click(channelId, REQUESTER, approve, { token: requesterToken });
+    for (const response of [refused, clicked]) expect(response.json).toEqual({ type: 6 });
+    for (const t of [strangerToken, requesterToken])
+      await until('the "recorded" follow-up', () =>
+        discord.followUps.find((f) => f.token === t && /click is recorded/.test(String(f.body.content))),
+      );
     await stack.restartWorker();
     await until(
       'the prompt edited',
@@ -352,11 +376,13 @@ describe('Discord', () => {
     expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1);
     // The stranger's click was judged after the reply: they hear why, ephemerally, on their interaction.
     const followUp = await until('the follow-up to the stranger', () =>
-      discord.followUps.find((f) => f.token === strangerToken),
+      discord.followUps.find(
+        (f) => f.token === strangerToken && /may not decide/.test(String(f.body.content)),
+      ),
     );
-    expect(followUp.body).toMatchObject({ flags: 64, content: expect.stringMatching(/may not decide/) });
-    // Nobody else is told anything privately: the edited prompt speaks for the accepted click.
-    expect(discord.followUps.filter((f) => f.token !== strangerToken)).toEqual([]);
+    expect(followUp.body).toMatchObject({ flags: 64 });
+    // The requester hears nothing more privately: the edited prompt speaks for the accepted click.
+    expect(discord.followUps.filter((f) => f.token === requesterToken)).toHaveLength(1);
     const history = JSON.stringify(
       await env.client.workflow.getHandle(workflowIdOf(channelId)).fetchHistory(),
     );

@@ -367,7 +367,8 @@ describe('Slack', () => {
     );
     const shown = JSON.stringify(message.blocks);
     expect(shown).toContain('1. staging');
-    expect(shown).toContain('reply in this thread with a number');
+    expect(shown).toContain('Reply with a number.');
+    expect(shown).toContain('Type the reply in this thread');
     await requests.event({
       type: 'message',
       channel_type: 'channel',
