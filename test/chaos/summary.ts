@@ -19,6 +19,19 @@ export function recordChaos(outcome: ChaosOutcome): void {
   appendFileSync(SUMMARY_FILE, `${JSON.stringify(outcome)}\n`);
 }
 
+/**
+ * How many times a repeated chaos scenario runs: `npm run chaos` runs each at strength (CHAOS_RUNS, 20 unless
+ * set); a plain test run (CI, `npm test`) a few times.
+ */
+export function chaosRuns(): number {
+  const runs = Number(process.env.CHAOS_RUNS ?? 3);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(
+      `CHAOS_RUNS is "${process.env.CHAOS_RUNS}": set a whole number of runs, e.g. CHAOS_RUNS=20`,
+    );
+  return runs;
+}
+
 /** Runs a scenario's checks and records the outcome whether they pass or not. */
 export async function scenario(
   name: string,

@@ -51,6 +51,18 @@ const longScenarios: Record<string, Scenario> = {
 };
 
 const scenarios: Record<string, Scenario> = {
+  // A call with side effects runs once (one attempt, our own call id); a read-only one may retry.
+  'tool-runs-once': async (s) => {
+    await s.say('run `echo once`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.idle();
+    await s.say('what time is it');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+      'the time',
+    );
+  },
   'approve-then-answer': async (s) => {
     await s.say('run `echo recorded`');
     const [gate] = await s.pendingGate();
