@@ -1,11 +1,17 @@
-/** A webhook-cadence mission end to end: created through the web chat, triggered over HTTP with its own secret. */
+/**
+ * Missions end to end through the web chat: a webhook-cadence mission triggered over HTTP with its own
+ * secret, and the named-routine scenario with an OpenAI-compatible model that answers in seconds, as real
+ * ones do: a run whose approval is denied ends, the mission fails with the reason, and the owner is told.
+ */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { missionWorkflowId } from '../../common/missions/types';
-import { missionViewQuery } from '../../workflows/missions/contract';
-import { stateQuery } from '../../workflows/session/contract';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { missionRecordsQuery, missionViewQuery } from '../../workflows/missions/contract';
+import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
 let env: TestWorkflowEnvironment;
 let stack: Stack;
@@ -31,8 +37,7 @@ describe('mission webhooks', () => {
       'the mission created',
     );
     const content = (created.transcript.find((m) => m.role === 'tool') as { content: string }).content;
-    const id = /\(id ([0-9a-f-]{36})\)/.exec(content)![1]!;
-    expect(content).toContain(`/hooks/missions/${id}`);
+    const id = /\/hooks\/missions\/([0-9a-f-]{36})/.exec(content)![1]!;
     expect(content).not.toMatch(/secret: \S{20,}/); // the secret never reaches the transcript
 
     const mine = await stack.web.request('GET', `/missions/${id}/webhook`);
@@ -65,5 +70,110 @@ describe('mission webhooks', () => {
     expect(JSON.stringify(runView.transcript)).toContain('release 4.2 deployed to production');
     const history = JSON.stringify(await handle.fetchHistory());
     expect(history).not.toContain(mine.body.secret);
+  });
+});
+
+/**
+ * The model of the named-routine report: in the owner's conversation it creates the mission and fires it;
+ * in the run it wants a destructive command, and after the denial it would explain itself (in seconds).
+ */
+function routineModel(request: ChatRequest): Reply {
+  const id = `call_${request.messages.length}`;
+  const text = (role: string) =>
+    request.messages
+      .filter((m) => m.role === role)
+      .map((m) => m.content ?? '')
+      .join('\n');
+  const last = request.messages.at(-1)!;
+  if (text('user').includes('(Mission "nightly cleanup", run')) {
+    if (last.role === 'tool') return { text: `I could not clean up: ${last.content}` };
+    return { toolCalls: [{ id, name: 'shell_execute', args: { command: 'rm -rf /tmp/nightly-cleanup' } }] };
+  }
+  if (last.role === 'tool') return { text: `Done: ${last.content}` };
+  const said = last.content ?? '';
+  if (said.includes('create'))
+    return {
+      toolCalls: [
+        {
+          id,
+          name: 'routine_create',
+          args: { name: 'nightly cleanup', goal: 'Clean the temp directory', cadence: 'manual' },
+        },
+      ],
+    };
+  if (said.includes('fire'))
+    return { toolCalls: [{ id, name: 'mission_fire', args: { _args: ['nightly cleanup'] } }] };
+  return { text: 'Noted.' };
+}
+
+describe('a mission run with a model that takes seconds', () => {
+  let fake: FakeOpenAi;
+  let openAiStack: Stack;
+  beforeAll(async () => {
+    fake = await new FakeOpenAi(routineModel, { latency: [2_000, 3_000] }).start();
+    openAiStack = await startStack({
+      temporalAddress: env.address,
+      env: {
+        MODEL_PROVIDER: 'openai',
+        OPENAI_BASE_URL: fake.url,
+        OPENAI_API_KEY: 'sk-test',
+        MODEL: 'fake-model',
+      },
+    });
+  });
+  afterAll(async () => {
+    await openAiStack?.stop();
+    await fake?.stop();
+  });
+
+  const notes = (v: SessionView) =>
+    v.transcript.flatMap((m) => (m.role === 'assistant' && m.synthetic ? [m.text] : []));
+
+  it('ends a run whose approval is denied, fails the mission with the reason, and tells the owner', async () => {
+    const web = openAiStack.web;
+    const sessionId = 'missions-denied-run';
+    await web.say(sessionId, 'create a routine that cleans the temp directory every night');
+    await web.answered(sessionId);
+    await web.say(sessionId, 'fire it now');
+    const gate = await web.pendingGate(sessionId);
+    expect(gate).toMatchObject({
+      toolName: 'shell_execute',
+      args: { command: 'rm -rf /tmp/nightly-cleanup' },
+      remote: { missionName: 'nightly cleanup' },
+    });
+    expect((await web.decide(sessionId, gate.id, 'deny', { reason: 'not on the shared box' })).status).toBe(
+      202,
+    );
+
+    const told = await web.waitFor(
+      sessionId,
+      (v) => notes(v).some((n) => n.startsWith('**nightly cleanup** failed')),
+      "the mission's failure told here",
+      90_000,
+    );
+    expect(notes(told).find((n) => n.startsWith('**nightly cleanup** failed'))).toContain(
+      'shell_execute denied',
+    );
+    expect(told.gates.find((g) => g.id === gate.id)!.resolution).toMatchObject({
+      outcome: 'denied',
+      reason: 'not on the shared box',
+    });
+
+    const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const record = records.find((r) => r.name === 'nightly cleanup')!;
+    const mission = await env.client.workflow.getHandle(missionWorkflowId(record.id)).query(missionViewQuery);
+    expect(mission.status).toBe('failed');
+    expect(mission.reason).toContain('not on the shared box');
+    expect(mission.running).toBeNull();
+    const run = env.client.workflow.getHandle(mission.runs[0]!.workflowId);
+    const ended = await until('the run ended', async () => {
+      const status = (await run.describe()).status.name;
+      return status === 'RUNNING' ? undefined : status;
+    });
+    expect(['CANCELLED', 'COMPLETED']).toContain(ended);
+    // No workflow task of the run failed (an unhandled rejection fails one and keeps the run Running).
+    const history = await run.fetchHistory();
+    expect(history.events!.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    expect(fake.refusals).toEqual([]);
   });
 });
