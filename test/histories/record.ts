@@ -323,7 +323,7 @@ async function record(
     }
   });
   await mcp.close();
-  credentials?.close();
+  await credentials?.close();
 }
 
 async function main(): Promise<void> {
