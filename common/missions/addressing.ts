@@ -33,8 +33,11 @@ export function resolveMission(
 ): Resolution {
   const visible = visibleTo(records, userId);
   const given = address.id?.trim() || undefined;
-  // A legacy `id` that cannot be an id is a name (unless a name is given too).
-  const idAsName = given && !UUID.test(given) && !address.name && !address.mission ? given : undefined;
+  // A legacy `id` that is no mission's id and cannot be one is a name (unless a name is given too).
+  const idAsName =
+    given && !UUID.test(given) && !visible.some((r) => r.id === given) && !address.name && !address.mission
+      ? given
+      : undefined;
   const name = (address.name ?? address.mission ?? idAsName)?.trim() || undefined;
   const id = idAsName ? undefined : given;
   if (!name && !id) return { ok: false, error: 'name the mission: pass "name" (see mission_list for yours)' };

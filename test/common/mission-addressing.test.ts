@@ -1,7 +1,9 @@
 /** The addressing rules of mission tools, as pure functions. */
 import { describe, expect, it } from 'vitest';
+import { approvalRulesFor } from '../../common/approval-rules';
 import { distance, legacyRename, resolveMission } from '../../common/missions/addressing';
 import type { MissionRecord } from '../../common/missions/types';
+import { missionFireSchema, policyEntryName } from '../../common/tools/missions';
 
 const record = (id: string, name: string, ownerId = 'alice', shared = false): MissionRecord => ({
   id,
@@ -85,6 +87,60 @@ describe('mission addressing', () => {
     expect(legacyRename({ id: 'id-2', name: 'weekly digest' }, records, 'alice')).toBeUndefined();
     expect(legacyRename({ id: 'id-2', name: 'x', new_name: 'y' }, records, 'alice')).toBeUndefined();
     expect(legacyRename({ id: 'id-3', name: 'mine now' }, records, 'alice')).toBeUndefined();
+  });
+
+  it('tries an id that is no UUID as a name (legacy prompts put names there), a UUID never', () => {
+    expect(resolveMission(records, 'alice', { id: 'weekly digest' })).toMatchObject({
+      ok: true,
+      record: { id: 'id-2' },
+    });
+    expect(resolveMission(records, 'alice', { id: 'secret plan' })).toMatchObject({ ok: false });
+    const uuid = '7f1c1a52-3f0e-4c55-9a55-2d1f3b1f0a11';
+    expect(resolveMission([record(uuid, uuid)], 'alice', { id: uuid })).toMatchObject({
+      ok: true,
+      record: { id: uuid },
+    });
+    expect(resolveMission(records, 'alice', { id: uuid })).toEqual({
+      ok: false,
+      error: expect.stringContaining(`no mission of yours has id ${uuid}`),
+    });
+  });
+
+  it('accepts the positional {"_args": [name]} shape as a name, beside other arguments', () => {
+    expect(missionFireSchema.parse({ _args: ['daily report'] })).toEqual({ mission: 'daily report' });
+    expect(missionFireSchema.parse({ _args: ['daily report'], context: 'x' })).toEqual({
+      mission: 'daily report',
+      context: 'x',
+    });
+    expect(missionFireSchema.safeParse({ _args: ['a', 'b'] }).success).toBe(false);
+    expect(missionFireSchema.safeParse({ _args: 'a' }).success).toBe(false);
+  });
+
+  it('lets a policy on mission_* govern its routine_* alias, unless the alias has its own', () => {
+    expect(policyEntryName('routine_fire', { mission_fire: {} })).toBe('mission_fire');
+    expect(policyEntryName('routine_fire', { mission_fire: {}, routine_fire: {} })).toBe('routine_fire');
+    expect(policyEntryName('routine_nope', {})).toBe('routine_nope');
+    expect(policyEntryName('shell_execute', {})).toBe('shell_execute');
+    const policy = {
+      approvers: [],
+      selfApprove: true,
+      approvals: 1,
+      tools: {
+        mission_fire: {
+          approvers: ['boss'],
+          selfApprove: false,
+          approvals: 1,
+          allow: [],
+          deny: [],
+          when: [],
+        },
+      },
+    };
+    expect(approvalRulesFor(policy, 'routine_fire')).toEqual({
+      approvers: ['boss'],
+      selfApprove: false,
+      approvals: 1,
+    });
   });
 
   it('measures edit distance', () => {

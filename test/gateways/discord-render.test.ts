@@ -6,6 +6,7 @@ import { modalValues } from '../../gateways/discord/interactions';
 import {
   approvalMessage,
   decidedMessage,
+  gateMessage,
   questionMessage,
   splitForDiscord,
   MESSAGE_LIMIT,
@@ -140,6 +141,18 @@ describe('Discord prompts', () => {
       { type: 1, components: [{ type: 4, custom_id: '0', value: 'staging' }] },
     ]);
     expect(Object.fromEntries(values)).toEqual({ reason: 'because', '0': 'staging' });
+  });
+});
+
+describe("Discord prompts of a mission run's gate", () => {
+  it('name the mission on the first line, reminders included, within the limit', () => {
+    const remote = { ...approval, remote: { workflowId: 'mission-run:m:1', missionName: 'nightly_cleanup' } };
+    const reminder = gateMessage(remote, CHANNEL, 'reminder');
+    expect(reminder.content!.split('\n')[0]).toBe('🔁 From the mission **nightly\\_cleanup**');
+    expect(reminder.content).toContain('Still waiting');
+    expect(reminder.components).toEqual(approvalMessage(approval, CHANNEL, 'reminder').components);
+    expect(reminder.content!.length).toBeLessThanOrEqual(MESSAGE_LIMIT);
+    expect(gateMessage(approval, CHANNEL, 'opened').content).not.toContain('From the mission');
   });
 });
 

@@ -101,6 +101,21 @@ describe('Slack rendering', () => {
   });
 });
 
+describe("Slack prompts of a mission run's gate", () => {
+  it('name the mission above the prompt, reminders included', () => {
+    const remote = { ...gate, remote: { workflowId: 'mission-run:m:1', missionName: 'nightly <cleanup>' } };
+    for (const reason of ['opened', 'reminder'] as const) {
+      const [first, ...rest] = gateBlocks(remote, workflowId, reason);
+      expect(first).toEqual({
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: ':repeat: From the mission *nightly &lt;cleanup&gt;*' }],
+      });
+      expect(rest).toEqual(approvalBlocks(gate, workflowId, reason));
+    }
+    expect(gateBlocks(gate, workflowId, 'opened')[0]).toEqual(approvalBlocks(gate, workflowId, 'opened')[0]);
+  });
+});
+
 describe('Slack question modal', () => {
   const question: QuestionGate = {
     id: 'q1',
