@@ -37,14 +37,25 @@ export function discordConnection(options: {
     partials: [Partials.Channel],
     rest: { api: options.apiUrl ?? DEFAULT_DISCORD_API },
   });
+  // One channel's messages are handled in the order Discord sent them: a plain message posted just before
+  // the mention that starts a thread's conversation must not race past it into that conversation.
+  const channels = new Map<string, Promise<void>>();
   client.on(Events.MessageCreate, (message) => {
-    void (async () => {
+    const handle = async () => {
       const outcome = await handleDiscordMessage(toIncoming(message, client.user?.id), sessions, log);
       if (outcome === 'not-taken')
         await message.reply({ content: MESSAGE_NOT_TAKEN, allowedMentions: { repliedUser: true } });
-    })().catch((error: Error) =>
-      log.warn('discord message not delivered', { channelId: message.channelId, error: error.message }),
-    );
+    };
+    const previous = channels.get(message.channelId) ?? Promise.resolve();
+    const next = previous
+      .then(handle)
+      .catch((error: Error) =>
+        log.warn('discord message not delivered', { channelId: message.channelId, error: error.message }),
+      )
+      .finally(() => {
+        if (channels.get(message.channelId) === next) channels.delete(message.channelId);
+      });
+    channels.set(message.channelId, next);
   });
   client.on(Events.Error, (error) => log.error('discord connection error', { error: error.message }));
   return {

@@ -49,8 +49,12 @@ describe('OpenTelemetry tracing', () => {
       { context: () => collector.spans.map((s) => `${s.service} ${s.name}`).join(', ') },
     );
     expect(toolRun.attributes).toMatchObject({ temporalWorkflowId: workflowId });
-    // The gateway's message and click, each a span naming the session.
-    expect(collector.spans.find(named('gateway', 'SignalWithStartWorkflow:sessionWorkflow'))).toMatchObject({
+    // The gateway's message (a new session: started for its owner, then signalled) and click, each a span
+    // naming the session.
+    expect(collector.spans.find(named('gateway', 'StartWorkflow:sessionWorkflow'))).toMatchObject({
+      attributes: { temporalWorkflowId: workflowId },
+    });
+    expect(collector.spans.find(named('gateway', 'SignalWorkflow:userMessage'))).toMatchObject({
       attributes: { temporalWorkflowId: workflowId },
     });
     expect(collector.spans.find(named('gateway', 'SignalWorkflow:decide'))).toMatchObject({
