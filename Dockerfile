@@ -1,10 +1,31 @@
-# The project image: one image, two roles (worker or gateway), chosen by the command.
+# The project image: one image, two roles (worker or gateway), chosen by the command. It runs compiled
+# JavaScript (`npm run build`) and the prebuilt workflow bundle; TypeScript and the bundler stay in the
+# build stage.
+FROM node:24-slim AS build
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
+COPY tsconfig.json tsconfig.build.json ./
+COPY common ./common
+COPY workflows ./workflows
+COPY activities ./activities
+COPY workers ./workers
+COPY gateways ./gateways
+COPY scripts ./scripts
+
+# Compiled code (with the web chat's static files), then the workflow bundle from it: workers start in
+# seconds and every replica runs byte-identical workflow code.
+RUN npm run build \
+ && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js
+
 FROM node:24-slim
 
 WORKDIR /app
 ENV NODE_ENV=production \
     DATA_DIR=/data \
-    WORKFLOW_BUNDLE_PATH=/app/workflow-bundle.js
+    WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 
 # bubblewrap: shell_execute runs every command in a bwrap sandbox (prlimit comes with util-linux).
 # As the unprivileged `node` user, bwrap needs user namespaces inside the container (capabilities such as
@@ -20,19 +41,10 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-COPY common ./common
-COPY workflows ./workflows
-COPY activities ./activities
-COPY workers ./workers
-COPY gateways ./gateways
-COPY scripts ./scripts
-COPY tsconfig.json ./
-
-# Prebuilt workflow bundle: workers start in seconds and every replica runs byte-identical workflow code.
-RUN npx tsx scripts/bundle-workflows.ts /app/workflow-bundle.js \
- && mkdir -p /data && chown node:node /data
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
 
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-CMD ["npx", "tsx", "gateways/main.ts"]
+CMD ["node", "dist/gateways/main.js"]

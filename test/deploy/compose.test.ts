@@ -1,74 +1,187 @@
-/** No Docker engine runs in CI, so the deployment files are checked by reading them against the code. */
+/**
+ * No Docker engine runs in CI, so the deployment files are checked by reading them against the code; the
+ * one-shot database job is run for real against a PostgreSQL server. test/deploy/dist.test.ts builds and
+ * runs the compiled code the image runs.
+ */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { PgVault } from '../../common/credentials/pg-vault';
+import { startPostgres, type TestPostgres } from '../helpers/postgres';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const compose = parse(read('docker-compose.yml')) as { services: Record<string, Record<string, unknown>> };
-const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+type Service = {
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  configs?: { source: string; target: string }[];
+};
+const file = parse(read('docker-compose.yml')) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+  configs: Record<string, { content: string }>;
+};
+const compose = file.services;
+/** What the container's shell receives: Compose turns `$$` into `$`. */
+const unescape = (script: string) => script.replaceAll('$$', '$');
+const services = Object.keys(compose);
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, Temporal, its UI, the worker and the gateway', () => {
-    expect(Object.keys(compose.services).sort()).toEqual([
+  it('runs PostgreSQL, Temporal with its schema and namespace jobs, its UI, the worker and the gateway', () => {
+    expect(services.sort()).toEqual([
+      'agent-database',
       'gateway',
       'postgresql',
       'temporal',
+      'temporal-namespace',
+      'temporal-schema',
       'temporal-ui',
       'worker',
     ]);
   });
 
-  it('starts the worker and gateway with the same entry points as npm run worker / gateway', () => {
-    expect((compose.services.worker!.command as string[]).join(' ')).toBe(`npx ${scripts.worker}`);
-    expect((compose.services.gateway!.command as string[]).join(' ')).toBe(`npx ${scripts.gateway}`);
+  it('runs compiled JavaScript (what `npm run build` writes), not tsx', () => {
+    expect(compose.worker!.command).toEqual(['node', 'dist/workers/main.js']);
+    expect(compose.gateway!.command).toEqual(['node', 'dist/gateways/main.js']);
+    expect(read('docker-compose.yml')).not.toContain('tsx');
   });
 
-  it('points both at the Temporal service and exposes the gateway on all interfaces', () => {
+  it('follows Temporal’s current self-hosting shape: the server image, schema and namespace from admin-tools', () => {
+    for (const name of services) expect(compose[name]!.image ?? '', name).not.toContain('auto-setup');
+    const version = compose.temporal!.image!.match(/^temporalio\/server:(\d+\.\d+\.\d+)$/)?.[1];
+    expect(version).toBeDefined();
+    // Admin tools of the very version of the server: the schema it sets up is the one the server expects.
+    expect(compose['temporal-schema']!.image).toBe(`temporalio/admin-tools:${version}`);
+    expect(compose['temporal-namespace']!.image).toBe(`temporalio/admin-tools:${version}`);
+    expect(compose.temporal!.depends_on).toEqual({
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
+    const schema = unescape(compose['temporal-schema']!.command!.join('\n'));
+    for (const db of ['temporal', 'temporal_visibility']) {
+      expect(schema).toContain(`--db ${db} setup-schema -v 0.0`);
+      expect(schema).toMatch(new RegExp(`--db ${db} update-schema -d \\$schemas/\\w+/versioned`));
+    }
+    // The server refuses to start without its dynamic configuration file: it is provided.
+    const [dynamic] = compose.temporal!.configs!;
+    expect(file.configs[dynamic!.source]!.content).toContain('limit.maxIDLength');
+    expect(`/etc/temporal/${compose.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH}`).toBe(dynamic!.target);
+    expect(unescape(compose['temporal-namespace']!.command!.join('\n'))).toContain(
+      'temporal operator namespace create -n default',
+    );
+  });
+
+  it('starts the worker and gateway once Temporal has its namespace and the agent its database', () => {
     for (const name of ['worker', 'gateway']) {
-      expect(compose.services[name]!.environment).toMatchObject({
+      expect(compose[name]!.environment).toMatchObject({
         TEMPORAL_ADDRESS: 'temporal:7233',
+        TEMPORAL_NAMESPACE: 'default',
         TEMPORAL_TASK_QUEUE: 'agent',
       });
-      expect(compose.services[name]!.depends_on).toMatchObject({
-        temporal: { condition: 'service_healthy' },
+      expect(compose[name]!.depends_on).toEqual({
+        'temporal-namespace': { condition: 'service_completed_successfully' },
+        'agent-database': { condition: 'service_completed_successfully' },
       });
     }
-    expect(compose.services.gateway!.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
+    expect(compose.gateway!.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
   });
 
-  it('publishes only the gateway to the network: Temporal and its UI on 127.0.0.1, PostgreSQL not at all', () => {
-    expect(compose.services.gateway!.ports).toEqual(['3000:3000']);
-    for (const name of ['temporal', 'temporal-ui'])
-      for (const port of compose.services[name]!.ports as string[])
-        expect(port, name).toMatch(/^127\.0\.0\.1:/);
-    expect(compose.services.postgresql!.ports).toBeUndefined();
+  it('publishes only the gateway to the network: everything else on 127.0.0.1 or not at all', () => {
+    expect(compose.gateway!.ports).toEqual(['3000:3000']);
+    for (const name of services.filter((s) => s !== 'gateway'))
+      for (const port of compose[name]!.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    expect(compose.postgresql!.ports).toBeUndefined();
   });
 
-  it('shares one credential vault (and its key file) between the gateway, which stores, and the worker, which reads', () => {
-    for (const name of ['worker', 'gateway']) {
-      const service = compose.services[name]!;
-      const vaultPath = (service.environment as Record<string, string>).VAULT_PATH!;
-      const mount = (service.volumes as string[]).find((v) => v.startsWith('vault:'));
-      expect(mount, name).toBeDefined();
-      expect(vaultPath.startsWith(`${mount!.split(':')[1]}/`), name).toBe(true);
-    }
-    expect(Object.keys(parse(read('docker-compose.yml')).volumes)).toContain('vault');
+  it('shares state through PostgreSQL with one VAULT_KEY, and no volume between the worker and the gateway', () => {
+    const [worker, gateway] = [compose.worker!, compose.gateway!];
+    expect(worker.environment!.DATABASE_URL).toBe(gateway.environment!.DATABASE_URL);
+    expect(new URL(worker.environment!.DATABASE_URL!.replace(/\$\{[^}]+\}/, 'pw'))).toMatchObject({
+      protocol: 'postgres:',
+      hostname: 'postgresql',
+      pathname: '/agent',
+      username: 'agent',
+    });
+    // Required, so that a missing key stops `docker compose up` instead of each process inventing one.
+    expect(worker.environment!.VAULT_KEY).toMatch(/^\$\{VAULT_KEY:\?/);
+    expect(gateway.environment!.VAULT_KEY).toBe(worker.environment!.VAULT_KEY);
+    for (const service of [worker, gateway]) expect(service.environment!.VAULT_PATH).toBeUndefined();
+    const mounted = (service: Service) => (service.volumes ?? []).map((v) => v.split(':')[0]);
+    expect(mounted(worker).filter((v) => mounted(gateway).includes(v))).toEqual([]);
+    expect(Object.keys(file.volumes).sort()).toEqual(['postgres-data', 'worker-data']);
+  });
+});
+
+describe('the agent-database job against a real PostgreSQL', () => {
+  let server: TestPostgres;
+  let vault: PgVault | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await vault?.close();
+    await server?.stop();
+  });
+
+  it('creates the agent user and its database, again without harm, and the vault migrates in it', async () => {
+    const job = compose['agent-database']!;
+    expect(job.image).toBe(compose.postgresql!.image);
+    const url = new URL(server.url);
+    const env = {
+      ...process.env,
+      ...job.environment,
+      PGHOST: url.hostname,
+      PGPORT: url.port,
+      PGUSER: url.username,
+      AGENT_DB_PASSWORD: 'agent-db-secret',
+    };
+    const script = unescape(job.command!.join('\n'));
+    for (let run = 0; run < 2; run++) await promisify(execFile)('/bin/sh', ['-c', script], { env });
+    vault = new PgVault(
+      `postgres://agent:agent-db-secret@${url.hostname}:${url.port}/agent`,
+      Buffer.alloc(32, 1),
+    );
+    // As the agent user, not a superuser: it owns its database, so it can create the vault's tables.
+    await vault.ready();
+    await vault.put('alice', 'acme', { accessToken: 'x' }, null);
+    expect(await vault.has('alice', 'acme')).toBe(true);
   });
 });
 
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
-  it('uses Node 24, installs from the lockfile and prebuilds the workflow bundle it points workers at', () => {
-    expect(dockerfile).toMatch(/^FROM node:24/m);
-    expect(dockerfile).toContain('npm ci --omit=dev');
-    expect(dockerfile).toContain('WORKFLOW_BUNDLE_PATH=/app/workflow-bundle.js');
-    expect(dockerfile).toContain('scripts/bundle-workflows.ts /app/workflow-bundle.js');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+
+  it('builds with dev dependencies, then runs on Node 24 with production dependencies only', () => {
+    expect(stages).toHaveLength(2);
+    for (const stage of stages) expect(stage).toMatch(/^node:24/);
+    const [build, run] = stages as [string, string];
+    expect(build).toContain('npm ci --no-audit');
+    expect(build).toContain('npm run build');
+    expect(run).toContain('npm ci --omit=dev');
+    expect(run).toContain('COPY --from=build /app/dist ./dist');
   });
 
-  it('copies every runtime folder', () => {
-    for (const folder of ['common', 'workflows', 'activities', 'workers', 'gateways'])
-      expect(dockerfile).toContain(`COPY ${folder} ./${folder}`);
+  it('copies every runtime folder and the build configuration into the build stage', () => {
+    for (const folder of ['common', 'workflows', 'activities', 'workers', 'gateways', 'scripts'])
+      expect(stages[0]).toContain(`COPY ${folder} ./${folder}`);
+    expect(stages[0]).toContain('COPY tsconfig.json tsconfig.build.json ./');
+  });
+
+  it('prebuilds the workflow bundle with the compiled script and points workers at it', () => {
+    expect(stages[0]).toContain('node dist/scripts/bundle-workflows.js dist/workflow-bundle.js');
+    expect(stages[1]).toContain('WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js');
+  });
+
+  it('runs compiled JavaScript as the unprivileged node user', () => {
+    expect(stages[1]).toContain('USER node');
+    expect(stages[1]).toContain('CMD ["node", "dist/gateways/main.js"]');
+    expect(dockerfile).not.toMatch(/\btsx\b/);
   });
 });

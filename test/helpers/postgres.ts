@@ -13,7 +13,7 @@ import pg from 'pg';
 import { freePort } from './processes';
 
 const run = promisify(execFile);
-const USER = 'agent';
+const USER = 'postgres';
 
 /** The newest installed server's binaries (PG_BIN overrides). */
 function binDir(): string {
