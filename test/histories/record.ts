@@ -203,6 +203,34 @@ const credentialScenarios: Record<string, Scenario> = {
       directory: MISSION_DIRECTORY_ID,
     };
   },
+  // A new message from the owner leaves the run's gate open; the denial ends the run and fails the mission.
+  'mission-denied-run': async (s) => {
+    const gate = await firedMissionGate(s, 'risky');
+    await s.say('what time is it');
+    await s.idle();
+    await s.decide({ gateId: gate.id, choice: 'deny', reason: 'not today' });
+    await s.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**risky** failed')),
+      'the failure told',
+    );
+    const run = s.handle.client.getHandle(gate.remote!.workflowId);
+    while ((await run.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 100));
+    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const record = records.find((r) => r.name === 'risky');
+    return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
+  },
+  // Someone cancels a run that waits on its gate: the mission fails and the prompt here closes.
+  'mission-cancelled-run': async (s) => {
+    const gate = await firedMissionGate(s, 'stopper');
+    await s.handle.client.getHandle(gate.remote!.workflowId).cancel();
+    await s.waitFor(
+      (v) => v.gates.some((g) => g.id === gate.id && g.status === 'cancelled'),
+      'the prompt closed',
+    );
+    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const record = records.find((r) => r.name === 'stopper');
+    return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
+  },
   'mission-refused-click': async (s) => {
     const gate = await firedMissionGate(s, 'weekly');
     await s.decide({ gateId: gate.id, choice: 'approve', userId: 'mallory' });
