@@ -5,7 +5,8 @@
  * ledger: whatever fails before a side effect could start is thrown as `ToolNotStarted` (the workflow may run
  * the call again); a run cut off by the worker's shutdown is thrown as `ToolInterrupted` (never run again).
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { z } from 'zod';
 import type { AppConfig } from '../common/config';
 import {
   approvalRulesFor,
@@ -72,7 +73,9 @@ async function sideEffect(
     // Retryable as far as the worker knows: the workflow retries read-only calls, never the others.
     if (signal.aborted)
       throw ApplicationFailure.retryable(
-        `${toolName} was cut off (${String(signal.reason)}) after it may have started`,
+        signal.reason instanceof CancelledFailure && signal.reason.message === 'WORKER_SHUTDOWN'
+          ? `its worker shut down while ${toolName} ran`
+          : `${toolName} was cancelled while it ran`,
         FailureType.ToolInterrupted,
       );
     return result;
@@ -151,7 +154,10 @@ export function createToolCalls(deps: ToolCallDeps) {
     const { toolName } = request;
     // The workflow checked the arguments; an edit or an older history that does not parse never runs.
     const parsed = tool.definition.schema.safeParse(request.args);
-    if (!parsed.success) throw notStarted(toolName, parsed.error, { nonRetryable: true });
+    if (!parsed.success)
+      throw notStarted(toolName, new Error(`invalid arguments: ${z.prettifyError(parsed.error)}`), {
+        nonRetryable: true,
+      });
     const providerName = tool.definition.credential?.(request.args);
     let authorization: ToolContext['authorization'];
     if (providerName) {

@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities';
@@ -216,6 +219,49 @@ describe('the worker: planner and runner go by the same entry', () => {
       status: 'error',
       content: 'no MCP server "notes" is configured',
     });
+  });
+
+  it('refuses arguments that do not parse before anything runs, as a ToolNotStarted not worth retrying', async () => {
+    const refused = run('shell_execute', { cmd: 'echo never' });
+    await expect(refused).rejects.toBeInstanceOf(ApplicationFailure);
+    await expect(refused).rejects.toMatchObject({
+      type: 'ToolNotStarted',
+      nonRetryable: true,
+      message: expect.stringMatching(/^shell_execute could not start \(invalid arguments: .*command/s),
+    });
+  });
+
+  it("sends a write an Idempotency-Key from the call's key: the same for one call, another for the next", async () => {
+    const keys: (string | undefined)[] = [];
+    const server = createServer((request, response) => {
+      keys.push(request.headers['idempotency-key'] as string | undefined);
+      response.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const local = createActivities({
+        config: testConfig({ allowHosts: [host] }),
+        client: new Client({ connection: env.connection }),
+      });
+      const post = (key: string, method = 'POST') =>
+        new MockActivityEnvironment().run(local.runTool, {
+          toolName: 'http_request',
+          args: { method, url: `http://${host}/count`, body: 'x' },
+          idempotencyKey: key,
+          sessionId: 'session:web:registry-test',
+        });
+      for (const key of ['session:web:a:call-1', 'session:web:a:call-1', 'session:web:a:call-2'])
+        expect(await post(key)).toMatchObject({ status: 'ok' });
+      expect(await post('session:web:a:call-3', 'GET')).toMatchObject({ status: 'ok' });
+      expect(keys[0]).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      expect(keys[0]).not.toContain('session');
+      expect(keys[1]).toBe(keys[0]);
+      expect(keys[2]).not.toBe(keys[0]);
+      expect(keys[3]).toBeUndefined();
+    } finally {
+      server.close();
+    }
   });
 
   it('never runs what the session handles itself, nor an unknown tool', async () => {
