@@ -21,6 +21,7 @@ import { freePort, ManagedProcess } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
 import { drawChart } from './chart';
+import { measureDiscordAcks } from './discord-acks';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PARKED = (process.env.BENCH_PARKED ?? '1000,10000')
@@ -197,6 +198,13 @@ async function main(): Promise<void> {
   }
   results.ackWorkerDown = stat(downAcks);
   note(line('gateway acknowledgement of a click, NO worker running', stat(downAcks)));
+
+  // 3b. Discord interactions while no worker runs: Discord gives up after 3 s; the target is 1 s at p99.
+  const discord = await measureDiscordAcks(env, ROUNDS);
+  results.discordAckWorkerDown = stat(discord.approve);
+  results.discordEditDialogWorkerDown = stat(discord.editDialog);
+  note(line('Discord click answered, NO worker running', stat(discord.approve)));
+  note(line('Discord Edit & approve… dialog, NO worker running', stat(discord.editDialog)));
 
   // 4. Resume after a worker restart: a 10-turn vs a LONG_TURNS-turn session (continue-as-new keeps them alike).
   const resume: Record<string, number> = {};

@@ -37,7 +37,7 @@ import { bodyLimits } from '../body-limits';
  * verdict takes longer, then followed up), and a dialog's memo read is bounded by DIALOG_BUDGET_MS.
  */
 export const SIGNAL_BUDGET_MS = 1_200;
-const FIRST_ANSWER_MS = 700;
+const FIRST_ANSWER_MS = 500;
 const DIALOG_BUDGET_MS = 800;
 const VERDICT_BUDGET_MS = 1_300;
 const VERDICT_POLL_MS = 120;
