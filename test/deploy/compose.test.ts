@@ -139,14 +139,16 @@ describe('the agent-database job against a real PostgreSQL', () => {
       PGHOST: url.hostname,
       PGPORT: url.port,
       PGUSER: url.username,
+      PGPASSWORD: url.password,
       AGENT_DB_PASSWORD: 'agent-db-secret',
     };
     const script = unescape(job.command!.join('\n'));
     for (let run = 0; run < 2; run++) await promisify(execFile)('/bin/sh', ['-c', script], { env });
-    vault = new PgVault(
-      `postgres://agent:agent-db-secret@${url.hostname}:${url.port}/agent`,
-      Buffer.alloc(32, 1),
-    );
+    const agent = (password: string) => `postgres://agent:${password}@${url.hostname}:${url.port}/agent`;
+    const refused = new PgVault(agent('wrong'), Buffer.alloc(32, 1));
+    await expect(refused.ready()).rejects.toThrow(/password authentication failed/);
+    await refused.close();
+    vault = new PgVault(agent('agent-db-secret'), Buffer.alloc(32, 1));
     // As the agent user, not a superuser: it owns its database, so it can create the vault's tables.
     await vault.ready();
     await vault.put('alice', 'acme', { accessToken: 'x' }, null);

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -58,7 +58,15 @@ export async function startPostgres(): Promise<TestPostgres> {
       : run(path.join(bin, tool), args);
   const data = path.join(dir, 'data');
   const port = await freePort();
-  await as('initdb', ['-D', data, '-U', USER, '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  // Passwords over TCP, as a real server asks for them.
+  const password = randomBytes(12).toString('hex');
+  const pwfile = path.join(dir, 'pwfile');
+  writeFileSync(pwfile, password, { mode: 0o600 });
+  if (postgresUser) chownSync(pwfile, Number(postgresUser), -1);
+  await as('initdb', [
+    ...['-D', data, '-U', USER, '--pwfile', pwfile, '-E', 'UTF8', '--no-sync'],
+    ...['--auth-local=trust', '--auth-host=scram-sha-256'],
+  ]);
   await as('pg_ctl', [
     '-D',
     data,
@@ -69,7 +77,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
     'start',
   ]);
-  const url = `postgres://${USER}@127.0.0.1:${port}/postgres`;
+  const url = `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`;
   return {
     url,
     async createDatabase() {
@@ -81,7 +89,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       } finally {
         await client.end();
       }
-      return `postgres://${USER}@127.0.0.1:${port}/${name}`;
+      return `postgres://${USER}:${password}@127.0.0.1:${port}/${name}`;
     },
     async stop() {
       await as('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).catch(() => {});
