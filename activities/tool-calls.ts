@@ -70,7 +70,8 @@ async function sideEffect(
 ): Promise<ToolRunResult> {
   return await withHeartbeat(async (signal) => {
     const result = await run(signal);
-    // Retryable as far as the worker knows: the workflow retries read-only calls, never the others.
+    // Retryable as far as the worker knows: a read-only call's retry policy tries it again; one with side
+    // effects has a single attempt, so the workflow reports it as interrupted.
     if (signal.aborted)
       throw ApplicationFailure.retryable(
         signal.reason instanceof CancelledFailure && signal.reason.message === 'WORKER_SHUTDOWN'

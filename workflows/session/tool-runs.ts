@@ -14,6 +14,7 @@ type Activities = ReturnType<typeof createActivities>;
 /** Patch marker: side effects run once without the per-host ledger, keyed by the workflow's own call id. */
 export const TOOL_RUNS_ONCE = 'tool-runs-once';
 
+/** Attempts of a call that cannot start, 1, 2, 4 and 8 seconds apart. */
 const NOT_STARTED_ATTEMPTS = 5;
 
 const { runTool: runToolOnce } = wf.proxyActivities<Activities>({
@@ -23,7 +24,7 @@ const { runTool: runToolOnce } = wf.proxyActivities<Activities>({
   retry: { maximumAttempts: 1 },
 });
 
-export const INTERRUPTED = 'interrupted: may or may not have run';
+const INTERRUPTED = 'interrupted: may or may not have run';
 
 export async function runWithSideEffects(request: ToolRunRequest): Promise<ToolRunResult> {
   for (let attempt = 1; ; attempt++) {
@@ -35,7 +36,7 @@ export async function runWithSideEffects(request: ToolRunRequest): Promise<ToolR
       if (cause instanceof wf.ApplicationFailure && cause.type === FailureType.ToolNotStarted) {
         if (cause.nonRetryable || attempt >= NOT_STARTED_ATTEMPTS)
           return { status: 'error', content: `not run: ${cause.message}` };
-        await wf.sleep(Math.min(1_000 * 2 ** (attempt - 1), 30_000));
+        await wf.sleep(1_000 * 2 ** (attempt - 1));
         continue;
       }
       return {
