@@ -11,7 +11,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveKeys } from '../../common/credentials/keys';
+import { loadConfig } from '../../common/config';
 import { PgVault } from '../../common/credentials/pg-vault';
+import { testEnv } from '../helpers/config';
 import { CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 
@@ -46,6 +48,18 @@ afterAll(async () => {
 });
 
 describe('the vault in PostgreSQL', () => {
+  it('is configured by DATABASE_URL, which needs the one VAULT_KEY every process shares', () => {
+    const key = randomBytes(32).toString('base64');
+    expect(
+      loadConfig(testEnv({}, { DATABASE_URL: 'postgres://a:b@db:5432/agent', VAULT_KEY: key })).credentials,
+    ).toMatchObject({ databaseUrl: 'postgres://a:b@db:5432/agent', vaultKey: key });
+    expect(loadConfig(testEnv()).credentials.databaseUrl).toBeUndefined(); // embedded SQLite
+    expect(() => loadConfig(testEnv({}, { DATABASE_URL: 'postgres://db/agent' }))).toThrow(/set VAULT_KEY/);
+    expect(() => loadConfig(testEnv({}, { DATABASE_URL: 'mysql://db/agent', VAULT_KEY: key }))).toThrow(
+      /DATABASE_URL: must be a postgres/,
+    );
+  });
+
   it('migrates a fresh database once when several processes open it at the same moment', async () => {
     const url = await server.createDatabase();
     await Promise.all([1, 2, 3, 4, 5].map(() => open(url).ready()));
