@@ -163,6 +163,13 @@ describe('dialogs while no worker runs', () => {
       JSON.parse(modal.blocks[0]!.element.initial_value!).command === 'echo original',
       () => `the dialog showed ${modal.blocks[0]!.element.initial_value}`,
     );
+    // Someone who may not decide submits first: accepted now, refused by the workflow later, told privately.
+    const stranger = await slackRequests.interaction(
+      submitView('gate_edit', modal.private_metadata, 'U9', {
+        args: { value: { type: 'plain_text_input', value: '{"command": "echo stranger"}' } },
+      }),
+    );
+    tally.check(stranger.status === 200, () => stranger.text);
     const submitted = await slackRequests.interaction(
       submitView('gate_edit', modal.private_metadata, 'U1', {
         args: { value: { type: 'plain_text_input', value: '{"command": "echo edited"}' } },
@@ -170,12 +177,16 @@ describe('dialogs while no worker runs', () => {
     );
     tally.check(submitted.status === 200 && !submitted.text.includes('errors'), () => submitted.text);
     await stack.restartWorker();
+    const told = await until('the stranger told privately', () =>
+      slack.of('chat.postEphemeral').find((m) => m.user === 'U9'),
+    );
+    tally.check(/may not/.test(String(told.text)), () => `the stranger was told ${String(told.text)}`);
     const v = await settled(prompt.workflowId);
     const results = v.transcript.filter((m) => m.role === 'tool');
     tally.check(results.length === 1 && results[0]!.content.includes('edited'), () =>
       JSON.stringify(results),
     );
-    tally.check(!JSON.stringify(results).includes('original'), () => 'the original arguments ran');
+    tally.check(!/original|stranger/.test(JSON.stringify(results)), () => 'other arguments ran');
     tally.lost += 1 - results.length;
     tally.finish('dialogs: Slack Edit & approve with no worker');
   });
@@ -279,6 +290,33 @@ describe('dialogs while no worker runs', () => {
     );
     tally.lost += 1 - results.length;
     tally.finish('dialogs: Discord Other… with no worker');
+  });
+
+  it("opens Discord's Edit & approve… dialog and runs the edited call once after a restart", async () => {
+    const channelId = snowflake();
+    await discordRequests.ask(channelId, REQUESTER, 'run `echo original`');
+    const message = structuredClone(
+      await until('the prompt', () => discord.postedIn(channelId).find((m) => m.components.length > 0)),
+    );
+    const edit = (message.components as { components: { label?: string; custom_id?: string }[] }[])
+      .flatMap((row) => row.components)
+      .find((c) => c.label === 'Edit & approve…')!.custom_id!;
+    await stack.worker.kill('SIGKILL');
+    const opened = await discordRequests.click(channelId, REQUESTER, edit);
+    expect(opened.json.type).toBe(9);
+    const modal = opened.json.data as { custom_id: string; components: { component: { value: string } }[] };
+    expect(JSON.parse(modal.components[0]!.component.value)).toEqual({ command: 'echo original' });
+    const submitted = await discordRequests.submit(channelId, REQUESTER, modal.custom_id, {
+      args: '{"command": "echo edited"}',
+    });
+    expect(submitted.json).toEqual({ type: 6 });
+    await stack.restartWorker();
+    const results = (await settled(`session:discord:${channelId}`)).transcript.filter(
+      (m) => m.role === 'tool',
+    );
+    expect(results).toEqual([
+      expect.objectContaining({ status: 'ok', content: expect.stringContaining('edited') }),
+    ]);
   });
 });
 
