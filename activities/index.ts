@@ -75,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
         questionTimeoutMs: config.policy.questionTimeout,
         ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
         credentialTimeoutMs: config.policy.credentialTimeout,
+        modelOutageTimeoutMs: config.policy.modelOutageTimeout,
         ...(mcp.configured.length
           ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
           : {}),

@@ -142,6 +142,8 @@ export const policyFileSchema = z.strictObject({
       maxConsecutiveFailures: z.number().int().min(1).max(100).default(3),
     })
     .default({ maxRunsPerDay: 48, cooldown: 0, maxConsecutiveFailures: 3 }),
+  /** How long a turn waits for a model API that is down (5xx, 429, timeouts) before it gives up. */
+  modelOutageTimeout: durationSchema.pipe(z.number()).default(6 * 3_600_000),
   /** How long a credential gate (a "Connect <provider>" prompt) waits for the sign-in. */
   credentialTimeout: durationSchema.default(24 * 3_600_000),
 });

@@ -12,6 +12,8 @@ export interface SessionSettings {
   credentialTimeoutMs?: number | 'never';
   /** Configured MCP servers (absent when none): the session discovers their tools. */
   mcpServers?: string[];
+  /** How long a turn waits for a model API that is down before it gives up (absent: 6 hours). */
+  modelOutageTimeoutMs?: number;
   /** Discover MCP tools again after this long (sooner while a server is down). */
   mcpRefreshAfterMs?: number | 'never';
 }

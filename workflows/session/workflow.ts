@@ -57,6 +57,7 @@ import {
 import {
   answeredResult,
   approverIds,
+  clock,
   describeOutcome,
   evaluateAnswer,
   evaluateDecision,
@@ -90,6 +91,30 @@ const { callModel } = wf.proxyActivities<Activities>({
     nonRetryableErrorTypes: [FailureType.ModelAuth, FailureType.ModelNotFound, FailureType.ModelBadRequest],
   },
 });
+/**
+ * A model API that stays down after callModel's own retries: the turn waits (the message is kept) and tries
+ * again with growing pauses, up to the policy's `modelOutageTimeout`. Histories from before keep failing the turn.
+ */
+const MODEL_OUTAGE_WAIT = 'model-outage-wait';
+const MODEL_OUTAGE_FIRST_RETRY_MS = 15_000;
+const MODEL_OUTAGE_MAX_RETRY_MS = 5 * 60_000;
+const DEFAULT_MODEL_OUTAGE_TIMEOUT_MS = 6 * 3_600_000;
+const PERMANENT_MODEL_FAILURES: string[] = [
+  FailureType.ModelAuth,
+  FailureType.ModelNotFound,
+  FailureType.ModelBadRequest,
+];
+
+/** callModel gave up on something that may pass (5xx, 429, a timeout), not on a refusal that will not. */
+function isModelOutage(error: unknown): boolean {
+  if (!(error instanceof wf.ActivityFailure)) return false;
+  const cause = error.cause;
+  return !(
+    cause instanceof wf.ApplicationFailure &&
+    (cause.nonRetryable || PERMANENT_MODEL_FAILURES.includes(cause.type ?? ''))
+  );
+}
+
 /** Read-only tool runs (and every run in histories from before `tool-runs-once`): retried freely. */
 const { runTool } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
@@ -673,19 +698,49 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   }
 
   async function askModel(requesterId: string) {
-    try {
-      await refreshMcpTools(requesterId);
-      const extraTools = [
-        ...(mcpTools ?? []).map(({ name, description, parameters }) => ({ name, description, parameters })),
-        ...(settings.mcpServers?.length ? [MCP_REFRESH_TOOL] : []),
-      ];
-      if (extraTools.length) return await callModel({ transcript: state.transcript, extraTools });
-      return await callModel({ transcript: state.transcript });
-    } catch (error) {
-      if (wf.isCancellation(error)) throw error;
-      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
-      runFailure = `the model failed: ${failureMessage(error)}`;
-      return undefined;
+    /** While the model API is down: since when, and the next wait (doubling up to a ceiling). */
+    let outageSince: number | undefined;
+    let retryIn = MODEL_OUTAGE_FIRST_RETRY_MS;
+    for (;;) {
+      try {
+        await refreshMcpTools(requesterId);
+        const extraTools = [
+          ...(mcpTools ?? []).map(({ name, description, parameters }) => ({ name, description, parameters })),
+          ...(settings.mcpServers?.length ? [MCP_REFRESH_TOOL] : []),
+        ];
+        const answer = extraTools.length
+          ? await callModel({ transcript: state.transcript, extraTools })
+          : await callModel({ transcript: state.transcript });
+        if (outageSince !== undefined) {
+          state.notify('The model is answering again.');
+          setStatus('running');
+        }
+        return answer;
+      } catch (error) {
+        if (wf.isCancellation(error)) throw error;
+        // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
+        const budget = settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
+        if (
+          isModelOutage(error) &&
+          Date.now() - (outageSince ?? Date.now()) < budget &&
+          wf.patched(MODEL_OUTAGE_WAIT)
+        ) {
+          if (outageSince === undefined) {
+            outageSince = Date.now();
+            state.notify(
+              `The model is unavailable (${failureMessage(error)}); retrying since ${clock(outageSince)}. Your message is kept and will be answered when it is back.`,
+            );
+            setStatus('running', `model unavailable, retrying since ${clock(outageSince)}`);
+          }
+          await wf.sleep(retryIn);
+          retryIn = Math.min(retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
+          continue;
+        }
+        state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
+        runFailure = `the model failed: ${failureMessage(error)}`;
+        if (outageSince !== undefined) setStatus('running');
+        return undefined;
+      }
     }
   }
 
