@@ -441,7 +441,7 @@ describe('credentials reach only their apiHosts', () => {
         result: { status: 'credential_required' },
       });
     } finally {
-      credentials.close();
+      await credentials.close();
     }
   });
 });

@@ -259,7 +259,7 @@ describe('web trust boundary, second pass', () => {
     const tally = new Tally();
     const service = CredentialService.fromConfig(loadConfig(local.env));
     const key = service.keys.signing;
-    service.close();
+    await service.close();
     const binding = `local:${tokenFingerprint(local.token)}`;
     const soon = Date.now() + 60_000;
     const forged: Record<string, string> = {

@@ -485,7 +485,7 @@ describe('web trust boundary', () => {
       tally.check(again.status === 400, () => `chat link reused: ${again.status}`);
       if (again.headers.get('location')) tally.lost++;
     } finally {
-      service.close();
+      await service.close();
     }
     tally.finish('oauth: Connect link opened by someone else');
   });
