@@ -47,6 +47,8 @@ const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connec
 /** Patch markers: a run cancelled from outside fails the mission; a run that ends closes its gate shown to the owner. */
 const CANCELLED_RUN_FAILS = 'cancelled-run-fails-mission';
 const RUN_END_CLOSES_GATE = 'run-end-closes-gate';
+/** Patch marker: a schedule that cannot be computed, or a run that cannot start, pauses the mission and is told. */
+const ACTIVITY_FAILURES_TOLD = 'activity-failures-told';
 
 export async function missionWorkflow(input: MissionInput): Promise<void> {
   const missionId = input.id;
@@ -248,11 +250,17 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         ],
       },
     };
-    const handle = await wf.startChild<typeof sessionWorkflow>('sessionWorkflow', {
-      workflowId: runWorkflowId,
-      args: [runInput],
-      parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
-    });
+    let handle;
+    try {
+      handle = await wf.startChild<typeof sessionWorkflow>('sessionWorkflow', {
+        workflowId: runWorkflowId,
+        args: [runInput],
+        parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+      });
+    } catch (error) {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      return skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
+    }
     const record: RunRecord = { n, workflowId: runWorkflowId, trigger, startedAt: Date.now() };
     runs.push(record);
     if (runs.length > MAX_RUN_RECORDS) runs.splice(0, runs.length - MAX_RUN_RECORDS);
@@ -340,20 +348,36 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     } else await notify({ text: `**${name}** run ${record.n} failed: ${why}` });
   }
 
+  /**
+   * The next cron time. If it cannot be computed after the activity's retries, the mission pauses with the
+   * reason and tells its owner; resuming it tries again.
+   */
+  async function scheduleNext(): Promise<number | null> {
+    const cadence = settings.cadence as { expression: string; timezone: string };
+    try {
+      return await nextFireTime({
+        expression: cadence.expression,
+        timezone: cadence.timezone,
+        after: Date.now(),
+      });
+    } catch (error) {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      const why = `its next run time could not be computed (${failureMessage(error)})`;
+      if (status === 'active') setStatus('paused', `paused: ${why}`);
+      await notifyOwner({
+        text: `**${name}** is paused: ${why}. mission_resume "${name}" tries again.`,
+      });
+      return null;
+    }
+  }
+
   publish();
   const completed = (): boolean => status === 'completed';
   const current = (): typeof running => running;
   while (!completed()) {
     if (scheduleChanged) {
       scheduleChanged = false;
-      nextFireAt =
-        settings.cadence.kind === 'cron'
-          ? await nextFireTime({
-              expression: settings.cadence.expression,
-              timezone: settings.cadence.timezone,
-              after: Date.now(),
-            })
-          : null;
+      nextFireAt = settings.cadence.kind === 'cron' ? await scheduleNext() : null;
     }
     const wait = nextFireAt === null ? undefined : Math.max(0, nextFireAt - Date.now());
     const woke = () => fires.length > 0 || scheduleChanged || status === 'completed';
@@ -363,11 +387,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     if (nextFireAt !== null && Date.now() >= nextFireAt) {
       // However many fires were missed while nothing ran, this is one (catch-up) run.
       const trigger = Date.now() - nextFireAt > LATE_AFTER_MS ? 'catch-up' : 'cron';
-      nextFireAt = await nextFireTime({
-        expression: (settings.cadence as { expression: string }).expression,
-        timezone: (settings.cadence as { timezone: string }).timezone,
-        after: Date.now(),
-      });
+      nextFireAt = await scheduleNext();
       await tryStart(trigger);
     }
     while (fires.length) {
@@ -394,4 +414,12 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       .cancel()
       .catch(() => {});
   publish();
+}
+
+function failureMessage(error: unknown): string {
+  return (error instanceof wf.ActivityFailure || error instanceof wf.ChildWorkflowFailure) && error.cause
+    ? error.cause.message
+    : error instanceof Error
+      ? error.message
+      : String(error);
 }

@@ -19,6 +19,7 @@ import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common
 import { checkToolArgs, findTool, type ToolDefinition } from '../../common/tools/definitions';
 import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
 import { FailureType } from '../../common/errors';
+import type { Grant } from '../../common/grants';
 import {
   describeMcpDiscovery,
   MCP_REFRESH_TOOL,
@@ -156,6 +157,13 @@ const TYPED_ANSWERS = 'typed-answers';
 /** Patch markers: a mission run's gate shown in its owner's conversation is not superseded there; run gates get reminders. */
 const RUN_GATES_DECIDED_BY_RUN = 'run-gates-decided-by-run';
 const RUN_GATE_REMINDERS = 'run-gate-reminders';
+/**
+ * Patch marker: an activity that fails after its retries (settings, the policy check, a grant write, MCP
+ * discovery, a delivery) becomes a message in the conversation and the session goes on; histories from
+ * before fail the run (or the turn) as they did. Only the failure paths record it.
+ */
+const ACTIVITY_FAILURES_TOLD = 'activity-failures-told';
+const MAX_UNDELIVERED = 10;
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 const EVENTS_BEFORE_CONTINUE = 10_000;
@@ -225,6 +233,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   const runOf = input.run;
   const outbox: OutboundEvent[] = [];
   let delivering = false;
+  /** What a platform did not take after every retry: told there once a delivery goes through again. */
+  const undelivered: { what: string; reason: string }[] = [];
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   let runFailure: string | undefined;
   const emit = (event: OutboundEvent): void => {
@@ -302,9 +312,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           const gate = state.gates.get(event.gate.id);
           if (gate) gate.posts = [...(gate.posts ?? []), result.ref];
         }
+        if (undelivered.length) outbox.unshift({ type: 'message', text: describeUndelivered(undelivered) });
+        undelivered.length = 0;
       } catch (error) {
         if (wf.isCancellation(error)) return;
         wf.log.warn('delivery failed', { sessionId, type: event.type, error: failureMessage(error) });
+        const lost = lostInDelivery(event);
+        if (lost && wf.patched(ACTIVITY_FAILURES_TOLD)) {
+          undelivered.push({ what: lost, reason: failureMessage(error) });
+          if (undelivered.length > MAX_UNDELIVERED) undelivered.shift();
+        }
       } finally {
         delivering = false;
       }
@@ -601,7 +618,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   }
 
   async function refreshSettings(): Promise<void> {
-    settings = await loadSettings();
+    try {
+      settings = await loadSettings();
+    } catch (error) {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      wf.log.error('loading settings failed', { sessionId, error: failureMessage(error) });
+      state.appendAssistantNote(
+        `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
+      );
+    }
     continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
   }
 
@@ -681,7 +706,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
     const stale = ttl !== 'never' && age > (mcpDown.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
     if (!now && mcpTools && !(stale && wf.patched('mcp-discovery-ttl'))) return undefined;
-    const discovery = await discoverMcpTools({ userId });
+    const discovery = await discoverMcpTools({ userId }).catch((error: unknown) => {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      // Told like a server that is down (once, and again when it is back): the tools known so far stay.
+      const message = `looking up its tools failed: ${failureMessage(error)}`;
+      return {
+        tools: mcpTools ?? [],
+        errors: (settings.mcpServers ?? []).map((server) => ({ server, message })),
+      } satisfies McpDiscovery;
+    });
     mcpTools = discovery.tools;
     mcpDiscoveredAt = Date.now();
     const down = new Set(discovery.errors.map((e) => e.server));
@@ -803,13 +836,24 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         approved.push({ call, tool, args: checked.args, gate });
         continue;
       }
-      const plan = await planToolCall({
-        toolName: tool.name,
-        args: checked.args,
-        userId: requesterId,
-        sessionId,
-        sessionGrants: state.grants,
-      });
+      let plan: Awaited<ReturnType<typeof planToolCall>>;
+      try {
+        plan = await planToolCall({
+          toolName: tool.name,
+          args: checked.args,
+          userId: requesterId,
+          sessionId,
+          sessionGrants: state.grants,
+        });
+      } catch (error) {
+        if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+        state.appendToolResult(
+          call,
+          'failed',
+          `not run: the policy check failed (${failureMessage(error)}), so nobody could be asked to approve it.`,
+        );
+        continue;
+      }
       if (plan.decision === 'deny') {
         state.appendToolResult(call, 'denied', `denied by policy: ${plan.reason}. The tool was not run.`);
         continue;
@@ -890,10 +934,25 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         preface = `Note: @${resolution.by} edited the arguments before approving; it ran with ${JSON.stringify(args)}.\n`;
       }
       if (resolution?.outcome === 'always' && resolution.grant) {
-        if (resolution.grant.scope === 'user') await saveUserGrant(resolution.grant);
+        if (resolution.grant.scope === 'user') await saveGrant(resolution.grant, entry.tool.name);
         else state.grants.push(resolution.grant);
       }
       await execute(call, entry.tool.name, args, preface, requesterId);
+    }
+  }
+
+  /**
+   * Stores a personal "always" grant. A write the user directory refuses (or that fails after its retries)
+   * is told; the call it came with still runs, since it was approved.
+   */
+  async function saveGrant(grant: Grant, toolName: string): Promise<void> {
+    try {
+      await saveUserGrant(grant);
+    } catch (error) {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      state.appendAssistantNote(
+        `⚠️ @${grant.userId}'s standing approval for ${toolName} could not be saved (${failureMessage(error)}): this call runs as approved, and the next one will be asked about again.`,
+      );
     }
   }
 
@@ -1009,6 +1068,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
 
 function failureMessage(error: unknown): string {
   return error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+}
+
+/** What a person missed when an event never reached their platform (edits and reactions are not missed). */
+function lostInDelivery(event: OutboundEvent): string | undefined {
+  if (event.type === 'message') return event.text.slice(0, 3_000);
+  if (event.type === 'gate' && event.reason !== 'reminder')
+    return `(the ${event.gate.toolName} prompt: say "pending" to see the open prompts again)`;
+  return undefined;
+}
+
+function describeUndelivered(lost: { what: string; reason: string }[]): string {
+  return [
+    `⚠️ ${lost.length === 1 ? 'This' : `These ${lost.length} messages`} could not be posted here earlier (${lost.at(-1)!.reason}):`,
+    ...lost.map((entry) => entry.what),
+  ].join('\n\n');
 }
 
 function describeWaiting(gates: Gate[]): string {
