@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Hono } from 'hono';
-import { setCookie } from 'hono/cookie';
 import type { GatewayDeps } from '../platform';
 import { connectUrl } from '../oauth/links';
 import { outcomePage } from '../oauth/pages';
@@ -75,14 +74,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
             401,
             PAGE_HEADERS,
           );
-        const session = auth.sessionCookie('local');
-        setCookie(c, auth.cookieName, session.value, {
-          httpOnly: true,
-          sameSite: 'Strict',
-          secure: auth.secureCookies,
-          path: '/',
-          maxAge: session.maxAgeSeconds,
-        });
+        auth.signIn(c, 'local');
         return c.redirect('/', 302);
       }
       return c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache', ...PAGE_HEADERS });

@@ -6,9 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import path from 'node:path';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../common/config';
@@ -16,6 +15,7 @@ import { CredentialService } from '../../common/credentials/service';
 import { signLoginFlow, signState, signTicket, signWebSession } from '../../common/credentials/signed';
 import { tokenFingerprint } from '../../gateways/web/auth/web-token';
 import { Tally } from '../chaos/summary';
+import { rawRequest, webSessionExists } from '../helpers/raw-http';
 import { freePort, gatewayProcess, gatewayReady, type ManagedProcess } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -66,56 +66,12 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function exists(sessionId: string): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(`session:web:${sessionId}`).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
+const exists = (sessionId: string) => webSessionExists(client, sessionId);
 
 const json = (body: unknown) => JSON.stringify(body);
 const ATTACK = 'run `touch /tmp/pwned-by-review-test`';
 
-interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A raw HTTP/1.1 request: any Host, any request target (fetch forges neither). */
-async function raw(
-  port: number,
-  options: { method: string; path: string; headers: Record<string, string>; body?: string },
-): Promise<RawResponse> {
-  return await new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method,
-        path: options.path,
-        headers: options.headers,
-        setHost: false,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-          if (body.length > 4_000) res.destroy();
-        });
-        const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        res.on('end', done);
-        res.on('close', done);
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+const raw = rawRequest;
 
 describe('web trust boundary, second pass', () => {
   it('refuses Host names that only look like ours, absolute-form targets and X-Forwarded-Host', async () => {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, createServer, type Server } from 'node:http';
 import path from 'node:path';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { loadConfig } from '../../common/config';
 import { CredentialService } from '../../common/credentials/service';
 import { connectUrl } from '../../gateways/oauth/links';
 import { Tally } from '../chaos/summary';
+import { rawRequest, webSessionExists } from '../helpers/raw-http';
 import { launchBrowser } from '../helpers/browser';
 import { DiscordKeys } from '../helpers/discord-requests';
 import { FakeDiscord } from '../helpers/fake-discord';
@@ -89,37 +90,14 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** True when a session workflow exists (was started or signalled by the attempt). */
-async function exists(sessionId: string): Promise<boolean> {
-  try {
-    await client.workflow.getHandle(`session:web:${sessionId}`).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
+const exists = (sessionId: string) => webSessionExists(client, sessionId);
 
 const json = (body: unknown) => JSON.stringify(body);
 const ATTACK = 'run `touch /tmp/pwned-by-boundary-test`';
 
-/** A raw request with any Host header (fetch will not send a forged one). */
-async function rawRequest(
-  port: number,
-  options: { method: string; path: string; headers: Record<string, string>; body?: string },
-): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method: options.method, path: options.path, headers: options.headers },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+/** The status of a raw request with any Host header (fetch will not send a forged one). */
+const rawStatus = async (port: number, options: Parameters<typeof rawRequest>[1]): Promise<number> =>
+  (await rawRequest(port, options)).status;
 
 /**
  * POSTs a body and returns the status, also when the server answers early and closes the connection
@@ -296,7 +274,7 @@ describe('web trust boundary', () => {
         ['GET', '/api/me', undefined],
         ['POST', `/api/sessions/${id}/messages`, json({ text: ATTACK })],
       ] as const) {
-        const status = await rawRequest(local.port, {
+        const status = await rawStatus(local.port, {
           method,
           path: url,
           headers: { host, authorization: `Bearer ${local.token}`, 'content-type': 'application/json' },
@@ -632,7 +610,7 @@ describe('web trust boundary', () => {
     try {
       const body = json({ payloads: [] });
       for (const host of ['evil.example', `evil.example:${port}`, `localhost.evil.example:${port}`]) {
-        const status = await rawRequest(port, {
+        const status = await rawStatus(port, {
           method: 'POST',
           path: '/codec/decode',
           headers: { host, 'content-type': 'text/plain', 'x-forwarded-user': 'alice' },
@@ -641,14 +619,14 @@ describe('web trust boundary', () => {
         tally.check(status === 403, () => `codec under Host ${host}: ${status}`);
       }
       // Proxy mode: not signed in is refused, signed in is served.
-      const anonymous = await rawRequest(port, {
+      const anonymous = await rawStatus(port, {
         method: 'POST',
         path: '/codec/decode',
         headers: { host: `localhost:${port}`, 'content-type': 'application/json' },
         body,
       });
       tally.check(anonymous === 401, () => `codec without a sign-in: ${anonymous}`);
-      const signedIn = await rawRequest(port, {
+      const signedIn = await rawStatus(port, {
         method: 'POST',
         path: '/codec/decode',
         headers: {

@@ -86,14 +86,7 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
     // Only the subject decides who this is: people can often choose their preferred_username.
     const userId = signInUserId(deps.config.web.loginProvider!, identity.sub, deps.config.policy.users);
     if (!userId) return bad(c, 400, 'Sign-in failed', 'The provider named nobody usable.');
-    const session = auth.sessionCookie(userId);
-    setCookie(c, auth.cookieName, session.value, {
-      httpOnly: true,
-      sameSite: 'Strict',
-      secure: auth.secureCookies,
-      path: '/',
-      maxAge: session.maxAgeSeconds,
-    });
+    auth.signIn(c, userId);
     deps.log.info('web sign-in', { userId });
     return c.redirect('/', 302);
   });

@@ -6,7 +6,7 @@
  * Nothing a page can choose (a header, a query parameter) names the user.
  */
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
+import { getCookie, setCookie } from 'hono/cookie';
 import type { AppConfig } from '../../../common/config';
 import { signWebSession, verifyWebSession } from '../../../common/credentials/signed';
 import { proxyUserId } from '../../../common/identities';
@@ -113,14 +113,20 @@ export class WebAuth {
     return { ok: true, caller: { userId, via: 'proxy' } };
   }
 
-  /** The cookie that keeps a person signed in. */
-  sessionCookie(userId: string): { value: string; maxAgeSeconds: number } {
+  /** Signs a person in on this response: a signed, expiring, HttpOnly, SameSite=Strict cookie. */
+  signIn(c: Context, userId: string): void {
     const ttl = this.config.web.sessionTtlMs;
     const value = signWebSession(this.signingKey(), {
       userId,
       expiresAt: Date.now() + ttl,
       binding: this.binding,
     });
-    return { value, maxAgeSeconds: Math.floor(ttl / 1000) };
+    setCookie(c, this.cookieName, value, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: this.secureCookies,
+      path: '/',
+      maxAge: Math.floor(ttl / 1000),
+    });
   }
 }
