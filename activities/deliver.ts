@@ -1,13 +1,27 @@
-/** The `deliver` activity: hands a session's outbound event to its platform's outbound adapter. */
+/**
+ * The `deliver` activity: hands a session's outbound event to its platform's outbound adapter. A long answer
+ * posted in parts records each part in the activity's heartbeat details, so a retry after part 2 of 4 failed
+ * goes on with part 3 (the details of the last attempt reach the next one, as Temporal does for resumable
+ * activities).
+ */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
 import type { AppConfig } from '../common/config';
 import { DiscordOutbound } from '../gateways/discord/outbound';
 import { SlackOutbound } from '../gateways/slack/outbound';
-import type { DeliveryRequest, DeliveryResult, OutboundEvent } from '../workflows/session/outbound';
+import type {
+  DeliveryRequest,
+  DeliveryResult,
+  OutboundEvent,
+  PartProgress,
+} from '../workflows/session/outbound';
 
 interface Outbound {
-  deliver(sessionId: string, event: OutboundEvent): Promise<DeliveryResult>;
+  deliver(sessionId: string, event: OutboundEvent, progress: PartProgress): Promise<DeliveryResult>;
 }
+
+const progressSchema = z.object({ partsPosted: z.number().int().nonnegative() });
 
 export function createDeliver(config: AppConfig): (request: DeliveryRequest) => Promise<DeliveryResult> {
   const outbounds: Record<string, Outbound | undefined> = {
@@ -27,6 +41,11 @@ export function createDeliver(config: AppConfig): (request: DeliveryRequest) => 
         'PlatformNotConfigured',
       );
     }
-    return await outbound.deliver(sessionId, event);
+    const context = Context.current();
+    const earlier = progressSchema.safeParse(context.info.heartbeatDetails);
+    return await outbound.deliver(sessionId, event, {
+      from: earlier.success ? earlier.data.partsPosted : 0,
+      onPosted: (parts) => context.heartbeat({ partsPosted: parts }),
+    });
   };
 }

@@ -5,7 +5,12 @@
  */
 import { DiscordAPIError, type REST } from '@discordjs/rest';
 import { Routes, type APIMessage } from 'discord-api-types/v10';
-import type { DeliveryResult, OutboundEvent } from '../../workflows/session/outbound';
+import {
+  FROM_FIRST_PART,
+  type DeliveryResult,
+  type OutboundEvent,
+  type PartProgress,
+} from '../../workflows/session/outbound';
 import { parseDiscordSessionId } from './ids';
 import { decidedMessage, discordMentions, gateMessage, splitForDiscord } from './render';
 import { discordRest } from './rest';
@@ -21,15 +26,23 @@ export class DiscordOutbound {
     this.rest = discordRest(options);
   }
 
-  async deliver(sessionId: string, event: OutboundEvent): Promise<DeliveryResult> {
+  /** `progress`: a long answer posted in parts goes on where an earlier attempt stopped (see PartProgress). */
+  async deliver(
+    sessionId: string,
+    event: OutboundEvent,
+    progress: PartProgress = FROM_FIRST_PART,
+  ): Promise<DeliveryResult> {
     const channelId = parseDiscordSessionId(sessionId);
     if (!channelId) throw new Error(`${sessionId} is not a Discord session id`);
     switch (event.type) {
       case 'message': {
-        for (const content of splitForDiscord(discordMentions(event.text)))
+        const parts = splitForDiscord(discordMentions(event.text));
+        for (let part = progress.from; part < parts.length; part++) {
           await this.rest.post(Routes.channelMessages(channelId), {
-            body: { content, allowed_mentions: { parse: ['users'] } },
+            body: { content: parts[part]!, allowed_mentions: { parse: ['users'] } },
           });
+          progress.onPosted(part + 1);
+        }
         return {};
       }
       case 'gate': {

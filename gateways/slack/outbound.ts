@@ -3,7 +3,12 @@
  * Runs inside the worker's `deliver` activity. The WebClient honours 429 retry-after on its own.
  */
 import { WebClient } from '@slack/web-api';
-import type { DeliveryResult, OutboundEvent } from '../../workflows/session/outbound';
+import {
+  FROM_FIRST_PART,
+  type DeliveryResult,
+  type OutboundEvent,
+  type PartProgress,
+} from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
 import { decidedBlocks, gateBlocks, slackMentions, splitForSlack, toMrkdwn } from './render';
 
@@ -19,14 +24,25 @@ export class SlackOutbound {
     });
   }
 
-  async deliver(sessionId: string, event: OutboundEvent): Promise<DeliveryResult> {
+  async deliver(
+    sessionId: string,
+    event: OutboundEvent,
+    progress: PartProgress = FROM_FIRST_PART,
+  ): Promise<DeliveryResult> {
     const thread = parseSlackSessionId(sessionId);
     if (!thread) throw new Error(`${sessionId} is not a Slack session id`);
     const where = { channel: thread.channel, thread_ts: thread.threadTs };
     switch (event.type) {
       case 'message': {
-        for (const chunk of splitForSlack(slackMentions(toMrkdwn(event.text)))) {
-          await this.client.chat.postMessage({ ...where, text: chunk, mrkdwn: true, unfurl_links: false });
+        const parts = splitForSlack(slackMentions(toMrkdwn(event.text)));
+        for (let part = progress.from; part < parts.length; part++) {
+          await this.client.chat.postMessage({
+            ...where,
+            text: parts[part]!,
+            mrkdwn: true,
+            unfurl_links: false,
+          });
+          progress.onPosted(part + 1);
         }
         return {};
       }

@@ -18,6 +18,7 @@ export class FakeSlack {
   private sockets: WebSocketServer | undefined;
   private socket: WebSocket | undefined;
   private readonly acks = new Map<string, (payload: unknown) => void>();
+  private readonly failures: { method: string; left: number; error: string }[] = [];
   url = '';
 
   async start(): Promise<this> {
@@ -27,6 +28,15 @@ export class FakeSlack {
       req.on('end', () => {
         const body = parseBody(raw, req.headers['content-type'] ?? '');
         const method = (req.url ?? '').replace(/^\/api\//, '').replace(/^\/response\/.*/, 'response_url');
+        const failure = this.failures.find((f) => f.method === method);
+        if (failure && --failure.left === 0) {
+          // Refused, so not recorded: nothing was posted.
+          this.failures.splice(this.failures.indexOf(failure), 1);
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ ok: false, error: failure.error }));
+          return;
+        }
         this.calls.push({ method, body });
         const reply = (data: Record<string, unknown>) =>
           res
@@ -63,6 +73,11 @@ export class FakeSlack {
     const address = this.server.address();
     this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     return this;
+  }
+
+  /** Refuses the `nth` next call of `method` (1: the very next) with a Slack error, once. */
+  failCall(method: string, nth = 1, error = 'internal_error'): void {
+    this.failures.push({ method, left: nth, error });
   }
 
   get socketConnected(): boolean {

@@ -24,6 +24,17 @@ export interface DeliveryRequest {
   event: OutboundEvent;
 }
 
+/**
+ * A long answer goes out in several posts. `from` is how many an earlier attempt of the same delivery already
+ * posted (the retry goes on from there, never posting a part twice); `onPosted` records each part as it lands.
+ */
+export interface PartProgress {
+  from: number;
+  onPosted(parts: number): void;
+}
+
+export const FROM_FIRST_PART: PartProgress = { from: 0, onPosted: () => {} };
+
 export interface DeliveryResult {
   /** The platform's reference of a posted message (Slack `ts`), for later edits. */
   ref?: string;

@@ -1,0 +1,196 @@
+/**
+ * One failing activity never fails a whole session: a policy check, a grant write, the settings or a delivery
+ * that fails after its retries becomes a message in the conversation, and the next message is answered.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../../activities';
+import type { AppConfig } from '../../common/config';
+import { userWorkflowId } from '../../common/ids';
+import { userMessageSignal, stateQuery, type SessionInput } from '../../workflows/session/contract';
+import { workflowCode } from '../../workers/workflow-code';
+import { testConfig } from '../helpers/config';
+import { FakeOpenAi } from '../helpers/fake-openai';
+import { FakeSlack } from '../helpers/fake-slack';
+import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+type Activities = ReturnType<typeof createActivities>;
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** A real worker whose named activities fail the way they do after their retries (a fake that fails). */
+async function withWorkerWhere(
+  failing: Partial<Activities>,
+  body: (taskQueue: string, config: AppConfig) => Promise<void>,
+  extraEnv: Record<string, string> = {},
+): Promise<void> {
+  const config = testConfig({}, extraEnv);
+  const taskQueue = `test-${randomUUID()}`;
+  const real = createActivities({
+    config: { ...config, temporal: { ...config.temporal, taskQueue } },
+    client: env.client,
+  });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    ...workflowCode(inject('workflowBundlePath')),
+    activities: { ...real, ...failing },
+  });
+  await worker.runUntil(body(taskQueue, config));
+}
+
+const refused = (message: string, type: string) => async (): Promise<never> => {
+  throw ApplicationFailure.nonRetryable(message, type);
+};
+
+describe('a failing activity', () => {
+  it('turns a failed policy check into the call result, and answers the next message', async () => {
+    await withWorkerWhere(
+      { planToolCall: refused('the policy store is unreachable', 'PolicyUnavailable') },
+      async (taskQueue) => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('run `echo hi`');
+        const view = await session.idle();
+        const [result] = toolResults(view);
+        expect(result).toMatchObject({ name: 'shell_execute', status: 'failed' });
+        expect(result!.content).toBe(
+          'not run: the policy check failed (the policy store is unreachable), so nobody could be asked to approve it.',
+        );
+        expect(view.gates).toHaveLength(0);
+
+        await session.say('hello again');
+        const next = await session.waitFor(
+          (v) => v.status === 'idle' && lastAnswer(v).includes('You said: "hello again"'),
+          'the next answer',
+        );
+        expect(toolResults(next)).toHaveLength(1);
+        expect((await session.handle.describe()).status.name).toBe('RUNNING');
+      },
+    );
+  });
+
+  it('tells a standing approval the user directory refused, runs the approved call, and asks next time', async () => {
+    await withWorkerWhere({}, async (taskQueue) => {
+      // A directory at its limit of 500 grants refuses one more: a real rejected write. Its own user, so no
+      // other test reads this directory once its worker is gone.
+      const user = `dana-${randomUUID().slice(0, 8)}`;
+      const full = Array.from({ length: 500 }, (_, i) => ({
+        id: `g${i}`,
+        userId: user,
+        toolName: 'http_request',
+        pattern: `https://example.com/${i}`,
+        scope: 'user' as const,
+        createdAt: Date.now(),
+      }));
+      await env.client.workflow.start('userDirectoryWorkflow', {
+        workflowId: userWorkflowId(user),
+        taskQueue,
+        args: [{ userId: user, grants: full }],
+      });
+      const session = new TestSession(env.client, taskQueue);
+      await session.say('run `echo always`', user);
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'always', scope: 'user', userId: user });
+      const view = await session.idle();
+      expect(toolResults(view)[0]).toMatchObject({ status: 'ok' });
+      expect(toolResults(view)[0]!.content).toContain('always');
+      const note = view.transcript.find((m) => m.role === 'assistant' && m.text.startsWith('⚠️'));
+      expect(note?.role === 'assistant' && note.text).toBe(
+        `⚠️ @${user}'s standing approval for shell_execute could not be saved (the user directory refused it: at most 500 grants per user: revoke some first): this call runs as approved, and the next one will be asked about again.`,
+      );
+
+      await session.say('run `echo again`', user);
+      const [next] = await session.pendingGate();
+      expect(next).toMatchObject({ toolName: 'shell_execute', args: { command: 'echo again' } });
+      await env.client.workflow.getHandle(userWorkflowId(user)).terminate();
+    });
+  });
+
+  it('goes on with the settings it had when they cannot be loaded, and says so', async () => {
+    await withWorkerWhere(
+      { loadSettings: refused('the policy file cannot be read', 'SettingsUnavailable') },
+      async (taskQueue) => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('what time is it');
+        const view = await session.idle();
+        const notes = view.transcript.filter((m) => m.role === 'assistant' && m.synthetic);
+        expect(notes.map((m) => m.role === 'assistant' && m.text)).toEqual([
+          '⚠️ I could not load my settings (the policy file cannot be read), so this turn goes on with the ones I had.',
+        ]);
+        expect(toolResults(view)[0]).toMatchObject({ name: 'current_time', status: 'ok' });
+        expect(lastAnswer(view)).toContain('current_time');
+        expect((await session.handle.describe()).status.name).toBe('RUNNING');
+      },
+    );
+  });
+});
+
+describe('a long answer in a Slack thread', () => {
+  it('goes on from the part that failed: no part is posted twice', async () => {
+    const slack = await new FakeSlack().start();
+    // Four sections of Slack's 3,000 characters, each line saying which it is.
+    const answer = [1, 2, 3, 4].map((n) => `section ${n} `.padEnd(2_900, String(n))).join('\n');
+    const model = await new FakeOpenAi(() => ({ text: answer })).start();
+    try {
+      await withWorkerWhere(
+        {},
+        async (taskQueue) => {
+          // The third post is refused once (after parts 1 and 2 are in the thread).
+          slack.failCall('chat.postMessage', 3);
+          const workflowId = `session:slack:T1:C1:${Date.now()}.000100`;
+          const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: 'U1' };
+          await env.client.workflow.signalWithStart('sessionWorkflow', {
+            workflowId,
+            taskQueue,
+            args: [input],
+            signal: userMessageSignal,
+            signalArgs: [{ messageId: randomUUID(), userId: 'U1', text: 'tell me everything' }],
+          });
+          await until('four posts', () => slack.of('chat.postMessage').length >= 4, {
+            context: () => JSON.stringify(slack.calls.map((c) => c.method)),
+          });
+          const posted = slack.of('chat.postMessage').map((body) => String(body.text));
+          expect(posted.map((text) => /part (\d) of (\d)/.exec(text)?.slice(1).join('/'))).toEqual([
+            '1/4',
+            '2/4',
+            '3/4',
+            '4/4',
+          ]);
+          expect(posted.map((text) => text.slice(0, 9))).toEqual([
+            'section 1',
+            'section 2',
+            'section 3',
+            'section 4',
+          ]);
+          const view = await env.client.workflow.getHandle(workflowId).query(stateQuery);
+          expect(view.status).toBe('idle');
+          await env.client.workflow.getHandle(workflowId).terminate();
+        },
+        {
+          MODEL_PROVIDER: 'openai',
+          OPENAI_BASE_URL: model.url,
+          OPENAI_API_KEY: 'k',
+          SLACK_BOT_TOKEN: 'xoxb-test',
+          SLACK_API_URL: `${slack.url}/api/`,
+        },
+      );
+    } finally {
+      await model.stop();
+      await slack.stop();
+    }
+  });
+});
