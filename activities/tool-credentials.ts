@@ -38,8 +38,18 @@ export async function authorizeTool(
     ok: false,
     result: {
       status: 'credential_required',
-      content: `${checked.message}: the user must connect ${provider.displayName} first.`,
-      credential: { provider: providerName, providerName: provider.displayName, kind: provider.kind },
+      content:
+        checked.reason === 'unreadable'
+          ? `${checked.message}. Nothing ran: the user must connect ${provider.displayName} again.`
+          : `${checked.message}: the user must connect ${provider.displayName} first.`,
+      credential: {
+        provider: providerName,
+        providerName: provider.displayName,
+        kind: provider.kind,
+        ...(checked.reason === 'unreadable' ? { note: `${capitalised(checked.message)}.` } : {}),
+      },
     },
   };
 }
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

@@ -47,7 +47,13 @@ export interface ToolRunResult {
   /** `credential_required`: nothing ran; the person must connect `credential.provider` first. */
   status: 'ok' | 'error' | 'credential_required';
   content: string;
-  credential?: { provider: string; providerName: string; kind: 'oauth2' | 'api_key' };
+  credential?: {
+    provider: string;
+    providerName: string;
+    kind: 'oauth2' | 'api_key';
+    /** Why the person is asked (again), for the prompt: e.g. their stored sign-in could not be read. */
+    note?: string;
+  };
 }
 
 export type { SessionSettings } from '../workflows/session/settings';

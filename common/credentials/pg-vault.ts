@@ -15,6 +15,7 @@ import {
   type RegisteredClient,
   type StoredSecret,
   type Vault,
+  UnreadableCredential,
 } from './vault';
 
 /** Applied in order, each once, recorded in vault_migrations. Append; never edit one that has shipped. */
@@ -150,9 +151,19 @@ export class PgVault implements Vault {
     );
     const row = rows[0];
     if (!row) return undefined;
-    const secret = JSON.parse(
-      this.cipher.open(row.secret, VaultCipher.credentialContext(userId, provider)),
-    ) as StoredSecret;
+    const secret = this.cipher.openJson<StoredSecret>(
+      row.secret,
+      VaultCipher.credentialContext(userId, provider),
+    );
+    if (!secret) {
+      // Only this unreadable row: a sign-in that replaced it meanwhile stays.
+      await this.query('DELETE FROM credentials WHERE user_id = $1 AND provider = $2 AND secret = $3', [
+        userId,
+        provider,
+        row.secret,
+      ]);
+      throw new UnreadableCredential(userId, provider, { cause: 'decryption failed' });
+    }
     return { ...secret, userId, provider, expiresAt: ms(row.expires_at), updatedAt: ms(row.updated_at)! };
   }
 
@@ -290,9 +301,17 @@ export class PgVault implements Vault {
       [provider, authorizationServer, redirectUri],
     );
     if (!rows[0]) return undefined;
-    return JSON.parse(
-      this.cipher.open(rows[0].client, VaultCipher.clientContext(provider, authorizationServer, redirectUri)),
-    ) as RegisteredClient;
+    const client = this.cipher.openJson<RegisteredClient>(
+      rows[0].client,
+      VaultCipher.clientContext(provider, authorizationServer, redirectUri),
+    );
+    // One that does not decrypt is forgotten: the next sign-in registers again.
+    if (!client)
+      await this.query(
+        'DELETE FROM oauth_clients WHERE provider = $1 AND authorization_server = $2 AND redirect_uri = $3 AND client = $4',
+        [provider, authorizationServer, redirectUri, rows[0].client],
+      );
+    return client;
   }
 
   async saveRegisteredClient(
@@ -301,6 +320,19 @@ export class PgVault implements Vault {
     redirectUri: string,
     client: RegisteredClient,
   ): Promise<RegisteredClient> {
+    return (
+      (await this.insertClient(provider, authorizationServer, redirectUri, client)) ??
+      // The one stored before did not decrypt and was just removed: this one takes its place.
+      (await this.insertClient(provider, authorizationServer, redirectUri, client))!
+    );
+  }
+
+  private async insertClient(
+    provider: string,
+    authorizationServer: string,
+    redirectUri: string,
+    client: RegisteredClient,
+  ): Promise<RegisteredClient | undefined> {
     await this.query(
       `INSERT INTO oauth_clients (provider, authorization_server, redirect_uri, client, created_at)
        VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
@@ -315,7 +347,7 @@ export class PgVault implements Vault {
         this.now(),
       ],
     );
-    return (await this.registeredClient(provider, authorizationServer, redirectUri))!;
+    return await this.registeredClient(provider, authorizationServer, redirectUri);
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,7 @@ import { OAuthClient, type TokenResult } from './oauth';
 import { PgVault } from './pg-vault';
 import type { Provider } from './providers';
 import { SqliteVault } from './sqlite-vault';
-import type { Credential, Vault } from './vault';
+import { UnreadableCredential, type Credential, type Vault } from './vault';
 
 /** Refresh a token this long before it expires. */
 const REFRESH_MARGIN_MS = 60_000;
@@ -19,7 +19,12 @@ const REFRESH_WAIT_MS = 30_000;
 
 export type Authorization =
   | { ok: true; header: string; value: string }
-  | { ok: false; reason: 'not_connected' | 'unknown_provider' | 'refresh_failed'; message: string };
+  | {
+      ok: false;
+      /** `unreadable`: the stored credential did not decrypt (another VAULT_KEY, corruption) and was removed. */
+      reason: 'not_connected' | 'unknown_provider' | 'refresh_failed' | 'unreadable';
+      message: string;
+    };
 
 export class CredentialService {
   readonly vault: Vault;
@@ -100,6 +105,20 @@ export class CredentialService {
         reason: 'unknown_provider',
         message: `no credential provider "${providerName}" is configured`,
       };
+    try {
+      return await this.authorize(userId, providerName, provider);
+    } catch (error) {
+      // The store removed the row as it read it, so the person hears this once and then connects again.
+      if (!(error instanceof UnreadableCredential)) throw error;
+      return {
+        ok: false,
+        reason: 'unreadable',
+        message: `your stored ${provider.displayName} sign-in could not be read and was removed; connect again`,
+      };
+    }
+  }
+
+  private async authorize(userId: string, providerName: string, provider: Provider): Promise<Authorization> {
     let credential = await this.vault.get(userId, providerName);
     if (!credential)
       return { ok: false, reason: 'not_connected', message: `${provider.displayName} is not connected` };
@@ -159,6 +178,7 @@ export class CredentialService {
       await this.storeTokens(userId, provider, await client.refresh(stale.refreshToken));
       return await this.vault.get(userId, provider);
     } catch (error) {
+      if (error instanceof UnreadableCredential) throw error;
       // A refused refresh token (revoked, expired) means the person must sign in again; a provider that
       // is merely unreachable keeps the credential for the next try.
       if (error instanceof ResponseBodyError && error.error === 'invalid_grant')
@@ -170,7 +190,11 @@ export class CredentialService {
   }
 
   async disconnect(userId: string, provider: string): Promise<boolean> {
-    const credential = await this.vault.get(userId, provider);
+    const credential = await this.vault.get(userId, provider).catch((error: unknown) => {
+      if (error instanceof UnreadableCredential) return 'removed' as const; // nothing readable to revoke
+      throw error;
+    });
+    if (credential === 'removed') return true;
     if (!credential) return false;
     await this.client(provider)
       ?.revoke(credential.refreshToken ?? credential.accessToken)

@@ -15,6 +15,7 @@ import {
   type RegisteredClient,
   type StoredSecret,
   type Vault,
+  UnreadableCredential,
 } from './vault';
 
 /** A refresher that died holding the lease blocks others this long at most. */
@@ -93,9 +94,17 @@ export class SqliteVault implements Vault {
       .get(userId, provider) as
       { secret: Uint8Array; expires_at: number | null; updated_at: number } | undefined;
     if (!row) return undefined;
-    const secret = JSON.parse(
-      this.cipher.open(row.secret, VaultCipher.credentialContext(userId, provider)),
-    ) as StoredSecret;
+    const secret = this.cipher.openJson<StoredSecret>(
+      row.secret,
+      VaultCipher.credentialContext(userId, provider),
+    );
+    if (!secret) {
+      // Only this unreadable row: a sign-in that replaced it meanwhile stays.
+      this.db
+        .prepare('DELETE FROM credentials WHERE user_id = ? AND provider = ? AND secret = ?')
+        .run(userId, provider, row.secret);
+      throw new UnreadableCredential(userId, provider, { cause: 'decryption failed' });
+    }
     return { ...secret, userId, provider, expiresAt: row.expires_at, updatedAt: row.updated_at };
   }
 
@@ -215,9 +224,18 @@ export class SqliteVault implements Vault {
       )
       .get(provider, authorizationServer, redirectUri) as { client: Uint8Array } | undefined;
     if (!row) return undefined;
-    return JSON.parse(
-      this.cipher.open(row.client, VaultCipher.clientContext(provider, authorizationServer, redirectUri)),
-    ) as RegisteredClient;
+    const client = this.cipher.openJson<RegisteredClient>(
+      row.client,
+      VaultCipher.clientContext(provider, authorizationServer, redirectUri),
+    );
+    // One that does not decrypt is forgotten: the next sign-in registers again.
+    if (!client)
+      this.db
+        .prepare(
+          'DELETE FROM oauth_clients WHERE provider = ? AND authorization_server = ? AND redirect_uri = ? AND client = ?',
+        )
+        .run(provider, authorizationServer, redirectUri, row.client);
+    return client;
   }
 
   async saveRegisteredClient(
@@ -226,6 +244,19 @@ export class SqliteVault implements Vault {
     redirectUri: string,
     client: RegisteredClient,
   ): Promise<RegisteredClient> {
+    return (
+      (await this.insertClient(provider, authorizationServer, redirectUri, client)) ??
+      // The one stored before did not decrypt and was just removed: this one takes its place.
+      (await this.insertClient(provider, authorizationServer, redirectUri, client))!
+    );
+  }
+
+  private async insertClient(
+    provider: string,
+    authorizationServer: string,
+    redirectUri: string,
+    client: RegisteredClient,
+  ): Promise<RegisteredClient | undefined> {
     this.db
       .prepare(
         `INSERT INTO oauth_clients (provider, authorization_server, redirect_uri, client, created_at)
@@ -241,7 +272,7 @@ export class SqliteVault implements Vault {
         ),
         this.now(),
       );
-    return (await this.registeredClient(provider, authorizationServer, redirectUri))!;
+    return await this.registeredClient(provider, authorizationServer, redirectUri);
   }
 
   async close(): Promise<void> {

@@ -87,6 +87,21 @@ export interface Vault {
   close(): Promise<void>;
 }
 
+/**
+ * A stored credential that does not decrypt (written with another VAULT_KEY, or corrupted). The store has
+ * already removed it, so this is seen once; the person connects again.
+ */
+export class UnreadableCredential extends Error {
+  constructor(
+    readonly userId: string,
+    readonly provider: string,
+    options: { cause: unknown },
+  ) {
+    super(`the stored ${provider} credential of ${userId} could not be decrypted and was removed`, options);
+    this.name = 'UnreadableCredential';
+  }
+}
+
 /** Old OAuth flows are of no use to anyone: deleted a day after they expire. */
 export const FLOW_RETENTION_MS = 24 * 3_600_000;
 
@@ -100,6 +115,15 @@ export class VaultCipher {
     cipher.setAAD(Buffer.from(context));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]);
+  }
+
+  /** The sealed JSON, parsed; undefined when it does not decrypt or parse (another key, corruption). */
+  openJson<T>(sealed: Uint8Array, context: string): T | undefined {
+    try {
+      return JSON.parse(this.open(sealed, context)) as T;
+    } catch {
+      return undefined;
+    }
   }
 
   open(sealed: Uint8Array, context: string): string {

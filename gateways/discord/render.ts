@@ -150,7 +150,7 @@ export function credentialMessage(
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
   return {
-    content: `${intro(reason, '🔑 **Sign-in needed**')}: \`${gate.toolName}\` needs ${mention(gate.requesterId)}'s ${gate.providerName} account. The tool runs as soon as it is connected.`,
+    content: `${intro(reason, '🔑 **Sign-in needed**')}: \`${gate.toolName}\` needs ${mention(gate.requesterId)}'s ${gate.providerName} account. The tool runs as soon as it is connected.${gate.note ? `\n${gate.note}` : ''}`,
     allowed_mentions: allowedMentions(gate),
     components: [
       {

@@ -143,7 +143,7 @@ export function credentialBlocks(
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `${intro}: \`${gate.toolName}\` needs <@${gate.requesterId}>'s ${gate.providerName} account. The tool runs as soon as it is connected.`,
+        text: `${intro}: \`${gate.toolName}\` needs <@${gate.requesterId}>'s ${gate.providerName} account. The tool runs as soon as it is connected.${gate.note ? `\n${gate.note}` : ''}`,
       },
     },
     {

@@ -2,7 +2,7 @@
  * One failing activity never fails a whole session: a policy check, a grant write, the settings or a delivery
  * that fails after its retries becomes a message in the conversation, and the next message is answered.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -10,7 +10,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
 import type { AppConfig } from '../../common/config';
 import { userWorkflowId } from '../../common/ids';
-import { userMessageSignal, stateQuery, type SessionInput } from '../../workflows/session/contract';
+import { SqliteVault } from '../../common/credentials/sqlite-vault';
+import {
+  stateQuery,
+  userMessageSignal,
+  type CredentialGate,
+  type SessionInput,
+} from '../../workflows/session/contract';
 import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
@@ -36,8 +42,9 @@ async function withWorkerWhere(
   failing: Partial<Activities>,
   body: (taskQueue: string, config: AppConfig) => Promise<void>,
   extraEnv: Record<string, string> = {},
+  policy: Record<string, unknown> = {},
 ): Promise<void> {
-  const config = testConfig({}, extraEnv);
+  const config = testConfig(policy, extraEnv);
   const taskQueue = `test-${randomUUID()}`;
   const real = createActivities({
     config: { ...config, temporal: { ...config.temporal, taskQueue } },
@@ -192,5 +199,51 @@ describe('a long answer in a Slack thread', () => {
       await model.stop();
       await slack.stop();
     }
+  });
+});
+
+describe('a stored sign-in that cannot be read', () => {
+  it('asks the person to connect again, saying why, once', async () => {
+    const policy = {
+      providers: { acme: { type: 'api_key', displayName: 'Acme', apiHosts: ['api.acme.example'] } },
+      credentialTimeout: '2s',
+    };
+    await withWorkerWhere(
+      {},
+      async (taskQueue, config) => {
+        // Written with another VAULT_KEY (a restored backup, a rotated key).
+        const other = new SqliteVault(config.credentials.vaultPath, randomBytes(32));
+        await other.put('alice', 'acme', { accessToken: 'from-before' }, null);
+        await other.close();
+
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('fetch https://api.acme.example/files with acme');
+        const waiting = await session.waitFor((v) => v.status === 'waiting_credential', 'the sign-in prompt');
+        const gate = waiting.gates.find((g): g is CredentialGate => g.kind === 'credential')!;
+        expect(gate).toMatchObject({
+          provider: 'acme',
+          requesterId: 'alice',
+          note: 'Your stored Acme sign-in could not be read and was removed; connect again.',
+        });
+        const expired = await session.waitFor(
+          (v) => v.status === 'idle' && toolResults(v).length === 1,
+          'the prompt to expire',
+        );
+        expect(toolResults(expired)[0]).toMatchObject({ status: 'expired' });
+
+        // Forgotten: the next prompt is the ordinary one.
+        await session.say('fetch https://api.acme.example/files with acme');
+        const again = await session.waitFor(
+          (v) =>
+            v.gates.filter((g) => g.kind === 'credential').length === 2 && v.status === 'waiting_credential',
+          'the second prompt',
+        );
+        const second = again.gates.filter((g): g is CredentialGate => g.kind === 'credential')[1]!;
+        expect(second.note).toBeUndefined();
+        await session.handle.terminate();
+      },
+      {},
+      policy,
+    );
   });
 });

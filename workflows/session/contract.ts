@@ -204,6 +204,8 @@ export interface CredentialGate extends GateBase {
   provider: string;
   providerName: string;
   credentialKind: 'oauth2' | 'api_key';
+  /** Why the person is asked (again), shown on the prompt: e.g. their stored sign-in could not be read. */
+  note?: string;
 }
 
 export type Gate = ApprovalGate | QuestionGate | CredentialGate;

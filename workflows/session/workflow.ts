@@ -1003,6 +1003,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         now: Date.now(),
         timeoutMs: settings.credentialTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
       });
+      if (result.credential.note) gate.note = result.credential.note.slice(0, 500);
       state.gates.set(gate.id, gate);
       emit({ type: 'gate', gate, reason: 'opened' });
       setStatus('waiting_credential', describeWaiting([gate]));

@@ -281,6 +281,7 @@ function renderCredentialGate(gate) {
       `Needs @${gate.requesterId} to connect ${gate.providerName}. The tool runs as soon as that is done.`,
     ),
   );
+  if (gate.note) box.append(el('div', { class: 'gate-note', dataset: { testid: 'gate-note' } }, gate.note));
   if (gate.connectUrl)
     box.append(
       el(
