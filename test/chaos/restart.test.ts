@@ -11,7 +11,9 @@ import { freePort } from '../helpers/processes';
 import { tempDir } from '../helpers/config';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
-import { scenario } from './summary';
+import { chaosRuns, Tally } from './summary';
+
+const RUNS = chaosRuns();
 
 let env: TestWorkflowEnvironment | undefined;
 let stack: Stack | undefined;
@@ -29,6 +31,18 @@ const COMMAND = 'run `echo ran >> count.txt; echo restart-ok`';
 function runs(sessionId: string): number {
   const file = path.join(sessionWorkdir(stack!.env.DATA_DIR!, `session:web:${sessionId}`), 'count.txt');
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+}
+
+/** Counted form of expectAnsweredOnce for the repeated scenarios: a missing result is lost, a second run fails. */
+async function answeredOnce(sessionId: string, tally: Tally): Promise<{ lost: number }> {
+  const view = await stack!.web.answered(sessionId);
+  const results = view.transcript.filter((m) => m.role === 'tool');
+  tally.check(
+    results.length === 1 && results[0]!.status === 'ok' && results[0]!.content.includes('restart-ok'),
+    () => `${sessionId}: results ${JSON.stringify(results).slice(0, 300)}`,
+  );
+  tally.check(runs(sessionId) === 1, () => `${sessionId}: the tool ran ${runs(sessionId)} times`);
+  return { lost: results.length === 0 ? 1 : 0 };
 }
 
 /** The conversation finished, its one tool call has its result, and the tool ran exactly once. */
@@ -90,14 +104,17 @@ describe('restart safety', () => {
   it('resolves a gate from a click that arrives through a restarted gateway', async () => {
     env ??= await startTestTemporal();
     stack = await startStack({ temporalAddress: env.address });
-    await stack.web.say('gateway-restart', COMMAND);
-    const gate = await stack.web.pendingGate('gateway-restart');
-
-    await scenario('gateway restarted between prompt and click', 1, async () => {
-      await stack!.restartGateway();
-      expect((await stack!.web.decide('gateway-restart', gate.id, 'approve')).status).toBe(202);
-      return await expectAnsweredOnce('gateway-restart');
-    });
+    const tally = new Tally();
+    for (let run = 0; run < RUNS; run++) {
+      const sessionId = `gateway-restart-${run}`;
+      await stack.web.say(sessionId, COMMAND);
+      const gate = await stack.web.pendingGate(sessionId);
+      await stack.restartGateway();
+      const click = await stack.web.decide(sessionId, gate.id, 'approve');
+      tally.check(click.status === 202, () => `run ${run}: click answered ${click.status}`);
+      tally.lost += (await answeredOnce(sessionId, tally)).lost;
+    }
+    tally.finish('gateway restarted between prompt and click');
   });
 
   it('resolves a gate after the Temporal dev server restarts on the same database file', async () => {
@@ -106,24 +123,24 @@ describe('restart safety', () => {
     const port = await freePort();
     env = await startTestTemporal({ dbFilename, port });
     stack = await startStack({ temporalAddress: env.address });
-    await stack.web.say('server-restart', COMMAND);
-    const gate = await stack.web.pendingGate('server-restart');
-
-    await scenario('Temporal server restarted (same DB) mid-wait', 1, async () => {
-      await env!.teardown();
+    const tally = new Tally();
+    for (let run = 0; run < RUNS; run++) {
+      const sessionId = `server-restart-${run}`;
+      await stack.web.say(sessionId, COMMAND);
+      const gate = await stack.web.pendingGate(sessionId);
+      await env.teardown();
       env = await startTestTemporal({ dbFilename, port });
       // The worker and gateway processes keep running and reconnect on their own.
       const click = await (async () => {
         for (let attempt = 0; ; attempt++) {
-          const response = await stack!.web
-            .decide('server-restart', gate.id, 'approve')
-            .catch(() => undefined);
+          const response = await stack!.web.decide(sessionId, gate.id, 'approve').catch(() => undefined);
           if (response?.status === 202 || attempt > 50) return response;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
       })();
-      expect(click?.status).toBe(202);
-      return await expectAnsweredOnce('server-restart');
-    });
+      tally.check(click?.status === 202, () => `run ${run}: click answered ${click?.status}`);
+      tally.lost += (await answeredOnce(sessionId, tally)).lost;
+    }
+    tally.finish('Temporal server restarted (same DB) mid-wait');
   });
 });
