@@ -11,6 +11,8 @@ import { createActivities } from '../../activities';
 import type { AppConfig } from '../../common/config';
 import { userWorkflowId } from '../../common/ids';
 import { SqliteVault } from '../../common/credentials/sqlite-vault';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { missionRecordsQuery, missionViewQuery } from '../../workflows/missions/contract';
 import {
   stateQuery,
   userMessageSignal,
@@ -39,7 +41,7 @@ afterAll(async () => {
 
 /** A real worker whose named activities fail the way they do after their retries (a fake that fails). */
 async function withWorkerWhere(
-  failing: Partial<Activities>,
+  failing: Partial<Activities> | ((real: Activities) => Partial<Activities>),
   body: (taskQueue: string, config: AppConfig) => Promise<void>,
   extraEnv: Record<string, string> = {},
   policy: Record<string, unknown> = {},
@@ -55,7 +57,7 @@ async function withWorkerWhere(
     namespace: env.namespace ?? 'default',
     taskQueue,
     ...workflowCode(inject('workflowBundlePath')),
-    activities: { ...real, ...failing },
+    activities: { ...real, ...(typeof failing === 'function' ? failing(real) : failing) },
   });
   await worker.runUntil(body(taskQueue, config));
 }
@@ -143,6 +145,104 @@ describe('a failing activity', () => {
         expect((await session.handle.describe()).status.name).toBe('RUNNING');
       },
     );
+  });
+
+  it('tells a tool server whose discovery failed like one that is down, and answers', async () => {
+    await withWorkerWhere(
+      { discoverMcpTools: refused('the MCP pool is broken', 'DiscoveryFailed') },
+      async (taskQueue) => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('what time is it');
+        const view = await session.idle();
+        expect(view.notices.map((n) => n.text)).toContain(
+          'The "notes" tool server is unavailable (looking up its tools failed: the MCP pool is broken); its tools are left out, everything else works.',
+        );
+        expect(toolResults(view)[0]).toMatchObject({ name: 'current_time', status: 'ok' });
+      },
+      {},
+      { mcpServers: { notes: { command: 'node', args: ['-e', ''] } } },
+    );
+  });
+
+  it("pauses a mission whose next run time cannot be computed, and tells its owner's conversation", async () => {
+    await withWorkerWhere(
+      { nextFireTime: refused('the time zone database is missing', 'ScheduleUnavailable') },
+      async (taskQueue) => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say(
+          'call mission_create {"name": "nightly", "goal": "what time is it", "cadence": "0 3 * * *"}',
+        );
+        const told = await session.waitFor(
+          (v) =>
+            v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** is paused')),
+          "the owner's notice",
+        );
+        const note = told.transcript.find((m) => m.role === 'assistant' && m.text.startsWith('**nightly**'));
+        expect(note?.role === 'assistant' && note.text).toBe(
+          '**nightly** is paused: its next run time could not be computed (the time zone database is missing). mission_resume "nightly" tries again.',
+        );
+        const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+        const id = records.find((r) => r.name === 'nightly')!.id;
+        const mission = env.client.workflow.getHandle(missionWorkflowId(id));
+        expect(await mission.query(missionViewQuery)).toMatchObject({
+          status: 'paused',
+          reason: 'paused: its next run time could not be computed (the time zone database is missing)',
+        });
+        expect((await mission.describe()).status.name).toBe('RUNNING');
+        await mission.terminate();
+        await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).terminate();
+      },
+    );
+  });
+
+  it('posts in a Slack thread what could not be posted there, once posting works again', async () => {
+    const slack = await new FakeSlack().start();
+    let refusals = 0;
+    try {
+      await withWorkerWhere(
+        (real) => ({
+          // Slack refuses the first answer after every retry; later deliveries go through.
+          deliver: async (request) => {
+            if (request.event.type === 'message' && refusals++ === 0)
+              throw ApplicationFailure.nonRetryable('Slack answered 503 on every try', 'SlackDown');
+            return await real.deliver(request);
+          },
+        }),
+        async (taskQueue) => {
+          const workflowId = `session:slack:T1:C1:${Date.now()}.000200`;
+          const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: 'U1' };
+          const say = (text: string) =>
+            env.client.workflow.signalWithStart('sessionWorkflow', {
+              workflowId,
+              taskQueue,
+              args: [input],
+              signal: userMessageSignal,
+              signalArgs: [{ messageId: randomUUID(), userId: 'U1', text }],
+            });
+          await say('first question');
+          await until(
+            'the first answer to be refused',
+            () => refusals > 0 && slack.of('chat.postMessage').length === 0,
+          );
+          await say('second question');
+          const posted = await until('two posts', () => {
+            const texts = slack.of('chat.postMessage').map((body) => String(body.text));
+            return texts.length >= 2 ? texts : undefined;
+          });
+          expect(posted[0]).toContain('second question');
+          expect(posted[1]).toMatch(
+            /^⚠️ This could not be posted here earlier \(Slack answered 503 on every try\):/,
+          );
+          expect(posted[1]).toContain('first question');
+          const handle = env.client.workflow.getHandle(workflowId);
+          expect((await handle.describe()).status.name).toBe('RUNNING');
+          await handle.terminate();
+        },
+        { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: `${slack.url}/api/` },
+      );
+    } finally {
+      await slack.stop();
+    }
   });
 });
 
