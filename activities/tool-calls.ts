@@ -25,6 +25,7 @@ import { withHeartbeat } from './heartbeat';
 import type { McpPool } from './mcp/pool';
 import type { MissionTools } from './missions';
 import { redact } from './tools/redact';
+import { sessionWorkdir } from './tools/shell';
 import { builtins, type BuiltinTool, type ToolContext } from './tools/registry';
 import type { SandboxStatus } from './tools/sandbox';
 import { authorizeTool } from './tool-credentials';
@@ -175,6 +176,10 @@ export function createToolCalls(deps: ToolCallDeps) {
           network: config.policy.tools[tool.definition.name]?.network ?? 'none',
         }
       : undefined;
+    // The conversation's working directory exists before anything runs: a disk that refuses it means
+    // nothing ran (retried, then "not run"), not "may or may not have run".
+    if (tool.sandboxed)
+      await beforeStart(toolName, async () => sessionWorkdir(config.dataDir, request.sessionId));
     return await sideEffect(toolName, async (signal) =>
       redact(
         await tool.execute(request.args, {

@@ -207,7 +207,7 @@ describe('reopening a session', () => {
 });
 
 describe('failure paths keep one result per tool call', () => {
-  it('records a tool activity that exhausts its retries as failed, and the model is told', async () => {
+  it('records a tool that cannot start (its working directory refused) as not run, after retries, and the model is told', async () => {
     await withWorker(async (taskQueue, config) => {
       writeFileSync(path.join(config.dataDir, 'workdirs'), 'not a directory');
       const session = new TestSession(env.client, taskQueue);
@@ -216,11 +216,12 @@ describe('failure paths keep one result per tool call', () => {
       await session.decide({ gateId: gate!.id, choice: 'approve' });
       const view = await session.idle();
       expect(toolResults(view)).toHaveLength(1);
+      // Nothing ran, so it is not "may or may not have run": the call was tried again, then given up.
       expect(toolResults(view)[0]).toMatchObject({
-        status: 'failed',
-        content: expect.stringContaining('failed:'),
+        status: 'error',
+        content: expect.stringMatching(/^not run: shell_execute could not start \(ENOTDIR.*nothing ran$/),
       });
-      expect(lastAnswer(view)).toContain('ended with failed');
+      expect(lastAnswer(view)).toContain('not run');
     });
   });
 
