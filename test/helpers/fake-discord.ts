@@ -37,6 +37,8 @@ export class FakeDiscord {
   readonly followUps: { applicationId: string; token: string; body: Record<string, unknown> }[] = [];
   /** The next N message posts are refused with 429 and a retry-after, like Discord's rate limiter. */
   rateLimitPosts = 0;
+  /** The nth next message post (1: the very next) is refused once with a 400, which the client does not retry. */
+  refusePostAt = 0;
   private server: Server | undefined;
   private gateway: WebSocketServer | undefined;
   private socket: WebSocket | undefined;
@@ -68,6 +70,8 @@ export class FakeDiscord {
           return json(401, { message: '401: Unauthorized', code: 0 });
         const post = /^\/channels\/(\d+)\/messages$/.exec(path);
         if (post && req.method === 'POST') {
+          if (this.refusePostAt > 0 && --this.refusePostAt === 0)
+            return json(400, { message: 'Discord refused this post (test)', code: 50006 });
           if (this.rateLimitPosts > 0) {
             this.rateLimitPosts--;
             return json(

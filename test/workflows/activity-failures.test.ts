@@ -22,6 +22,7 @@ import {
 import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
+import { FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
 import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -298,6 +299,53 @@ describe('a long answer in a Slack thread', () => {
     } finally {
       await model.stop();
       await slack.stop();
+    }
+  });
+});
+
+describe('a long answer in a Discord channel', () => {
+  it('goes on from the part that failed: no part is posted twice', async () => {
+    const discord = await new FakeDiscord().start();
+    const answer = [1, 2, 3, 4].map((n) => `section ${n} `.padEnd(1_900, String(n))).join('\n');
+    const model = await new FakeOpenAi(() => ({ text: answer })).start();
+    try {
+      await withWorkerWhere(
+        {},
+        async (taskQueue) => {
+          // The third post is refused once (after parts 1 and 2 are in the channel).
+          discord.refusePostAt = 3;
+          const workflowId = `session:discord:${FAKE_CHANNEL}`;
+          const input: SessionInput = { sessionId: workflowId, channel: 'discord', ownerId: 'U1' };
+          await env.client.workflow.signalWithStart('sessionWorkflow', {
+            workflowId,
+            taskQueue,
+            args: [input],
+            signal: userMessageSignal,
+            signalArgs: [{ messageId: randomUUID(), userId: 'U1', text: 'tell me everything' }],
+          });
+          const posted = await until('four posts', () => {
+            const texts = [...discord.messages.values()].map((m) => m.content);
+            return texts.length >= 4 ? texts : undefined;
+          });
+          expect(posted.map((text) => text.slice(0, 9))).toEqual([
+            'section 1',
+            'section 2',
+            'section 3',
+            'section 4',
+          ]);
+          await env.client.workflow.getHandle(workflowId).terminate();
+        },
+        {
+          MODEL_PROVIDER: 'openai',
+          OPENAI_BASE_URL: model.url,
+          OPENAI_API_KEY: 'k',
+          DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
+          DISCORD_API_URL: discord.url,
+        },
+      );
+    } finally {
+      await model.stop();
+      await discord.stop();
     }
   });
 });
