@@ -234,7 +234,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
   const outbox: OutboundEvent[] = [];
   let delivering = false;
   /** What a platform did not take after every retry: told there once a delivery goes through again. */
-  const undelivered: { what: string; reason: string }[] = [];
+  let undelivered: { what: string; reason: string }[] = [];
+  /** The post telling them, while it is on its way: if it fails too, what it told is kept for the next one. */
+  let telling: { event: OutboundEvent; told: typeof undelivered } | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   let runFailure: string | undefined;
   const emit = (event: OutboundEvent): void => {
@@ -312,15 +314,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           const gate = state.gates.get(event.gate.id);
           if (gate) gate.posts = [...(gate.posts ?? []), result.ref];
         }
-        if (undelivered.length) outbox.unshift({ type: 'message', text: describeUndelivered(undelivered) });
-        undelivered.length = 0;
+        if (undelivered.length) {
+          telling = { event: { type: 'message', text: describeUndelivered(undelivered) }, told: undelivered };
+          outbox.unshift(telling.event);
+          undelivered = [];
+        }
       } catch (error) {
         if (wf.isCancellation(error)) return;
         wf.log.warn('delivery failed', { sessionId, type: event.type, error: failureMessage(error) });
-        const lost = lostInDelivery(event);
-        if (lost && wf.patched(ACTIVITY_FAILURES_TOLD)) {
-          undelivered.push({ what: lost, reason: failureMessage(error) });
-          if (undelivered.length > MAX_UNDELIVERED) undelivered.shift();
+        if (telling && event === telling.event) {
+          undelivered = [...telling.told, ...undelivered].slice(-MAX_UNDELIVERED);
+        } else {
+          const what = lostInDelivery(event);
+          if (what && !runOf && wf.patched(ACTIVITY_FAILURES_TOLD))
+            undelivered = [...undelivered, { what, reason: failureMessage(error) }].slice(-MAX_UNDELIVERED);
         }
       } finally {
         delivering = false;
