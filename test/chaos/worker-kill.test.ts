@@ -6,12 +6,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
-import { chaosRuns, scenario, Tally } from './summary';
+import { chaosRuns, Tally } from './summary';
 
 const RUNS = chaosRuns();
 
@@ -71,50 +71,83 @@ describe('worker killed mid-flight', () => {
     RUNS * 90_000 + 60_000,
   );
 
-  it('loses and repeats nothing when the worker is killed while a gate waits', async () => {
-    stack = await startStack({ temporalAddress: env.address });
-    await stack.web.say('kill-gate', 'run `echo waited >> log.txt`');
-    const gate = await stack.web.pendingGate('kill-gate');
-    await scenario('worker SIGKILL during a gate wait', 1, async () => {
-      await stack!.worker.kill('SIGKILL');
-      await stack!.restartWorker();
-      await stack!.web.decide('kill-gate', gate.id, 'approve');
-      const view = await stack!.web.answered('kill-gate');
-      const results = view.transcript.filter((m) => m.role === 'tool');
-      expect(results).toEqual([expect.objectContaining({ status: 'ok' })]);
-      expect(view.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
-      const log = path.join(sessionWorkdir(stack!.env.DATA_DIR!, 'session:web:kill-gate'), 'log.txt');
-      expect(readFileSync(log, 'utf8').match(/waited/g)).toHaveLength(1);
-      return { passed: 1, lost: 1 - results.length };
-    });
-  });
+  it(
+    'loses and repeats nothing when the worker is killed while a gate waits',
+    async () => {
+      stack = await startStack({ temporalAddress: env.address });
+      const tally = new Tally();
+      for (let i = 0; i < RUNS; i++) {
+        const session = `kill-gate-${i}`;
+        try {
+          await stack.web.say(session, 'run `echo waited >> log.txt`');
+          const gate = await stack.web.pendingGate(session);
+          await stack.worker.kill('SIGKILL');
+          await stack.restartWorker();
+          await stack.web.decide(session, gate.id, 'approve');
+          const view = await stack.web.answered(session);
+          const results = view.transcript.filter((m) => m.role === 'tool');
+          if (results.length === 0) tally.lost++;
+          const log = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${session}`), 'log.txt');
+          const ran = readFileSync(log, 'utf8').match(/waited/g)?.length ?? 0;
+          tally.check(
+            results.length === 1 &&
+              results[0]!.status === 'ok' &&
+              ran === 1 &&
+              view.transcript.filter((m) => m.role === 'user').length === 1,
+            () => `${session}: ran ${ran} time(s); results ${JSON.stringify(results).slice(0, 300)}`,
+          );
+        } catch (error) {
+          tally.check(false, () => `${session}: ${(error as Error).message}`);
+        }
+      }
+      tally.finish('worker SIGKILL during a gate wait');
+    },
+    RUNS * 90_000 + 60_000,
+  );
 
-  it('repeats a model call that was in flight, losing nothing and answering once', async () => {
-    let calls = 0;
-    const fake = await new FakeOpenAi((request) => {
-      calls++;
-      return calls === 1
-        ? { hang: true }
-        : { text: `answer after ${calls} calls to: ${request.messages.at(-1)!.content}` };
-    }).start();
-    try {
-      stack = await startStack({
-        temporalAddress: env.address,
-        env: { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
-      });
-      await stack.web.say('kill-model', 'hello');
-      const deadline = Date.now() + 20_000;
-      while (calls === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      await scenario('worker SIGKILL during a model call', 1, async () => {
-        await stack!.worker.kill('SIGKILL');
-        await stack!.restartWorker();
-        const view = await stack!.web.answered('kill-model');
-        expect(view.transcript.map((m) => m.role)).toEqual(['user', 'assistant']);
-        expect(view.transcript[1]).toMatchObject({ text: 'answer after 2 calls to: hello' });
-        return { passed: 1, lost: 2 - view.transcript.length };
-      });
-    } finally {
-      await fake.stop();
-    }
-  });
+  it(
+    'repeats a model call that was in flight, losing nothing and answering once',
+    async () => {
+      // Each session's first model call hangs (the worker is killed during it); its next one answers.
+      const seen = new Map<string, number>();
+      const fake = await new FakeOpenAi((request) => {
+        const said = String(request.messages.find((m) => m.role === 'user')?.content);
+        const calls = (seen.get(said) ?? 0) + 1;
+        seen.set(said, calls);
+        return calls === 1 ? { hang: true } : { text: `answer after ${calls} calls to: ${said}` };
+      }).start();
+      const tally = new Tally();
+      try {
+        stack = await startStack({
+          temporalAddress: env.address,
+          env: { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
+        });
+        for (let i = 0; i < RUNS; i++) {
+          const session = `kill-model-${i}`;
+          const said = `hello ${i}`;
+          try {
+            await stack.web.say(session, said);
+            const deadline = Date.now() + 20_000;
+            while (!seen.has(said) && Date.now() < deadline)
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            await stack.worker.kill('SIGKILL');
+            await stack.restartWorker();
+            const view = await stack.web.answered(session);
+            tally.lost += Math.max(0, 2 - view.transcript.length);
+            tally.check(
+              view.transcript.map((m) => m.role).join(',') === 'user,assistant' &&
+                (view.transcript[1] as { text: string }).text === `answer after 2 calls to: ${said}`,
+              () => `${session}: ${JSON.stringify(view.transcript).slice(0, 300)}`,
+            );
+          } catch (error) {
+            tally.check(false, () => `${session}: ${(error as Error).message}`);
+          }
+        }
+      } finally {
+        await fake.stop();
+      }
+      tally.finish('worker SIGKILL during a model call');
+    },
+    RUNS * 90_000 + 60_000,
+  );
 });
