@@ -33,27 +33,7 @@ export interface ToolPlan {
   approvals?: number;
 }
 
-export interface ToolRunRequest {
-  toolName: string;
-  args: Record<string, unknown>;
-  /** Workflow id + tool call id: a retried or repeated run returns the first run's result. */
-  idempotencyKey: string;
-  sessionId: string;
-  /** Whose credentials the tool uses (absent in histories recorded before credentials existed). */
-  userId?: string;
-}
-
-export interface ToolRunResult {
-  /** `credential_required`: nothing ran; the person must connect `credential.provider` first. */
-  status: 'ok' | 'error' | 'credential_required';
-  content: string;
-  credential?: {
-    provider: string;
-    providerName: string;
-    kind: 'oauth2' | 'api_key';
-    /** Why the person is asked (again), for the prompt: e.g. their stored sign-in could not be read. */
-    note?: string;
-  };
-}
+/** The run contract is shared with workflow code, so it lives in a pure module. */
+export type { ToolRunRequest, ToolRunResult } from '../common/tools/tool-run';
 
 export type { SessionSettings } from '../workflows/session/settings';

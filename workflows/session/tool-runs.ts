@@ -6,7 +6,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
-import type { ToolRunRequest, ToolRunResult } from '../../activities/types';
+import type { ToolRunRequest, ToolRunResult } from '../../common/tools/tool-run';
 import { FailureType } from '../../common/errors';
 
 type Activities = ReturnType<typeof createActivities>;
