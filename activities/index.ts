@@ -17,7 +17,8 @@ import { McpPool } from './mcp/pool';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
-import { createModel } from './model';
+import { createModel, requestOverheadTokens } from './model';
+import { summarizeConversation, type SummaryRequest } from './model/summarize';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
@@ -67,6 +68,11 @@ export function createActivities(deps: ActivityDeps) {
       return await withHeartbeat((signal) => complete(request.transcript, signal, request.extraTools ?? []));
     },
 
+    /** The durable summary of older messages that stands in for them in model requests. */
+    async summarizeConversation(request: SummaryRequest): Promise<string> {
+      return await withHeartbeat((signal) => summarizeConversation(complete, request, signal));
+    },
+
     async loadSettings(): Promise<SessionSettings> {
       return {
         maxSteps: config.policy.maxSteps,
@@ -76,6 +82,8 @@ export function createActivities(deps: ActivityDeps) {
         ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
         credentialTimeoutMs: config.policy.credentialTimeout,
         modelOutageTimeoutMs: config.policy.modelOutageTimeout,
+        ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
+        requestOverheadTokens: requestOverheadTokens(config),
         ...(mcp.configured.length
           ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
           : {}),

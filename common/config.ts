@@ -122,6 +122,11 @@ export const policyFileSchema = z.strictObject({
   /** History events after which an idle session continues as new (Temporal warns at 10,240). */
   continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(10_000),
   systemPrompt: z.string().max(20_000).optional(),
+  /**
+   * The model's context window in tokens: each request is built to fit it (recent turns verbatim, older ones
+   * summarised, long tool results shortened for the model). Set it to your model's window; default 32,000.
+   */
+  contextTokens: z.number().int().min(4_000).max(10_000_000).optional(),
   tools: z.record(z.string(), toolConfigSchema).default({}),
   /** Credential providers (OAuth 2.0 and API keys) that tools name with `auth`; see README "Credentials". */
   providers: providersSchema,

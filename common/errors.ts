@@ -22,6 +22,8 @@ export const FailureType = {
   ModelAuth: 'ModelAuthError',
   ModelNotFound: 'ModelNotFound',
   ModelBadRequest: 'ModelBadRequest',
+  /** The request did not fit the model's context window: the session summarises and tries once more. */
+  ContextTooLong: 'ContextTooLong',
   InvalidToolArguments: 'InvalidToolArguments',
   /** A tool run that failed before its side effect could start: the workflow may run it again. */
   ToolNotStarted: 'ToolNotStarted',

@@ -31,6 +31,8 @@ const assistantRow = z.strictObject({
     .array(z.strictObject({ id, name: z.string().min(1).max(128), arguments: z.unknown() }))
     .default([]),
   synthetic: z.boolean().optional(),
+  /** A runtime summary of every message up to this id (sent to the model instead of them). */
+  summary_through: id.optional(),
   at,
 });
 const toolRow = z.strictObject({
@@ -60,6 +62,7 @@ export function toRow(message: Message): TranscriptRow {
         text: message.text,
         tool_calls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.args })),
         ...(message.synthetic ? { synthetic: true } : {}),
+        ...(message.summary ? { summary_through: message.summary.throughId } : {}),
         at: iso,
       };
     case 'tool':
@@ -89,6 +92,7 @@ export function fromRow(row: TranscriptRow): Message {
         toolCalls: row.tool_calls.map((call) => ({ id: call.id, name: call.name, args: call.arguments })),
         at: time,
         ...(row.synthetic ? { synthetic: true } : {}),
+        ...(row.summary_through ? { summary: { throughId: row.summary_through } } : {}),
       };
     case 'tool_result':
       return {

@@ -6,6 +6,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../common/errors';
 
+/**
+ * How the providers word "the prompt is longer than the context window": OpenAI (and compatible servers such as
+ * vLLM) answer 400 with code `context_length_exceeded` / "maximum context length is N tokens"; Anthropic answers
+ * 400 invalid_request_error "prompt is too long: N tokens > M maximum".
+ */
+const CONTEXT_TOO_LONG = /context_length_exceeded|maximum context length|prompt is too long|context window/i;
+
 export function classifyModelError(
   provider: string,
   model: string,
@@ -23,6 +30,12 @@ export function classifyModelError(
     return ApplicationFailure.nonRetryable(
       `the ${provider} API does not know the model "${model}" (HTTP 404): check MODEL`,
       FailureType.ModelNotFound,
+    );
+  }
+  if (status === 400 && CONTEXT_TOO_LONG.test(message)) {
+    return ApplicationFailure.nonRetryable(
+      `the ${provider} API says the request is longer than the model's context (HTTP 400): ${message}`,
+      FailureType.ContextTooLong,
     );
   }
   if (

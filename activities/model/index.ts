@@ -5,7 +5,7 @@ import type { ModelReply } from '../types';
 import { createAnthropicModel } from './anthropic';
 import { createOpenAiModel } from './openai';
 import { scriptedModel } from './scripted';
-import { DEFAULT_SYSTEM_PROMPT, type ToolSpec } from './tool-specs';
+import { DEFAULT_SYSTEM_PROMPT, toolSpecs, type ToolSpec } from './tool-specs';
 
 /** `signal` aborts the request when the activity is cancelled (its workflow was cancelled or terminated). */
 export type CompleteFn = (
@@ -14,6 +14,15 @@ export type CompleteFn = (
   /** Tools beyond the built-ins (MCP servers' tools, discovered for this session). */
   extraTools?: ToolSpec[],
 ) => Promise<ModelReply>;
+
+/**
+ * What every request spends before the first message: the system prompt and the built-in tools' JSON schemas.
+ * Counted at 3.5 characters a token, a little pessimistic for JSON, so the window errs on the small side.
+ */
+export function requestOverheadTokens(config: AppConfig): number {
+  const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  return Math.ceil((systemPrompt.length + JSON.stringify(toolSpecs()).length) / 3.5);
+}
 
 export function createModel(config: AppConfig): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;

@@ -43,7 +43,12 @@ export function createOpenAiModel(options: {
       );
     } catch (error) {
       if (error instanceof OpenAI.APIError)
-        throw classifyModelError('openai', options.model, error.status, error.message);
+        throw classifyModelError(
+          'openai',
+          options.model,
+          error.status,
+          error.code ? `${error.message} (${error.code})` : error.message,
+        );
       throw error;
     }
     const message = response.choices[0]?.message;

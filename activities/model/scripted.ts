@@ -4,6 +4,7 @@
  */
 import type { Message, ToolCall } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
+import { SUMMARY_INSTRUCTION } from './summarize';
 
 const HELP =
   'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
@@ -19,7 +20,10 @@ export function scriptedModel(transcript: Message[]): ModelReply {
   const last =
     transcript.findLast((m) => !(m.role === 'assistant' && m.synthetic)) ??
     transcript[transcript.length - 1]!;
-  const callId = (n: number) => `call_${transcript.length}_${n}`;
+  // Unique across the conversation even when the request is only its recent part (context-window.ts).
+  const callId = (n: number) => `call_${lastUser.id}_${transcript.length - lastUserIndex}_${n}`;
+  if (lastUser.text.startsWith(SUMMARY_INSTRUCTION))
+    return { text: scriptedSummary(lastUser.text), toolCalls: [] };
 
   if (last.role === 'user') return planFor(last.text, callId);
   if (last.role === 'tool') {
@@ -173,4 +177,11 @@ function summarise(sinceUser: Message[]): string {
     }
   });
   return lines.length ? lines.join('\n\n') : 'Done.';
+}
+
+/** A summary request: what each person said, in order, shortened (deterministic, so tests can read it). */
+function scriptedSummary(prompt: string): string {
+  const said = [...prompt.matchAll(/^@([^:\n]+): (.{0,40})/gm)].map((m) => `@${m[1]} said "${m[2]!.trim()}"`);
+  const earlier = /The summary so far:\n([\s\S]*?)\n\nThe messages to add:/.exec(prompt)?.[1];
+  return [earlier, said.length ? `Earlier: ${said.join('; ')}.` : ''].filter(Boolean).join(' ');
 }

@@ -244,7 +244,7 @@ describe('message mapping and the scripted model', () => {
   it('maps the documented phrases to tool calls', () => {
     const say = (text: string) => scriptedModel([{ role: 'user', id: 'u', userId: 'a', text, at }]);
     expect(say('run `ls -la`').toolCalls).toEqual([
-      { id: 'call_1_0', name: 'shell_execute', args: { command: 'ls -la' } },
+      { id: 'call_u_1_0', name: 'shell_execute', args: { command: 'ls -la' } },
     ]);
     expect(say('run `a` and `b`').toolCalls.map((c) => c.args)).toEqual([{ command: 'a' }, { command: 'b' }]);
     expect(say('fetch https://example.com').toolCalls[0]).toMatchObject({

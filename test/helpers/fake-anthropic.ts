@@ -5,7 +5,7 @@
  * message, and tool_result blocks that answer no tool_use of the message before; it takes a while to answer.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { latency, type FakeModelOptions } from './fake-openai';
+import { latency, requestTokens, type FakeModelOptions } from './fake-openai';
 
 export type AnthropicBlock =
   | { type: 'text'; text: string }
@@ -30,6 +30,8 @@ export class FakeAnthropic {
   readonly requests: MessagesRequest[] = [];
   readonly apiKeys: string[] = [];
   readonly refusals: { index: number; message: string }[] = [];
+  /** Requests refused as longer than `contextTokens`, by index. */
+  readonly contextRefusals: number[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -55,9 +57,21 @@ export class FakeAnthropic {
         const index = this.requests.length - 1;
         const invalid = validateMessages(request.messages);
         if (invalid) this.refusals.push({ index, message: invalid });
-        const reply: AnthropicReply = invalid
-          ? { status: 400, body: errorBody('invalid_request_error', invalid) }
-          : this.reply(request, index);
+        const tokens = requestTokens(raw);
+        const limit = this.options.contextTokens;
+        if (limit !== undefined && tokens > limit) this.contextRefusals.push(index);
+        const reply: AnthropicReply =
+          limit !== undefined && tokens > limit
+            ? {
+                status: 400,
+                body: errorBody(
+                  'invalid_request_error',
+                  `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+                ),
+              }
+            : invalid
+              ? { status: 400, body: errorBody('invalid_request_error', invalid) }
+              : this.reply(request, index);
         if ('hang' in reply) return;
         setTimeout(() => this.answer(res, request, reply), latency(this.options.latency));
       });

@@ -26,6 +26,16 @@ export type Reply =
 export interface FakeModelOptions {
   /** How long each answer takes, in ms: a random value in [min, max]. */
   latency?: [number, number];
+  /**
+   * The model's context window in tokens, counted like the runtime's estimate would not: every character of the
+   * request body / 3.5 (real tokenizers vary). A longer request gets the API's own context-length 400.
+   */
+  contextTokens?: number;
+}
+
+/** A rough token count of a whole request body (what a real context window is measured against). */
+export function requestTokens(raw: string): number {
+  return Math.ceil(raw.length / 3.5);
 }
 
 export class FakeOpenAi {
@@ -33,6 +43,8 @@ export class FakeOpenAi {
   readonly authorizations: string[] = [];
   /** The 400s sent because a request broke the API's message rules, with the request's index. */
   readonly refusals: { index: number; message: string; param: string }[] = [];
+  /** Requests refused as longer than `contextTokens`, by index. */
+  readonly contextRefusals: number[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -58,19 +70,34 @@ export class FakeOpenAi {
         const index = this.requests.length - 1;
         const invalid = validateChatMessages(request.messages);
         if (invalid) this.refusals.push({ index, ...invalid });
-        const reply: Reply = invalid
+        const tokens = requestTokens(raw);
+        const tooLong = this.options.contextTokens !== undefined && tokens > this.options.contextTokens;
+        if (tooLong) this.contextRefusals.push(index);
+        const reply: Reply = tooLong
           ? {
               status: 400,
               body: {
                 error: {
-                  message: invalid.message,
+                  message: `This model's maximum context length is ${this.options.contextTokens} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
                   type: 'invalid_request_error',
-                  param: invalid.param,
-                  code: null,
+                  param: 'messages',
+                  code: 'context_length_exceeded',
                 },
               },
             }
-          : this.reply(request, index);
+          : invalid
+            ? {
+                status: 400,
+                body: {
+                  error: {
+                    message: invalid.message,
+                    type: 'invalid_request_error',
+                    param: invalid.param,
+                    code: null,
+                  },
+                },
+              }
+            : this.reply(request, index);
         if ('hang' in reply) return; // never answers: a model call that is in flight when something else happens
         setTimeout(() => this.answer(res, request, reply), latency(this.options.latency));
       });

@@ -105,7 +105,16 @@ export type ToolResultStatus = 'ok' | 'error' | 'denied' | 'expired' | 'supersed
 
 export type Message =
   | { role: 'user'; id: string; userId: string; text: string; at: number }
-  | { role: 'assistant'; id: string; text: string; toolCalls: ToolCall[]; at: number; synthetic?: boolean }
+  | {
+      role: 'assistant';
+      id: string;
+      text: string;
+      toolCalls: ToolCall[];
+      at: number;
+      synthetic?: boolean;
+      /** A summary the runtime had the model write of every message up to `throughId` (context-window.ts). */
+      summary?: { throughId: string };
+    }
   | {
       role: 'tool';
       id: string;

@@ -16,4 +16,8 @@ export interface SessionSettings {
   modelOutageTimeoutMs?: number;
   /** Discover MCP tools again after this long (sooner while a server is down). */
   mcpRefreshAfterMs?: number | 'never';
+  /** The model's context window in tokens (absent: DEFAULT_CONTEXT_TOKENS). */
+  contextTokens?: number;
+  /** Tokens every model request spends on the system prompt and the built-in tool definitions (an estimate). */
+  requestOverheadTokens?: number;
 }

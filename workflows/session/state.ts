@@ -81,6 +81,20 @@ export class SessionState {
     });
   }
 
+  /** A summary stands in for older messages in model requests; people see it as a note, chat platforms are not sent it. */
+  appendSummary(text: string, throughId: string): void {
+    this.transcript.push({
+      role: 'assistant',
+      id: this.newId(),
+      text,
+      toolCalls: [],
+      at: this.now(),
+      synthetic: true,
+      summary: { throughId },
+    });
+    this.touch();
+  }
+
   notify(text: string, to?: string): void {
     const notice = { id: this.newId(), text, at: this.now(), ...(to ? { to } : {}) };
     this.notices.push(notice);

@@ -78,6 +78,12 @@ import { SessionState } from './state';
 import { GATE_MEMO_KEY, gateMemos } from './gate-memo';
 import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
 import { bounded, hasResult, unresolvedToolCalls } from './transcript';
+import {
+  buildContextWindow,
+  DEFAULT_CONTEXT_TOKENS,
+  MIN_CONTEXT_TOKENS,
+  SUMMARY_SHARE,
+} from './context-window';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -125,6 +131,21 @@ const { runTool } = wf.proxyActivities<Activities>({
 /** How long a session trusts its list of MCP tools; while a server is down, it looks again sooner. */
 const MCP_DISCOVERY_TTL_MS = 15 * 60_000;
 const MCP_DOWN_RETRY_MS = 2 * 60_000;
+
+/** Summaries are model calls too: retried like them, and a refusal leaves the older messages out instead. */
+const { summarizeConversation } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: [...PERMANENT_MODEL_FAILURES, FailureType.ContextTooLong],
+  },
+});
+/** Patch marker: model requests are built within the policy's `contextTokens`, older turns summarised. */
+const CONTEXT_WINDOW = 'context-window';
 
 const { discoverMcpTools } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
@@ -737,10 +758,46 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     return discovery;
   }
 
+  /**
+   * What the model is sent: the transcript within the context window, older messages replaced by a durable
+   * summary (made here when the window moves on, recorded in history as the activity's result).
+   */
+  async function modelTranscript(shrink: boolean, extraTools: unknown[]): Promise<Message[]> {
+    if (!wf.patched(CONTEXT_WINDOW)) return state.transcript;
+    const budget = Math.max(
+      MIN_CONTEXT_TOKENS,
+      Math.floor((settings.contextTokens ?? DEFAULT_CONTEXT_TOKENS) / (shrink ? 2 : 1)),
+    );
+    const overhead =
+      (settings.requestOverheadTokens ?? 0) +
+      (extraTools.length ? Math.ceil(JSON.stringify(extraTools).length / 3.5) : 0);
+    const window = buildContextWindow(state.transcript, budget, overhead);
+    if (!window.toSummarise.length) return window.messages;
+    try {
+      const summary = await summarizeConversation({
+        ...(window.previousSummary ? { previousSummary: window.previousSummary } : {}),
+        messages: window.toSummarise,
+        contextTokens: budget,
+        maxSummaryTokens: Math.floor(budget * SUMMARY_SHARE),
+      });
+      state.appendSummary(summary, window.summariseThroughId!);
+      return buildContextWindow(state.transcript, budget, overhead).messages;
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      // The older messages are left out (the request says so); the turn goes on, and the next one tries again.
+      state.notify(
+        `I could not summarise the earlier part of this conversation (${failureMessage(error)}); the model sees only the recent messages for now.`,
+      );
+      return window.messages;
+    }
+  }
+
   async function askModel(requesterId: string) {
     /** While the model API is down: since when, and the next wait (doubling up to a ceiling). */
     let outageSince: number | undefined;
     let retryIn = MODEL_OUTAGE_FIRST_RETRY_MS;
+    /** Set after the provider said the request was too long: the window is halved, once. */
+    let shrink = false;
     for (;;) {
       try {
         await refreshMcpTools(requesterId);
@@ -748,9 +805,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           ...(mcpTools ?? []).map(({ name, description, parameters }) => ({ name, description, parameters })),
           ...(settings.mcpServers?.length ? [MCP_REFRESH_TOOL] : []),
         ];
+        const transcript = await modelTranscript(shrink, extraTools);
         const answer = extraTools.length
-          ? await callModel({ transcript: state.transcript, extraTools })
-          : await callModel({ transcript: state.transcript });
+          ? await callModel({ transcript, extraTools })
+          : await callModel({ transcript });
         if (outageSince !== undefined) {
           state.notify('The model is answering again.');
           setStatus('running');
@@ -758,6 +816,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         return answer;
       } catch (error) {
         if (wf.isCancellation(error)) throw error;
+        if (!shrink && failureType(error) === FailureType.ContextTooLong && wf.patched(CONTEXT_WINDOW)) {
+          shrink = true;
+          continue;
+        }
         // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
         const budget = settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
         if (
@@ -1072,6 +1134,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       gate.resolution = { outcome: 'cancelled', by: 'system', at: Date.now() };
     }
   }
+}
+
+function failureType(error: unknown): string | undefined {
+  return error instanceof wf.ActivityFailure && error.cause instanceof wf.ApplicationFailure
+    ? (error.cause.type ?? undefined)
+    : undefined;
 }
 
 function failureMessage(error: unknown): string {
