@@ -17,7 +17,7 @@ import { McpPool } from './mcp/pool';
 import { UserGrants } from './grants';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
-import { createModel, requestOverheadTokens } from './model';
+import { boundedReply, createModel, requestOverheadTokens } from './model';
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
@@ -65,7 +65,9 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
-      return await withHeartbeat((signal) => complete(request.transcript, signal, request.extraTools ?? []));
+      return boundedReply(
+        await withHeartbeat((signal) => complete(request.transcript, signal, request.extraTools ?? [])),
+      );
     },
 
     /** The durable summary of older messages that stands in for them in model requests. */

@@ -2,6 +2,7 @@
 import type { AppConfig } from '../../common/config';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
+import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
 import { createAnthropicModel } from './anthropic';
 import { createOpenAiModel } from './openai';
 import { scriptedModel } from './scripted';
@@ -44,4 +45,20 @@ export function createModel(config: AppConfig): CompleteFn {
         systemPrompt,
       });
   }
+}
+
+/**
+ * A reply becomes an activity result in the workflow's history: its text is bounded, and a tool call whose
+ * arguments are huge keeps only their length (the workflow answers it with an error the model can act on).
+ */
+export function boundedReply(reply: ModelReply): ModelReply {
+  return {
+    text: bounded(reply.text),
+    toolCalls: reply.toolCalls.map((call) => {
+      const size = (typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? null)).length;
+      return size > MAX_TOOL_ARGS_CHARS
+        ? { id: call.id, name: call.name, args: {}, argsTooLarge: size }
+        : call;
+    }),
+  };
 }

@@ -99,6 +99,8 @@ export interface ToolCall {
   name: string;
   /** Parsed JSON arguments, or the raw text when the model sent something unparsable. */
   args: unknown;
+  /** Set (to their length) when the arguments exceeded MAX_TOOL_ARGS_CHARS: `args` is then empty. */
+  argsTooLarge?: number;
 }
 
 export type ToolResultStatus = 'ok' | 'error' | 'denied' | 'expired' | 'superseded' | 'failed' | 'cancelled';

@@ -18,6 +18,15 @@ import { bounded, hasResult } from './transcript';
 
 const MAX_NOTICES = 30;
 const MAX_REMEMBERED_GATES = 200;
+/**
+ * Messages waiting for the running turn: a count and a size, so 200 pasted logs cannot make the carried state
+ * (one payload, at most 2 MB) or the history outgrow Temporal's limits. A message over the limit is refused
+ * with a notice to its sender, never dropped silently.
+ */
+export const MAX_QUEUED_MESSAGES = 20;
+export const MAX_QUEUED_CHARS = 200_000;
+/** The transcript a run carries into the next: older messages beyond this stay in the earlier run's history. */
+export const MAX_CARRIED_TRANSCRIPT_CHARS = 1_000_000;
 
 export class SessionState {
   transcript: Message[];
@@ -108,6 +117,16 @@ export class SessionState {
     this.touch();
   }
 
+  /** Why the inbox cannot take this message now, or undefined when it can. */
+  inboxFull(message: UserMessage): string | undefined {
+    if (this.inbox.length >= MAX_QUEUED_MESSAGES)
+      return `${this.inbox.length} messages are already waiting (the limit is ${MAX_QUEUED_MESSAGES})`;
+    const queued = this.inbox.reduce((sum, m) => sum + m.text.length, 0);
+    if (queued + message.text.length > MAX_QUEUED_CHARS)
+      return `the waiting messages already hold ${queued.toLocaleString('en-US')} characters (the limit is ${MAX_QUEUED_CHARS.toLocaleString('en-US')})`;
+    return undefined;
+  }
+
   seen(messageId: string): boolean {
     return (
       this.inbox.some((m) => m.messageId === messageId) ||
@@ -140,10 +159,12 @@ export class SessionState {
   }
 
   /** What continues into the next run: decided gates are kept (bounded) so old buttons still get a clear answer. */
-  carry(): CarriedState {
+  carry(options: { boundTranscript?: { previousRunId: string } } = {}): CarriedState {
     const gates = [...this.gates.values()].slice(-MAX_REMEMBERED_GATES);
     return {
-      transcript: this.transcript,
+      transcript: options.boundTranscript
+        ? carriedTranscript(this.transcript, options.boundTranscript.previousRunId, this.newId)
+        : this.transcript,
       grants: this.grants,
       inbox: this.inbox,
       notices: this.notices,
@@ -165,4 +186,34 @@ export class SessionState {
       queued: this.inbox.length,
     };
   }
+}
+
+/**
+ * The newest messages up to MAX_CARRIED_TRANSCRIPT_CHARS, starting at a user message (never between a tool call
+ * and its result), the latest summary kept, and a note saying how many earlier ones stay in which run.
+ */
+export function carriedTranscript(
+  transcript: Message[],
+  previousRunId: string,
+  newId: () => string,
+): Message[] {
+  const size = (m: Message) => JSON.stringify(m).length;
+  let total = transcript.reduce((sum, m) => sum + size(m), 0);
+  if (total <= MAX_CARRIED_TRANSCRIPT_CHARS) return transcript;
+  let start = 0;
+  for (let i = 0; i < transcript.length && total > MAX_CARRIED_TRANSCRIPT_CHARS; i++) {
+    total -= size(transcript[i]!);
+    if (transcript[i + 1]?.role === 'user') start = i + 1;
+  }
+  if (start === 0) return transcript;
+  const summary = transcript.slice(0, start).findLast((m) => m.role === 'assistant' && m.summary);
+  const note: Message = {
+    role: 'assistant',
+    id: newId(),
+    text: `(${start} earlier messages of this conversation are kept in the history of run ${previousRunId}, not carried into this one.)`,
+    toolCalls: [],
+    at: transcript[start]!.at,
+    synthetic: true,
+  };
+  return [...(summary ? [summary] : []), note, ...transcript.slice(start)];
 }

@@ -4,6 +4,9 @@ import type { Message, ToolCall } from './contract';
 /** Tool output and model text are bounded so no payload nears Temporal's per-payload limits. */
 export const MAX_CONTENT_CHARS = 16_000;
 
+/** A tool call's arguments, as JSON, beyond this are not kept: the call gets an error result instead. */
+export const MAX_TOOL_ARGS_CHARS = 16_000;
+
 export function bounded(text: string, max = MAX_CONTENT_CHARS): string {
   if (text.length <= max) return text;
   const omitted = text.length - max;

@@ -77,7 +77,7 @@ import { orphanRuleMatters, repairTranscript } from './repair';
 import { SessionState } from './state';
 import { GATE_MEMO_KEY, gateMemos } from './gate-memo';
 import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
-import { bounded, hasResult, unresolvedToolCalls } from './transcript';
+import { bounded, hasResult, MAX_TOOL_ARGS_CHARS, unresolvedToolCalls } from './transcript';
 import {
   buildContextWindow,
   DEFAULT_CONTEXT_TOKENS,
@@ -144,6 +144,9 @@ const { summarizeConversation } = wf.proxyActivities<Activities>({
     nonRetryableErrorTypes: [...PERMANENT_MODEL_FAILURES, FailureType.ContextTooLong],
   },
 });
+/** Patch markers: the inbox refuses messages over its limits (told); the carried transcript is bounded. */
+const BOUNDED_INBOX = 'bounded-inbox';
+const BOUNDED_CARRY = 'bounded-carry';
 /** Patch marker: model requests are built within the policy's `contextTokens`, older turns summarised. */
 const CONTEXT_WINDOW = 'context-window';
 
@@ -197,6 +200,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     () => wf.uuid4(),
   );
   let signalsThisRun = 0;
+  /** Messages refused while the inbox was full, per sender since their last accepted one. */
+  const refusedWhileFull = new Map<string, number>();
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   let continueAfterEvents = EVENTS_BEFORE_CONTINUE;
   let settings: SessionSettings = { maxSteps: 12 };
@@ -523,8 +528,28 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       gate.resolution = { outcome: 'superseded', by: message.userId, at: Date.now() };
       state.supersededTurn = true;
     }
+    const full = wf.patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
+    if (full) {
+      // Told at the first refusal and every tenth after it: a flood is not answered with a flood of notices.
+      const refused = (refusedWhileFull.get(message.userId) ?? 0) + 1;
+      refusedWhileFull.set(message.userId, refused);
+      if (refused % 10 === 1)
+        state.notify(
+          `Your message was not queued${refused > 1 ? ` (nor ${refused - 1} before it)` : ''}: ${full}. Send it again once I have answered the ones before it.`,
+          message.userId,
+        );
+      return;
+    }
+    refusedWhileFull.delete(message.userId);
     state.enqueue(message);
   });
+
+  /** The state the next run starts from; the transcript is bounded so the carried payload stays under 2 MB. */
+  function carry() {
+    return wf.patched(BOUNDED_CARRY)
+      ? state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } })
+      : state.carry();
+  }
 
   /**
    * A session that starts from an existing transcript (continue-as-new, an import, or a new run after a
@@ -620,7 +645,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     );
     if (shouldContinueAsNew(signalsThisRun, continueAfterEvents)) {
       await wf.condition(() => wf.allHandlersFinished() && outbox.length === 0 && !delivering);
-      return await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: state.carry() });
+      return await wf.continueAsNew<typeof sessionWorkflow>({ ...input, carried: carry() });
     }
     const message = state.inbox.shift()!;
     await runTurn(message);
@@ -860,6 +885,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     }[] = [];
     for (const call of calls) {
       if (hasResult(state.transcript, call.id)) continue;
+      if (call.argsTooLarge) {
+        state.appendToolResult(
+          call,
+          'error',
+          `not run: the arguments were ${call.argsTooLarge.toLocaleString('en-US')} characters long; the limit is ${MAX_TOOL_ARGS_CHARS.toLocaleString('en-US')}. Pass large content in smaller parts.`,
+        );
+        continue;
+      }
       const resolved = sessionTool(call.name, { mcpTools, mcpServers: settings.mcpServers });
       if (resolved.kind === 'mcp_refresh') {
         // Only looks: nothing runs on a server, so no approval.
@@ -974,7 +1007,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
         await wf.condition(() => wf.allHandlersFinished() && outbox.length === 0 && !delivering);
         await wf.continueAsNew<typeof sessionWorkflow>({
           ...input,
-          carried: { ...state.carry(), turn: { requesterId, step } },
+          carried: { ...carry(), turn: { requesterId, step } },
         });
       }
       setStatus('running');
