@@ -3,7 +3,12 @@ import { checkToolArgs, shellExecuteTool } from '../../common/tools/definitions'
 import type { Decision } from '../../workflows/session/contract';
 import {
   approvalProgress,
+  cancelGate,
   decidersLine,
+  describeWaiting,
+  expireGate,
+  resolveGate,
+  supersedeGate,
   describeOutcome,
   evaluateDecision,
   openApprovalGate,
@@ -312,5 +317,21 @@ describe('transcript', () => {
         { role: 'tool', id: 't', toolCallId: 'a', name: 'x', status: 'ok', content: '', at: 0 },
       ]).map((c) => c.id),
     ).toEqual(['b']);
+  });
+
+  it('moves a gate out of pending once, whichever transition comes first, and never back', () => {
+    const g = gate();
+    expect(describeWaiting([g])).toBe('approval of shell_execute (ls) from @alice or @bob');
+    expect(expireGate(g, NOW + 1)).toBe(true);
+    expect(resolveGate(g, { outcome: 'approved', by: 'bob', at: NOW + 2 })).toBe(false);
+    expect(supersedeGate(g, 'alice', NOW + 3)).toBe(false);
+    expect(cancelGate(g, NOW + 4)).toBe(false);
+    expect(g).toMatchObject({
+      status: 'expired',
+      resolution: { outcome: 'expired', by: 'system', at: NOW + 1 },
+    });
+    const s = gate();
+    expect(supersedeGate(s, 'alice', NOW)).toBe(true);
+    expect(s).toMatchObject({ status: 'cancelled', resolution: { outcome: 'superseded', by: 'alice' } });
   });
 });

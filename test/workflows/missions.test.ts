@@ -420,7 +420,10 @@ describe('missions', () => {
       const v = await view(id);
       return v.gate?.kind === 'question' ? v : undefined;
     });
-    expect(paused).toMatchObject({ status: 'paused', gate: { needed: 'an answer from @alice' } });
+    expect(paused).toMatchObject({
+      status: 'paused',
+      gate: { needed: expect.stringMatching(/^an answer to ".+" from @alice$/) },
+    });
     await s.waitFor(
       (v) => v.gates.some((g) => g.remote && g.kind === 'question' && g.status === 'pending'),
       'the question here',

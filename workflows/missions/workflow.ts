@@ -15,7 +15,7 @@ import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/s
 import type { MissionStatus } from '../../common/missions/types';
 import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
 import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
-import { describeOutcome } from '../session/gates';
+import { describeOutcome, describeWaiting } from '../session/gates';
 import type { sessionWorkflow } from '../session/workflow';
 import {
   completeSignal,
@@ -165,12 +165,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         gateId: runGate.id,
         kind: runGate.kind,
         tool: runGate.toolName,
-        needed:
-          runGate.kind === 'credential'
-            ? `@${runGate.requesterId} to connect ${runGate.providerName}`
-            : runGate.kind === 'question'
-              ? `an answer from @${runGate.requesterId}`
-              : `approval of ${runGate.toolName} from @${[runGate.requesterId, ...runGate.approvers].join(', @')}`,
+        needed: describeWaiting([runGate]),
         runWorkflowId,
       };
       if (status === 'active') setStatus('paused', `run ${running.n} waits for ${gate.needed}`);

@@ -1,6 +1,7 @@
 /**
- * The approval gate state machine as pure functions: who may decide, what a decision does, and what the
- * model and the clicker are told. The workflow wires these to signals and timers.
+ * The gate state machine as pure functions: how a gate opens, who may decide, what a decision does, every
+ * transition of its status (only here), what it waits for, and what the model and the clicker are told. The
+ * workflow wires these to signals and timers and never writes a gate's status itself.
  */
 import {
   parseTextAnswer,
@@ -19,6 +20,7 @@ import type {
   Gate,
   GateOutcome,
   GateResolution,
+  GateStatus,
   QuestionGate,
   ToolResultStatus,
 } from './contract';
@@ -472,4 +474,63 @@ export function parseTypedDecision(
   const reason = match[2]!.trim();
   if (choice === 'approve') return reason ? undefined : { choice };
   return reason ? { choice, reason } : { choice };
+}
+
+// ---- Transitions: a gate leaves `pending` once, through one of these, and never changes after. ----
+
+function settle(gate: Gate, status: Exclude<GateStatus, 'pending'>, resolution: GateResolution): boolean {
+  if (gate.status !== 'pending') return false;
+  gate.status = status;
+  gate.resolution = resolution;
+  return true;
+}
+
+/** A decision or an answer that evaluateDecision / evaluateAnswer accepted. */
+export function resolveGate(gate: Gate, resolution: GateResolution): boolean {
+  return settle(gate, 'resolved', resolution);
+}
+
+/** The person signed in: the tool runs now (with their credential, or the signer's for a shared mission). */
+export function connectGate(gate: CredentialGate, by: string, now: number): boolean {
+  return settle(gate, 'resolved', { outcome: 'connected', by, at: now });
+}
+
+export function expireGate(gate: Gate, now: number): boolean {
+  return settle(gate, 'expired', { outcome: 'expired', by: 'system', at: now });
+}
+
+/** The requester sent a new message instead of deciding: the turn ends and the message goes next. */
+export function supersedeGate(gate: Gate, by: string, now: number): boolean {
+  return settle(gate, 'cancelled', { outcome: 'superseded', by, at: now });
+}
+
+/** The session (or the mission run) was cancelled while the gate was open. */
+export function cancelGate(gate: Gate, now: number): boolean {
+  return settle(gate, 'cancelled', { outcome: 'cancelled', by: 'system', at: now });
+}
+
+/** A mission run's gate shown in its owner's conversation ends the way the run reports it ended. */
+export function mirrorRemoteGate(proxy: Gate, reported: Gate): boolean {
+  if (reported.status === 'pending') return false;
+  if (proxy.status !== 'pending') return false;
+  proxy.status = reported.status;
+  if (reported.resolution) proxy.resolution = reported.resolution;
+  return true;
+}
+
+/** What open gates wait for, and from whom: the session's status line, the memo and the mission's pause reason. */
+export function describeWaiting(gates: readonly Gate[]): string {
+  const first = gates[0]!;
+  const deciders = (first.kind === 'approval' ? approverIds(first) : [first.requesterId, ...first.approvers])
+    .map((name) => `@${name}`)
+    .join(' or ');
+  if (first.kind === 'credential') return `@${first.requesterId} to connect ${first.providerName}`;
+  const what = gates.map((g) =>
+    g.kind === 'question'
+      ? `an answer to "${g.questions[0]!.label}"`
+      : g.kind === 'credential'
+        ? `a sign-in to ${g.providerName}`
+        : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
+  );
+  return `${what.join(', ')} from ${deciders}`;
 }

@@ -57,8 +57,14 @@ import {
 } from './contract';
 import {
   answeredResult,
-  approverIds,
+  cancelGate,
   clock,
+  connectGate,
+  describeWaiting,
+  expireGate,
+  mirrorRemoteGate,
+  resolveGate,
+  supersedeGate,
   describeOutcome,
   evaluateAnswer,
   evaluateDecision,
@@ -248,8 +254,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       if (wf.patched(APPROVAL_PROGRESS)) emit({ type: 'gate_updated', gate: gate! });
       return;
     }
-    gate!.status = 'resolved';
-    gate!.resolution = check.resolution;
+    resolveGate(gate!, check.resolution);
     state.touch();
   };
 
@@ -381,8 +386,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       return forward(gate.remote.workflowId, (h) => h.signal(answerSignal, submission), submission.userId);
     const check = evaluateAnswer(gate, submission, Date.now());
     if (!check.ok) return state.notify(check.notice, submission.userId);
-    gate!.status = 'resolved';
-    gate!.resolution = check.resolution;
+    resolveGate(gate!, check.resolution);
     state.touch();
   };
 
@@ -451,8 +455,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       return;
     }
     if (!existing?.remote || existing.status !== 'pending') return;
-    existing.status = event.gate.status;
-    if (event.gate.resolution) existing.resolution = event.gate.resolution;
+    mirrorRemoteGate(existing, event.gate);
     state.touch();
     emit({ type: 'gate_resolved', gate: existing, outcome: event.outcome ?? describeOutcome(existing) });
   });
@@ -467,8 +470,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
       if (gate.kind !== 'credential' || gate.provider !== provider) continue;
       // Only the person whose credential it is — or anyone, for a shared mission's run.
       if (gate.requesterId !== userId && !runOf?.shared) continue;
-      gate.status = 'resolved';
-      gate.resolution = { outcome: 'connected', by: userId, at: Date.now() };
+      connectGate(gate, userId, Date.now());
       state.touch();
     }
   });
@@ -524,8 +526,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
     for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
       // A mission run's gate shown here is decided only by the run: a new message here does not end it.
       if (gate.remote && wf.patched(RUN_GATES_DECIDED_BY_RUN)) continue;
-      gate.status = 'cancelled';
-      gate.resolution = { outcome: 'superseded', by: message.userId, at: Date.now() };
+      supersedeGate(gate, message.userId, Date.now());
       state.supersededTurn = true;
     }
     const full = wf.patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
@@ -1150,8 +1151,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
           : await wf.condition(() => gate.status !== 'pending', wait);
       if (decided || gate.status !== 'pending') break;
       if (wait === untilExpiry) {
-        gate.status = 'expired';
-        gate.resolution = { outcome: 'expired', by: 'system', at: Date.now() };
+        expireGate(gate, Date.now());
         break;
       }
       emit({ type: 'gate', gate, reason: 'reminder' });
@@ -1162,10 +1162,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
 
   function closeUnresolvedCalls(status: ToolResultStatus, content: string): void {
     for (const call of unresolvedToolCalls(state.transcript)) state.appendToolResult(call, status, content);
-    for (const gate of state.pendingApprovals()) {
-      gate.status = 'cancelled';
-      gate.resolution = { outcome: 'cancelled', by: 'system', at: Date.now() };
-    }
+    for (const gate of state.pendingApprovals()) cancelGate(gate, Date.now());
   }
 }
 
@@ -1192,22 +1189,6 @@ function describeUndelivered(lost: { what: string; reason: string }[]): string {
     `⚠️ ${lost.length === 1 ? 'This' : `These ${lost.length} messages`} could not be posted here earlier (${lost.at(-1)!.reason}):`,
     ...lost.map((entry) => entry.what),
   ].join('\n\n');
-}
-
-function describeWaiting(gates: Gate[]): string {
-  const first = gates[0]!;
-  const deciders = (first.kind === 'approval' ? approverIds(first) : [first.requesterId, ...first.approvers])
-    .map((name) => `@${name}`)
-    .join(' or ');
-  if (first.kind === 'credential') return `@${first.requesterId} to connect ${first.providerName}`;
-  const what = gates.map((g) =>
-    g.kind === 'question'
-      ? `an answer to "${g.questions[0]!.label}"`
-      : g.kind === 'credential'
-        ? `a sign-in to ${g.providerName}`
-        : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
-  );
-  return `${what.join(', ')} from ${deciders}`;
 }
 
 function shouldContinueAsNew(signalsThisRun: number, eventsLimit: number): boolean {
