@@ -115,7 +115,7 @@ function describeGate(gate: Gate): string {
 
 /** Every open gate in the namespace, by the people it waits on. */
 export async function stuck(client: Client): Promise<string> {
-  const query = `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running' AND AgentStatus IN ('waiting_approval', 'waiting_answer', 'waiting_credential')`;
+  const query = `WorkflowType IN ('sessionWorkflow', 'missionRunWorkflow') AND ExecutionStatus = 'Running' AND AgentStatus IN ('waiting_approval', 'waiting_answer', 'waiting_credential')`;
   const rows: Row[] = [];
   for await (const info of client.workflow.list({ query, pageSize: 200 })) {
     const gates = await client.workflow

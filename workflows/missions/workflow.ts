@@ -16,7 +16,10 @@ import type { MissionStatus } from '../../common/missions/types';
 import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
 import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../session/gates';
-import type { sessionWorkflow } from '../session/workflow';
+import type { missionRunWorkflow } from '../session/workflow';
+
+/** Patch marker: runs start as `missionRunWorkflow`; missions recorded before started `sessionWorkflow`. */
+const MISSION_RUN_TYPE = 'mission-run-type';
 import {
   completeSignal,
   fireSignal,
@@ -247,11 +250,15 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     };
     let handle;
     try {
-      handle = await wf.startChild<typeof sessionWorkflow>('sessionWorkflow', {
-        workflowId: runWorkflowId,
-        args: [runInput],
-        parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
-      });
+      // Runs have their own workflow type (searchable apart from conversations); older histories started sessions.
+      handle = await wf.startChild<typeof missionRunWorkflow>(
+        wf.patched(MISSION_RUN_TYPE) ? 'missionRunWorkflow' : 'sessionWorkflow',
+        {
+          workflowId: runWorkflowId,
+          args: [runInput],
+          parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+        },
+      );
     } catch (error) {
       if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
       return skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);

@@ -1,0 +1,36 @@
+/**
+ * Patch markers (`wf.patched`) of the session engine, in one place. Each keeps histories recorded before its
+ * change replaying exactly as they ran; a marker is removed only once no running workflow can lack it.
+ */
+/** Runs started before previous-run recovery existed replay without the extra activity. */
+export const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
+/** An orphan user turn behind interrupted calls gets its marker; a failed load is reported. */
+export const REPAIR_ORPHAN_BEHIND_RESULTS = 'repair-orphan-behind-results';
+export const REPORT_LOST_PREVIOUS_RUN = 'report-lost-previous-run';
+/** The agent loop stops once the same call has failed the same way MAX_IDENTICAL_ERRORS times in one turn. */
+export const STOP_REPEATED_ERRORS = 'stop-repeated-errors';
+/** A counted approval of a call that needs several edits the posted prompts (a new delivery). */
+export const APPROVAL_PROGRESS = 'approval-progress';
+/** Open gates kept in the memo (dialogs open without a worker); typed answers to several questions. */
+export const GATE_MEMO = 'gate-memo';
+export const TYPED_ANSWERS = 'typed-answers';
+/** A mission run's gate shown in its owner's conversation is not superseded there; run gates get reminders. */
+export const RUN_GATES_DECIDED_BY_RUN = 'run-gates-decided-by-run';
+export const RUN_GATE_REMINDERS = 'run-gate-reminders';
+/** A run's refused clicks are told in its owner's conversation. */
+export const RUN_NOTICES_TO_OWNER = 'run-notices-to-owner';
+/**
+ * An activity that fails after its retries (settings, the policy check, a grant write, MCP discovery, a
+ * delivery) becomes a message in the conversation and the session goes on; histories from before fail the
+ * run (or the turn) as they did. Only the failure paths record it.
+ */
+export const ACTIVITY_FAILURES_TOLD = 'activity-failures-told';
+/** A model API that stays down after callModel's own retries: the turn waits (the message is kept). */
+export const MODEL_OUTAGE_WAIT = 'model-outage-wait';
+/** MCP tool lists are discovered again once older than `mcpRefreshAfter`. */
+export const MCP_DISCOVERY_TTL = 'mcp-discovery-ttl';
+/** The inbox refuses messages over its limits (told); the carried transcript is bounded. */
+export const BOUNDED_INBOX = 'bounded-inbox';
+export const BOUNDED_CARRY = 'bounded-carry';
+/** Model requests are built within the policy's `contextTokens`, older turns summarised. */
+export const CONTEXT_WINDOW = 'context-window';

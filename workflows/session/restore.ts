@@ -1,0 +1,47 @@
+/**
+ * A session that starts from an existing transcript (continue-as-new, an import, or a new run after a
+ * terminated one) repairs its tail first, so the model never sees a tool call without a result.
+ */
+import * as wf from '@temporalio/workflow';
+import { RECOVER_PREVIOUS_RUN, REPAIR_ORPHAN_BEHIND_RESULTS, REPORT_LOST_PREVIOUS_RUN } from './patches';
+import { orphanRuleMatters, repairTranscript } from './repair';
+import { loadPreviousTranscript } from './session-activities';
+import type { SessionRun } from './session-run';
+import { unresolvedToolCalls } from './transcript';
+
+export async function restoreTranscript(run: SessionRun): Promise<void> {
+  const { input, state, sessionId } = run;
+  if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
+    const previous = await loadPreviousTranscript().catch((error: unknown) => {
+      if (!wf.patched(REPORT_LOST_PREVIOUS_RUN)) return [];
+      const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+      wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });
+      state.appendAssistantNote(
+        `I could not load this conversation's earlier messages (${String(reason)}), so this run starts without them.`,
+      );
+      return [];
+    });
+    if (previous.length) {
+      state.transcript = previous;
+      state.notify('This conversation continues from an earlier run that ended unexpectedly.');
+    }
+  }
+  if (!state.transcript.length) return;
+  // A turn carried across continue-as-new is live: its unanswered calls are about to be handled, not repaired.
+  const live = new Set(
+    input.carried?.turn
+      ? unresolvedToolCalls(state.transcript).map((call) => call.id)
+      : state.pendingGates().map((gate) => gate.toolCallId),
+  );
+  const orphanBehindResults =
+    !orphanRuleMatters(state.transcript, live) || wf.patched(REPAIR_ORPHAN_BEHIND_RESULTS);
+  const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
+    liveCallIds: live,
+    orphanBehindResults,
+  });
+  if (report.interruptedCalls.length || report.recoveredUserTurn) {
+    state.transcript = transcript;
+    state.touch();
+    wf.log.warn('transcript repaired', { sessionId, ...report });
+  }
+}

@@ -1,0 +1,73 @@
+/** The activities a session calls, each with the timeout and retry policy its work calls for. */
+import * as wf from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { FailureType } from '../../common/errors';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/** Refusals that will not pass on a retry (a bad key, an unknown model, a malformed request). */
+export const PERMANENT_MODEL_FAILURES: string[] = [
+  FailureType.ModelAuth,
+  FailureType.ModelNotFound,
+  FailureType.ModelBadRequest,
+];
+
+export const { callModel } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [FailureType.ModelAuth, FailureType.ModelNotFound, FailureType.ModelBadRequest],
+  },
+});
+
+/** Summaries are model calls too: retried like them, and a refusal leaves the older messages out instead. */
+export const { summarizeConversation } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: [...PERMANENT_MODEL_FAILURES, FailureType.ContextTooLong],
+  },
+});
+
+/** Read-only tool runs (and every run in histories from before `tool-runs-once`): retried freely. */
+export const { runTool } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+export const { discoverMcpTools } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } =
+  wf.proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+  });
+
+export const { deliver } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/** What an activity failure says, for the conversation and the logs. */
+export function failureMessage(error: unknown): string {
+  return error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+}
+
+/** The failure type an activity threw (ApplicationFailure), if any. */
+export function failureType(error: unknown): string | undefined {
+  return error instanceof wf.ActivityFailure && error.cause instanceof wf.ApplicationFailure
+    ? (error.cause.type ?? undefined)
+    : undefined;
+}

@@ -1,0 +1,414 @@
+/**
+ * One run of a session workflow: its state, settings, outbox and MCP tools, and what each signal does to
+ * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
+ */
+import * as wf from '@temporalio/workflow';
+import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
+import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common/tools/ask-user';
+import { checkToolArgs, findTool } from '../../common/tools/definitions';
+import {
+  answerDraftSchema,
+  answerDraftSignal,
+  answerSignal,
+  answerSubmissionSchema,
+  credentialProvidedSchema,
+  decideSignal,
+  decisionSchema,
+  repostPendingSchema,
+  revokeGrantSchema,
+  userMessageSchema,
+  type AnswerSubmission,
+  type Decision,
+  type Gate,
+  type MissionEvent,
+  type SessionInput,
+  type UserMessage,
+} from './contract';
+import { GATE_MEMO_KEY, gateMemos } from './gate-memo';
+import {
+  connectGate,
+  describeOutcome,
+  evaluateAnswer,
+  evaluateDecision,
+  mayDecide,
+  mergeDraft,
+  mirrorRemoteGate,
+  parseTypedDecision,
+  readTypedAnswers,
+  resolveGate,
+  supersedeGate,
+} from './gates';
+import { McpTools } from './mcp-tools';
+import type { OutboundEvent } from './outbound';
+import { Outbox } from './outbox';
+import {
+  ACTIVITY_FAILURES_TOLD,
+  APPROVAL_PROGRESS,
+  BOUNDED_CARRY,
+  BOUNDED_INBOX,
+  GATE_MEMO,
+  RUN_GATES_DECIDED_BY_RUN,
+  RUN_NOTICES_TO_OWNER,
+  TYPED_ANSWERS,
+} from './patches';
+import { failureMessage, loadSettings } from './session-activities';
+import type { SessionSettings } from './settings';
+import { SessionState } from './state';
+
+const SIGNALS_BEFORE_CONTINUE = 5_000;
+/** History events after which a session continues as new between turns (policy `continueAsNewAfterEvents`). */
+const EVENTS_BEFORE_CONTINUE = 10_000;
+
+export class SessionRun {
+  readonly sessionId = wf.workflowInfo().workflowId;
+  readonly state: SessionState;
+  readonly outbox: Outbox;
+  readonly mcp: McpTools;
+  /** Set when this is a mission run: its one turn is the goal, its result goes back to the mission. */
+  readonly runOf: SessionInput['run'];
+  /** Slack and Discord are told through the outbox; the web chat reads state. */
+  readonly emitsToPlatform: boolean;
+  settings: SessionSettings = { maxSteps: 12 };
+  /** Why a mission run did not reach its goal (the model failed, or the step limit). */
+  runFailure: string | undefined;
+  continuingAsNew = false;
+  private signalsThisRun = 0;
+  /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
+  private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
+  /** Messages refused while the inbox was full, per sender since their last accepted one. */
+  private readonly refusedWhileFull = new Map<string, number>();
+
+  constructor(readonly input: SessionInput) {
+    this.state = new SessionState(
+      input,
+      () => Date.now(),
+      () => wf.uuid4(),
+    );
+    this.runOf = input.run;
+    this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
+    this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
+    this.mcp = new McpTools(this.state);
+    if (this.emitsToPlatform) {
+      this.state.listener = {
+        assistantText: (text) => this.emit({ type: 'message', text }),
+        notice: (notice) =>
+          this.emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
+      };
+    } else if (this.runOf && wf.patched(RUN_NOTICES_TO_OWNER)) {
+      // A run's gates are decided from its owner's conversation, so a refused click is told there.
+      this.state.listener = {
+        assistantText: () => {},
+        notice: (notice) => {
+          if (notice.to) this.emit({ type: 'notice', text: notice.text, to: notice.to });
+        },
+      };
+    }
+    if (this.emitsToPlatform || this.runOf) void this.outbox.run();
+  }
+
+  setStatus(status: SessionStatus, waitingFor?: string): void {
+    this.state.status = status;
+    wf.upsertSearchAttributes([
+      { key: AgentStatus, value: status },
+      { key: AgentChannel, value: this.input.channel },
+      { key: AgentOwner, value: this.input.ownerId },
+    ]);
+    wf.upsertMemo({ waitingFor: waitingFor ?? null });
+    this.state.touch();
+  }
+
+  /** A gate's dialogs are built from the memo, which the server serves while no worker runs (gate-memo.ts). */
+  rememberOpenGates(): void {
+    if (wf.patched(GATE_MEMO)) wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
+  }
+
+  /** Chat platforms get everything; a mission run reports only its gates and its refused clicks. */
+  emit(event: OutboundEvent): void {
+    if (this.emitsToPlatform) this.outbox.push(event);
+    else if (
+      this.runOf &&
+      ((event.type === 'gate' && event.reason !== 'repost') ||
+        event.type === 'gate_resolved' ||
+        (event.type === 'notice' && event.to))
+    )
+      this.outbox.push(event);
+  }
+
+  /** Signals to another workflow (a mission run's decisions, a run's gates to its mission). */
+  private forward(
+    workflowId: string,
+    send: (handle: wf.ExternalWorkflowHandle) => Promise<void>,
+    userId?: string,
+  ): void {
+    void send(wf.getExternalWorkflowHandle(workflowId)).catch(() =>
+      this.state.notify('That mission run has already ended; nothing changed.', userId),
+    );
+  }
+
+  // ---- Signals ----
+
+  onRepostPending(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = repostPendingSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const open = this.state.pendingGates();
+    if (!open.length)
+      return this.state.notify('Nothing is waiting for a decision in this conversation.', parsed.data.userId);
+    for (const gate of open) this.emit({ type: 'gate', gate, reason: 'repost' });
+  }
+
+  onDecide(raw: { userId?: string } | undefined): void {
+    this.signalsThisRun++;
+    const parsed = decisionSchema.safeParse(raw);
+    if (!parsed.success)
+      return this.state.notify(
+        `That decision was malformed and was ignored: ${parsed.error.message}`,
+        raw?.userId,
+      );
+    this.applyDecision(parsed.data);
+  }
+
+  onAnswer(raw: { userId?: string } | undefined): void {
+    this.signalsThisRun++;
+    const parsed = answerSubmissionSchema.safeParse(raw);
+    if (!parsed.success)
+      return this.state.notify(
+        `Those answers were malformed and were ignored: ${parsed.error.message}`,
+        raw?.userId,
+      );
+    this.applyAnswer(parsed.data);
+  }
+
+  onAnswerDraft(raw: { userId?: string } | undefined): void {
+    this.signalsThisRun++;
+    const parsed = answerDraftSchema.safeParse(raw);
+    if (!parsed.success)
+      return this.state.notify(
+        `That answer was malformed and was ignored: ${parsed.error.message}`,
+        raw?.userId,
+      );
+    const { gateId, userId, answers, texts, picks, submit } = parsed.data;
+    const gate = this.state.gates.get(gateId);
+    if (gate?.remote)
+      return this.forward(gate.remote.workflowId, (h) => h.signal(answerDraftSignal, parsed.data), userId);
+    if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
+      return this.applyAnswer({ gateId, userId, answers }); // refused with the usual explanation
+    const typed = readTypedAnswers(gate.questions, texts);
+    if (!typed.ok) return this.state.notify(`${typed.error} The question is still open.`, userId);
+    const picked = picks.flatMap(({ index, selected }) => {
+      const question = gate.questions[index];
+      return question ? [{ question: question.label, selected }] : [];
+    });
+    const merged = mergeDraft(gate.drafts?.[userId] ?? [], [...answers, ...picked, ...typed.answers]);
+    gate.drafts = { ...gate.drafts, [userId]: merged };
+    this.state.touch();
+    const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
+    if (complete || submit) this.applyAnswer({ gateId, userId, answers: merged });
+  }
+
+  /** A mission reporting here: its results, and its runs' gates (shown here, decided there). */
+  onMissionEvent(event: MissionEvent): void {
+    this.signalsThisRun++;
+    const state = this.state;
+    if (event.text) state.appendAssistantNote(event.text.slice(0, 20_000));
+    if (event.notice)
+      state.notify(`${event.missionName}: ${event.notice.text}`.slice(0, 2_000), event.notice.to);
+    if (!event.gate || !event.runWorkflowId) return;
+    const existing = state.gates.get(event.gate.id);
+    if (!event.resolved) {
+      // The run's reminder: the prompt posted here again while its gate stays open.
+      if (existing?.remote && existing.status === 'pending' && event.reminder)
+        return this.emit({ type: 'gate', gate: existing, reason: 'reminder' });
+      if (existing) return;
+      const proxy: Gate = {
+        ...event.gate,
+        posts: [],
+        toolCallId: `${event.runWorkflowId}:${event.gate.toolCallId}`,
+        remote: { workflowId: event.runWorkflowId, missionName: event.missionName },
+      };
+      state.gates.set(proxy.id, proxy);
+      state.touch();
+      this.emit({ type: 'gate', gate: proxy, reason: 'opened' });
+      return;
+    }
+    if (!existing?.remote || existing.status !== 'pending') return;
+    mirrorRemoteGate(existing, event.gate);
+    state.touch();
+    this.emit({ type: 'gate_resolved', gate: existing, outcome: event.outcome ?? describeOutcome(existing) });
+  }
+
+  /** A sign-in finished (the gateway's OAuth callback or key form): resumes this person's waits on that provider. */
+  onCredentialProvided(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = credentialProvidedSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { provider, userId } = parsed.data;
+    for (const gate of this.state.pendingGates()) {
+      if (gate.kind !== 'credential' || gate.provider !== provider) continue;
+      // Only the person whose credential it is — or anyone, for a shared mission's run.
+      if (gate.requesterId !== userId && !this.runOf?.shared) continue;
+      connectGate(gate, userId, Date.now());
+      this.state.touch();
+    }
+  }
+
+  onRevokeGrant(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = revokeGrantSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const revoked = this.state.revokeGrant(parsed.data.grantId, parsed.data.userId);
+    this.state.notify(
+      revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.',
+      parsed.data.userId,
+    );
+  }
+
+  onUserMessage(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = userMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const message = parsed.data;
+    const state = this.state;
+    if (state.seen(message.messageId)) return; // a gateway retried the same message
+    const textAnswer = this.answerFromText(message);
+    if (textAnswer === 'refused') return;
+    if (textAnswer) return this.applyAnswer(textAnswer);
+    const open = state.pendingApprovals();
+    const typed = parseTypedDecision(message.text);
+    if (typed && open.length === 1) {
+      return this.applyDecision({
+        gateId: open[0]!.id,
+        choice: typed.choice,
+        userId: message.userId,
+        ...(typed.reason ? { reason: typed.reason } : {}),
+      });
+    }
+    if (typed && open.length > 1) {
+      const list = open.map((g) => `${g.toolName} (${g.subject.slice(0, 60)})`).join('; ');
+      return state.notify(
+        `${open.length} approvals are open: ${list}. Which one? Use the buttons on the one you mean.`,
+        message.userId,
+      );
+    }
+    for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
+      // A mission run's gate shown here is decided only by the run: a new message here does not end it.
+      if (gate.remote && wf.patched(RUN_GATES_DECIDED_BY_RUN)) continue;
+      supersedeGate(gate, message.userId, Date.now());
+      state.supersededTurn = true;
+    }
+    const full = wf.patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
+    if (full) {
+      // Told at the first refusal and every tenth after it: a flood is not answered with a flood of notices.
+      const refused = (this.refusedWhileFull.get(message.userId) ?? 0) + 1;
+      this.refusedWhileFull.set(message.userId, refused);
+      if (refused % 10 === 1)
+        state.notify(
+          `Your message was not queued${refused > 1 ? ` (nor ${refused - 1} before it)` : ''}: ${full}. Send it again once I have answered the ones before it.`,
+          message.userId,
+        );
+      return;
+    }
+    this.refusedWhileFull.delete(message.userId);
+    state.enqueue(message);
+  }
+
+  // ---- Decisions and answers ----
+
+  private applyDecision(decision: Decision): void {
+    const gate = this.state.gates.get(decision.gateId);
+    if (gate?.remote)
+      return this.forward(gate.remote.workflowId, (h) => h.signal(decideSignal, decision), decision.userId);
+    const tool = gate ? findTool(gate.toolName) : undefined;
+    const check = evaluateDecision({
+      gate,
+      decision,
+      now: Date.now(),
+      checkArgs: (args) => (tool ? checkToolArgs(tool, args) : { ok: false, error: 'unknown tool' }),
+      newGrantId: () => wf.uuid4(),
+      sessionId: this.sessionId,
+    });
+    if (!check.ok) return this.state.notify(check.notice, decision.userId);
+    if (gate?.kind === 'approval') gate.approvals = check.approvals;
+    if (!check.resolution) {
+      // One more approval of a call that needs several: the approver is told, every prompt shows the count.
+      this.state.notify(check.notice, decision.userId);
+      if (wf.patched(APPROVAL_PROGRESS)) this.emit({ type: 'gate_updated', gate: gate! });
+      return;
+    }
+    resolveGate(gate!, check.resolution);
+    this.state.touch();
+  }
+
+  private applyAnswer(submission: AnswerSubmission): void {
+    const gate = this.state.gates.get(submission.gateId);
+    if (gate?.remote)
+      return this.forward(
+        gate.remote.workflowId,
+        (h) => h.signal(answerSignal, submission),
+        submission.userId,
+      );
+    const check = evaluateAnswer(gate, submission, Date.now());
+    if (!check.ok) return this.state.notify(check.notice, submission.userId);
+    resolveGate(gate!, check.resolution);
+    this.state.touch();
+  }
+
+  /**
+   * The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers
+   * it; "1: 2; 2: 1,3" answers several questions, and a reply in that form that does not fit is refused
+   * with what is missing or invalid, the question staying open.
+   */
+  private answerFromText(message: UserMessage): AnswerSubmission | 'refused' | undefined {
+    const questions = this.state.pendingQuestions().filter((g) => mayDecide(g, message.userId));
+    if (questions.length !== 1) return undefined;
+    const gate = questions[0]!;
+    if (gate.questions.length === 1) {
+      const answer = parseTextAnswer(gate.questions[0]!, message.text);
+      return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
+    }
+    const typed = parseTextAnswers(gate.questions, message.text);
+    if (!typed || !wf.patched(TYPED_ANSWERS)) return undefined;
+    if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
+    this.state.notify(
+      `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,
+      message.userId,
+    );
+    return 'refused';
+  }
+
+  // ---- Settings and continue-as-new ----
+
+  async refreshSettings(): Promise<void> {
+    try {
+      this.settings = await loadSettings();
+    } catch (error) {
+      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
+      this.state.appendAssistantNote(
+        `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
+      );
+    }
+    this.continueAfterEvents = this.settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
+  }
+
+  shouldContinueAsNew(): boolean {
+    const info = wf.workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      info.historyLength > this.continueAfterEvents ||
+      this.signalsThisRun > SIGNALS_BEFORE_CONTINUE
+    );
+  }
+
+  /** The state the next run starts from; the transcript is bounded so the carried payload stays under 2 MB. */
+  carry() {
+    return wf.patched(BOUNDED_CARRY)
+      ? this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } })
+      : this.state.carry();
+  }
+
+  /** Nothing left to hand over: every handler finished and the outbox delivered. */
+  readyToHandOver(): boolean {
+    return wf.allHandlersFinished() && this.outbox.drained;
+  }
+}
