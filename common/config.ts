@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { durationSchema } from './duration';
+import { providerNameSchema } from './ids';
 import {
   resolveMcpProviders,
   resolveProviders,
@@ -55,10 +56,7 @@ export const mcpServerSchema = z
     env: z.record(z.string(), z.string()).default({}),
     url: z.url({ protocol: /^https?$/ }).optional(),
     /** A credential provider (see "providers"): the person's token is sent as a bearer token. */
-    auth: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{0,31}$/)
-      .optional(),
+    auth: providerNameSchema.optional(),
     /**
      * A remote server that asks for a sign-in itself (MCP authorization: OAuth 2.1 + PKCE, discovered from
      * the server). Needed only when its authorization server does not register clients dynamically.

@@ -11,7 +11,25 @@ export const userIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9._@:-]{1,128}$/, 'a user id is 1-128 letters, digits or . _ @ : -');
 
+/** A credential provider's name (policy `providers`, tool `auth`, sign-in links): one pattern everywhere. */
+export const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+export const providerNameSchema = z
+  .string()
+  .regex(PROVIDER_NAME, 'a provider name is 1-32 lower-case letters, digits or -, e.g. "github"');
+
+// Workflow ids: every prefix is spelled here and nowhere else.
 export const webSessionWorkflowId = (sessionId: string): string => `session:web:${sessionId}`;
+export const discordSessionWorkflowId = (channelId: string): string => `session:discord:${channelId}`;
+/** Every Slack session of one channel starts with this (the thread's ts follows). */
+export const slackChannelSessionPrefix = (team: string, channel: string): string =>
+  `session:slack:${team}:${channel}:`;
+export const slackSessionWorkflowIdOf = (team: string, channel: string, threadTs: string): string =>
+  `${slackChannelSessionPrefix(team, channel)}${threadTs}`;
+export const missionWorkflowId = (missionId: string): string => `mission:${missionId}`;
+/** Every run of one mission starts with this (the run's number follows). */
+export const missionRunPrefix = (missionId: string): string => `mission-run:${missionId}:`;
+export const missionRunWorkflowId = (missionId: string, n: number): string =>
+  `${missionRunPrefix(missionId)}${n}`;
 export const userWorkflowId = (userId: string): string => `user:${userId}`;
 
 export const sessionWorkflowIdSchema = z

@@ -4,16 +4,15 @@
  * environment (`OAUTH_<NAME>_CLIENT_ID`, `OAUTH_<NAME>_CLIENT_SECRET`). Presets fill in well-known URLs.
  */
 import { z } from 'zod';
+import { providerNameSchema } from '../ids';
+
+export { providerNameSchema };
 
 /**
  * Where a tool (http_request) may send the provider's credential: host names, `*.` wildcards for
  * subdomains, addresses or CIDRs, optionally with a port (`api.example.com`, `*.example.com:8443`).
  */
 const apiHostsSchema = z.array(z.string().min(1).max(300)).max(50);
-
-export const providerNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9-]{0,31}$/, 'a provider name is 1-32 lower-case letters, digits or -, e.g. "github"');
 
 const oauthFields = {
   displayName: z.string().min(1).max(60).optional(),

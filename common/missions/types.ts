@@ -15,7 +15,7 @@ export interface MissionRecord {
   status: MissionStatus;
 }
 
-export const missionWorkflowId = (id: string): string => `mission:${id}`;
+export { missionWorkflowId } from '../ids';
 export const MISSION_DIRECTORY_ID = 'missions';
 
 export function describeCadence(cadence: Cadence): string {

@@ -5,6 +5,7 @@
  * trusts. Executors live in activities/tools/.
  */
 import { z } from 'zod';
+import { providerNameSchema } from '../ids';
 import { askUserArgsSchema } from './ask-user';
 import { missionTools } from './missions';
 
@@ -55,9 +56,7 @@ export const httpRequestTool = defineTool({
     url: z.url({ protocol: /^https?$/ }).describe('An absolute http(s) URL'),
     headers: z.record(z.string(), z.string()).optional(),
     body: z.string().max(100_000).optional(),
-    auth: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{0,31}$/)
+    auth: providerNameSchema
       .optional()
       .describe(
         'Name of a configured credential provider (e.g. "github"): the user\'s token is sent as the Authorization header. The user is asked to connect it if needed.',

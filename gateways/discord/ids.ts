@@ -6,9 +6,11 @@
  * channel snowflake, the gate id and (for a question's select menu) the question's index. It is parsed
  * with a strict pattern; anything else is refused as "not ours".
  */
-const SNOWFLAKE = /^\d{17,20}$/;
+import { discordSessionWorkflowId, PROVIDER_NAME } from '../../common/ids';
 
-export const discordSessionWorkflowId = (channelId: string): string => `session:discord:${channelId}`;
+export { discordSessionWorkflowId };
+
+const SNOWFLAKE = /^\d{17,20}$/;
 
 export function parseDiscordSessionId(workflowId: string): string | undefined {
   const match = /^session:discord:(\d{17,20})$/.exec(workflowId);
@@ -75,6 +77,6 @@ export function decodeCustomId(raw: unknown): DiscordCustomId | undefined {
   if (action === 'select')
     return extra && /^[0-4]$/.test(extra) ? { ...base, question: Number(extra) } : undefined;
   if (action === 'connect')
-    return extra && /^[a-z][a-z0-9-]*$/.test(extra) ? { ...base, provider: extra } : undefined;
+    return extra && PROVIDER_NAME.test(extra) ? { ...base, provider: extra } : undefined;
   return extra === undefined ? base : undefined;
 }

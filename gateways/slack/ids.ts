@@ -1,4 +1,6 @@
 /** Slack conversation coordinates <-> session workflow ids: one thread, one session, no lookup table. */
+import { slackSessionWorkflowIdOf } from '../../common/ids';
+
 export interface SlackThread {
   team: string;
   channel: string;
@@ -6,7 +8,7 @@ export interface SlackThread {
 }
 
 export function slackSessionWorkflowId(thread: SlackThread): string {
-  return `session:slack:${thread.team}:${thread.channel}:${thread.threadTs}`;
+  return slackSessionWorkflowIdOf(thread.team, thread.channel, thread.threadTs);
 }
 
 export function parseSlackSessionId(workflowId: string): SlackThread | undefined {

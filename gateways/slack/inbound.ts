@@ -18,6 +18,7 @@ import type { View } from '@slack/types';
 import { z } from 'zod';
 import { AgentError, ErrorCode } from '../../common/errors';
 import type { Logger } from '../../common/log';
+import { providerNameSchema, slackChannelSessionPrefix } from '../../common/ids';
 import { answerSchema, type Answer } from '../../common/tools/ask-user';
 import {
   gateButtonValueSchema,
@@ -156,9 +157,7 @@ export function registerSlackListeners(
     await args.ack();
     const provider = (() => {
       try {
-        return z
-          .object({ provider: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/) })
-          .parse(JSON.parse(args.action.value ?? '')).provider;
+        return z.object({ provider: providerNameSchema }).parse(JSON.parse(args.action.value ?? '')).provider;
       } catch {
         return undefined;
       }
@@ -361,7 +360,7 @@ export function registerSlackListeners(
       return;
     }
     const waiting = await sessions
-      .waitingWithPrefix(`session:slack:${command.team_id}:${command.channel_id}:`)
+      .waitingWithPrefix(slackChannelSessionPrefix(command.team_id, command.channel_id))
       .catch(() => undefined);
     if (!waiting) {
       await respond({

@@ -17,6 +17,7 @@ import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
 import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../session/gates';
 import type { missionRunWorkflow } from '../session/workflow';
+import { missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
 
 /** Patch marker: runs start as `missionRunWorkflow`; missions recorded before started `sessionWorkflow`. */
 const MISSION_RUN_TYPE = 'mission-run-type';
@@ -200,7 +201,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
 
   // A run refused someone's click on its gate: they clicked in the conversation this mission reports to.
   wf.setHandler(runNoticeSignal, ({ runWorkflowId, text, to }) => {
-    if (!runWorkflowId.startsWith(`mission-run:${missionId}:`)) return;
+    if (!runWorkflowId.startsWith(missionRunPrefix(missionId))) return;
     void notifyOwner({ notice: { text, to }, runWorkflowId });
   });
 
@@ -223,7 +224,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         `${trigger} fire skipped: cooldown (${Math.round(input.guardrails.cooldownMs / 1000)} s between runs)`,
       );
     const n = ++runCount;
-    const runWorkflowId = `mission-run:${missionId}:${n}`;
+    const runWorkflowId = missionRunWorkflowId(missionId, n);
     const goalText = [
       settings.goal,
       context ? `\nContext from the trigger:\n${context}` : '',

@@ -8,6 +8,7 @@
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
+import { providerNameSchema } from '../../common/ids';
 import { grantScopeSchema, type Grant } from '../../common/grants';
 import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { SessionStatus } from '../../common/search-attributes';
@@ -299,7 +300,7 @@ export const missionEventSignal = defineSignal<[MissionEvent]>('missionEvent');
 
 /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
 export const credentialProvidedSchema = z.strictObject({
-  provider: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/),
+  provider: providerNameSchema,
   userId,
 });
 export type CredentialProvided = z.infer<typeof credentialProvidedSchema>;
