@@ -9,6 +9,8 @@ RUN npm ci --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY common ./common
+COPY infra ./infra
+COPY platforms ./platforms
 COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers

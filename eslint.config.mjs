@@ -53,7 +53,9 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['workflows/**/*.ts'],
+    // Workflow code, and the pure modules it may import (common/), stay deterministic by construction: no
+    // Node built-ins, no Temporal client or worker, no processes' code except as types.
+    files: ['workflows/**/*.ts', 'common/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -69,8 +71,37 @@ export default tseslint.config(
               'discord.js',
             ]),
           patterns: [
-            { group: ['**/activities/**', '**/gateways/**', '**/workers/**'], allowTypeImports: true },
+            {
+              group: [
+                '**/activities/**',
+                '**/gateways/**',
+                '**/workers/**',
+                '**/infra/**',
+                '**/platforms/**',
+              ],
+              allowTypeImports: true,
+            },
             { group: ['node:*'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A platform's worker-role files (what activities/deliver.ts sends with) never reach into the gateway.
+    files: [
+      'platforms/*/outbound.ts',
+      'platforms/*/render*.ts',
+      'platforms/*/ids.ts',
+      'platforms/*/rest.ts',
+      'platforms/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/gateways/**'], message: 'worker-role platform code must not import the gateway' },
           ],
         },
       ],

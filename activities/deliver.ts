@@ -7,9 +7,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { AppConfig } from '../common/config';
-import { DiscordOutbound } from '../gateways/discord/outbound';
-import { SlackOutbound } from '../gateways/slack/outbound';
+import type { AppConfig } from '../infra/config';
+import { DiscordOutbound } from '../platforms/discord/outbound';
+import { SlackOutbound } from '../platforms/slack/outbound';
 import type {
   DeliveryRequest,
   DeliveryResult,

@@ -5,11 +5,11 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { AppConfig } from '../common/config';
+import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
-import { CredentialService } from '../common/credentials/service';
+import { CredentialService } from '../infra/credentials/service';
 import { createDeliver } from './deliver';
 import { MissionTools, nextCronTime } from './missions';
 import type { McpDiscovery } from '../common/tools/mcp';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Cron } from 'croner';
-import type { AppConfig } from '../common/config';
+import type { AppConfig } from '../infra/config';
 import { legacyRename, resolveMission, visibleTo, type MissionAddress } from '../common/missions/addressing';
 import {
   describeCadence,

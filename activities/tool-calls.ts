@@ -7,14 +7,14 @@
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { AppConfig } from '../common/config';
+import type { AppConfig } from '../infra/config';
 import {
   approvalRulesFor,
   grantsMayApply,
   toolPolicyEntry,
   type ApprovalRules,
 } from '../common/approval-rules';
-import type { CredentialService } from '../common/credentials/service';
+import type { CredentialService } from '../infra/credentials/service';
 import { FailureType } from '../common/errors';
 import { decidePolicy, type PolicyDecision } from '../common/policy';
 import type { ToolDefinition } from '../common/tools/definitions';

@@ -3,7 +3,7 @@
  * person's header to send, or the result that ends the call without running it — a credential gate
  * (`credential_required`) when they have not connected the provider, an error when it is not configured.
  */
-import type { CredentialService } from '../common/credentials/service';
+import type { CredentialService } from '../infra/credentials/service';
 import type { ToolRunResult } from './types';
 
 export type ToolAuthorization =

@@ -2,7 +2,7 @@
  * Who may approve a tool's calls, from the policy file: its approvers (a tool's own list replaces the
  * top-level one), whether the requester may approve their own call, and how many distinct approvals it needs.
  */
-import type { PolicyFile } from './config';
+import type { PolicyFile } from '../infra/config';
 import { policyEntryName } from './tools/missions';
 
 export interface ApprovalRules {

@@ -8,7 +8,7 @@
  * - proxy mode takes the proxy's name, which may not contain `:`; a name shaped like a Slack or Discord id,
  *   or the reserved `local`, becomes `web:<name>`. Names with `:` are therefore always ours, never a person's.
  */
-import type { PolicyFile } from './config';
+import type { PolicyFile } from '../infra/config';
 
 const CHAT_ID = /^(?:[UW][A-Z0-9]{6,}|\d{5,})$/;
 const PROXY_NAME = /^[A-Za-z0-9._@-]{1,120}$/;

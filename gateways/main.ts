@@ -1,6 +1,6 @@
 /** `npm run gateway`: one stateless gateway process (run as many as you like). */
-import { loadConfig } from '../common/config';
-import { createLogger } from '../common/log';
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/log';
 import { startGateway } from './serve';
 
 async function main(): Promise<void> {

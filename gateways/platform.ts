@@ -1,9 +1,9 @@
 /** What every platform folder receives; adding a platform is one folder plus one line in registry.ts. */
 import type { RequestListener } from 'node:http';
 import type { Client } from '@temporalio/client';
-import type { AppConfig } from '../common/config';
-import type { CredentialService } from '../common/credentials/service';
-import type { Logger } from '../common/log';
+import type { AppConfig } from '../infra/config';
+import type { CredentialService } from '../infra/credentials/service';
+import type { Logger } from '../infra/log';
 import type { WebAuth } from './web/auth/web-auth';
 
 export interface GatewayDeps {

@@ -1,11 +1,11 @@
 /** The platforms this gateway serves. */
 import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
-import { createDiscordPlatform } from './discord';
+import { createDiscordPlatform } from '../platforms/discord';
 import { mountCodec } from './codec';
 import { mountMissions } from './missions';
 import { mountOAuth } from './oauth';
-import { createSlackPlatform } from './slack';
+import { createSlackPlatform } from '../platforms/slack';
 import { mountWeb } from './web';
 
 export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) => void }[] = [

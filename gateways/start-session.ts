@@ -1,7 +1,7 @@
 /** Signal-with-start of a session, shared by every platform: the first message creates it, later ones reach it. */
 import type { Client, Connection } from '@temporalio/client';
 import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
-import { registerSearchAttributes } from '../common/temporal/search-attributes';
+import { registerSearchAttributes } from '../infra/temporal/search-attributes';
 import { userMessageSignal, type SessionInput, type UserMessage } from '../workflows/session/contract';
 
 export async function signalWithStartSession(

@@ -1,7 +1,7 @@
 /** `npm run discord:register`: registers the /agent slash command for DISCORD_APPLICATION_ID. */
-import { loadConfig } from '../common/config';
-import { registerCommands } from '../gateways/discord/commands';
-import { discordRest } from '../gateways/discord/rest';
+import { loadConfig } from '../infra/config';
+import { registerCommands } from '../platforms/discord/commands';
+import { discordRest } from '../platforms/discord/rest';
 
 async function main(): Promise<void> {
   const { discord } = loadConfig();

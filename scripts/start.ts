@@ -2,9 +2,9 @@
  * `npm start`: the whole system in one command. Starts the embedded Temporal dev server (unless
  * TEMPORAL_ADDRESS points at one), the worker and the gateway; Ctrl-C stops them in reverse order.
  */
-import { loadConfig } from '../common/config';
-import { createLogger } from '../common/log';
-import { startEmbeddedTemporal, type EmbeddedTemporal } from '../common/temporal/dev-server';
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/log';
+import { startEmbeddedTemporal, type EmbeddedTemporal } from '../infra/temporal/dev-server';
 import { startGateway } from '../gateways/serve';
 import { startWorker } from '../workers/run-worker';
 

@@ -1,6 +1,6 @@
 /** `npm run worker`: one worker process against TEMPORAL_ADDRESS (default: the local dev server). */
-import { loadConfig } from '../common/config';
-import { createLogger } from '../common/log';
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/log';
 import { startWorker } from './run-worker';
 
 async function main(): Promise<void> {

@@ -3,15 +3,15 @@ import type { Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { McpPool } from '../activities/mcp/pool';
-import { CredentialService } from '../common/credentials/service';
+import { CredentialService } from '../infra/credentials/service';
 import { SANDBOX_FIX } from '../activities/tools/sandbox';
 import { probeSandbox } from '../activities/tools/sandbox-probe';
-import type { AppConfig } from '../common/config';
-import type { Logger } from '../common/log';
-import { connectClient, connectWorker } from '../common/temporal/connect';
-import { registerSearchAttributes } from '../common/temporal/search-attributes';
-import { dataConverterFor } from '../common/temporal/codec';
-import { startTracing } from '../common/telemetry';
+import type { AppConfig } from '../infra/config';
+import type { Logger } from '../infra/log';
+import { connectClient, connectWorker } from '../infra/temporal/connect';
+import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import { dataConverterFor } from '../infra/temporal/codec';
+import { startTracing } from '../infra/telemetry';
 import { workflowCode } from './workflow-code';
 
 export interface RunningWorker {

@@ -5,11 +5,11 @@
  * No workflow interceptors are bundled, on purpose: the SDK's OpenTelemetry workflow interceptors add
  * awaits to signal handlers and activity scheduling, which reorders the session's timer cancellations;
  * the recorded-history replay test showed every existing session history failing to replay with them.
- * Tracing therefore covers clients and activities (see common/telemetry.ts), and running sessions stay safe.
+ * Tracing therefore covers clients and activities (see infra/telemetry.ts), and running sessions stay safe.
  */
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
-import type { Tracing } from '../common/telemetry';
+import type { Tracing } from '../infra/telemetry';
 
 // A directory: the bundler finds index.ts (source) or index.js (dist), also under test runners.
 const workflowsPath = path.resolve(__dirname, '../workflows');

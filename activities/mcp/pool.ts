@@ -14,9 +14,9 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { McpServerConfig } from '../../common/config';
-import { mcpProviderName } from '../../common/credentials/providers';
-import type { CredentialService } from '../../common/credentials/service';
+import type { McpServerConfig } from '../../infra/config';
+import { mcpProviderName } from '../../infra/credentials/providers';
+import type { CredentialService } from '../../infra/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
 import { authorizeTool } from '../tool-credentials';

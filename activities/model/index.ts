@@ -1,5 +1,5 @@
 /** The model activity: one function, three providers chosen by MODEL_PROVIDER. */
-import type { AppConfig } from '../../common/config';
+import type { AppConfig } from '../../infra/config';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';

@@ -9,8 +9,8 @@
 import type { Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { z } from 'zod';
-import { EncryptionCodec, fromJson, payloadKey, toJson } from '../../common/temporal/codec';
-import { sameSecret } from '../../common/same-secret';
+import { EncryptionCodec, fromJson, payloadKey, toJson } from '../../infra/temporal/codec';
+import { sameSecret } from '../../infra/same-secret';
 import type { GatewayDeps } from '../platform';
 import { isLoopbackHost } from '../web/auth/addresses';
 import { refuseForeignHost } from '../web/auth/request-guard';

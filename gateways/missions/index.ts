@@ -7,7 +7,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { webhookSecret, webhookSecretMatches } from '../../common/missions/webhook';
+import { webhookSecret, webhookSecretMatches } from '../../infra/missions-webhook';
 import { fireSignal, missionRecordsQuery } from '../../workflows/missions/contract';
 import type { GatewayDeps } from '../platform';
 

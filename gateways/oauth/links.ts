@@ -4,8 +4,8 @@
  * minutes (README "Security model").
  */
 import { randomBytes } from 'node:crypto';
-import type { CredentialService } from '../../common/credentials/service';
-import { signTicket, type TicketChannel } from '../../common/credentials/signed';
+import type { CredentialService } from '../../infra/credentials/service';
+import { signTicket, type TicketChannel } from '../../infra/credentials/signed';
 import type { GatewayDeps } from '../platform';
 
 export const WEB_TICKET_TTL_MS = 24 * 3_600_000;

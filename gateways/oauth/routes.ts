@@ -10,20 +10,20 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { McpAuthorizationError } from '../../common/credentials/mcp-authorization';
-import { describeOAuthError, OAuthClient } from '../../common/credentials/oauth';
-import type { CredentialService } from '../../common/credentials/service';
+import { McpAuthorizationError } from '../../infra/credentials/mcp-authorization';
+import { describeOAuthError, OAuthClient } from '../../infra/credentials/oauth';
+import type { CredentialService } from '../../infra/credentials/service';
 import {
   signState,
   signTicket,
   verifyState,
   verifyTicket,
   type Ticket,
-} from '../../common/credentials/signed';
+} from '../../infra/credentials/signed';
 import { aliasesOf, type UsersTable } from '../../common/identities';
 import type { WebAuth } from '../web/auth/web-auth';
 import { userIdSchema } from '../../common/ids';
-import type { Logger } from '../../common/log';
+import type { Logger } from '../../infra/log';
 import { apiKeyForm, outcomePage } from './pages';
 import { resumeWaitingWorkflows } from './resume';
 

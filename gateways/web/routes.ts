@@ -9,14 +9,14 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { temporalUiLink, webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { grantScopeSchema } from '../../common/grants';
-import type { Logger } from '../../common/log';
+import type { Logger } from '../../infra/log';
 import {
   answerSubmissionSchema,
   decisionSchema,
   gateButtonValueSchema,
   type SessionView,
 } from '../../workflows/session/contract';
-import type { CredentialService } from '../../common/credentials/service';
+import type { CredentialService } from '../../infra/credentials/service';
 import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';

@@ -4,7 +4,7 @@
  * which the server answers even while no worker runs.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { PolicyFile } from '../../common/config';
+import type { PolicyFile } from '../../infra/config';
 import { aliasesOf } from '../../common/identities';
 import { AgentOwner } from '../../common/search-attributes';
 

@@ -6,7 +6,7 @@ import {
   type Connection,
 } from '@temporalio/client';
 import { AgentChannel, AgentOwner, AgentStatus } from '../../common/search-attributes';
-import { registerSearchAttributes } from '../../common/temporal/search-attributes';
+import { registerSearchAttributes } from '../../infra/temporal/search-attributes';
 import { isUnknownSearchAttribute, signalWithStartSession } from '../start-session';
 import { userWorkflowId, webSessionWorkflowId } from '../../common/ids';
 import type { Grant } from '../../common/grants';

@@ -10,9 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../common/config';
-import { dataConverterFor } from '../../common/temporal/codec';
-import { connectClient } from '../../common/temporal/connect';
+import { loadConfig } from '../../infra/config';
+import { dataConverterFor } from '../../infra/temporal/codec';
+import { connectClient } from '../../infra/temporal/connect';
 import { listWorkflows, resolveGate, showWorkflow, stuck } from './operate';
 import { exportTranscript, importTranscript } from './transcripts';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
-import { findTemporalCli } from '../../common/temporal/cli';
+import { findTemporalCli } from '../../infra/temporal/cli';
 import { AgentOwner } from '../../common/search-attributes';
 import { signalWithStartSession } from '../../gateways/start-session';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approvalRulesFor, grantsMayApply, unsatisfiableApprovals } from '../../common/approval-rules';
-import { policyFileSchema } from '../../common/config';
+import { policyFileSchema } from '../../infra/config';
 import { testConfig } from '../helpers/config';
 
 const policy = (raw: Record<string, unknown>) => policyFileSchema.parse(raw);

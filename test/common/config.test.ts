@@ -1,9 +1,9 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../common/config';
-import { findTemporalCli } from '../../common/temporal/cli';
-import { connectionSecurity } from '../../common/temporal/connect';
+import { loadConfig } from '../../infra/config';
+import { findTemporalCli } from '../../infra/temporal/cli';
+import { connectionSecurity } from '../../infra/temporal/connect';
 import { tempDir } from '../helpers/config';
 
 function policyFile(content: string): string {

@@ -3,11 +3,11 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveKeys, loadMasterKey } from '../../common/credentials/keys';
-import { resolveProviders } from '../../common/credentials/providers';
-import { CredentialService } from '../../common/credentials/service';
-import { signState, signTicket, verifyState, verifyTicket } from '../../common/credentials/signed';
-import { SqliteVault } from '../../common/credentials/sqlite-vault';
+import { deriveKeys, loadMasterKey } from '../../infra/credentials/keys';
+import { resolveProviders } from '../../infra/credentials/providers';
+import { CredentialService } from '../../infra/credentials/service';
+import { signState, signTicket, verifyState, verifyTicket } from '../../infra/credentials/signed';
+import { SqliteVault } from '../../infra/credentials/sqlite-vault';
 import { tempDir } from '../helpers/config';
 import { CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 

@@ -6,9 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { discoverMcpAuthorization, McpAuthorizationError } from '../../common/credentials/mcp-authorization';
-import { resolveMcpProviders, type OAuthProvider } from '../../common/credentials/providers';
-import { SqliteVault } from '../../common/credentials/sqlite-vault';
+import { discoverMcpAuthorization, McpAuthorizationError } from '../../infra/credentials/mcp-authorization';
+import { resolveMcpProviders, type OAuthProvider } from '../../infra/credentials/providers';
+import { SqliteVault } from '../../infra/credentials/sqlite-vault';
 import { tempDir, testConfig } from '../helpers/config';
 
 /** What the fake servers answer; each test shapes it. */

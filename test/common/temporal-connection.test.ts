@@ -3,9 +3,9 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findTemporalCli } from '../../common/temporal/cli';
-import { connectClient } from '../../common/temporal/connect';
-import { registerSearchAttributes } from '../../common/temporal/search-attributes';
+import { findTemporalCli } from '../../infra/temporal/cli';
+import { connectClient } from '../../infra/temporal/connect';
+import { registerSearchAttributes } from '../../infra/temporal/search-attributes';
 import { freePort } from '../helpers/processes';
 
 let env: TestWorkflowEnvironment;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Provider } from '../../common/credentials/providers';
-import { CredentialService } from '../../common/credentials/service';
+import type { Provider } from '../../infra/credentials/providers';
+import { CredentialService } from '../../infra/credentials/service';
 import { tempDir } from '../helpers/config';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { PgVault } from '../../common/credentials/pg-vault';
+import { PgVault } from '../../infra/credentials/pg-vault';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -171,8 +171,10 @@ describe('Dockerfile', () => {
   });
 
   it('copies every runtime folder and the build configuration into the build stage', () => {
-    for (const folder of ['common', 'workflows', 'activities', 'workers', 'gateways', 'scripts'])
-      expect(stages[0]).toContain(`COPY ${folder} ./${folder}`);
+    // Every folder the build compiles, read from the build configuration, so a new one cannot be forgotten.
+    const build = JSON.parse(read('tsconfig.build.json')) as { include: string[] };
+    expect(build.include).toContain('infra');
+    for (const folder of build.include) expect(stages[0]).toContain(`COPY ${folder} ./${folder}`);
     expect(stages[0]).toContain('COPY tsconfig.json tsconfig.build.json ./');
   });
 

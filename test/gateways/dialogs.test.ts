@@ -3,9 +3,9 @@
  * and the arguments as the Edit & approve dialogs show them, with the fallback for arguments too large.
  */
 import { describe, expect, it } from 'vitest';
-import { answerModal, DISCORD_ARGS_LIMIT, editModal } from '../../gateways/discord/render';
+import { answerModal, DISCORD_ARGS_LIMIT, editModal } from '../../platforms/discord/render';
 import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
-import { SLACK_ARGS_LIMIT } from '../../gateways/slack/render';
+import { SLACK_ARGS_LIMIT } from '../../platforms/slack/render';
 import type { ApprovalGate, QuestionGate } from '../../workflows/session/contract';
 import {
   GATE_MEMO_KEY,

@@ -5,10 +5,10 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../common/log';
+import { createLogger } from '../../infra/log';
 import { ChatSessions } from '../../gateways/chat-sessions';
-import { LateFeedback, type UnjudgedClick } from '../../gateways/discord/late-feedback';
-import { discordRest } from '../../gateways/discord/rest';
+import { LateFeedback, type UnjudgedClick } from '../../platforms/discord/late-feedback';
+import { discordRest } from '../../platforms/discord/rest';
 import { snowflake } from '../helpers/discord-requests';
 import { FakeDiscord } from '../helpers/fake-discord';
 import { startTestTemporal } from '../helpers/temporal';

@@ -1,8 +1,8 @@
 /** Discord's limits, checked on what we build: custom_id encoding, prompt layout, modals, command registration. */
 import { describe, expect, it } from 'vitest';
-import { registerCommands } from '../../gateways/discord/commands';
-import { CUSTOM_ID_LIMIT, decodeCustomId, encodeCustomId, ACTIONS } from '../../gateways/discord/ids';
-import { modalValues } from '../../gateways/discord/interactions';
+import { registerCommands } from '../../platforms/discord/commands';
+import { CUSTOM_ID_LIMIT, decodeCustomId, encodeCustomId, ACTIONS } from '../../platforms/discord/ids';
+import { modalValues } from '../../platforms/discord/interactions';
 import {
   approvalMessage,
   decidedMessage,
@@ -10,8 +10,8 @@ import {
   questionMessage,
   splitForDiscord,
   MESSAGE_LIMIT,
-} from '../../gateways/discord/render';
-import { discordRest } from '../../gateways/discord/rest';
+} from '../../platforms/discord/render';
+import { discordRest } from '../../platforms/discord/rest';
 import type { ApprovalGate, QuestionGate } from '../../workflows/session/contract';
 import { FakeDiscord } from '../helpers/fake-discord';
 

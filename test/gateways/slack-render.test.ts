@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSlackSessionId, slackSessionWorkflowId } from '../../gateways/slack/ids';
+import { parseSlackSessionId, slackSessionWorkflowId } from '../../platforms/slack/ids';
 import {
   approvalBlocks,
   argsPreview,
@@ -11,8 +11,8 @@ import {
   splitForSlack,
   toMrkdwn,
   SECTION_LIMIT,
-} from '../../gateways/slack/render';
-import { answerErrors, answerModal, readAnswers } from '../../gateways/slack/render-question';
+} from '../../platforms/slack/render';
+import { answerErrors, answerModal, readAnswers } from '../../platforms/slack/render-question';
 import type { ApprovalGate, CredentialGate, QuestionGate } from '../../workflows/session/contract';
 
 const workflowId = 'session:slack:T1:C1:1700000000.000100';

@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '../../common/config';
+import { loadConfig, type AppConfig } from '../../infra/config';
 
 export function tempDir(prefix = 'agent-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -4,8 +4,8 @@
  * Env: DATABASE_URL, VAULT_KEY, PROVIDERS (the policy file's "providers" as JSON), USER_ID, PROVIDER.
  */
 import { createInterface } from 'node:readline';
-import { resolveProviders } from '../../common/credentials/providers';
-import { CredentialService } from '../../common/credentials/service';
+import { resolveProviders } from '../../infra/credentials/providers';
+import { CredentialService } from '../../infra/credentials/service';
 
 async function main(): Promise<void> {
   const env = process.env as Record<string, string>;

@@ -1,7 +1,7 @@
 /** A real Temporal dev server per test file (the CLI from TEMPORAL_CLI_PATH or PATH, else the SDK's download). */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { customSearchAttributes } from '../../common/search-attributes';
-import { findTemporalCli } from '../../common/temporal/cli';
+import { findTemporalCli } from '../../infra/temporal/cli';
 
 export async function startTestTemporal(
   options: { dbFilename?: string; port?: number } = {},

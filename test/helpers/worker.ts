@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
-import type { AppConfig } from '../../common/config';
+import type { AppConfig } from '../../infra/config';
 import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from './config';
 

@@ -17,8 +17,8 @@ import {
   credentialProvidedSignal,
   type AnswerDraft,
 } from '../../workflows/session/contract';
-import type { AppConfig } from '../../common/config';
-import { CredentialService } from '../../common/credentials/service';
+import type { AppConfig } from '../../infra/config';
+import { CredentialService } from '../../infra/credentials/service';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { workflowCode } from '../../workers/workflow-code';

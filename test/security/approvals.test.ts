@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCustomId } from '../../gateways/discord/ids';
+import { encodeCustomId } from '../../platforms/discord/ids';
 import {
   stateQuery,
   type ApprovalGate,

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type AppConfig } from '../../common/config';
+import { loadConfig, type AppConfig } from '../../infra/config';
 import { shellExecuteTool } from '../../common/tools/definitions';
 import { executors } from '../../activities/tools/registry';
 import { SANDBOX_LIMITS, type ShellSandbox } from '../../activities/tools/sandbox';
@@ -108,7 +108,7 @@ async function shell(
 async function shellInWorkerProcess(sessionId: string, command: string): Promise<ToolRunResult> {
   const module = (file: string) => JSON.stringify(path.resolve(__dirname, '../..', file));
   const worker = `
-    const { loadConfig } = await import(${module('common/config.ts')});
+    const { loadConfig } = await import(${module('infra/config.ts')});
     const { executors } = await import(${module('activities/tools/registry.ts')});
     const { probeSandbox } = await import(${module('activities/tools/sandbox-probe.ts')});
     const { readFileSync } = await import('node:fs');

@@ -21,8 +21,8 @@ import { vetDestination, type AddressPolicy, type Resolve } from '../../activiti
 import { runHttpRequest, type HttpCredential } from '../../activities/tools/http';
 import { OUTPUT_CAP } from '../../activities/tools/output-cap';
 import { executors } from '../../activities/tools/registry';
-import { resolveProviders } from '../../common/credentials/providers';
-import { CredentialService } from '../../common/credentials/service';
+import { resolveProviders } from '../../infra/credentials/providers';
+import { CredentialService } from '../../infra/credentials/service';
 import { Tally } from '../chaos/summary';
 
 interface Seen {

@@ -8,9 +8,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
-import type { AppConfig } from '../../common/config';
+import type { AppConfig } from '../../infra/config';
 import { userWorkflowId } from '../../common/ids';
-import { SqliteVault } from '../../common/credentials/sqlite-vault';
+import { SqliteVault } from '../../infra/credentials/sqlite-vault';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { missionRecordsQuery, missionViewQuery } from '../../workflows/missions/contract';
 import {

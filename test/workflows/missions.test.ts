@@ -5,8 +5,8 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CredentialService } from '../../common/credentials/service';
-import type { AppConfig } from '../../common/config';
+import { CredentialService } from '../../infra/credentials/service';
+import type { AppConfig } from '../../infra/config';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
 import { missionRecordsQuery, missionViewQuery, type MissionView } from '../../workflows/missions/contract';

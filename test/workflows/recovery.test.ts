@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AppConfig } from '../../common/config';
+import type { AppConfig } from '../../infra/config';
 import { fromJsonl } from '../../common/transcript-format';
 import { exportTranscript, importTranscript } from '../../scripts/agentctl/transcripts';
 import { INTERRUPTED_RESULT, RECOVERY_MARKER } from '../../workflows/session/repair';

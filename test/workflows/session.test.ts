@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
-import type { AppConfig } from '../../common/config';
+import type { AppConfig } from '../../infra/config';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';

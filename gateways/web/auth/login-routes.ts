@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { describeOAuthError, OAuthClient } from '../../../common/credentials/oauth';
-import { signLoginFlow, verifyLoginFlow } from '../../../common/credentials/signed';
+import { describeOAuthError, OAuthClient } from '../../../infra/credentials/oauth';
+import { signLoginFlow, verifyLoginFlow } from '../../../infra/credentials/signed';
 import { signInUserId } from '../../../common/identities';
 import type { GatewayDeps } from '../../platform';
 import { outcomePage } from '../../oauth/pages';

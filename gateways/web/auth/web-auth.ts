@@ -7,10 +7,10 @@
  */
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import type { AppConfig } from '../../../common/config';
-import { signWebSession, verifyWebSession } from '../../../common/credentials/signed';
+import type { AppConfig } from '../../../infra/config';
+import { signWebSession, verifyWebSession } from '../../../infra/credentials/signed';
 import { proxyUserId } from '../../../common/identities';
-import { sameSecret } from '../../../common/same-secret';
+import { sameSecret } from '../../../infra/same-secret';
 import { addressList, listed, remoteAddress, servedNames } from './addresses';
 import { loadOrCreateWebToken, tokenFingerprint } from './web-token';
 

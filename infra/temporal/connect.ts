@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
-import { AgentError, ErrorCode } from '../errors';
+import { AgentError, ErrorCode } from '../../common/errors';
 
 function unreachable(address: string, cause: unknown): AgentError {
   return new AgentError(

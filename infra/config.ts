@@ -6,16 +6,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { durationSchema } from './duration';
-import { providerNameSchema } from './ids';
+import { durationSchema } from '../common/duration';
+import { providerNameSchema } from '../common/ids';
 import {
   resolveMcpProviders,
   resolveProviders,
   providersSchema,
   type Provider,
 } from './credentials/providers';
-import { AgentError, ErrorCode } from './errors';
-import { unsatisfiableApprovals } from './approval-rules';
+import { AgentError, ErrorCode } from '../common/errors';
+import { unsatisfiableApprovals } from '../common/approval-rules';
 
 const policyChoice = z.enum(['auto', 'ask', 'deny']);
 

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AppConfig } from '../config';
-import { customSearchAttributes } from '../search-attributes';
+import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from './cli';
 
 export interface EmbeddedTemporal {

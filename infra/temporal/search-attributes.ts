@@ -5,7 +5,7 @@
 import type { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { customSearchAttributes } from '../search-attributes';
+import { customSearchAttributes } from '../../common/search-attributes';
 
 export async function registerSearchAttributes(
   connection: Connection,

@@ -4,7 +4,7 @@
  * environment (`OAUTH_<NAME>_CLIENT_ID`, `OAUTH_<NAME>_CLIENT_SECRET`). Presets fill in well-known URLs.
  */
 import { z } from 'zod';
-import { providerNameSchema } from '../ids';
+import { providerNameSchema } from '../../common/ids';
 
 export { providerNameSchema };
 

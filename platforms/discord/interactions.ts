@@ -15,11 +15,11 @@ import {
 } from 'discord-api-types/v10';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import type { Logger } from '../../common/log';
-import type { ChatSessions } from '../chat-sessions';
+import type { Logger } from '../../infra/log';
+import type { ChatSessions } from '../../gateways/chat-sessions';
 import type { AnswerDraft, Decision } from '../../workflows/session/contract';
-import type { GatePrompt } from '../chat-sessions';
-import { argsTooLarge, editableArgs } from '../dialog-args';
+import type { GatePrompt } from '../../gateways/chat-sessions';
+import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
 import type { LateFeedback } from './late-feedback';
 import {
@@ -30,7 +30,7 @@ import {
   DISCORD_ARGS_LIMIT,
   editModal,
 } from './render';
-import { bodyLimits } from '../body-limits';
+import { bodyLimits } from '../../gateways/body-limits';
 
 /**
  * Discord's own limit is 3 s; every interaction is answered within FIRST_ANSWER_MS (deferred when the

@@ -17,7 +17,7 @@ import type {
 import type { View } from '@slack/types';
 import { z } from 'zod';
 import { AgentError, ErrorCode } from '../../common/errors';
-import type { Logger } from '../../common/log';
+import type { Logger } from '../../infra/log';
 import { providerNameSchema, slackChannelSessionPrefix } from '../../common/ids';
 import { answerSchema, type Answer } from '../../common/tools/ask-user';
 import {
@@ -27,9 +27,9 @@ import {
 } from '../../workflows/session/contract';
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
 import { connectLinkBlocks, denyModal, editModal, SLACK_ARGS_LIMIT } from './render';
-import { argsTooLarge, editableArgs } from '../dialog-args';
+import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { answerErrors, answerModal, readAnswers } from './render-question';
-import type { ChatSessions } from '../chat-sessions';
+import type { ChatSessions } from '../../gateways/chat-sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
 
 const MENTION = /<@[A-Z0-9]+>/g;

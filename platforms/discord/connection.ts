@@ -1,7 +1,7 @@
 /** The discord.js gateway connection: receives messages (mentions, DMs, threads) and hands them on. */
 import { ChannelType, Client, Events, GatewayIntentBits, Partials, type Message } from 'discord.js';
-import type { Logger } from '../../common/log';
-import type { ChatSessions } from '../chat-sessions';
+import type { Logger } from '../../infra/log';
+import type { ChatSessions } from '../../gateways/chat-sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
 import { handleDiscordMessage, type IncomingDiscordMessage } from './messages';
 import { DEFAULT_DISCORD_API } from './rest';

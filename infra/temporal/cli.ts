@@ -4,7 +4,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import { AgentError, ErrorCode } from '../errors';
+import { AgentError, ErrorCode } from '../../common/errors';
 
 export function findTemporalCli(
   configured: string | undefined,

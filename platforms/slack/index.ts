@@ -4,11 +4,11 @@
  */
 import { App, HTTPReceiver, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import { ErrorCode } from '../../common/errors';
-import type { GatewayDeps, NodePlatform } from '../platform';
+import type { GatewayDeps, NodePlatform } from '../../gateways/platform';
 import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
-import { ChatSessions } from '../chat-sessions';
-import { personalConnect } from '../oauth/links';
+import { ChatSessions } from '../../gateways/chat-sessions';
+import { personalConnect } from '../../gateways/oauth/links';
 
 export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined {
   const slack = deps.config.slack;

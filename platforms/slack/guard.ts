@@ -6,7 +6,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { isValidSlackRequest } from '@slack/bolt';
-import { bodyLimitFor } from '../body-limits';
+import { bodyLimitFor } from '../../gateways/body-limits';
 
 const BODY_LIMIT = bodyLimitFor('/slack/');
 

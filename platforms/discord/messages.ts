@@ -2,8 +2,8 @@
  * Discord messages (from the gateway connection) -> signals. Independent of discord.js, so it is tested
  * with plain objects: the connection only turns a discord.js Message into an IncomingDiscordMessage.
  */
-import type { Logger } from '../../common/log';
-import type { ChatSessions } from '../chat-sessions';
+import type { Logger } from '../../infra/log';
+import type { ChatSessions } from '../../gateways/chat-sessions';
 import { discordSessionWorkflowId } from './ids';
 
 export interface IncomingDiscordMessage {

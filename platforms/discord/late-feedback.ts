@@ -9,8 +9,8 @@
  */
 import type { REST } from '@discordjs/rest';
 import { MessageFlags, Routes } from 'discord-api-types/v10';
-import type { Logger } from '../../common/log';
-import type { ChatSessions } from '../chat-sessions';
+import type { Logger } from '../../infra/log';
+import type { ChatSessions } from '../../gateways/chat-sessions';
 import { discordMentions } from './render';
 
 /** Interaction tokens are valid for 15 minutes; stop with a margin. */

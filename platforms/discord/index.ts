@@ -4,9 +4,9 @@
  * the connection off, e.g. for interactions-only installs and tests).
  */
 import { getRequestListener } from '@hono/node-server';
-import { ChatSessions } from '../chat-sessions';
-import { personalConnect } from '../oauth/links';
-import type { GatewayDeps, NodePlatform } from '../platform';
+import { ChatSessions } from '../../gateways/chat-sessions';
+import { personalConnect } from '../../gateways/oauth/links';
+import type { GatewayDeps, NodePlatform } from '../../gateways/platform';
 import { discordConnection } from './connection';
 import { discordInteractionsApp, SIGNAL_BUDGET_MS } from './interactions';
 import { LateFeedback } from './late-feedback';
