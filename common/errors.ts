@@ -3,7 +3,6 @@ export enum ErrorCode {
   ConfigInvalid = 'CONFIG_INVALID',
   TemporalUnreachable = 'TEMPORAL_UNREACHABLE',
   TemporalCliMissing = 'TEMPORAL_CLI_MISSING',
-  SearchAttributesUnavailable = 'SEARCH_ATTRIBUTES_UNAVAILABLE',
 }
 
 export class AgentError extends Error {
@@ -24,7 +23,6 @@ export const FailureType = {
   ModelBadRequest: 'ModelBadRequest',
   /** The request did not fit the model's context window: the session summarises and tries once more. */
   ContextTooLong: 'ContextTooLong',
-  InvalidToolArguments: 'InvalidToolArguments',
   /** A tool run that failed before its side effect could start: the workflow may run it again. */
   ToolNotStarted: 'ToolNotStarted',
   /** A tool run cut off (worker shutdown) after its side effect may have started: never run again. */

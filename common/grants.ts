@@ -2,7 +2,6 @@
 import { z } from 'zod';
 
 export const grantScopeSchema = z.enum(['session', 'user']);
-export type GrantScope = z.infer<typeof grantScopeSchema>;
 
 export const grantSchema = z.strictObject({
   id: z.string().min(1).max(64),
@@ -16,11 +15,3 @@ export const grantSchema = z.strictObject({
   createdAt: z.number(),
 });
 export type Grant = z.infer<typeof grantSchema>;
-
-export function describeGrant(grant: Grant): string {
-  const what = grant.pattern
-    ? `${grant.toolName} matching "${grant.pattern}"`
-    : `every ${grant.toolName} call`;
-  const where = grant.scope === 'user' ? 'everywhere' : 'in this conversation';
-  return `${what}, ${where}`;
-}

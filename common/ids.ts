@@ -32,10 +32,6 @@ export const missionRunWorkflowId = (missionId: string, n: number): string =>
   `${missionRunPrefix(missionId)}${n}`;
 export const userWorkflowId = (userId: string): string => `user:${userId}`;
 
-export const sessionWorkflowIdSchema = z
-  .string()
-  .regex(/^session:[a-z]+:[^\s]{1,250}$/, 'not a session workflow id');
-
 export function temporalUiLink(
   uiUrl: string | undefined,
   namespace: string,

@@ -112,7 +112,7 @@ export function parseTextAnswer(question: Question, text: string): Answer | unde
 }
 
 /** How a question reads in plain text (for text-only channels and the fallback hint). */
-export function questionAsText(question: Question): string {
+function questionAsText(question: Question): string {
   return [question.prompt, ...optionLines(question, '  '), `${singleHint(question)}.`].join('\n');
 }
 
@@ -130,7 +130,7 @@ function singleHint(question: Question): string {
 
 /**
  * Every question of a gate, numbered, as plain text; `strong` marks each question's header (Markdown
- * bold in Slack and Discord). One question reads like `questionAsText`; several end with the
+ * bold in Slack and Discord). One question reads as its header, prompt and options; several end with the
  * `1: 2; 2: 1,3` reply format that `parseTextAnswers` reads.
  */
 export function questionsAsText(questions: readonly Question[], strong = (text: string) => text): string {

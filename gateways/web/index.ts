@@ -9,7 +9,7 @@ import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
 import { webRoutes } from './routes';
 import { SessionAccess } from './session-access';
-import { WebSessions } from './sessions';
+import { Sessions } from '../sessions';
 
 const STATIC_DIR = path.join(__dirname, 'static');
 const ASSETS: Record<string, string> = {
@@ -34,7 +34,7 @@ const PAGE_HEADERS = {
 export function mountWeb(app: Hono, deps: GatewayDeps): void {
   if (!deps.config.web.enabled) return;
   const auth = deps.webAuth;
-  const sessions = new WebSessions(deps.client, deps.config.temporal.taskQueue);
+  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web');
   app.route(
     '/api',
     webRoutes({

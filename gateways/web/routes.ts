@@ -21,10 +21,10 @@ import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
 import type { SessionAccess } from './session-access';
-import type { WebSessions } from './sessions';
+import type { Sessions } from '../sessions';
 
 export interface WebRouteDeps {
-  sessions: WebSessions;
+  sessions: Sessions;
   auth: WebAuth;
   access: SessionAccess;
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
@@ -233,8 +233,8 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
         // Someone started this id between the check and the start: only its owner may post into it.
         if ((await deps.access.check(webSessionWorkflowId(id.data), c.get('userId'))) !== 'allowed')
           return hidden(c);
-        await sessions.sendMessage(id.data, message);
-      } else if (access !== 'absent') await sessions.sendMessage(id.data, message);
+        await sessions.start(webSessionWorkflowId(id.data), message, id.data);
+      } else if (access !== 'absent') await sessions.start(webSessionWorkflowId(id.data), message, id.data);
     } catch (error) {
       return notSent(error);
     }

@@ -1,7 +1,7 @@
 /** The discord.js gateway connection: receives messages (mentions, DMs, threads) and hands them on. */
 import { ChannelType, Client, Events, GatewayIntentBits, Partials, type Message } from 'discord.js';
 import type { Logger } from '../../infra/log';
-import type { ChatSessions } from '../../gateways/chat-sessions';
+import type { Sessions } from '../../gateways/sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
 import { handleDiscordMessage, type IncomingDiscordMessage } from './messages';
 import { DEFAULT_DISCORD_API } from './rest';
@@ -22,7 +22,7 @@ export function toIncoming(message: Message, botUserId: string | undefined): Inc
 export function discordConnection(options: {
   botToken: string;
   apiUrl: string | undefined;
-  sessions: ChatSessions;
+  sessions: Sessions;
   log: Logger;
 }): { start(): Promise<void>; stop(): Promise<void> } {
   const { sessions, log } = options;

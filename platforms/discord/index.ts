@@ -4,7 +4,7 @@
  * the connection off, e.g. for interactions-only installs and tests).
  */
 import { getRequestListener } from '@hono/node-server';
-import { ChatSessions } from '../../gateways/chat-sessions';
+import { Sessions } from '../../gateways/sessions';
 import { personalConnect } from '../../gateways/oauth/links';
 import type { GatewayDeps, NodePlatform } from '../../gateways/platform';
 import { discordConnection } from './connection';
@@ -20,7 +20,7 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
       'DISCORD_PUBLIC_KEY is missing or not 64 hex characters: copy the "Public Key" from your Discord application\'s "General Information" page (or unset DISCORD_BOT_TOKEN to turn Discord off)',
     );
   }
-  const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'discord', SIGNAL_BUDGET_MS);
+  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'discord', SIGNAL_BUDGET_MS);
   const lateFeedback = new LateFeedback({
     rest: discordRest({ botToken: discord.botToken, apiUrl: discord.apiUrl }),
     sessions,

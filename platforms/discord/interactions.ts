@@ -16,9 +16,9 @@ import {
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Logger } from '../../infra/log';
-import type { ChatSessions } from '../../gateways/chat-sessions';
+import type { Sessions } from '../../gateways/sessions';
 import type { AnswerDraft, Decision } from '../../workflows/session/contract';
-import type { GatePrompt } from '../../gateways/chat-sessions';
+import type { GatePrompt } from '../../gateways/sessions';
 import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { decodeCustomId, discordSessionWorkflowId, type DiscordCustomId } from './ids';
 import type { LateFeedback } from './late-feedback';
@@ -115,7 +115,7 @@ export function modalValues(components: unknown): Map<string, string> {
 
 export function discordInteractionsApp(options: {
   publicKey: string;
-  sessions: ChatSessions;
+  sessions: Sessions;
   log: Logger;
   /** The clicker's personal sign-in link for a provider, or undefined when it is not configured here. */
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined;

@@ -10,7 +10,7 @@
 import type { REST } from '@discordjs/rest';
 import { MessageFlags, Routes } from 'discord-api-types/v10';
 import type { Logger } from '../../infra/log';
-import type { ChatSessions } from '../../gateways/chat-sessions';
+import type { Sessions } from '../../gateways/sessions';
 import { discordMentions } from './render';
 
 /** Interaction tokens are valid for 15 minutes; stop with a margin. */
@@ -38,7 +38,7 @@ export class LateFeedback {
   constructor(
     private readonly options: {
       rest: REST;
-      sessions: ChatSessions;
+      sessions: Sessions;
       log: Logger;
       watchForMs?: number;
       maxWatches?: number;

@@ -3,7 +3,7 @@
  * with plain objects: the connection only turns a discord.js Message into an IncomingDiscordMessage.
  */
 import type { Logger } from '../../infra/log';
-import type { ChatSessions } from '../../gateways/chat-sessions';
+import type { Sessions } from '../../gateways/sessions';
 import { discordSessionWorkflowId } from './ids';
 
 export interface IncomingDiscordMessage {
@@ -25,7 +25,7 @@ const MENTION = /<@!?\d{17,20}>/g;
 
 export async function handleDiscordMessage(
   message: IncomingDiscordMessage,
-  sessions: ChatSessions,
+  sessions: Sessions,
   log: Logger,
 ): Promise<MessageOutcome> {
   if (message.authorIsBot) return 'ignored';

@@ -29,7 +29,7 @@ import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from '.
 import { connectLinkBlocks, denyModal, editModal, SLACK_ARGS_LIMIT } from './render';
 import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { answerErrors, answerModal, readAnswers } from './render-question';
-import type { ChatSessions } from '../../gateways/chat-sessions';
+import type { Sessions } from '../../gateways/sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
 
 const MENTION = /<@[A-Z0-9]+>/g;
@@ -101,7 +101,7 @@ const LAST_SLACK_RETRY = 3;
 
 export function registerSlackListeners(
   app: App,
-  sessions: ChatSessions,
+  sessions: Sessions,
   log: Logger,
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined,
   /** Over HTTP, a listener's error makes the answer a 500 (Slack retries); Socket Mode acks events first. */

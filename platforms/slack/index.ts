@@ -7,7 +7,7 @@ import { ErrorCode } from '../../common/errors';
 import type { GatewayDeps, NodePlatform } from '../../gateways/platform';
 import { guardSlackRequests } from './guard';
 import { registerSlackListeners } from './inbound';
-import { ChatSessions } from '../../gateways/chat-sessions';
+import { CHAT_DEADLINE_MS, Sessions } from '../../gateways/sessions';
 import { personalConnect } from '../../gateways/oauth/links';
 
 export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined {
@@ -15,7 +15,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
   if (!slack) return undefined;
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
   const connect = personalConnect(deps);
-  const sessions = new ChatSessions(deps.client, deps.config.temporal.taskQueue, 'slack');
+  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'slack', CHAT_DEADLINE_MS);
   const common = {
     token: slack.botToken,
     tokenVerificationEnabled: false,

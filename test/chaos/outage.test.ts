@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { findTemporalCli } from '../../infra/temporal/cli';
 import { AgentOwner } from '../../common/search-attributes';
-import { signalWithStartSession } from '../../gateways/start-session';
+import { Sessions } from '../../gateways/sessions';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { tempDir, testEnv } from '../helpers/config';
 import { DiscordKeys, DiscordRequests } from '../helpers/discord-requests';
@@ -239,13 +239,11 @@ describe('outage: nothing acknowledged and then lost', () => {
   it('registers the search attributes itself when a first message reaches a server nobody has prepared', async () => {
     await env?.teardown();
     env = await bareTemporal();
-    await signalWithStartSession(env.client, {
-      workflowId: 'session:web:first',
-      sessionId: 'first',
-      channel: 'web',
-      taskQueue: 'nobody-listens',
-      message: { messageId: 'm1', userId: 'alice', text: 'hello' },
-    });
+    await new Sessions(env.client, 'nobody-listens', 'web').start(
+      'session:web:first',
+      { messageId: 'm1', userId: 'alice', text: 'hello' },
+      'first',
+    );
     const description = await env.client.workflow.getHandle('session:web:first').describe();
     expect(description.typedSearchAttributes.get(AgentOwner)).toBe('alice');
   });

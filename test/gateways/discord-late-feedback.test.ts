@@ -6,7 +6,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../infra/log';
-import { ChatSessions } from '../../gateways/chat-sessions';
+import { Sessions } from '../../gateways/sessions';
 import { LateFeedback, type UnjudgedClick } from '../../platforms/discord/late-feedback';
 import { discordRest } from '../../platforms/discord/rest';
 import { snowflake } from '../helpers/discord-requests';
@@ -28,7 +28,7 @@ afterAll(async () => {
 const feedback = () =>
   new LateFeedback({
     rest: discordRest({ botToken: 'discord-bot-token-for-tests', apiUrl: discord.url }),
-    sessions: new ChatSessions(env.client, 'nobody-serves-this', 'discord', 200),
+    sessions: new Sessions(env.client, 'nobody-serves-this', 'discord', 200),
     log: createLogger('test', 'error'),
     maxWatches: 2,
   });

@@ -25,7 +25,6 @@ export const userMessageSchema = z.strictObject({
 export type UserMessage = z.infer<typeof userMessageSchema>;
 
 export const decisionChoiceSchema = z.enum(['approve', 'deny', 'always', 'edit']);
-export type DecisionChoice = z.infer<typeof decisionChoiceSchema>;
 
 export const decisionSchema = z.strictObject({
   gateId: z.string().min(1).max(64),

@@ -1,0 +1,304 @@
+/**
+ * The gateway's one way to reach sessions, for every channel (Slack, Discord, web): messages, clicks and
+ * forms become signals; views, gates and grants are read with queries or `describe()`. Each platform makes
+ * one `Sessions` for its channel.
+ */
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type Connection,
+} from '@temporalio/client';
+import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
+import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
+import type { Grant } from '../common/grants';
+import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import {
+  answerDraftSignal,
+  answerSignal,
+  decideSignal,
+  gateFeedbackQuery,
+  pendingGatesQuery,
+  repostPendingSignal,
+  revokeGrantSignal,
+  stateQuery,
+  userMessageSignal,
+  type AnswerDraft,
+  type AnswerSubmission,
+  type Decision,
+  type Gate,
+  type GateFeedback,
+  type SessionInput,
+  type SessionView,
+  type UserMessage,
+} from '../workflows/session/contract';
+import { readGateMemo, type GateMemo } from '../workflows/session/gate-memo';
+import { grantsQuery, revokeUserGrantSignal } from '../workflows/user/contract';
+
+/** A gate as its dialogs see it: from the memo (no worker needed) or, for older gates, a query. */
+export type GatePrompt = GateMemo & { id: string };
+
+export interface SessionSummary {
+  workflowId: string;
+  sessionId: string;
+  ownerId: string | undefined;
+  status: string | undefined;
+  startTime: string;
+}
+
+/**
+ * Slack and Discord want an acknowledgement within 3 seconds; signals are answered by the server even with
+ * no worker running, so 2 s leaves room for the reply.
+ */
+export const CHAT_DEADLINE_MS = 2_000;
+
+/** Queries need a worker: they answer within a few seconds or throw. */
+const QUERY_DEADLINE_MS = 3_000;
+
+export class Sessions {
+  /**
+   * @param deadlineMs bound on every call (signals are answered by the server even with no worker
+   *   running): the chat platforms keep their 3-second acknowledgement limit with it; the web chat has none.
+   */
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly channel: SessionInput['channel'],
+    private readonly deadlineMs?: number,
+  ) {}
+
+  /**
+   * While the server is unreachable the client's deadline is no bound (its reconnect backoff comes on top:
+   * over 3 s measured), so a timer is. A call that still lands later is harmless: messages carry their id,
+   * which the workflow takes once, and a repeated click is answered "already decided".
+   */
+  private async within<T>(fn: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
+    if (ms === undefined) return await fn();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the Temporal server did not answer within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([this.client.withDeadline(Date.now() + ms, fn), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private handle(workflowId: string) {
+    return this.client.workflow.getHandle(workflowId);
+  }
+
+  /** Set at start so a session is searchable (and its owner known) even before a worker picks it up. */
+  private searchAttributes(ownerId: string) {
+    return [
+      { key: AgentStatus, value: 'running' },
+      { key: AgentChannel, value: this.channel },
+      { key: AgentOwner, value: ownerId },
+    ];
+  }
+
+  /** A fresh server no worker has prepared yet: the gateway registers the attributes itself and retries. */
+  private async withSearchAttributes<T>(start: () => Promise<T>): Promise<T> {
+    try {
+      return await start();
+    } catch (error) {
+      if (!isUnknownSearchAttribute(error)) throw error;
+      await registerSearchAttributes(
+        this.client.connection as Connection,
+        this.client.options.namespace,
+        () => {},
+      );
+      return await start();
+    }
+  }
+
+  /**
+   * A message that may start the conversation (a mention, a DM, a slash command, the web chat's first
+   * message): signal-with-start, so the first message creates the session and later ones reach it.
+   */
+  async start(workflowId: string, message: UserMessage, sessionId = workflowId): Promise<void> {
+    const input: SessionInput = { sessionId, channel: this.channel, ownerId: message.userId };
+    await this.within(() =>
+      this.withSearchAttributes(() =>
+        this.client.workflow.signalWithStart('sessionWorkflow', {
+          workflowId,
+          taskQueue: this.taskQueue,
+          args: [input],
+          signal: userMessageSignal,
+          signalArgs: [message],
+          typedSearchAttributes: this.searchAttributes(message.userId),
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Starts a new web session owned by the message's author, then delivers the message. Unlike
+   * signal-with-start it fails when someone started that id in the meantime (false), so nobody's message
+   * can land in a session another person squatted between the access check and the start.
+   */
+  async startOwned(sessionId: string, message: UserMessage): Promise<boolean> {
+    const workflowId = webSessionWorkflowId(sessionId);
+    const input: SessionInput = { sessionId, channel: this.channel, ownerId: message.userId };
+    try {
+      await this.within(() =>
+        this.withSearchAttributes(() =>
+          this.client.workflow.start('sessionWorkflow', {
+            workflowId,
+            taskQueue: this.taskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'FAIL',
+            typedSearchAttributes: this.searchAttributes(message.userId),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw error;
+    }
+    await this.within(() => this.handle(workflowId).signal(userMessageSignal, message));
+    return true;
+  }
+
+  /** A plain message in a thread: only reaches a conversation the agent is already part of. */
+  async continue(workflowId: string, message: UserMessage): Promise<boolean> {
+    try {
+      await this.within(() => this.handle(workflowId).signal(userMessageSignal, message));
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  }
+
+  async decide(workflowId: string, decision: Decision): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(decideSignal, decision));
+  }
+
+  async answer(workflowId: string, submission: AnswerSubmission): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(answerSignal, submission));
+  }
+
+  async answerDraft(workflowId: string, draft: AnswerDraft): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(answerDraftSignal, draft));
+  }
+
+  async repostPending(workflowId: string, userId: string): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(repostPendingSignal, { userId }));
+  }
+
+  /** The session's view (needs a worker). */
+  async state(workflowId: string): Promise<SessionView> {
+    return await this.within(
+      () =>
+        this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+          this.handle(workflowId).query(stateQuery),
+        ),
+      this.deadlineMs ?? QUERY_DEADLINE_MS,
+    );
+  }
+
+  /** What became of a click (needs a worker): the gate now, and notices to the clicker since `since`. */
+  async feedback(
+    workflowId: string,
+    args: { gateId: string; userId: string; since: number },
+    ms: number,
+  ): Promise<GateFeedback> {
+    return await this.within(() => this.handle(workflowId).query(gateFeedbackQuery, args), ms);
+  }
+
+  /** Needs a worker (a query); used to fill the Edit and Answer dialogs. */
+  async gate(workflowId: string, gateId: string): Promise<Gate | undefined> {
+    const gates = await this.within(() => this.handle(workflowId).query(pendingGatesQuery));
+    return gates.find((g) => g.id === gateId);
+  }
+
+  /**
+   * What a gate's dialog needs, from the memo the workflow keeps when the gate opens: the server answers
+   * `describe()` with no worker running. Gates opened before the memo existed fall back to a query.
+   */
+  async gatePrompt(
+    workflowId: string,
+    gateId: string,
+    ms = this.deadlineMs,
+  ): Promise<GatePrompt | undefined> {
+    const described = await this.within(() => this.handle(workflowId).describe(), ms);
+    const memo = readGateMemo(described.memo, gateId);
+    if (memo) return { id: gateId, ...memo };
+    if (described.status.name !== 'RUNNING') return undefined;
+    const gate = await this.gate(workflowId, gateId).catch(() => undefined);
+    if (gate?.kind === 'approval')
+      return {
+        id: gate.id,
+        kind: 'approval',
+        toolName: gate.toolName,
+        args: gate.args,
+        argsChars: JSON.stringify(gate.args).length,
+      };
+    if (gate?.kind === 'question') return { id: gate.id, kind: 'question', questions: gate.questions };
+    return undefined;
+  }
+
+  /** Running sessions of this channel whose id starts with `prefix` that wait on a person (for `pending`). */
+  async waitingWithPrefix(prefix: string): Promise<string[]> {
+    const query = `AgentChannel = '${this.channel}' AND ExecutionStatus = 'Running' AND AgentStatus IN ('waiting_approval', 'waiting_answer')`;
+    return await this.within(async () => {
+      const ids: string[] = [];
+      for await (const info of this.client.workflow.list({ query, pageSize: 100 }))
+        if (info.workflowId.startsWith(prefix)) ids.push(info.workflowId);
+      return ids;
+    });
+  }
+
+  /** The caller's own running sessions of this channel (user ids never contain quotes: see userIdSchema). */
+  async list(ownerId: string, limit = 50): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = [];
+    const owner = ownerId.replace(/['"\\]/g, '');
+    const query = `WorkflowType = 'sessionWorkflow' AND AgentChannel = '${this.channel}' AND ExecutionStatus = 'Running' AND AgentOwner = '${owner}'`;
+    for await (const info of this.client.workflow.list({ query, pageSize: limit })) {
+      out.push({
+        workflowId: info.workflowId,
+        sessionId: info.workflowId.replace(/^session:web:/, ''),
+        ownerId: info.typedSearchAttributes.get(AgentOwner),
+        status: info.typedSearchAttributes.get(AgentStatus),
+        startTime: info.startTime.toISOString(),
+      });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async userGrants(userId: string): Promise<Grant[]> {
+    try {
+      return await this.within(
+        () =>
+          this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+            this.handle(userWorkflowId(userId)).query(grantsQuery),
+          ),
+        this.deadlineMs ?? QUERY_DEADLINE_MS,
+      );
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return [];
+      throw error;
+    }
+  }
+
+  async revokeUserGrant(userId: string, grantId: string): Promise<void> {
+    try {
+      await this.within(() => this.handle(userWorkflowId(userId)).signal(revokeUserGrantSignal, { grantId }));
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+
+  async revokeSessionGrant(workflowId: string, userId: string, grantId: string): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(revokeGrantSignal, { grantId, userId }));
+  }
+}
+
+/** The server's INVALID_ARGUMENT for a search attribute the namespace does not know. */
+export function isUnknownSearchAttribute(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  return cause?.code === 3 && /search attribute/i.test(String(cause.message));
+}
