@@ -43,9 +43,12 @@ export function createDeliver(config: AppConfig): (request: DeliveryRequest) => 
     }
     const context = Context.current();
     const earlier = progressSchema.safeParse(context.info.heartbeatDetails);
+    const { workflowExecution, activityId } = context.info;
     return await outbound.deliver(sessionId, event, {
       from: earlier.success ? earlier.data.partsPosted : 0,
       onPosted: (parts) => context.heartbeat({ partsPosted: parts }),
+      // Activity ids restart in every run, so the run id makes the key unique to this delivery.
+      key: `${workflowExecution?.workflowId ?? sessionId}/${workflowExecution?.runId ?? ''}/${activityId}`,
     });
   };
 }

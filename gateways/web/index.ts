@@ -8,6 +8,7 @@ import { outcomePage } from '../oauth/pages';
 import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
 import { webRoutes } from './routes';
+import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
 import { Sessions } from '../sessions';
 
@@ -35,12 +36,14 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
   if (!deps.config.web.enabled) return;
   const auth = deps.webAuth;
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web');
+  const live = new LiveViews(sessions, deps.log);
   app.route(
     '/api',
     webRoutes({
       sessions,
       auth,
       access: new SessionAccess(deps.client, deps.config.policy),
+      live,
       rate: deps.config.web.rate,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { temporalUiLink, webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { grantScopeSchema } from '../../common/grants';
@@ -20,13 +19,17 @@ import type { CredentialService } from '../../infra/credentials/service';
 import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
+import type { LiveViews } from './live-views';
 import type { SessionAccess } from './session-access';
 import type { Sessions } from '../sessions';
+import { mountStream } from './stream-route';
 
 export interface WebRouteDeps {
   sessions: Sessions;
   auth: WebAuth;
   access: SessionAccess;
+  /** The live views (one watch per session in this process, shared by its tabs). */
+  live: LiveViews;
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
   temporalUiUrl: string | undefined;
   namespace: string;
@@ -66,9 +69,6 @@ const revokeBodySchema = z.strictObject({
   sessionId: webSessionIdSchema.optional(),
 });
 
-const STREAM_POLL_MS = 400;
-const MAX_STREAMS_PER_PERSON = 12;
-
 /**
  * The view one user sees: notices addressed to someone else are dropped, and that person's open sign-ins
  * carry their personal Connect link (nobody else gets one).
@@ -98,7 +98,6 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   const link = (workflowId: string) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId);
 
   const messageRate = new RateLimiter(deps.rate.messagesPerMinute);
-  const openStreams = new Map<string, number>();
   const sessionRate = new RateLimiter(deps.rate.sessionsPerMinute);
   const limited = (c: Context, limiter: RateLimiter, what: string) => {
     const wait = limiter.take(c.get('userId') as string);
@@ -238,6 +237,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     } catch (error) {
       return notSent(error);
     }
+    deps.live.nudge(webSessionWorkflowId(id.data));
     log.info('message accepted', {
       workflowId: webSessionWorkflowId(id.data),
       userId: message.userId,
@@ -268,63 +268,10 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     }
   });
 
-  app.get('/sessions/:id/stream', async (c) => {
-    const id = sessionParam(c);
-    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
-    const workflowId = webSessionWorkflowId(id.data);
-    const userId = c.get('userId');
-    // A session that does not exist yet may be watched (the page opens the stream before the first
-    // message). One the caller may not see looks exactly like one that has not started: no existence leak.
-    let access = await deps.access.check(workflowId, userId);
-    // Each open stream polls Temporal: a person gets a bounded number at once.
-    const open = openStreams.get(userId) ?? 0;
-    if (open >= MAX_STREAMS_PER_PERSON)
-      return c.json({ error: `too many live views open (${MAX_STREAMS_PER_PERSON}): close a tab` }, 429);
-    openStreams.set(userId, open + 1);
-    const closed = () => {
-      const left = (openStreams.get(userId) ?? 1) - 1;
-      if (left > 0) openStreams.set(userId, left);
-      else openStreams.delete(userId);
-    };
-    return streamSSE(c, async (stream) => {
-      try {
-        let last = '';
-        let lastProblem = '';
-        while (!stream.aborted) {
-          try {
-            if (access === 'absent') access = await deps.access.check(workflowId, userId);
-            if (access !== 'allowed') throw new WorkflowNotFoundError('not visible', workflowId, undefined);
-            const body = JSON.stringify({
-              ...forUser(await sessions.state(workflowId), userId, (p, e) => deps.connectUrl(userId, p, e)),
-              temporalUrl: link(workflowId) ?? null,
-            });
-            lastProblem = '';
-            if (body !== last) {
-              last = body;
-              await stream.writeSSE({ event: 'state', data: body });
-            }
-          } catch (error) {
-            const problem = error instanceof WorkflowNotFoundError ? 'not-found' : 'unavailable';
-            if (problem !== lastProblem) {
-              lastProblem = problem;
-              await stream.writeSSE({
-                event: problem,
-                data: JSON.stringify({
-                  message:
-                    problem === 'not-found'
-                      ? 'This conversation has not started yet.'
-                      : 'The agent is not answering right now; your messages and clicks are kept.',
-                }),
-              });
-            }
-          }
-          await stream.sleep(STREAM_POLL_MS);
-        }
-      } finally {
-        closed();
-      }
-    });
-  });
+  mountStream(app, deps, (view, userId, workflowId) => ({
+    ...forUser(view, userId, (p, e) => deps.connectUrl(userId, p, e)),
+    temporalUrl: link(workflowId) ?? null,
+  }));
 
   /** A click or a form becomes a signal; the workflow checks it and answers the person afterwards. */
   const acceptSignal = async (
@@ -342,6 +289,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
         return c.json({ error: 'that conversation no longer exists' }, 404);
       throw error;
     }
+    deps.live.nudge(fields.workflowId);
     log.info(`${what} accepted`, { ...fields, userId: c.get('userId') });
     return c.json({ accepted: true }, 202);
   };
@@ -409,6 +357,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
         userId,
         body.value.grantId,
       );
+      deps.live.nudge(webSessionWorkflowId(body.value.sessionId));
     }
     return c.json({ accepted: true }, 202);
   });

@@ -3,6 +3,7 @@
  * interaction token, which dies after 15 minutes: a prompt decided the next day is still edited).
  * Runs inside the worker's `deliver` activity.
  */
+import { createHash } from 'node:crypto';
 import { DiscordAPIError, type REST } from '@discordjs/rest';
 import { Routes, type APIMessage } from 'discord-api-types/v10';
 import {
@@ -39,7 +40,11 @@ export class DiscordOutbound {
         const parts = splitForDiscord(discordMentions(event.text));
         for (let part = progress.from; part < parts.length; part++) {
           await this.rest.post(Routes.channelMessages(channelId), {
-            body: { content: parts[part]!, allowed_mentions: { parse: ['users'] } },
+            body: {
+              content: parts[part]!,
+              allowed_mentions: { parse: ['users'] },
+              ...onlyOnce(progress.key, part),
+            },
           });
           progress.onPosted(part + 1);
         }
@@ -47,7 +52,7 @@ export class DiscordOutbound {
       }
       case 'gate': {
         const posted = (await this.rest.post(Routes.channelMessages(channelId), {
-          body: gateMessage(event.gate, channelId, event.reason),
+          body: { ...gateMessage(event.gate, channelId, event.reason), ...onlyOnce(progress.key, 0) },
         })) as APIMessage;
         return { ref: posted.id };
       }
@@ -90,4 +95,16 @@ export class DiscordOutbound {
         throw error;
     }
   }
+}
+
+/**
+ * Discord's own deduplication: a post with `enforce_nonce` whose nonce the bot used in the last few minutes
+ * returns the earlier message instead of a second one. A retried delivery (its worker died after posting,
+ * before Temporal heard of it) therefore posts nothing twice, and the gate's prompt keeps its one message id.
+ * A nonce is at most 25 characters: a digest of the delivery's key and the part.
+ */
+function onlyOnce(key: string | undefined, part: number): { nonce?: string; enforce_nonce?: true } {
+  if (!key) return {};
+  const nonce = createHash('sha256').update(`${key}#${part}`).digest('base64url').slice(0, 25);
+  return { nonce, enforce_nonce: true };
 }

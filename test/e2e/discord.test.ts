@@ -352,6 +352,35 @@ describe('Discord', () => {
     expect(empty.json.data?.content).toMatch(/Nothing is waiting/);
   });
 
+  it('posts a prompt once when its worker dies after Discord created it but before Temporal heard of it', async () => {
+    const channelId = snowflake();
+    discord.holdPosts = true; // Discord creates the message; its answer never reaches the worker
+    await requests.ask(channelId, REQUESTER, 'run `echo posted-once`');
+    const prompt = await until('the prompt created', () =>
+      discord.postedIn(channelId).find((m) => m.components.length > 0),
+    );
+    await stack.worker.kill('SIGKILL');
+    discord.holdPosts = false;
+    await stack.restartWorker();
+    // The retried delivery carries the same nonce, so Discord hands back the first message, not a second one.
+    await requests.click(channelId, REQUESTER, control(prompt, 'Approve'));
+    await answerIn(channelId, 'posted-once');
+    await until(
+      'the prompt edited',
+      () => discord.messages.get(prompt.id)!.content.includes('approved') || undefined,
+    );
+    // One prompt message, though its post was sent twice (the first answer lost, the retry deduplicated).
+    const prompts = discord
+      .of('POST', new RegExp(`/channels/${channelId}/messages$`))
+      .filter((p) => ((p.body as { components?: unknown[] }).components ?? []).length > 0);
+    expect(prompts).toHaveLength(2);
+    expect(discord.postedIn(channelId).filter((m) => discord.createdWithComponents.has(m.id))).toEqual([
+      discord.messages.get(prompt.id),
+    ]);
+    const posts = discord.of('POST', new RegExp(`/channels/${channelId}/messages$`));
+    expect(posts.every((p) => typeof (p.body as { nonce?: unknown }).nonce === 'string')).toBe(true);
+  });
+
   it('records clicks while no worker runs, runs the tool exactly once after a restart, and tells a refused clicker privately later', async () => {
     const { channelId, message } = await prompted('run `echo ran >> count.txt`');
     await stack.worker.kill('SIGKILL');

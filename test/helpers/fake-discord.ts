@@ -39,11 +39,17 @@ export class FakeDiscord {
   rateLimitPosts = 0;
   /** The nth next message post (1: the very next) is refused once with a 400, which the client does not retry. */
   refusePostAt = 0;
+  /** Ids of the messages created with components (buttons, menus): the prompts, whatever edits did later. */
+  readonly createdWithComponents = new Set<string>();
+  /** Message posts are created but never answered (the answer is lost on the way, as when the poster dies). */
+  holdPosts = false;
   private server: Server | undefined;
   private gateway: WebSocketServer | undefined;
   private socket: WebSocket | undefined;
   private sequence = 0;
   private nextId = 1n;
+  /** Posts by nonce (`enforce_nonce`), per channel: Discord returns the earlier message for a repeat. */
+  private readonly byNonce = new Map<string, DiscordMessage>();
   url = '';
 
   async start(): Promise<this> {
@@ -80,6 +86,21 @@ export class FakeDiscord {
               { 'retry-after': '0.3', 'x-ratelimit-scope': 'user' },
             );
           }
+          const { nonce, enforce_nonce } = body as { nonce?: unknown; enforce_nonce?: unknown };
+          // Discord: a nonce is an integer or a string of at most 25 characters (else 50035, Invalid Form Body).
+          if (
+            nonce !== undefined &&
+            !(Number.isInteger(nonce) || (typeof nonce === 'string' && nonce.length <= 25))
+          )
+            return json(400, {
+              message: 'Invalid Form Body',
+              code: 50035,
+              errors: { nonce: 'BASE_TYPE_MAX_LENGTH' },
+            });
+          const nonceKey =
+            enforce_nonce === true && nonce !== undefined ? `${post[1]}:${String(nonce)}` : undefined;
+          const earlier = nonceKey ? this.byNonce.get(nonceKey) : undefined;
+          if (earlier) return json(200, earlier);
           const message = {
             id: String(1_400_000_000_000_000_000n + this.nextId++),
             channel_id: post[1]!,
@@ -87,6 +108,9 @@ export class FakeDiscord {
             components: ((body as { components?: unknown[] }).components ?? []) as unknown[],
           };
           this.messages.set(message.id, message);
+          if (message.components.length > 0) this.createdWithComponents.add(message.id);
+          if (nonceKey) this.byNonce.set(nonceKey, message);
+          if (this.holdPosts) return;
           return json(200, message);
         }
         const edit = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path);

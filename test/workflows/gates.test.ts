@@ -14,6 +14,7 @@ import {
   openApprovalGate,
   parseTypedDecision,
   resultWithoutRun,
+  mergeDraft,
 } from '../../workflows/session/gates';
 import { unresolvedToolCalls } from '../../workflows/session/transcript';
 
@@ -333,5 +334,40 @@ describe('transcript', () => {
     const s = gate();
     expect(supersedeGate(s, 'alice', NOW)).toBe(true);
     expect(s).toMatchObject({ status: 'cancelled', resolution: { outcome: 'superseded', by: 'alice' } });
+  });
+});
+
+describe('answer drafts', () => {
+  const questions = [
+    {
+      label: 'Env',
+      prompt: 'Where?',
+      options: [{ label: 'staging' }, { label: 'prod' }],
+      multi_select: false,
+      allow_custom: false,
+      required: true,
+    },
+    {
+      label: 'Checks',
+      prompt: 'Which?',
+      options: [{ label: 'lint' }],
+      multi_select: true,
+      allow_custom: true,
+      required: false,
+    },
+  ];
+
+  it('keeps only answers to the gate’s own questions, newest per question, so a draft stays bounded', () => {
+    let draft = mergeDraft(questions, [], [{ question: 'Env', selected: ['staging'] }]);
+    for (let i = 0; i < 100; i++)
+      draft = mergeDraft(questions, draft, [{ question: `bogus ${i}`, selected: ['x'] }]);
+    draft = mergeDraft(questions, draft, [
+      { question: 'Env', selected: ['prod'] },
+      { question: 'Checks', selected: ['lint'] },
+    ]);
+    expect(draft).toEqual([
+      { question: 'Env', selected: ['prod'] },
+      { question: 'Checks', selected: ['lint'] },
+    ]);
   });
 });

@@ -386,10 +386,18 @@ export function evaluateAnswer(
   };
 }
 
-/** A person's drafts with newer answers replacing older ones to the same question. */
-export function mergeDraft(drafts: readonly Answer[], answers: readonly Answer[]): Answer[] {
+/**
+ * A person's drafts with newer answers replacing older ones to the same question. Only answers to the gate's
+ * own questions are kept, so a draft is bounded by the questions (at most five) whatever a signal carries.
+ */
+export function mergeDraft(
+  questions: readonly Question[],
+  drafts: readonly Answer[],
+  answers: readonly Answer[],
+): Answer[] {
   const byQuestion = new Map(drafts.map((a) => [a.question, a]));
-  for (const answer of answers) byQuestion.set(answer.question, answer);
+  for (const answer of answers)
+    if (questions.some((q) => q.label === answer.question)) byQuestion.set(answer.question, answer);
   return [...byQuestion.values()];
 }
 

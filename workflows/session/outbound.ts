@@ -31,6 +31,11 @@ export interface DeliveryRequest {
 export interface PartProgress {
   from: number;
   onPosted(parts: number): void;
+  /**
+   * The same for every attempt of one delivery: platforms that deduplicate posts by a client-chosen key
+   * (Discord's `nonce`) get no second copy when a worker dies between the post and recording it.
+   */
+  key?: string;
 }
 
 export const FROM_FIRST_PART: PartProgress = { from: 0, onPosted: () => {} };

@@ -193,13 +193,23 @@ export class SessionRun {
       return this.forward(gate.remote.workflowId, (h) => h.signal(answerDraftSignal, parsed.data), userId);
     if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
       return this.applyAnswer({ gateId, userId, answers }); // refused with the usual explanation
+    const unknown = answers.find((a) => !gate.questions.some((q) => q.label === a.question));
+    if (unknown)
+      return this.state.notify(
+        `There is no question “${unknown.question}”. The question is still open.`,
+        userId,
+      );
     const typed = readTypedAnswers(gate.questions, texts);
     if (!typed.ok) return this.state.notify(`${typed.error} The question is still open.`, userId);
     const picked = picks.flatMap(({ index, selected }) => {
       const question = gate.questions[index];
       return question ? [{ question: question.label, selected }] : [];
     });
-    const merged = mergeDraft(gate.drafts?.[userId] ?? [], [...answers, ...picked, ...typed.answers]);
+    const merged = mergeDraft(gate.questions, gate.drafts?.[userId] ?? [], [
+      ...answers,
+      ...picked,
+      ...typed.answers,
+    ]);
     gate.drafts = { ...gate.drafts, [userId]: merged };
     this.state.touch();
     const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
