@@ -14,6 +14,8 @@ export interface GatewayDeps {
   credentials: () => CredentialService;
   /** Who is calling the web chat (and the OAuth start page, the missions API, the codec endpoint). */
   webAuth: WebAuth;
+  /** Work to stop when the gateway closes (live views' watches), before its Temporal connection closes. */
+  onClose: (stop: () => void) => void;
 }
 
 /** A platform whose SDK brings its own transport: an HTTP receiver under `prefix`, or a connection it starts. */

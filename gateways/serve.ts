@@ -47,7 +47,15 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
   // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.
   if (config.credentials.databaseUrl) await credentials().ready();
   const webAuth = new WebAuth(config, () => credentials().keys.signing);
-  const deps = { config, client, log, credentials, webAuth };
+  const closers: (() => void)[] = [];
+  const deps = {
+    config,
+    client,
+    log,
+    credentials,
+    webAuth,
+    onClose: (stop: () => void) => closers.push(stop),
+  };
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);
   // Platforms that bring their own HTTP receiver (Slack's Bolt) get their paths; everything else is Hono.
@@ -79,6 +87,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     async close() {
       // Live streams never end on their own, so open connections are cut rather than awaited.
       for (const platform of started) await platform.stop?.().catch(() => {});
+      for (const stop of closers) stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await client.connection.close();

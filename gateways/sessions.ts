@@ -6,9 +6,11 @@
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateStage,
   type Client,
   type Connection,
 } from '@temporalio/client';
+import { z } from 'zod';
 import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
 import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
 import type { Grant } from '../common/grants';
@@ -34,6 +36,24 @@ import {
 } from '../workflows/session/contract';
 import { readGateMemo, type GateMemo } from '../workflows/session/gate-memo';
 import { grantsQuery, revokeUserGrantSignal } from '../workflows/user/contract';
+import {
+  watchViewUpdate,
+  type ViewWatchRequest,
+  type ViewWatchResult,
+} from '../workflows/session/view-watch';
+
+/** What a watch answers, parsed at this edge like every other byte from outside the gateway. */
+const viewWatchResultSchema = z.object({
+  runId: z.string(),
+  version: z.number().int(),
+  reconnect: z.enum(['continuing', 'replaced']).optional(),
+});
+
+/** A session's current run, as the server knows it (no worker needed). */
+export interface SessionRunInfo {
+  runId: string;
+  running: boolean;
+}
 
 /** A gate as its dialogs see it: from the memo (no worker needed) or, for older gates, a query. */
 export type GatePrompt = GateMemo & { id: string };
@@ -188,15 +208,46 @@ export class Sessions {
     await this.within(() => this.handle(workflowId).signal(repostPendingSignal, { userId }));
   }
 
-  /** The session's view (needs a worker). */
-  async state(workflowId: string): Promise<SessionView> {
+  /** The session's view (needs a worker); without a run id, the latest run's. */
+  async state(workflowId: string, runId?: string): Promise<SessionView> {
     return await this.within(
       () =>
         this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-          this.handle(workflowId).query(stateQuery),
+          this.client.workflow.getHandle(workflowId, runId).query(stateQuery),
         ),
       this.deadlineMs ?? QUERY_DEADLINE_MS,
     );
+  }
+
+  /** Answered by the server alone; undefined when no such workflow exists. */
+  async currentRun(workflowId: string): Promise<SessionRunInfo | undefined> {
+    try {
+      const description = await this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        this.handle(workflowId).describe(),
+      );
+      return { runId: description.runId, running: description.status.name === 'RUNNING' };
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Waits until the session's view moves past `request` (see workflows/session/view-watch.ts): as long as it
+   * takes (a worker must take it first), until `signal` aborts.
+   */
+  async watchView(
+    workflowId: string,
+    request: ViewWatchRequest,
+    signal: AbortSignal,
+  ): Promise<ViewWatchResult> {
+    return await this.client.withAbortSignal(signal, async () => {
+      const update = await this.handle(workflowId).startUpdate(watchViewUpdate, {
+        args: [request],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      return viewWatchResultSchema.parse(await update.result());
+    });
   }
 
   /** What became of a click (needs a worker): the gate now, and notices to the clicker since `since`. */

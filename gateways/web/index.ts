@@ -37,6 +37,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
   const auth = deps.webAuth;
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web');
   const live = new LiveViews(sessions, deps.log);
+  deps.onClose(() => live.close());
   app.route(
     '/api',
     webRoutes({

@@ -4,7 +4,7 @@ import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from '../../infra/temporal/cli';
 
 export async function startTestTemporal(
-  options: { dbFilename?: string; port?: number } = {},
+  options: { dbFilename?: string; port?: number; metricsPort?: number } = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
   return await TestWorkflowEnvironment.createLocal({
@@ -13,6 +13,7 @@ export async function startTestTemporal(
       searchAttributes: [...customSearchAttributes],
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
       ...(options.port ? { port: options.port } : {}),
+      ...(options.metricsPort ? { extraArgs: ['--metrics-port', String(options.metricsPort)] } : {}),
       log: { format: 'pretty', level: 'error' },
     },
   });

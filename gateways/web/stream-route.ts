@@ -1,0 +1,128 @@
+/**
+ * `GET /api/sessions/:id/stream`: the page's live view (server-sent events). Each tab subscribes to its
+ * session's feed in this process (live-views.ts), which pushes a view when the workflow says it changed:
+ * an idle session costs the worker nothing, however many tabs are open.
+ *
+ * A session the caller may not see looks exactly like one that has not started (`not-found`), and such a
+ * tab never subscribes, so not one view reaches it.
+ */
+import type { Context, Hono } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
+import type { SessionView } from '../../workflows/session/contract';
+import type { FeedEvent } from './view-feed';
+import type { WebRouteDeps } from './routes';
+
+/** Every tab is a connection and a subscription: a person gets a bounded number at once. */
+const MAX_STREAMS_PER_PERSON = 12;
+/** A comment line now and then keeps proxies from closing a quiet stream. */
+const KEEPALIVE_MS = 25_000;
+
+const PROBLEMS = {
+  'not-found': 'This conversation has not started yet.',
+  unavailable: 'The agent is not answering right now; your messages and clicks are kept.',
+};
+
+type Variables = { Variables: { userId: string } };
+
+export function mountStream(app: Hono<Variables>, deps: WebRouteDeps, forUser: ViewForUser): void {
+  const openStreams = new Map<string, number>();
+  /** The body one person is sent for one view: made once per person per change, however many tabs. */
+  const bodies = new WeakMap<SessionView, Map<string, string>>();
+  const bodyFor = (view: SessionView, userId: string, workflowId: string) => {
+    let perUser = bodies.get(view);
+    if (!perUser) bodies.set(view, (perUser = new Map()));
+    let body = perUser.get(userId);
+    if (body === undefined) perUser.set(userId, (body = JSON.stringify(forUser(view, userId, workflowId))));
+    return body;
+  };
+
+  app.get('/sessions/:id/stream', async (c: Context<Variables>) => {
+    const id = webSessionIdSchema.safeParse(c.req.param('id'));
+    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+    const workflowId = webSessionWorkflowId(id.data);
+    const userId = c.get('userId');
+    // A session that does not exist yet may be watched (the page opens the stream before the first message).
+    let access = await deps.access.check(workflowId, userId);
+    const open = openStreams.get(userId) ?? 0;
+    if (open >= MAX_STREAMS_PER_PERSON)
+      return c.json({ error: `too many live views open (${MAX_STREAMS_PER_PERSON}): close a tab` }, 429);
+    openStreams.set(userId, open + 1);
+    const closed = () => {
+      const left = (openStreams.get(userId) ?? 1) - 1;
+      if (left > 0) openStreams.set(userId, left);
+      else openStreams.delete(userId);
+    };
+    return streamSSE(c, async (stream) => {
+      const inbox = new LatestEvent();
+      stream.onAbort(() => inbox.close());
+      const keepalive = setInterval(() => void stream.write(': keepalive\n\n').catch(() => {}), KEEPALIVE_MS);
+      let leave: (() => void) | undefined;
+      try {
+        if (access === 'denied') inbox.put({ type: 'not-found' });
+        else leave = deps.live.subscribe(workflowId, (event) => inbox.put(event));
+        let lastBody = '';
+        let lastProblem = '';
+        for (let event = await inbox.take(); event; event = await inbox.take()) {
+          if (event.type === 'state' && access !== 'allowed') {
+            access = await deps.access.check(workflowId, userId);
+            if (access === 'denied') {
+              leave?.();
+              leave = undefined;
+              event = { type: 'not-found' };
+            }
+          }
+          if (event.type === 'state') {
+            const body = bodyFor(event.view, userId, workflowId);
+            lastProblem = '';
+            if (body !== lastBody) await stream.writeSSE({ event: 'state', data: (lastBody = body) });
+          } else if (event.type !== lastProblem) {
+            lastProblem = event.type;
+            await writeProblem(stream, event.type);
+          }
+        }
+      } finally {
+        clearInterval(keepalive);
+        leave?.();
+        closed();
+      }
+    });
+  });
+}
+
+export type ViewForUser = (view: SessionView, userId: string, workflowId: string) => unknown;
+
+async function writeProblem(stream: SSEStreamingApi, problem: keyof typeof PROBLEMS): Promise<void> {
+  await stream.writeSSE({ event: problem, data: JSON.stringify({ message: PROBLEMS[problem] }) });
+}
+
+/** Holds only the newest event for a tab: a slow tab skips views it would redraw at once anyway. */
+class LatestEvent {
+  private event: FeedEvent | undefined;
+  private waiting: ((event: FeedEvent | undefined) => void) | undefined;
+  private ended = false;
+
+  put(event: FeedEvent): void {
+    if (this.ended) return;
+    if (this.waiting) {
+      const deliver = this.waiting;
+      this.waiting = undefined;
+      deliver(event);
+    } else this.event = event;
+  }
+
+  /** The next event, or undefined once the tab is gone. */
+  take(): Promise<FeedEvent | undefined> {
+    if (this.ended) return Promise.resolve(undefined);
+    const event = this.event;
+    this.event = undefined;
+    if (event) return Promise.resolve(event);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  close(): void {
+    this.ended = true;
+    this.waiting?.(undefined);
+    this.waiting = undefined;
+  }
+}
