@@ -219,6 +219,7 @@ const envSchema = z.object({
   WORKFLOW_BUNDLE_PATH: optionalText,
   /** Workflows a worker keeps in memory; more are evicted and replayed from history when they wake. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  WORKER_STICKY_TIMEOUT: durationSchema.pipe(z.number().min(100).max(60_000)).default(1_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
@@ -303,6 +304,11 @@ export interface AppConfig {
   workflowBundlePath: string | undefined;
   /** Bounded workflow cache of a worker (unset: the SDK's default, sized from the heap limit). */
   maxCachedWorkflows: number | undefined;
+  /**
+   * How long a session's next workflow task waits for the worker that has it cached before any worker takes
+   * it (replaying its history). Short: a crashed worker's sessions move on quickly; see docs/OPERATIONS.md.
+   */
+  stickyTimeoutMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
 }
@@ -469,6 +475,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     logLevel: e.LOG_LEVEL,
     policy,
   };

@@ -7,6 +7,17 @@
  * the recorded-history replay test showed every existing session history failing to replay with them.
  * Tracing therefore covers clients and activities (see infra/telemetry.ts), and running sessions stay safe.
  */
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
 import type { Tracing } from '../infra/telemetry';
@@ -27,4 +38,49 @@ export function workflowCode(
 
 export async function bundleWorkflows(): Promise<string> {
   return (await bundleWorkflowCode({ workflowsPath })).code;
+}
+
+/**
+ * The workflow bundle for this version of the workflow code, built at most once: a worker that starts again
+ * (after a crash, a deploy of other code, `npm start`) reuses it instead of spending seconds in webpack. The
+ * version is a digest of everything the bundle is made of: the files of workflows/ and common/ (lint keeps
+ * workflow code to those two folders) and the versions of the three packages they may import.
+ */
+export async function cachedWorkflowBundle(
+  cacheDir: string,
+  log: (message: string) => void,
+): Promise<string> {
+  const file = path.join(cacheDir, `workflows-${bundleVersion()}.js`);
+  if (existsSync(file)) return file;
+  const started = Date.now();
+  const code = await bundleWorkflows();
+  mkdirSync(cacheDir, { recursive: true });
+  // Written whole, then renamed: a worker starting at the same moment never reads half a bundle.
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, code);
+  renameSync(partial, file);
+  for (const old of readdirSync(cacheDir))
+    if (old !== path.basename(file) && /^workflows-[0-9a-f]+\.js$/.test(old))
+      rmSync(path.join(cacheDir, old), { force: true });
+  log(`workflow bundle built in ${Date.now() - started} ms and kept for later starts: ${file}`);
+  return file;
+}
+
+function bundleVersion(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(ts|js|mjs|cjs|json)$/.test(name))
+        hash.update(`${path.relative(workflowsPath, full)}\0`).update(readFileSync(full));
+    }
+  };
+  walk(workflowsPath);
+  walk(path.resolve(workflowsPath, '../common'));
+  for (const pkg of ['@temporalio/workflow', '@temporalio/common', 'zod'])
+    hash.update(
+      `${pkg}@${(JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version}\0`,
+    );
+  return hash.digest('hex').slice(0, 16);
 }

@@ -43,7 +43,7 @@ async function portClosed(port: number): Promise<boolean> {
 }
 
 describe('npm start', () => {
-  it('runs everything embedded, stops cleanly on Ctrl-C, and keeps sessions across restarts', async () => {
+  it('runs everything embedded, stops cleanly on Ctrl-C, keeps sessions across restarts and builds the workflow bundle once', async () => {
     const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
     const env = {
       DATA_DIR: tempDir('agent-start-'),
@@ -79,7 +79,10 @@ describe('npm start', () => {
     expect(await portClosed(port)).toBe(true);
     expect(await portClosed(uiPort)).toBe(true);
 
+    // The first start built the workflow bundle and kept it; the second reuses it (no webpack at start).
+    expect(first.output()).toContain('workflow bundle built');
     const second = await startAll(env, port);
+    expect(second.output()).not.toContain('workflow bundle built');
     try {
       expect((await web.decide('persisted', gate.id, 'approve')).status).toBe(202);
       const view = await web.answered('persisted');
