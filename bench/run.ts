@@ -4,7 +4,8 @@
  * runtime's, not a model's). Prints a table, writes bench/results/<time>.json and latest.json, and draws
  * bench/results/latest.png. Never fails on time.
  *
- * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500) size the runs.
+ * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
+ * BENCH_RECOVERY_RUNS (10) size the runs; BENCH_SECTIONS picks some of latency, parked, tabs, recovery (all).
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,7 @@ import { freePort, ManagedProcess } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
 import { drawChart } from './chart';
+import { measureIdleTabs, measureRecovery } from './recovery';
 import { measureDiscordAcks } from './discord-acks';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -32,6 +34,10 @@ const LONG_TURNS = Number(process.env.BENCH_LONG_TURNS ?? 500);
 const QUEUE = 'bench';
 /** The worker's workflow cache in the parked-sessions run (WORKER_MAX_CACHED_WORKFLOWS). */
 const CACHED = Number(process.env.BENCH_CACHED ?? 500);
+const TABS = Number(process.env.BENCH_TABS ?? 200);
+const RECOVERY_RUNS = Number(process.env.BENCH_RECOVERY_RUNS ?? 10);
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
+const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
 
 /** A process's resident memory now and at its peak, from /proc (Linux). */
 function processMemory(pid: number): { rssMiB: number; peakRssMiB: number } {
@@ -72,7 +78,8 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-bench-'));
   const policyFile = path.join(dataDir, 'agent.config.json');
   writeFileSync(policyFile, JSON.stringify({ continueAsNewAfterEvents: 2_000 }));
-  const env = await startTestTemporal();
+  const metricsPort = await freePort();
+  const env = await startTestTemporal({ metricsPort });
   const port = await freePort();
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -83,8 +90,8 @@ async function main(): Promise<void> {
     // Clicks come as a signing-in proxy on loopback would send them (the access check is part of the cost).
     WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
     WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
-    WEB_RATE_MESSAGES: '1000000',
-    WEB_RATE_SESSIONS: '1000000',
+    WEB_RATE_MESSAGES: '100000',
+    WEB_RATE_SESSIONS: '100000',
   });
   const gateway: RunningGateway = await startGateway(config, env.address, createLogger('bench', 'error'));
   const results: Record<string, unknown> = {};
@@ -113,183 +120,234 @@ async function main(): Promise<void> {
       'tool run',
     );
 
-  let worker = await newWorker(env, config);
-  let long: TestSession | undefined;
-  let short: TestSession | undefined;
-  await worker.runUntil(async () => {
-    // 1. Everyday latencies, and click-to-resume through the gateway vs a bare signal to the same workflow.
-    const plain: number[] = [];
-    const viaGateway: number[] = [];
-    const bare: number[] = [];
-    const acks: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const s = new TestSession(env.client, QUEUE);
-      s.pollMs = 5;
-      let start = performance.now();
-      await s.say(`hello ${i}`);
-      await s.idle();
-      plain.push(performance.now() - start);
-      for (const [mode, samples] of [
-        ['gateway', viaGateway],
-        ['bare', bare],
-      ] as const) {
-        const before = (await s.state()).transcript.filter((m) => m.role === 'tool').length;
-        await s.say('run `true`');
-        const [gate] = await s.pendingGate();
-        start = performance.now();
-        if (mode === 'gateway') {
-          const ack = await post({ workflowId: s.workflowId, gateId: gate!.id, choice: 'approve' });
-          acks.push(ack.ms);
-        } else await s.handle.signal(decideSignal, { gateId: gate!.id, choice: 'approve', userId: 'alice' });
-        await ranTools(s, before + 1);
-        samples.push(performance.now() - start);
+  if (want('latency')) {
+    let worker = await newWorker(env, config);
+    let long: TestSession | undefined;
+    let short: TestSession | undefined;
+    await worker.runUntil(async () => {
+      // 1. Everyday latencies, and click-to-resume through the gateway vs a bare signal to the same workflow.
+      const plain: number[] = [];
+      const viaGateway: number[] = [];
+      const bare: number[] = [];
+      const acks: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const s = new TestSession(env.client, QUEUE);
+        s.pollMs = 5;
+        let start = performance.now();
+        await s.say(`hello ${i}`);
+        await s.idle();
+        plain.push(performance.now() - start);
+        for (const [mode, samples] of [
+          ['gateway', viaGateway],
+          ['bare', bare],
+        ] as const) {
+          const before = (await s.state()).transcript.filter((m) => m.role === 'tool').length;
+          await s.say('run `true`');
+          const [gate] = await s.pendingGate();
+          start = performance.now();
+          if (mode === 'gateway') {
+            const ack = await post({ workflowId: s.workflowId, gateId: gate!.id, choice: 'approve' });
+            acks.push(ack.ms);
+          } else
+            await s.handle.signal(decideSignal, { gateId: gate!.id, choice: 'approve', userId: 'alice' });
+          await ranTools(s, before + 1);
+          samples.push(performance.now() - start);
+        }
       }
-    }
-    results.plainMessage = stat(plain);
-    results.clickToResumeGateway = stat(viaGateway);
-    results.clickToResumeBareSignal = stat(bare);
-    results.gatewayOverBareRatio = Number((stat(viaGateway).p50 / stat(bare).p50).toFixed(2));
-    results.ackWorkerUp = stat(acks);
-    note(line('message -> answer', stat(plain)));
-    note(line('click via gateway -> tool ran -> answer', stat(viaGateway)));
-    note(line('bare client signal -> tool ran -> answer', stat(bare)));
-    note(`${'  gateway / bare signal (p50)'.padEnd(52)} ${results.gatewayOverBareRatio}x (target <= 1.25x)`);
-    note(line('gateway acknowledgement of a click, worker up', stat(acks)));
+      results.plainMessage = stat(plain);
+      results.clickToResumeGateway = stat(viaGateway);
+      results.clickToResumeBareSignal = stat(bare);
+      results.gatewayOverBareRatio = Number((stat(viaGateway).p50 / stat(bare).p50).toFixed(2));
+      results.ackWorkerUp = stat(acks);
+      note(line('message -> answer', stat(plain)));
+      note(line('click via gateway -> tool ran -> answer', stat(viaGateway)));
+      note(line('bare client signal -> tool ran -> answer', stat(bare)));
+      note(
+        `${'  gateway / bare signal (p50)'.padEnd(52)} ${results.gatewayOverBareRatio}x (target <= 1.25x)`,
+      );
+      note(line('gateway acknowledgement of a click, worker up', stat(acks)));
 
-    // 2. Long sessions for the restart comparison: 10 turns and LONG_TURNS turns.
-    for (const [turns, assign] of [
-      [10, (s: TestSession) => (short = s)],
-      [LONG_TURNS, (s: TestSession) => (long = s)],
+      // 2. Long sessions for the restart comparison: 10 turns and LONG_TURNS turns.
+      for (const [turns, assign] of [
+        [10, (s: TestSession) => (short = s)],
+        [LONG_TURNS, (s: TestSession) => (long = s)],
+      ] as const) {
+        const s = new TestSession(env.client, QUEUE);
+        s.pollMs = 5;
+        for (let i = 0; i < turns; i++) {
+          await s.say(i % 10 === 0 ? 'what time is it' : `turn ${i}`);
+          await s.waitFor(
+            (v) =>
+              v.status === 'idle' &&
+              v.queued === 0 &&
+              v.transcript.filter((m) => m.role === 'user').length === i + 1 &&
+              v.transcript.at(-1)?.role === 'assistant',
+            `turn ${i}`,
+          );
+        }
+        assign(s);
+      }
+    });
+
+    // 3. Clicks acknowledged while no worker runs at all.
+    const downAcks: number[] = [];
+    const parkedForDown: TestSession[] = [];
+    await (
+      await newWorker(env, config)
+    ).runUntil(async () => {
+      for (let i = 0; i < ROUNDS; i++) {
+        const s = new TestSession(env.client, QUEUE);
+        await s.say('run `true`');
+        await s.pendingGate();
+        parkedForDown.push(s);
+      }
+    });
+    for (const s of parkedForDown) {
+      // The signal is what the gateway waits for; the workflow checks the gate later, when a worker runs.
+      const ack = await post({
+        workflowId: s.workflowId,
+        gateId: 'not-needed-for-timing',
+        choice: 'approve',
+      });
+      if (ack.status === 202) downAcks.push(ack.ms);
+    }
+    results.ackWorkerDown = stat(downAcks);
+    note(line('gateway acknowledgement of a click, NO worker running', stat(downAcks)));
+
+    // 3b. Discord interactions while no worker runs: Discord gives up after 3 s; the target is 1 s at p99.
+    const discord = await measureDiscordAcks(env, ROUNDS);
+    results.discordAckWorkerDown = stat(discord.approve);
+    results.discordEditDialogWorkerDown = stat(discord.editDialog);
+    note(line('Discord click answered, NO worker running', stat(discord.approve)));
+    note(line('Discord Edit & approve… dialog, NO worker running', stat(discord.editDialog)));
+
+    // 4. Resume after a worker restart: a 10-turn vs a LONG_TURNS-turn session (continue-as-new keeps them alike).
+    const resume: Record<string, number> = {};
+    for (const [label, s] of [
+      ['10', short!],
+      [String(LONG_TURNS), long!],
     ] as const) {
-      const s = new TestSession(env.client, QUEUE);
-      s.pollMs = 5;
-      for (let i = 0; i < turns; i++) {
-        await s.say(i % 10 === 0 ? 'what time is it' : `turn ${i}`);
+      worker = await newWorker(env, config);
+      const start = performance.now();
+      await worker.runUntil(async () => {
+        await s.say('after restart');
         await s.waitFor(
           (v) =>
             v.status === 'idle' &&
-            v.queued === 0 &&
-            v.transcript.filter((m) => m.role === 'user').length === i + 1 &&
+            v.transcript.some((m) => m.role === 'user' && m.text === 'after restart') &&
             v.transcript.at(-1)?.role === 'assistant',
-          `turn ${i}`,
+          'answer after restart',
         );
-      }
-      assign(s);
+      });
+      resume[label] = Number((performance.now() - start).toFixed(0));
     }
-  });
-
-  // 3. Clicks acknowledged while no worker runs at all.
-  const downAcks: number[] = [];
-  const parkedForDown: TestSession[] = [];
-  await (
-    await newWorker(env, config)
-  ).runUntil(async () => {
-    for (let i = 0; i < ROUNDS; i++) {
-      const s = new TestSession(env.client, QUEUE);
-      await s.say('run `true`');
-      await s.pendingGate();
-      parkedForDown.push(s);
-    }
-  });
-  for (const s of parkedForDown) {
-    // The signal is what the gateway waits for; the workflow checks the gate later, when a worker runs.
-    const ack = await post({ workflowId: s.workflowId, gateId: 'not-needed-for-timing', choice: 'approve' });
-    if (ack.status === 202) downAcks.push(ack.ms);
+    results.resumeAfterRestartMs = resume;
+    results.resumeLongOverShortRatio = Number((resume[String(LONG_TURNS)]! / resume['10']!).toFixed(2));
+    note(
+      `${`new worker -> answer: 10-turn / ${LONG_TURNS}-turn session`.padEnd(52)} ${resume['10']} ms / ${resume[String(LONG_TURNS)]} ms (${results.resumeLongOverShortRatio}x, target <= 2x)`,
+    );
   }
-  results.ackWorkerDown = stat(downAcks);
-  note(line('gateway acknowledgement of a click, NO worker running', stat(downAcks)));
 
-  // 3b. Discord interactions while no worker runs: Discord gives up after 3 s; the target is 1 s at p99.
-  const discord = await measureDiscordAcks(env, ROUNDS);
-  results.discordAckWorkerDown = stat(discord.approve);
-  results.discordEditDialogWorkerDown = stat(discord.editDialog);
-  note(line('Discord click answered, NO worker running', stat(discord.approve)));
-  note(line('Discord Edit & approve… dialog, NO worker running', stat(discord.editDialog)));
+  // 6. Open web tabs on idle sessions: what they cost the server (queries/s) and this process (worker + gateway).
+  if (want('tabs')) {
+    const tabs = await (
+      await newWorker(env, config)
+    ).runUntil(() =>
+      measureIdleTabs({
+        client: env.client,
+        queue: QUEUE,
+        gatewayUrl: gateway.url,
+        metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+        tabs: TABS,
+        quietSeconds: 10,
+      }),
+    );
+    results.idleTabs = tabs;
+    note(
+      `${`${tabs.tabs} open tabs on idle sessions, 10 s`.padEnd(52)} ${tabs.queriesPerSecond} queries/s (polling: ${(tabs.tabs * 2.5).toFixed(0)}/s), worker + gateway CPU ${tabs.cpuPercent} %`,
+    );
+  }
 
-  // 4. Resume after a worker restart: a 10-turn vs a LONG_TURNS-turn session (continue-as-new keeps them alike).
-  const resume: Record<string, number> = {};
-  for (const [label, s] of [
-    ['10', short!],
-    [String(LONG_TURNS), long!],
-  ] as const) {
-    worker = await newWorker(env, config);
-    const start = performance.now();
-    await worker.runUntil(async () => {
-      await s.say('after restart');
-      await s.waitFor(
-        (v) =>
-          v.status === 'idle' &&
-          v.transcript.some((m) => m.role === 'user' && m.text === 'after restart') &&
-          v.transcript.at(-1)?.role === 'assistant',
-        'answer after restart',
-      );
+  // 7. Recovery after a crash, with real worker processes.
+  if (want('recovery')) {
+    const recovery = await measureRecovery({
+      client: env.client,
+      address: env.address,
+      dataDir,
+      policyFile,
+      runs: RECOVERY_RUNS,
+      stat,
     });
-    resume[label] = Number((performance.now() - start).toFixed(0));
+    results.recovery = recovery;
+    note(`${'workflow bundle built once (then reused)'.padEnd(52)} ${recovery.bundleBuildMs} ms`);
+    for (const sticky of ['sticky 1s', 'sticky 10s'] as const) {
+      note(line(`new worker start -> polling (${sticky})`, recovery[sticky]!.startMs));
+      note(
+        line(`polling -> click made while down took effect (${sticky})`, recovery[sticky]!.clickAfterPollMs),
+      );
+    }
   }
-  results.resumeAfterRestartMs = resume;
-  results.resumeLongOverShortRatio = Number((resume[String(LONG_TURNS)]! / resume['10']!).toFixed(2));
-  note(
-    `${`new worker -> answer: 10-turn / ${LONG_TURNS}-turn session`.padEnd(52)} ${resume['10']} ms / ${resume[String(LONG_TURNS)]} ms (${results.resumeLongOverShortRatio}x, target <= 2x)`,
-  );
 
   // 5. Parked sessions: N sessions each waiting on a gate, served by a real worker process (as `npm run
   // worker` runs it, with a bounded cache of CACHED workflows); its RSS once all are parked, then the time to
   // resolve them all. A fresh worker per N, so the figures compare.
-  const bundlePath = path.join(dataDir, 'workflow-bundle.js');
-  writeFileSync(bundlePath, await bundleWorkflows());
-  const parked: {
-    sessions: number;
-    cachedWorkflows: number;
-    rssMiB: number;
-    peakRssMiB: number;
-    parkSeconds: number;
-    resolveSeconds: number;
-    resumesPerSecond: number;
-  }[] = [];
-  for (const count of PARKED) {
-    const workerProcess = new ManagedProcess('worker', 'workers/main.ts', {
-      DATA_DIR: dataDir,
-      AGENT_CONFIG: policyFile,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: QUEUE,
-      WORKFLOW_BUNDLE_PATH: bundlePath,
-      WORKER_MAX_CACHED_WORKFLOWS: String(CACHED),
-      LOG_LEVEL: 'info',
-    });
-    await workerProcess.start((output) => output.includes('"worker started"'));
-    const sessions = Array.from({ length: count }, () => new TestSession(env.client, QUEUE));
-    const waiting = `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
-    const baseline = (await env.client.workflow.count(waiting)).count;
-    let start = performance.now();
-    await inBatches(sessions, 50, (s) => s.say('run `true`'));
-    await untilCount(env, waiting, baseline + count);
-    const parkSeconds = (performance.now() - start) / 1000;
-    const memory = processMemory(workerProcess.pid!);
-    start = performance.now();
-    await inBatches(sessions, 50, async (s) => {
-      const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
-      for (const gate of gates as { id: string }[])
-        await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
-    });
-    await untilCount(env, waiting, baseline);
-    const resolveSeconds = (performance.now() - start) / 1000;
-    const peak = processMemory(workerProcess.pid!).peakRssMiB;
-    await workerProcess.kill('SIGTERM');
-    const entry = {
-      sessions: count,
-      cachedWorkflows: CACHED,
-      rssMiB: memory.rssMiB,
-      peakRssMiB: peak,
-      parkSeconds: Number(parkSeconds.toFixed(1)),
-      resolveSeconds: Number(resolveSeconds.toFixed(1)),
-      resumesPerSecond: Number((count / resolveSeconds).toFixed(0)),
-    };
-    parked.push(entry);
-    note(
-      `${`${count} parked sessions (cache ${CACHED})`.padEnd(52)} worker RSS ${entry.rssMiB} MiB parked, peak ${peak} MiB; parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
-    );
+  if (want('parked')) {
+    const bundlePath = path.join(dataDir, 'workflow-bundle.js');
+    writeFileSync(bundlePath, await bundleWorkflows());
+    const parked: {
+      sessions: number;
+      cachedWorkflows: number;
+      rssMiB: number;
+      peakRssMiB: number;
+      parkSeconds: number;
+      resolveSeconds: number;
+      resumesPerSecond: number;
+    }[] = [];
+    for (const count of PARKED) {
+      const workerProcess = new ManagedProcess('worker', 'workers/main.ts', {
+        DATA_DIR: dataDir,
+        AGENT_CONFIG: policyFile,
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: QUEUE,
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+        WORKER_MAX_CACHED_WORKFLOWS: String(CACHED),
+        LOG_LEVEL: 'info',
+      });
+      await workerProcess.start((output) => output.includes('"worker started"'));
+      const sessions = Array.from({ length: count }, () => new TestSession(env.client, QUEUE));
+      const waiting = `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
+      const baseline = (await env.client.workflow.count(waiting)).count;
+      let start = performance.now();
+      await inBatches(sessions, 50, (s) => s.say('run `true`'));
+      await untilCount(env, waiting, baseline + count);
+      const parkSeconds = (performance.now() - start) / 1000;
+      const memory = processMemory(workerProcess.pid!);
+      start = performance.now();
+      await inBatches(sessions, 50, async (s) => {
+        const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
+        for (const gate of gates as { id: string }[])
+          await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
+      });
+      await untilCount(env, waiting, baseline);
+      const resolveSeconds = (performance.now() - start) / 1000;
+      const peak = processMemory(workerProcess.pid!).peakRssMiB;
+      await workerProcess.kill('SIGTERM');
+      const entry = {
+        sessions: count,
+        cachedWorkflows: CACHED,
+        rssMiB: memory.rssMiB,
+        peakRssMiB: peak,
+        parkSeconds: Number(parkSeconds.toFixed(1)),
+        resolveSeconds: Number(resolveSeconds.toFixed(1)),
+        resumesPerSecond: Number((count / resolveSeconds).toFixed(0)),
+      };
+      parked.push(entry);
+      note(
+        `${`${count} parked sessions (cache ${CACHED})`.padEnd(52)} worker RSS ${entry.rssMiB} MiB parked, peak ${peak} MiB; parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
+      );
+    }
+    results.parked = parked;
   }
-  results.parked = parked;
 
   await gateway.close();
   await env.teardown();
@@ -306,6 +364,11 @@ async function main(): Promise<void> {
   };
   const json = `${JSON.stringify(report, null, 2)}\n`;
   writeFileSync(path.join(dir, `${report.at.replace(/[:.]/g, '-')}.json`), json);
+  // A partial run (BENCH_SECTIONS) keeps its figures in its own file and leaves the full run's latest.* alone.
+  if (!SECTIONS.has('all')) {
+    process.stdout.write(`wrote bench/results/${report.at.replace(/[:.]/g, '-')}.json (partial run)\n`);
+    return;
+  }
   writeFileSync(path.join(dir, 'latest.json'), json);
   const png = await drawChart(report, path.join(dir, 'latest.png')).catch(
     (error: Error) => `not drawn (${error.message})`,
