@@ -5,7 +5,7 @@
  * bench/results/latest.png. Never fails on time.
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
- * BENCH_RECOVERY_RUNS (10) size the runs; BENCH_SECTIONS picks some of latency, parked, tabs, recovery (all).
+ * BENCH_RECOVERY_RUNS (10) size the runs; BENCH_SECTIONS picks some of latency, floor, parked, tabs, recovery (all).
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,6 +23,7 @@ import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
 import { drawChart } from './chart';
 import { measureIdleTabs, measureRecovery } from './recovery';
+import { measureFloor } from './floor/measure';
 import { measureDiscordAcks } from './discord-acks';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -246,6 +247,22 @@ async function main(): Promise<void> {
     note(
       `${`new worker -> answer: 10-turn / ${LONG_TURNS}-turn session`.padEnd(52)} ${resume['10']} ms / ${resume[String(LONG_TURNS)]} ms (${results.resumeLongOverShortRatio}x, target <= 2x)`,
     );
+  }
+
+  // Against the floor: one session's message -> answer vs a bare workflow's signal -> activity -> answer.
+  if (want('floor')) {
+    const floor = await measureFloor({
+      client: env.client,
+      connection: env.nativeConnection,
+      sessionQueue: QUEUE,
+      rounds: ROUNDS,
+      runSessionWorker: async (fn) => await (await newWorker(env, config)).runUntil(fn),
+    });
+    results.floorMessage = { bare: stat(floor.bare), session: stat(floor.session) };
+    results.floorMessageRatio = Number((stat(floor.session).p50 / stat(floor.bare).p50).toFixed(2));
+    note(line('bare workflow: signal -> activity -> answer (floor)', stat(floor.bare)));
+    note(line('session: message -> answer, same way', stat(floor.session)));
+    note(`${'session over floor, p50'.padEnd(52)} ${results.floorMessageRatio}x (goal <= 1.5x)`);
   }
 
   // 6. Open web tabs on idle sessions: what they cost the server (queries/s) and this process (worker + gateway).

@@ -1,0 +1,24 @@
+/**
+ * The floor the bench compares against: the least a conversation can be on this SDK. It waits for a signal,
+ * runs one activity per message, and answers a query with the last result. No validation, no policy, no
+ * transcript: what a session costs above this is what the runtime adds.
+ */
+import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+
+export const bareMessageSignal = defineSignal<[string]>('bareMessage');
+export const bareAnswerQuery = defineQuery<string | undefined>('bareAnswer');
+
+const { echo } = proxyActivities<{ echo(text: string): Promise<string> }>({
+  startToCloseTimeout: '10 seconds',
+});
+
+export async function bareWorkflow(): Promise<void> {
+  const inbox: string[] = [];
+  let answer: string | undefined;
+  setHandler(bareMessageSignal, (text) => void inbox.push(text));
+  setHandler(bareAnswerQuery, () => answer);
+  for (;;) {
+    await condition(() => inbox.length > 0);
+    answer = await echo(inbox.shift()!);
+  }
+}
