@@ -52,17 +52,6 @@ export class LiveViews {
     this.feeds.get(workflowId)?.feed.nudge();
   }
 
-  /** Feeds open and watches started so far, for the bench and tests. */
-  stats(): { feeds: number; tabs: number; watches: number } {
-    let tabs = 0;
-    let watches = 0;
-    for (const { feed } of this.feeds.values()) {
-      tabs += feed.size;
-      watches += feed.watches;
-    }
-    return { feeds: this.feeds.size, tabs, watches };
-  }
-
   close(): void {
     for (const { feed, idle } of this.feeds.values()) {
       clearTimeout(idle);

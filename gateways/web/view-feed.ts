@@ -55,8 +55,6 @@ export class SessionFeed {
   private nudgeTimer: NodeJS.Timeout | undefined;
   private pollOnly = false;
   private retryWait = FEED_TIMING.retryFirst;
-  /** How many watches this feed has started (the bench and tests read it). */
-  watches = 0;
 
   constructor(
     readonly workflowId: string,
@@ -153,7 +151,6 @@ export class SessionFeed {
       }
       let result: ViewWatchResult;
       try {
-        this.watches++;
         result = await this.temporal.watchView(
           this.workflowId,
           { runId: since.runId, sinceVersion: since.version, watcher: this.watcher },
