@@ -85,6 +85,16 @@ export default tseslint.config(
           ],
         },
       ],
+      // Every cached workflow gets its own instance of these modules: a schema built at module level is built
+      // again per workflow (about 2 KiB a node). Build it once per worker in a sharedSchemas group instead.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='z']:not(:function CallExpression)",
+          message:
+            'A module-level zod schema is built once per cached workflow: define it in a sharedSchemas(...) group (common/shared-schemas.ts).',
+        },
+      ],
     },
   },
   {

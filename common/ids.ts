@@ -1,21 +1,25 @@
 /** Workflow ids built from the conversation's own coordinates, so no lookup table exists anywhere. */
 import { z } from 'zod';
+import { sharedSchemas } from './shared-schemas';
 
-/** A web session id: chosen by the page (a UUID), restricted so it is safe in URLs and workflow ids. */
-export const webSessionIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a session id is 1-64 letters, digits, - or _');
-
-/** A user id as gateways pass it: a platform user id or a web user name. */
-export const userIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9._@:-]{1,128}$/, 'a user id is 1-128 letters, digits or . _ @ : -');
-
+const schemas = sharedSchemas('ids', () => {
+  const providerNamePattern = /^[a-z][a-z0-9-]{0,31}$/;
+  return {
+    /** A web session id: chosen by the page (a UUID), restricted so it is safe in URLs and workflow ids. */
+    webSessionId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a session id is 1-64 letters, digits, - or _'),
+    /** A user id as gateways pass it: a platform user id or a web user name. */
+    userId: z.string().regex(/^[A-Za-z0-9._@:-]{1,128}$/, 'a user id is 1-128 letters, digits or . _ @ : -'),
+    providerNamePattern,
+    providerName: z
+      .string()
+      .regex(providerNamePattern, 'a provider name is 1-32 lower-case letters, digits or -, e.g. "github"'),
+  };
+});
+export const webSessionIdSchema = schemas.webSessionId;
+export const userIdSchema = schemas.userId;
 /** A credential provider's name (policy `providers`, tool `auth`, sign-in links): one pattern everywhere. */
-export const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
-export const providerNameSchema = z
-  .string()
-  .regex(PROVIDER_NAME, 'a provider name is 1-32 lower-case letters, digits or -, e.g. "github"');
+export const PROVIDER_NAME = schemas.providerNamePattern;
+export const providerNameSchema = schemas.providerName;
 
 // Workflow ids: every prefix is spelled here and nowhere else.
 export const webSessionWorkflowId = (sessionId: string): string => `session:web:${sessionId}`;

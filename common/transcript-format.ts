@@ -11,41 +11,44 @@
  * Pure (zod only): the workflow repairs imported transcripts with the same types.
  */
 import { z } from 'zod';
+import { sharedSchemas } from './shared-schemas';
 import type { Message } from '../workflows/session/contract';
 
-const at = z.iso.datetime({ offset: true });
-const id = z.string().min(1).max(128);
+export const transcriptRowSchema = sharedSchemas('transcript-format', () => {
+  const at = z.iso.datetime({ offset: true });
+  const id = z.string().min(1).max(128);
 
-const userRow = z.strictObject({
-  type: z.literal('user'),
-  id,
-  user: z.string().min(1).max(128),
-  text: z.string().max(100_000),
-  at,
+  const userRow = z.strictObject({
+    type: z.literal('user'),
+    id,
+    user: z.string().min(1).max(128),
+    text: z.string().max(100_000),
+    at,
+  });
+  const assistantRow = z.strictObject({
+    type: z.literal('assistant'),
+    id,
+    text: z.string().max(100_000),
+    tool_calls: z
+      .array(z.strictObject({ id, name: z.string().min(1).max(128), arguments: z.unknown() }))
+      .default([]),
+    synthetic: z.boolean().optional(),
+    /** A runtime summary of every message up to this id (sent to the model instead of them). */
+    summary_through: id.optional(),
+    at,
+  });
+  const toolRow = z.strictObject({
+    type: z.literal('tool_result'),
+    id,
+    tool_call_id: id,
+    name: z.string().min(1).max(128),
+    status: z.enum(['ok', 'error', 'denied', 'expired', 'superseded', 'failed', 'cancelled']),
+    content: z.string().max(100_000),
+    synthetic: z.boolean().optional(),
+    at,
+  });
+  return z.discriminatedUnion('type', [userRow, assistantRow, toolRow]);
 });
-const assistantRow = z.strictObject({
-  type: z.literal('assistant'),
-  id,
-  text: z.string().max(100_000),
-  tool_calls: z
-    .array(z.strictObject({ id, name: z.string().min(1).max(128), arguments: z.unknown() }))
-    .default([]),
-  synthetic: z.boolean().optional(),
-  /** A runtime summary of every message up to this id (sent to the model instead of them). */
-  summary_through: id.optional(),
-  at,
-});
-const toolRow = z.strictObject({
-  type: z.literal('tool_result'),
-  id,
-  tool_call_id: id,
-  name: z.string().min(1).max(128),
-  status: z.enum(['ok', 'error', 'denied', 'expired', 'superseded', 'failed', 'cancelled']),
-  content: z.string().max(100_000),
-  synthetic: z.boolean().optional(),
-  at,
-});
-export const transcriptRowSchema = z.discriminatedUnion('type', [userRow, assistantRow, toolRow]);
 export type TranscriptRow = z.infer<typeof transcriptRowSchema>;
 
 export const MAX_IMPORT_ROWS = 5_000;

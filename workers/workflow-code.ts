@@ -25,26 +25,49 @@ import type { Tracing } from '../infra/telemetry';
 // A directory: the bundler finds index.ts (source) or index.js (dist), also under test runners.
 const workflowsPath = path.resolve(__dirname, '../workflows');
 
+/**
+ * Modules evaluated once per worker and shared by every workflow it caches, instead of once per workflow (the SDK
+ * gives each cached workflow its own instance of every other module): zod and the shared schema groups (see
+ * common/shared-schemas.ts for why that is safe), and pure helper modules with no state of their own. The SDK
+ * deep-freezes what these export, and what they import; so none may export a schema or import a module that does
+ * (test/common/shared-schemas.test.ts checks the first, every workflow test the second), and none may keep state.
+ */
+export const sharedWorkflowModules = [
+  '../common/shared-schemas',
+  '../common/errors',
+  '../common/search-attributes',
+  'session/context-window',
+  'session/outbound',
+  'session/patches',
+  'session/repair',
+  'session/transcript',
+  'session/state',
+  'session/settings',
+].map((module) => path.resolve(workflowsPath, module));
+
 /** Worker options for the workflow code: from a prebuilt bundle when given, else bundled at start. */
 export function workflowCode(
   bundlePath?: string,
   tracing?: Pick<Tracing, 'activity' | 'client'>,
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'interceptors'> {
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> {
   return {
-    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
+    ...(bundlePath
+      ? { workflowBundle: { codePath: bundlePath } }
+      : { workflowsPath, bundlerOptions: { preloadModules: sharedWorkflowModules } }),
     ...(tracing ? { interceptors: { activity: tracing.activity, client: tracing.client } } : {}),
   };
 }
 
 export async function bundleWorkflows(): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath })).code;
+  return (await bundleWorkflowCode({ workflowsPath, preloadModules: sharedWorkflowModules })).code;
 }
 
 /**
  * The workflow bundle for this version of the workflow code, built at most once: a worker that starts again
  * (after a crash, a deploy of other code, `npm start`) reuses it instead of spending seconds in webpack. The
  * version is a digest of everything the bundle is made of: the files of workflows/ and common/ (lint keeps
- * workflow code to those two folders) and the versions of the three packages they may import.
+ * workflow code to those two folders), the modules it preloads and the versions of the three packages they may
+ * import.
  */
 export async function cachedWorkflowBundle(
   cacheDir: string,
@@ -78,6 +101,8 @@ function bundleVersion(): string {
   };
   walk(workflowsPath);
   walk(path.resolve(workflowsPath, '../common'));
+  for (const shared of sharedWorkflowModules)
+    hash.update(`preload:${path.relative(workflowsPath, shared)}\0`);
   for (const pkg of ['@temporalio/workflow', '@temporalio/common', 'zod'])
     hash.update(
       `${pkg}@${(JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version}\0`,

@@ -4,51 +4,58 @@
  * as an approval — and checks submissions with these functions.
  */
 import { z } from 'zod';
-
-const optionSchema = z.strictObject({
-  label: z.string().trim().min(1).max(75).describe('What the person picks'),
-  description: z.string().max(200).optional().describe('A short explanation shown under the option'),
-});
-
-export const questionSchema = z
-  .strictObject({
-    label: z
-      .string()
-      .trim()
-      .min(1)
-      .max(40)
-      .describe('A short header, unique within the call, e.g. "Environment"'),
-    prompt: z.string().trim().min(1).max(1_000).describe('The question itself'),
-    options: z.array(optionSchema).max(25).default([]),
-    multi_select: z.boolean().default(false).describe('Allow picking several options'),
-    allow_custom: z.boolean().default(false).describe('Allow a free-text "Other" answer'),
-    required: z.boolean().default(true),
-  })
-  .refine((q) => q.options.length > 0 || q.allow_custom, {
-    message: 'a question needs options, or allow_custom for a free-text answer',
-  })
-  .refine((q) => new Set(q.options.map((o) => o.label)).size === q.options.length, {
-    message: 'option labels must be unique',
-  });
-export type Question = z.infer<typeof questionSchema>;
-
-export const askUserArgsSchema = z
-  .strictObject({
-    questions: z.array(questionSchema).min(1).max(5).describe('One to five questions, asked together'),
-  })
-  .refine((args) => new Set(args.questions.map((q) => q.label)).size === args.questions.length, {
-    message: 'question labels must be unique',
-  });
-export type AskUserArgs = z.infer<typeof askUserArgsSchema>;
+import { sharedSchemas } from '../shared-schemas';
 
 export const MAX_CUSTOM_ANSWER = 2_000;
 
-/** One submitted answer; `question` is the question's label. */
-export const answerSchema = z.strictObject({
-  question: z.string().min(1).max(40),
-  selected: z.array(z.string().max(75)).max(25).default([]),
-  custom: z.string().max(MAX_CUSTOM_ANSWER).optional(),
+const schemas = sharedSchemas('ask-user', () => {
+  const option = z.strictObject({
+    label: z.string().trim().min(1).max(75).describe('What the person picks'),
+    description: z.string().max(200).optional().describe('A short explanation shown under the option'),
+  });
+  const question = z
+    .strictObject({
+      label: z
+        .string()
+        .trim()
+        .min(1)
+        .max(40)
+        .describe('A short header, unique within the call, e.g. "Environment"'),
+      prompt: z.string().trim().min(1).max(1_000).describe('The question itself'),
+      options: z.array(option).max(25).default([]),
+      multi_select: z.boolean().default(false).describe('Allow picking several options'),
+      allow_custom: z.boolean().default(false).describe('Allow a free-text "Other" answer'),
+      required: z.boolean().default(true),
+    })
+    .refine((q) => q.options.length > 0 || q.allow_custom, {
+      message: 'a question needs options, or allow_custom for a free-text answer',
+    })
+    .refine((q) => new Set(q.options.map((o) => o.label)).size === q.options.length, {
+      message: 'option labels must be unique',
+    });
+  return {
+    question,
+    askUserArgs: z
+      .strictObject({
+        questions: z.array(question).min(1).max(5).describe('One to five questions, asked together'),
+      })
+      .refine((args) => new Set(args.questions.map((q) => q.label)).size === args.questions.length, {
+        message: 'question labels must be unique',
+      }),
+    /** One submitted answer; `question` is the question's label. */
+    answer: z.strictObject({
+      question: z.string().min(1).max(40),
+      selected: z.array(z.string().max(75)).max(25).default([]),
+      custom: z.string().max(MAX_CUSTOM_ANSWER).optional(),
+    }),
+  };
 });
+
+export const questionSchema = schemas.question;
+export type Question = z.infer<typeof questionSchema>;
+export const askUserArgsSchema = schemas.askUserArgs;
+export type AskUserArgs = z.infer<typeof askUserArgsSchema>;
+export const answerSchema = schemas.answer;
 export type Answer = z.infer<typeof answerSchema>;
 
 export interface AskUserResult {

@@ -5,6 +5,7 @@
  * trusts. Executors live in activities/tools/.
  */
 import { z } from 'zod';
+import { sharedSchemas } from '../shared-schemas';
 import { providerNameSchema } from '../ids';
 import { askUserArgsSchema } from './ask-user';
 import { missionTools } from './missions';
@@ -36,22 +37,12 @@ function defineTool<const Name extends string, Schema extends ArgsSchema>(
   return definition;
 }
 
-export const shellExecuteTool = defineTool({
-  name: 'shell_execute',
-  description:
-    "Run a shell command (sh -c) in this conversation's own working directory. Returns exit code and output (truncated).",
-  schema: z.strictObject({
+const schemas = sharedSchemas('builtin-tools', () => ({
+  shellExecute: z.strictObject({
     command: z.string().min(1).max(4_000).describe('The command line to run'),
     timeout_seconds: z.number().int().min(1).max(600).optional().describe('Kill the command after this long'),
   }),
-  defaultPolicy: () => 'ask',
-  subject: (args) => args.command,
-});
-
-export const httpRequestTool = defineTool({
-  name: 'http_request',
-  description: 'Make an HTTP request and return status, headers and the (truncated) response body.',
-  schema: z.strictObject({
+  httpRequest: z.strictObject({
     method: z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
     url: z.url({ protocol: /^https?$/ }).describe('An absolute http(s) URL'),
     headers: z.record(z.string(), z.string()).optional(),
@@ -62,6 +53,22 @@ export const httpRequestTool = defineTool({
         'Name of a configured credential provider (e.g. "github"): the user\'s token is sent as the Authorization header. The user is asked to connect it if needed.',
       ),
   }),
+  currentTime: z.strictObject({ timezone: z.string().max(64).optional() }),
+}));
+
+export const shellExecuteTool = defineTool({
+  name: 'shell_execute',
+  description:
+    "Run a shell command (sh -c) in this conversation's own working directory. Returns exit code and output (truncated).",
+  schema: schemas.shellExecute,
+  defaultPolicy: () => 'ask',
+  subject: (args) => args.command,
+});
+
+export const httpRequestTool = defineTool({
+  name: 'http_request',
+  description: 'Make an HTTP request and return status, headers and the (truncated) response body.',
+  schema: schemas.httpRequest,
   defaultPolicy: (args) => (args.method === 'GET' || args.method === 'HEAD' ? 'auto' : 'ask'),
   subject: (args) => `${args.method} ${args.url}`,
   credential: (args) => args.auth,
@@ -70,7 +77,7 @@ export const httpRequestTool = defineTool({
 export const currentTimeTool = defineTool({
   name: 'current_time',
   description: 'The current date and time, optionally in an IANA time zone such as "Europe/Paris".',
-  schema: z.strictObject({ timezone: z.string().max(64).optional() }),
+  schema: schemas.currentTime,
   defaultPolicy: () => 'auto',
   subject: (args) => args.timezone ?? 'UTC',
 });

@@ -4,6 +4,7 @@
  * whose errors come back as tool results the model can act on).
  */
 import { z } from 'zod';
+import { sharedSchemas } from '../shared-schemas';
 import type { Policy, ToolDefinition } from './definitions';
 
 export interface McpToolSpec {
@@ -35,6 +36,9 @@ export function mcpDefaultPolicy(spec: Pick<McpToolSpec, 'readOnly' | 'destructi
   return spec.readOnly && !spec.destructive ? 'auto' : 'ask';
 }
 
+/** An MCP tool's arguments: its server checks them against its own schema, so any object passes here. */
+const mcpArgsSchema = sharedSchemas('mcp-tools', () => ({ args: z.record(z.string(), z.unknown()) })).args;
+
 /** An MCP tool as the policy and the gates see it, with the policy that applies when configuration says nothing. */
 export function mcpToolDefinition(
   spec: Pick<McpToolSpec, 'name' | 'description'>,
@@ -43,7 +47,7 @@ export function mcpToolDefinition(
   return {
     name: spec.name,
     description: spec.description,
-    schema: z.record(z.string(), z.unknown()),
+    schema: mcpArgsSchema,
     defaultPolicy: () => policy,
     subject: (args) => JSON.stringify(args),
   };

@@ -4,41 +4,8 @@
  * `routine_*` are aliases with identical behaviour. Executed by activities/missions.ts.
  */
 import { z } from 'zod';
+import { sharedSchemas } from '../shared-schemas';
 import type { ArgsSchema, ToolDefinition } from './definitions';
-
-const nameSchema = z.string().trim().min(1).max(80).describe('The mission name, unique among your missions');
-const address = {
-  name: nameSchema.optional(),
-  id: z.string().trim().min(1).max(64).optional().describe('Legacy: the mission id; prefer the name'),
-  mission: z.string().trim().min(1).max(80).optional().describe('Same as name'),
-};
-const cadence = z
-  .string()
-  .trim()
-  .min(1)
-  .max(120)
-  .describe(
-    '"manual", "webhook", or a cron expression such as "0 9 * * 1-5" (minute hour day month weekday)',
-  );
-const settings = {
-  goal: z.string().trim().min(1).max(4_000).optional().describe('What each run should find out or do'),
-  cadence: cadence.optional(),
-  timezone: z
-    .string()
-    .max(64)
-    .optional()
-    .describe('IANA time zone for the cron expression, e.g. "Europe/Paris"'),
-  notify: z
-    .string()
-    .max(300)
-    .optional()
-    .describe('Where results go: "here" (this conversation, the default) or "none"'),
-  notify_mode: z
-    .enum(['always', 'notable'])
-    .optional()
-    .describe('"notable": only tell when a run found something worth telling'),
-  shared: z.boolean().optional().describe('Let everyone see and change it'),
-};
 
 const oneString = (value: unknown): value is [string] =>
   Array.isArray(value) && value.length === 1 && typeof value[0] === 'string';
@@ -57,35 +24,77 @@ const positional = (value: unknown) => {
   return value;
 };
 
-export const missionCreateSchema = z.strictObject({
-  name: nameSchema,
-  goal: z.string().trim().min(1).max(4_000).describe('What each run should find out or do'),
-  cadence,
-  timezone: settings.timezone,
-  notify: settings.notify,
-  notify_mode: settings.notify_mode,
-  shared: settings.shared,
+const schemas = sharedSchemas('mission-tools', () => {
+  const name = z.string().trim().min(1).max(80).describe('The mission name, unique among your missions');
+  const address = {
+    name: name.optional(),
+    id: z.string().trim().min(1).max(64).optional().describe('Legacy: the mission id; prefer the name'),
+    mission: z.string().trim().min(1).max(80).optional().describe('Same as name'),
+  };
+  const cadence = z
+    .string()
+    .trim()
+    .min(1)
+    .max(120)
+    .describe(
+      '"manual", "webhook", or a cron expression such as "0 9 * * 1-5" (minute hour day month weekday)',
+    );
+  const settings = {
+    goal: z.string().trim().min(1).max(4_000).optional().describe('What each run should find out or do'),
+    cadence: cadence.optional(),
+    timezone: z
+      .string()
+      .max(64)
+      .optional()
+      .describe('IANA time zone for the cron expression, e.g. "Europe/Paris"'),
+    notify: z
+      .string()
+      .max(300)
+      .optional()
+      .describe('Where results go: "here" (this conversation, the default) or "none"'),
+    notify_mode: z
+      .enum(['always', 'notable'])
+      .optional()
+      .describe('"notable": only tell when a run found something worth telling'),
+    shared: z.boolean().optional().describe('Let everyone see and change it'),
+  };
+
+  const create = z.strictObject({
+    name,
+    goal: z.string().trim().min(1).max(4_000).describe('What each run should find out or do'),
+    cadence,
+    timezone: settings.timezone,
+    notify: settings.notify,
+    notify_mode: settings.notify_mode,
+    shared: settings.shared,
+  });
+  const addressed = z.preprocess(positional, z.strictObject(address));
+  const fire = z.preprocess(
+    positional,
+    z.strictObject({
+      ...address,
+      context: z.string().max(4_000).optional().describe('Extra input for this run'),
+    }),
+  );
+  const reason = z.preprocess(
+    positional,
+    z.strictObject({ ...address, reason: z.string().max(500).optional() }),
+  );
+  const update = z.preprocess(
+    positional,
+    z.strictObject({
+      ...address,
+      new_name: name.optional().describe('Rename the mission to this'),
+      ...settings,
+    }),
+  );
+  return { create, addressed, fire, reason, update, none: z.strictObject({}) };
 });
-export const missionAddressSchema = z.preprocess(positional, z.strictObject(address));
-export const missionFireSchema = z.preprocess(
-  positional,
-  z.strictObject({
-    ...address,
-    context: z.string().max(4_000).optional().describe('Extra input for this run'),
-  }),
-);
-export const missionReasonSchema = z.preprocess(
-  positional,
-  z.strictObject({ ...address, reason: z.string().max(500).optional() }),
-);
-export const missionUpdateSchema = z.preprocess(
-  positional,
-  z.strictObject({
-    ...address,
-    new_name: nameSchema.optional().describe('Rename the mission to this'),
-    ...settings,
-  }),
-);
+export const missionCreateSchema = schemas.create;
+export const missionAddressSchema = schemas.addressed;
+export const missionFireSchema = schemas.fire;
+export const missionReasonSchema = schemas.reason;
+export const missionUpdateSchema = schemas.update;
 
 type Op = 'create' | 'list' | 'get' | 'fire' | 'pause' | 'resume' | 'complete' | 'update';
 
@@ -96,7 +105,7 @@ const SPECS: Record<Op, { schema: ArgsSchema; description: string }> = {
       'Create a mission: a goal the agent pursues on a schedule (cron with time zone), on request ("manual") or on webhook calls; results are posted here.',
   },
   list: {
-    schema: z.strictObject({}),
+    schema: schemas.none,
     description: 'List your missions (and shared ones) with status and cadence.',
   },
   get: {

@@ -9,89 +9,118 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
 import { providerNameSchema } from '../../common/ids';
+import { sharedSchemas } from '../../common/shared-schemas';
 import { grantScopeSchema, type Grant } from '../../common/grants';
 import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { SessionStatus } from '../../common/search-attributes';
 
-const userId = z.string().min(1).max(128);
+/** The payload schemas, built once per worker (common/shared-schemas.ts). */
+const schemas = sharedSchemas('session-contract', () => {
+  const userId = z.string().min(1).max(128);
 
-export const userMessageSchema = z.strictObject({
-  messageId: z.string().min(1).max(128),
-  userId,
-  text: z.string().min(1).max(20_000),
-  /** The platform's reference of the message (Slack `ts`), for the "working" sign. */
-  ref: z.string().max(100).optional(),
-});
-export type UserMessage = z.infer<typeof userMessageSchema>;
+  const userMessage = z.strictObject({
+    messageId: z.string().min(1).max(128),
+    userId,
+    text: z.string().min(1).max(20_000),
+    /** The platform's reference of the message (Slack `ts`), for the "working" sign. */
+    ref: z.string().max(100).optional(),
+  });
 
-export const decisionChoiceSchema = z.enum(['approve', 'deny', 'always', 'edit']);
+  const decisionChoice = z.enum(['approve', 'deny', 'always', 'edit']);
 
-export const decisionSchema = z.strictObject({
-  gateId: z.string().min(1).max(64),
-  choice: decisionChoiceSchema,
-  userId,
-  /** Deny: told to the model. */
-  reason: z.string().max(2_000).optional(),
-  /** Edit & approve: the corrected arguments, validated against the tool's schema by the workflow. */
-  args: z.record(z.string(), z.unknown()).optional(),
-  /** Always allow: in this conversation (`session`) or everywhere for this user (`user`). */
-  scope: grantScopeSchema.optional(),
+  const decision = z.strictObject({
+    gateId: z.string().min(1).max(64),
+    choice: decisionChoice,
+    userId,
+    /** Deny: told to the model. */
+    reason: z.string().max(2_000).optional(),
+    /** Edit & approve: the corrected arguments, validated against the tool's schema by the workflow. */
+    args: z.record(z.string(), z.unknown()).optional(),
+    /** Always allow: in this conversation (`session`) or everywhere for this user (`user`). */
+    scope: grantScopeSchema.optional(),
+    /**
+     * Set by `agentctl resolve`: an operator (anyone with access to the Temporal namespace) decides in place of
+     * the requester; `userId` is then the operator's name, recorded as "operator:<name>".
+     */
+    operator: z.literal(true).optional(),
+    /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
+    pattern: z.string().min(1).max(500).optional(),
+  });
+
+  /** What a button carries: the address of its workflow and gate, and the choice. Nothing secret. */
+  const gateButtonValue = z.strictObject({
+    workflowId: z.string().min(1).max(300),
+    gateId: z.string().min(1).max(64),
+    choice: decisionChoice,
+  });
+
+  /** A submitted form: answers to a question gate, validated against its questions by the workflow. */
+  const answerSubmission = z.strictObject({
+    gateId: z.string().min(1).max(64),
+    userId,
+    answers: z.array(answerSchema).max(5),
+  });
+
   /**
-   * Set by `agentctl resolve`: an operator (anyone with access to the Temporal namespace) decides in place of
-   * the requester; `userId` is then the operator's name, recorded as "operator:<name>".
+   * One question answered at a time (a Discord select menu fires per question). The workflow keeps the
+   * person's drafts on the gate and submits them as one answer once every question has one, or on `submit`.
    */
-  operator: z.literal(true).optional(),
-  /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
-  pattern: z.string().min(1).max(500).optional(),
+  const answerDraft = z.strictObject({
+    gateId: z.string().min(1).max(64),
+    userId,
+    answers: z.array(answerSchema).max(5).default([]),
+    /** Typed answers by question index: a number, an option's label, or free text where allowed. */
+    texts: z
+      .array(
+        z.strictObject({ index: z.number().int().min(0).max(4), text: z.string().trim().min(1).max(2_000) }),
+      )
+      .max(5)
+      .default([]),
+    /** Options picked in a question's menu, by question index. */
+    picks: z
+      .array(
+        z.strictObject({
+          index: z.number().int().min(0).max(4),
+          selected: z.array(z.string().max(100)).max(25),
+        }),
+      )
+      .max(5)
+      .default([]),
+    submit: z.boolean().default(false),
+  });
+
+  const revokeGrant = z.strictObject({ grantId: z.string().min(1).max(64), userId });
+
+  /** "pending": who asks for the open gates again. */
+  const repostPending = z.strictObject({ userId });
+
+  /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
+  const credentialProvided = z.strictObject({ provider: providerNameSchema, userId });
+  return {
+    userMessage,
+    decisionChoice,
+    decision,
+    gateButtonValue,
+    answerSubmission,
+    answerDraft,
+    revokeGrant,
+    repostPending,
+    credentialProvided,
+  };
 });
+
+export const userMessageSchema = schemas.userMessage;
+export type UserMessage = z.infer<typeof userMessageSchema>;
+export const decisionChoiceSchema = schemas.decisionChoice;
+export const decisionSchema = schemas.decision;
 export type Decision = z.infer<typeof decisionSchema>;
-
-/** What a button carries: the address of its workflow and gate, and the choice. Nothing secret. */
-export const gateButtonValueSchema = z.strictObject({
-  workflowId: z.string().min(1).max(300),
-  gateId: z.string().min(1).max(64),
-  choice: decisionChoiceSchema,
-});
+export const gateButtonValueSchema = schemas.gateButtonValue;
 export type GateButtonValue = z.infer<typeof gateButtonValueSchema>;
-
-/** A submitted form: answers to a question gate, validated against its questions by the workflow. */
-export const answerSubmissionSchema = z.strictObject({
-  gateId: z.string().min(1).max(64),
-  userId,
-  answers: z.array(answerSchema).max(5),
-});
+export const answerSubmissionSchema = schemas.answerSubmission;
 export type AnswerSubmission = z.infer<typeof answerSubmissionSchema>;
-
-/**
- * One question answered at a time (a Discord select menu fires per question). The workflow keeps the
- * person's drafts on the gate and submits them as one answer once every question has one, or on `submit`.
- */
-export const answerDraftSchema = z.strictObject({
-  gateId: z.string().min(1).max(64),
-  userId,
-  answers: z.array(answerSchema).max(5).default([]),
-  /** Typed answers by question index: a number, an option's label, or free text where allowed. */
-  texts: z
-    .array(
-      z.strictObject({ index: z.number().int().min(0).max(4), text: z.string().trim().min(1).max(2_000) }),
-    )
-    .max(5)
-    .default([]),
-  /** Options picked in a question's menu, by question index. */
-  picks: z
-    .array(
-      z.strictObject({
-        index: z.number().int().min(0).max(4),
-        selected: z.array(z.string().max(100)).max(25),
-      }),
-    )
-    .max(5)
-    .default([]),
-  submit: z.boolean().default(false),
-});
+export const answerDraftSchema = schemas.answerDraft;
 export type AnswerDraft = z.input<typeof answerDraftSchema>;
-
-export const revokeGrantSchema = z.strictObject({ grantId: z.string().min(1).max(64), userId });
+export const revokeGrantSchema = schemas.revokeGrant;
 export type RevokeGrant = z.infer<typeof revokeGrantSchema>;
 
 export interface ToolCall {
@@ -273,7 +302,7 @@ export const decideSignal = defineSignal<[Decision]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
 export const answerSignal = defineSignal<[AnswerSubmission]>('answer');
 
-export const repostPendingSchema = z.strictObject({ userId });
+export const repostPendingSchema = schemas.repostPending;
 /** "pending": post the open gates again with fresh buttons (the old ones keep working). */
 export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSchema>]>('repostPending');
 export const stateQuery = defineQuery<SessionView>('state');
@@ -298,10 +327,7 @@ export interface MissionEvent {
 export const missionEventSignal = defineSignal<[MissionEvent]>('missionEvent');
 
 /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
-export const credentialProvidedSchema = z.strictObject({
-  provider: providerNameSchema,
-  userId,
-});
+export const credentialProvidedSchema = schemas.credentialProvided;
 export type CredentialProvided = z.infer<typeof credentialProvidedSchema>;
 export const credentialProvidedSignal = defineSignal<[CredentialProvided]>('credentialProvided');
 

@@ -3,6 +3,7 @@
  * `describe()` with no worker running, so Edit & approve… and Answer… open during a deploy too. Pure.
  */
 import { z } from 'zod';
+import { sharedSchemas } from '../../common/shared-schemas';
 import { questionSchema } from '../../common/tools/ask-user';
 import type { Gate } from './contract';
 
@@ -12,16 +13,18 @@ export const MAX_MEMO_ARGS_CHARS = 4_000;
 /** Only the newest open gates are kept, so the memo stays small whatever a turn opens. */
 const MAX_MEMO_GATES = 10;
 
-export const gateMemoSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('approval'),
-    toolName: z.string(),
-    /** Absent when the arguments are too large to edit in a dialog; `argsChars` says how large. */
-    args: z.record(z.string(), z.unknown()).optional(),
-    argsChars: z.number().int(),
-  }),
-  z.object({ kind: z.literal('question'), questions: z.array(questionSchema).min(1).max(5) }),
-]);
+export const gateMemoSchema = sharedSchemas('gate-memo', () => ({
+  memo: z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('approval'),
+      toolName: z.string(),
+      /** Absent when the arguments are too large to edit in a dialog; `argsChars` says how large. */
+      args: z.record(z.string(), z.unknown()).optional(),
+      argsChars: z.number().int(),
+    }),
+    z.object({ kind: z.literal('question'), questions: z.array(questionSchema).min(1).max(5) }),
+  ]),
+})).memo;
 export type GateMemo = z.infer<typeof gateMemoSchema>;
 
 export function gateMemos(gates: readonly Gate[]): Record<string, GateMemo> {
