@@ -5,26 +5,30 @@
  * bench/results/latest.png. Never fails on time.
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
- * BENCH_RECOVERY_RUNS (10) size the runs; BENCH_SECTIONS picks some of latency, floor, parked, tabs, recovery (all).
+ * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
+ * floor, memory, parked, tabs, recovery (all).
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { loadConfig, type AppConfig } from '../infra/config';
 import { createLogger } from '../infra/log';
 import { startGateway, type RunningGateway } from '../gateways/serve';
 import { bundleWorkflows, workflowCode } from '../workers/workflow-code';
 import { decideSignal } from '../workflows/session/contract';
-import { freePort, ManagedProcess } from '../test/helpers/processes';
+import { freePort } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
 import { drawChart } from './chart';
 import { measureIdleTabs, measureRecovery } from './recovery';
 import { measureFloor } from './floor/measure';
+import { measureMemory } from './floor/memory';
+import { measureParked } from './floor/parked';
 import { measureDiscordAcks } from './discord-acks';
+import { activityHeartbeats } from '../activities/heartbeat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PARKED = (process.env.BENCH_PARKED ?? '1000,10000')
@@ -37,15 +41,9 @@ const QUEUE = 'bench';
 const CACHED = Number(process.env.BENCH_CACHED ?? 500);
 const TABS = Number(process.env.BENCH_TABS ?? 200);
 const RECOVERY_RUNS = Number(process.env.BENCH_RECOVERY_RUNS ?? 10);
+const MEMORY_WORKFLOWS = Number(process.env.BENCH_MEMORY_WORKFLOWS ?? 200);
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
 const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
-
-/** A process's resident memory now and at its peak, from /proc (Linux). */
-function processMemory(pid: number): { rssMiB: number; peakRssMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return { rssMiB: Math.round(kib('VmRSS') / 1024), peakRssMiB: Math.round(kib('VmHWM') / 1024) };
-}
 
 export interface Stat {
   n: number;
@@ -69,6 +67,7 @@ function newWorker(env: Awaited<ReturnType<typeof startTestTemporal>>, config: A
     connection: env.nativeConnection,
     taskQueue: QUEUE,
     ...workflowCode(),
+    ...activityHeartbeats,
     activities: createActivities({ config, client: env.client }),
     // A bounded cache: parked sessions are evicted and replayed on demand, so memory stays flat.
     maxCachedWorkflows: 500,
@@ -265,6 +264,20 @@ async function main(): Promise<void> {
     note(`${'session over floor, p50'.padEnd(52)} ${results.floorMessageRatio}x (goal <= 1.5x)`);
   }
 
+  // Memory per cached workflow against the floor, each kind in a process of its own (#20 goal 1).
+  if (want('memory')) {
+    const memory = await measureMemory(env.address, path.join(dataDir, 'memory-bundles'), MEMORY_WORKFLOWS);
+    results.memory = memory;
+    const kib = (f: { heapKiB: number; rssKiB: number }) => `heap ${f.heapKiB} KiB, resident ${f.rssKiB} KiB`;
+    note(`${'bare workflow, per cached workflow (floor)'.padEnd(52)} ${kib(memory.bare)}`);
+    note(`${'session, per cached session'.padEnd(52)} ${kib(memory.session)} (goal <= 1024 KiB)`);
+    note(`${'session with nothing shared (before)'.padEnd(52)} ${kib(memory.sessionUnshared)}`);
+    note(
+      `${'session over floor'.padEnd(52)} heap ${memory.heapRatio}x, resident ${memory.rssRatio}x (goal <= 2.5x)`,
+    );
+    for (const m of memory.modules) note(`${`  module: ${m.label}`.padEnd(52)} +${m.heapKiB} KiB heap`);
+  }
+
   // 6. Open web tabs on idle sessions: what they cost the server (queries/s) and this process (worker + gateway).
   if (want('tabs')) {
     const tabs = await (
@@ -305,65 +318,45 @@ async function main(): Promise<void> {
     }
   }
 
-  // 5. Parked sessions: N sessions each waiting on a gate, served by a real worker process (as `npm run
-  // worker` runs it, with a bounded cache of CACHED workflows); its RSS once all are parked, then the time to
-  // resolve them all. A fresh worker per N, so the figures compare.
+  // Parked sessions against parked bare workflows (#20 goal 2): each kind in a real worker process with the same
+  // bounded cache; its RSS once all are parked, then the rate the bench resolves them at, and who was busy.
   if (want('parked')) {
     const bundlePath = path.join(dataDir, 'workflow-bundle.js');
     writeFileSync(bundlePath, await bundleWorkflows());
-    const parked: {
-      sessions: number;
-      cachedWorkflows: number;
-      rssMiB: number;
-      peakRssMiB: number;
-      parkSeconds: number;
-      resolveSeconds: number;
-      resumesPerSecond: number;
-    }[] = [];
-    for (const count of PARKED) {
-      const workerProcess = new ManagedProcess('worker', 'workers/main.ts', {
-        DATA_DIR: dataDir,
-        AGENT_CONFIG: policyFile,
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_TASK_QUEUE: QUEUE,
-        WORKFLOW_BUNDLE_PATH: bundlePath,
-        WORKER_MAX_CACHED_WORKFLOWS: String(CACHED),
-        LOG_LEVEL: 'info',
-      });
-      await workerProcess.start((output) => output.includes('"worker started"'));
-      const sessions = Array.from({ length: count }, () => new TestSession(env.client, QUEUE));
-      const waiting = `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
-      const baseline = (await env.client.workflow.count(waiting)).count;
-      let start = performance.now();
-      await inBatches(sessions, 50, (s) => s.say('run `true`'));
-      await untilCount(env, waiting, baseline + count);
-      const parkSeconds = (performance.now() - start) / 1000;
-      const memory = processMemory(workerProcess.pid!);
-      start = performance.now();
-      await inBatches(sessions, 50, async (s) => {
-        const gates = await s.handle.query('pendingGates' as never).catch(() => [] as { id: string }[]);
-        for (const gate of gates as { id: string }[])
-          await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
-      });
-      await untilCount(env, waiting, baseline);
-      const resolveSeconds = (performance.now() - start) / 1000;
-      const peak = processMemory(workerProcess.pid!).peakRssMiB;
-      await workerProcess.kill('SIGTERM');
-      const entry = {
-        sessions: count,
-        cachedWorkflows: CACHED,
-        rssMiB: memory.rssMiB,
-        peakRssMiB: peak,
-        parkSeconds: Number(parkSeconds.toFixed(1)),
-        resolveSeconds: Number(resolveSeconds.toFixed(1)),
-        resumesPerSecond: Number((count / resolveSeconds).toFixed(0)),
-      };
-      parked.push(entry);
-      note(
-        `${`${count} parked sessions (cache ${CACHED})`.padEnd(52)} worker RSS ${entry.rssMiB} MiB parked, peak ${peak} MiB; parked in ${entry.parkSeconds} s, all resolved in ${entry.resolveSeconds} s (${entry.resumesPerSecond} resumes/s)`,
-      );
-    }
+    const bareBundlePath = path.join(dataDir, 'bare-bundle.js');
+    writeFileSync(
+      bareBundlePath,
+      (await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/bare-workflow') })).code,
+    );
+    const parked = await measureParked({
+      client: env.client,
+      address: env.address,
+      counts: PARKED,
+      cached: CACHED,
+      session: {
+        queue: QUEUE,
+        env: {
+          DATA_DIR: dataDir,
+          AGENT_CONFIG: policyFile,
+          TEMPORAL_TASK_QUEUE: QUEUE,
+          WORKFLOW_BUNDLE_PATH: bundlePath,
+        },
+      },
+      bare: { bundlePath: bareBundlePath },
+    });
     results.parked = parked;
+    for (const run of parked)
+      note(
+        `${`${run.parked} parked, ${run.kind} (cache ${CACHED})`.padEnd(52)} worker RSS ${run.rssMiB} MiB parked, peak ${run.peakRssMiB} MiB; parked in ${run.parkSeconds} s; resolved at ${run.resumesPerSecond}/s (CPU: worker ${run.cpuPercent.worker} %, server ${run.cpuPercent.server} %, bench ${run.cpuPercent.bench} %)`,
+      );
+    results.parkedResumeRatio = Object.fromEntries(
+      PARKED.map((count) => {
+        const of = (kind: string) => parked.find((r) => r.parked === count && r.kind === kind)!;
+        return [count, Number((of('session').resumesPerSecond / of('bare').resumesPerSecond).toFixed(2))];
+      }),
+    );
+    for (const [count, ratio] of Object.entries(results.parkedResumeRatio as Record<string, number>))
+      note(`${`${count} parked: session resumes over floor`.padEnd(52)} ${ratio}x (goal >= 0.9x)`);
   }
 
   await gateway.close();
@@ -391,22 +384,6 @@ async function main(): Promise<void> {
     (error: Error) => `not drawn (${error.message})`,
   );
   process.stdout.write(`wrote bench/results/latest.json and ${png}\n`);
-}
-
-async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
-}
-
-async function untilCount(
-  env: Awaited<ReturnType<typeof startTestTemporal>>,
-  query: string,
-  target: number,
-): Promise<void> {
-  for (;;) {
-    const { count } = await env.client.workflow.count(query);
-    if (count === target) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 main().catch((error: unknown) => {

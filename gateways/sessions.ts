@@ -22,6 +22,7 @@ import {
   gateFeedbackQuery,
   pendingGatesQuery,
   repostPendingSignal,
+  stopSignal,
   revokeGrantSignal,
   stateQuery,
   userMessageSignal,
@@ -198,6 +199,11 @@ export class Sessions {
 
   async answer(workflowId: string, submission: AnswerSubmission): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(answerSignal, submission));
+  }
+
+  /** Stop the running turn (the workflow checks who may, and tells anyone else). */
+  async stop(workflowId: string, userId: string): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(stopSignal, { userId }));
   }
 
   async answerDraft(workflowId: string, draft: AnswerDraft): Promise<void> {

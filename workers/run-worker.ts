@@ -14,6 +14,7 @@ import { dataConverterFor } from '../infra/temporal/codec';
 import { startTracing } from '../infra/telemetry';
 import path from 'node:path';
 import { cachedWorkflowBundle, workflowCode } from './workflow-code';
+import { activityHeartbeats } from '../activities/heartbeat';
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
@@ -24,13 +25,20 @@ export interface RunningWorker {
 export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
   const dataConverter = dataConverterFor(config.codec.payloadKey);
   const tracing = startTracing(config.tracing, 'worker');
-  const client = await connectClient(
-    address,
-    config.temporal.namespace,
-    dataConverter,
-    config.temporal,
-    tracing?.client,
-  );
+  // What a start waits for, done at once rather than one after another (a restarted worker polls sooner):
+  // the two connections, the sandbox probe and the workflow bundle (built once per version of the workflow
+  // code and reused by every later start).
+  const sandboxProbe = probeSandbox(config.policy.sandbox);
+  const bundle = config.workflowBundlePath
+    ? Promise.resolve(config.workflowBundlePath)
+    : cachedWorkflowBundle(path.join(config.dataDir, 'workflow-bundles'), (message) => log.info(message));
+  // Awaited below; a failure of either surfaces there, not as an unhandled rejection meanwhile.
+  sandboxProbe.catch(() => {});
+  bundle.catch(() => {});
+  const [client, connection] = await Promise.all([
+    connectClient(address, config.temporal.namespace, dataConverter, config.temporal, tracing?.client),
+    connectWorker(address, config.temporal),
+  ]);
   try {
     await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
       log.info(m),
@@ -43,23 +51,17 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
       },
     );
   }
-  const connection = await connectWorker(address, config.temporal);
   let credentials: CredentialService | undefined;
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
   // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.
   if (config.credentials.databaseUrl) await openCredentials().ready();
   const mcp = new McpPool(config.policy.mcpServers, openCredentials);
-  const sandbox = await probeSandbox(config.policy.sandbox);
+  const sandbox = await sandboxProbe;
   if (sandbox.kind === 'off')
     log.warn('"sandbox": "off" in the policy file: shell_execute commands run unsandboxed, as the worker');
   if (sandbox.kind === 'unavailable')
     log.warn(`shell_execute will refuse every command: ${sandbox.reason}; ${SANDBOX_FIX}`);
-  // Built once per version of the workflow code and reused by every later start (seconds saved per start).
-  const bundlePath =
-    config.workflowBundlePath ??
-    (await cachedWorkflowBundle(path.join(config.dataDir, 'workflow-bundles'), (message) =>
-      log.info(message),
-    ));
+  const bundlePath = await bundle;
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -75,6 +77,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     ...workflowCode(bundlePath, tracing),
     ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
     stickyQueueScheduleToStartTimeout: config.stickyTimeoutMs,
+    ...activityHeartbeats,
     // Workers shut down within this window; in-flight activities are then cancelled: read-only tool runs and
     // model calls are retried elsewhere, a tool run with side effects is reported as interrupted.
     shutdownGraceTime: '5s',

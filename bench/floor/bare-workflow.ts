@@ -22,3 +22,16 @@ export async function bareWorkflow(): Promise<void> {
     answer = await echo(inbox.shift()!);
   }
 }
+
+/**
+ * The floor for parked sessions: waits for one signal, runs one activity, and ends (a parked session likewise
+ * waits on a click, runs the tool and the model, and goes idle). Its `bareAnswer` query is what the bench asks
+ * before signalling, as it asks a session for its open gates.
+ */
+export async function bareParkedWorkflow(): Promise<void> {
+  const state: { message?: string; answer?: string } = {};
+  setHandler(bareMessageSignal, (text) => void (state.message = text));
+  setHandler(bareAnswerQuery, () => state.answer);
+  await condition(() => state.message !== undefined);
+  state.answer = await echo(state.message!);
+}

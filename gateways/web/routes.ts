@@ -310,6 +310,14 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     );
   });
 
+  /** The Stop button: stops the turn running in this conversation (its requester or an approver may). */
+  app.post('/sessions/:id/stop', async (c) => {
+    const id = sessionParam(c);
+    if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+    const workflowId = webSessionWorkflowId(id.data);
+    return await acceptSignal(c, 'stop', () => sessions.stop(workflowId, c.get('userId')), { workflowId });
+  });
+
   app.post('/answers', async (c) => {
     const body = await parseBody(c, answersBodySchema);
     if (!body.ok) return c.json({ error: body.error }, 400);

@@ -64,6 +64,8 @@ async function setUser(name: string): Promise<void> {
   await page.context().setExtraHTTPHeaders({ 'x-forwarded-user': name });
   await page.reload();
   await expect.poll(() => page.getByTestId('signed-in-as').textContent()).toBe(`Signed in as @${name}`);
+  // Nothing else beside it (once, a missing Sign out button showed as the word "null").
+  expect(await page.locator('#who').textContent()).toBe(`Signed in as @${name}`);
 }
 
 async function send(text: string): Promise<void> {
@@ -171,6 +173,20 @@ describe('web chat in a browser', () => {
     await expect
       .poll(() => page.getByTestId('tool-call').last().getByTestId('result-status').textContent())
       .toBe('ok');
+  });
+
+  it('stops the running turn with the Stop button, which shows only while a turn runs', async () => {
+    expect(await page.getByTestId('stop').isVisible()).toBe(false);
+    await send('run `echo never-stopped`');
+    await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    await page.getByTestId('stop').click();
+    await expect.poll(() => lastCall().getByTestId('result-status').textContent()).toBe('cancelled');
+    await expect
+      .poll(() => page.getByTestId('assistant-message').last().textContent())
+      .toContain('Stopped by @alice');
+    await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('idle');
+    await expect.poll(() => page.getByTestId('stop').isVisible()).toBe(false);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'stopped-turn.png') });
   });
 
   it('decides the only open approval from a typed "approve"', async () => {

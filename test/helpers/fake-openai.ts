@@ -45,6 +45,8 @@ export class FakeOpenAi {
   readonly refusals: { index: number; message: string; param: string }[] = [];
   /** Requests refused as longer than `contextTokens`, by index. */
   readonly contextRefusals: number[] = [];
+  /** Requests whose caller went away before an answer (an aborted call), by index. */
+  readonly closedUnanswered: number[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -68,6 +70,9 @@ export class FakeOpenAi {
         this.requests.push(request);
         this.authorizations.push(req.headers.authorization ?? '');
         const index = this.requests.length - 1;
+        res.on('close', () => {
+          if (!res.writableEnded) this.closedUnanswered.push(index);
+        });
         const invalid = validateChatMessages(request.messages);
         if (invalid) this.refusals.push({ index, ...invalid });
         const tokens = requestTokens(raw);

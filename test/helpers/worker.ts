@@ -7,6 +7,7 @@ import { createActivities } from '../../activities';
 import type { AppConfig } from '../../infra/config';
 import { workflowCode } from '../../workers/workflow-code';
 import { testConfig } from './config';
+import { activityHeartbeats } from '../../activities/heartbeat';
 
 export async function createTestWorker(
   env: TestWorkflowEnvironment,
@@ -18,6 +19,7 @@ export async function createTestWorker(
     namespace: env.namespace ?? 'default',
     taskQueue,
     ...workflowCode(inject('workflowBundlePath')),
+    ...activityHeartbeats,
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,

@@ -10,11 +10,13 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { activityHeartbeats } from '../../activities/heartbeat';
 import { McpPool } from '../../activities/mcp/pool';
 import { userWorkflowId } from '../../common/ids';
 import {
   answerDraftSignal,
   credentialProvidedSignal,
+  stopSignal,
   type AnswerDraft,
 } from '../../workflows/session/contract';
 import type { AppConfig } from '../../infra/config';
@@ -95,6 +97,21 @@ const scenarios: Record<string, Scenario> = {
       (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 5,
       'typed deny',
     );
+  },
+  'stopped-turns': async (s) => {
+    // Stopped at a gate (the signal), then while a tool runs (typed), then an ordinary turn.
+    await s.say('run `echo x`');
+    await s.pendingGate();
+    await s.handle.signal(stopSignal, { userId: 'alice' });
+    await s.waitFor((v) => v.status === 'idle' && v.transcript.length === 4, 'the first stop');
+    await s.say('run `sleep 3`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.waitFor((v) => v.gates.at(-1)?.status === 'resolved', 'the tool to start');
+    await s.say('stop');
+    await s.waitFor((v) => v.status === 'idle' && v.transcript.length === 8, 'the second stop');
+    await s.say('hello');
+    await s.waitFor((v) => v.status === 'idle' && v.transcript.length === 10, 'the answer');
   },
   'superseded-and-queued': async (s) => {
     await s.say('run `echo x`');
@@ -318,6 +335,7 @@ async function record(
     connection: env.nativeConnection,
     taskQueue,
     ...workflowCode(),
+    ...activityHeartbeats,
     activities: createActivities({
       config: { ...config, temporal: { ...config.temporal, taskQueue } },
       client: env.client,

@@ -94,6 +94,9 @@ const schemas = sharedSchemas('session-contract', () => {
   /** "pending": who asks for the open gates again. */
   const repostPending = z.strictObject({ userId });
 
+  /** Stop: who asks to stop the running turn (its requester or an approver may). */
+  const stop = z.strictObject({ userId });
+
   /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
   const credentialProvided = z.strictObject({ provider: providerNameSchema, userId });
   return {
@@ -105,6 +108,7 @@ const schemas = sharedSchemas('session-contract', () => {
     answerDraft,
     revokeGrant,
     repostPending,
+    stop,
     credentialProvided,
   };
 });
@@ -168,6 +172,7 @@ export type GateOutcome =
   | 'connected'
   | 'expired'
   | 'superseded'
+  | 'stopped'
   | 'cancelled';
 
 export interface GateResolution {
@@ -303,6 +308,13 @@ export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
 export const answerSignal = defineSignal<[AnswerSubmission]>('answer');
 
 export const repostPendingSchema = schemas.repostPending;
+export const stopSchema = schemas.stop;
+export type StopRequest = z.infer<typeof stopSchema>;
+/**
+ * Stop the running turn: the model call is abandoned, a running tool cancelled (its result says so), the turn's
+ * open gates close as stopped; queued messages stay queued. Typing `stop` in the conversation does the same.
+ */
+export const stopSignal = defineSignal<[StopRequest]>('stop');
 /** "pending": post the open gates again with fresh buttons (the old ones keep working). */
 export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSchema>]>('repostPending');
 export const stateQuery = defineQuery<SessionView>('state');

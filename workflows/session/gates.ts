@@ -200,6 +200,7 @@ const OUTCOME_WORDS: Record<GateOutcome, string> = {
   connected: 'connected',
   expired: 'expired',
   superseded: 'superseded',
+  stopped: 'stopped',
   cancelled: 'cancelled',
 };
 
@@ -462,6 +463,8 @@ export function resultWithoutRun(gate: Gate): UnrunResult | undefined {
       return { status: 'expired', content: 'expired: nobody decided in time. The tool was not run.' };
     case 'superseded':
       return { status: 'superseded', content: 'not run: superseded by a new message from the user.' };
+    case 'stopped':
+      return { status: 'cancelled', content: `not run: @${r.by} stopped the turn.` };
     case 'cancelled':
       return {
         status: 'cancelled',
@@ -510,6 +513,11 @@ export function expireGate(gate: Gate, now: number): boolean {
 /** The requester sent a new message instead of deciding: the turn ends and the message goes next. */
 export function supersedeGate(gate: Gate, by: string, now: number): boolean {
   return settle(gate, 'cancelled', { outcome: 'superseded', by, at: now });
+}
+
+/** Someone stopped the turn (Stop, or `stop` typed) while the gate was open. */
+export function stopGate(gate: Gate, by: string, now: number): boolean {
+  return settle(gate, 'cancelled', { outcome: 'stopped', by, at: now });
 }
 
 /** The session (or the mission run) was cancelled while the gate was open. */

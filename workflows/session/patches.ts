@@ -34,3 +34,7 @@ export const BOUNDED_INBOX = 'bounded-inbox';
 export const BOUNDED_CARRY = 'bounded-carry';
 /** Model requests are built within the policy's `contextTokens`, older turns summarised. */
 export const CONTEXT_WINDOW = 'context-window';
+/** Settings are read by a local activity (inside the workflow task), not a scheduled one. */
+export const SETTINGS_LOCAL = 'settings-local-activity';
+/** `stop` typed while a turn runs stops it instead of queueing. */
+export const TYPED_STOP = 'typed-stop';

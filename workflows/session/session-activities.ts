@@ -55,6 +55,15 @@ export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
   });
 
+/**
+ * Settings are the worker's configuration read in memory: a local activity, run inside the workflow task that
+ * asked for it, saves a plain message one activity round trip through the server and one workflow task.
+ */
+export const { loadSettings: loadSettingsLocally } = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+
 export const { deliver } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
@@ -62,7 +71,10 @@ export const { deliver } = wf.proxyActivities<Activities>({
 
 /** What an activity failure says, for the conversation and the logs. */
 export function failureMessage(error: unknown): string {
-  return error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+  if (error instanceof wf.ActivityFailure && error.cause) return error.cause.message;
+  // A local activity's failure after its retries can arrive as the activity's own ApplicationFailure.
+  if (error instanceof wf.ApplicationFailure) return error.message;
+  return String(error);
 }
 
 /** The failure type an activity threw (ApplicationFailure), if any. */

@@ -16,6 +16,7 @@ import {
   decisionSchema,
   repostPendingSchema,
   revokeGrantSchema,
+  stopSchema,
   userMessageSchema,
   type AnswerSubmission,
   type Decision,
@@ -49,13 +50,20 @@ import {
   GATE_MEMO,
   RUN_GATES_DECIDED_BY_RUN,
   RUN_NOTICES_TO_OWNER,
+  SETTINGS_LOCAL,
   TYPED_ANSWERS,
+  TYPED_STOP,
 } from './patches';
-import { failureMessage, loadSettings } from './session-activities';
+import { failureMessage, loadSettings, loadSettingsLocally } from './session-activities';
 import type { SessionSettings } from './settings';
 import { SessionState } from './state';
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
+
+/** "stop", "Stop!", "/stop": a person asking to stop the running turn. */
+function isStopCommand(text: string): boolean {
+  return /^\/?stop[.!]?$/i.test(text.trim());
+}
 /** History events after which a session continues as new between turns (policy `continueAsNewAfterEvents`). */
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
@@ -72,6 +80,8 @@ export class SessionRun {
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   runFailure: string | undefined;
   continuingAsNew = false;
+  /** The turn running now, if any: Stop cancels its scope (turn.ts, `stoppable`). */
+  turn: { scope: wf.CancellationScope; requesterId: string; stoppedBy?: string } | undefined;
   private signalsThisRun = 0;
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
@@ -273,6 +283,28 @@ export class SessionRun {
     );
   }
 
+  onStop(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = stopSchema.safeParse(raw);
+    if (!parsed.success) return;
+    if (!this.turn)
+      return this.state.notify('Nothing is running, so there is nothing to stop.', parsed.data.userId);
+    this.stop(parsed.data.userId);
+  }
+
+  /** Stops the running turn, for its requester or an approver; anyone else is told who may. */
+  private stop(userId: string): void {
+    const turn = this.turn!;
+    if (turn.stoppedBy) return;
+    if (userId !== turn.requesterId && !(this.settings.approvers ?? []).includes(userId))
+      return this.state.notify(
+        `Only @${turn.requesterId}, who asked, or an approver can stop this turn.`,
+        userId,
+      );
+    turn.stoppedBy = userId;
+    turn.scope.cancel();
+  }
+
   onUserMessage(raw: unknown): void {
     this.signalsThisRun++;
     const parsed = userMessageSchema.safeParse(raw);
@@ -280,6 +312,8 @@ export class SessionRun {
     const message = parsed.data;
     const state = this.state;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
+    // `stop` typed while a turn runs stops it (while idle it is an ordinary message to the model).
+    if (this.turn && isStopCommand(message.text) && wf.patched(TYPED_STOP)) return this.stop(message.userId);
     const textAnswer = this.answerFromText(message);
     if (textAnswer === 'refused') return;
     if (textAnswer) return this.applyAnswer(textAnswer);
@@ -390,7 +424,7 @@ export class SessionRun {
 
   async refreshSettings(): Promise<void> {
     try {
-      this.settings = await loadSettings();
+      this.settings = wf.patched(SETTINGS_LOCAL) ? await loadSettingsLocally() : await loadSettings();
     } catch (error) {
       if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });

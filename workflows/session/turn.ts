@@ -27,6 +27,7 @@ import {
   openCredentialGate,
   openQuestionGate,
   resultWithoutRun,
+  stopGate,
 } from './gates';
 import {
   ACTIVITY_FAILURES_TOLD,
@@ -80,10 +81,37 @@ export async function runTurn(run: SessionRun, message: UserMessage): Promise<vo
   run.setStatus('running');
   if (message.ref) run.emit({ type: 'working', on: true, ref: message.ref });
   try {
-    await run.refreshSettings();
-    await continueTurn(run, message.userId);
+    await stoppable(run, message.userId, async () => {
+      await run.refreshSettings();
+      await continueTurn(run, message.userId);
+    });
   } finally {
     if (message.ref && !run.continuingAsNew) run.emit({ type: 'working', on: false, ref: message.ref });
+  }
+}
+
+/**
+ * Runs a turn's work in a cancellation scope of its own, so Stop (session-run.ts) cancels this turn and nothing
+ * else: the model call is abandoned and a running tool cancelled (the activity sees it at its next heartbeat and
+ * kills what it started), the turn's open gates close as stopped (continueTurn), queued messages stay queued,
+ * and the conversation goes on with the next one. A cancellation of the whole workflow still ends it.
+ */
+export async function stoppable(
+  run: SessionRun,
+  requesterId: string,
+  work: () => Promise<void>,
+): Promise<void> {
+  const scope = new wf.CancellationScope();
+  run.turn = { scope, requesterId };
+  try {
+    await scope.run(work);
+  } catch (error) {
+    const stoppedBy = run.turn.stoppedBy;
+    if (!stoppedBy || !wf.isCancellation(error) || wf.CancellationScope.current().consideredCancelled)
+      throw error;
+    run.state.appendAssistantNote(`⏹️ Stopped by @${stoppedBy}.`);
+  } finally {
+    run.turn = undefined;
   }
 }
 
@@ -132,7 +160,9 @@ export async function continueTurn(
       }
     }
   } catch (error) {
-    if (wf.isCancellation(error))
+    const stoppedBy = run.turn?.stoppedBy;
+    if (wf.isCancellation(error) && stoppedBy) closeStoppedTurn(run, stoppedBy);
+    else if (wf.isCancellation(error))
       closeUnresolvedCalls(
         run,
         'cancelled',
@@ -141,6 +171,32 @@ export async function continueTurn(
     throw error;
   } finally {
     if (!run.continuingAsNew) run.setStatus('idle');
+  }
+}
+
+/** A stopped turn: its open gates close as stopped (their prompts say so) and every call gets its result. */
+function closeStoppedTurn(run: SessionRun, by: string): void {
+  const now = Date.now();
+  const stopped: Gate[] = [];
+  for (const gate of run.state.pendingGates()) {
+    if (gate.remote || !stopGate(gate, by, now)) continue; // a mission run's gate belongs to the run
+    stopped.push(gate);
+    run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
+  }
+  if (stopped.some((gate) => gate.kind === 'credential'))
+    wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
+  run.rememberOpenGates();
+  for (const call of unresolvedToolCalls(run.state.transcript)) {
+    // A call waiting at a gate never ran; any other was running (or about to) and was stopped part-way.
+    const gate = stopped.find((g) => g.toolCallId === call.id);
+    const unrun = gate && resultWithoutRun(gate);
+    if (unrun) run.state.appendToolResult(call, unrun.status, unrun.content);
+    else
+      run.state.appendToolResult(
+        call,
+        'cancelled',
+        `cancelled: @${by} stopped the turn while this call ran; if it had started, it was stopped part-way.`,
+      );
   }
 }
 

@@ -17,6 +17,7 @@ import {
   repostPendingSignal,
   revokeGrantSignal,
   stateQuery,
+  stopSignal,
   transcriptQuery,
   userMessageSignal,
   type Message,
@@ -25,7 +26,7 @@ import {
 import type { RunResult } from '../missions/contract';
 import { restoreTranscript } from './restore';
 import { SessionRun } from './session-run';
-import { continueTurn, runTurn } from './turn';
+import { continueTurn, runTurn, stoppable } from './turn';
 import { unresolvedToolCalls } from './transcript';
 import { serveViewWatches } from './view-watch';
 
@@ -71,6 +72,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(decideSignal, (raw) => run.onDecide(raw));
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
   wf.setHandler(userMessageSignal, (raw) => run.onUserMessage(raw));
+  wf.setHandler(stopSignal, (raw) => run.onStop(raw));
 }
 
 /** After continue-as-new in the middle of a turn (gates open), the turn goes on where it was. */
@@ -80,10 +82,12 @@ async function resumeCarriedTurn(run: SessionRun): Promise<void> {
   if (!resumedTurn) return;
   run.setStatus('running');
   await run.refreshSettings();
-  await continueTurn(run, resumedTurn.requesterId, {
-    calls: unresolvedToolCalls(run.state.transcript),
-    step: resumedTurn.step,
-  });
+  await stoppable(run, resumedTurn.requesterId, () =>
+    continueTurn(run, resumedTurn.requesterId, {
+      calls: unresolvedToolCalls(run.state.transcript),
+      step: resumedTurn.step,
+    }),
+  );
 }
 
 async function finishMissionRun(run: SessionRun): Promise<RunResult> {

@@ -37,6 +37,18 @@ async function api(path, options = {}) {
   return body;
 }
 
+$('stop').addEventListener('click', async () => {
+  if (!state.sessionId) return;
+  $('stop').disabled = true;
+  try {
+    await api(`/sessions/${state.sessionId}/stop`, { method: 'POST', body: '{}' });
+  } catch (error) {
+    showBanner(`Stop was not sent: ${error.message}`);
+  } finally {
+    $('stop').disabled = false;
+  }
+});
+
 function showSignIn(body) {
   const who = $('who');
   if (body && body.signIn)
@@ -472,6 +484,8 @@ function render() {
   $('status').textContent = view.status.replace('_', ' ');
   $('status').className = `status ${view.status}`;
   $('status').dataset.status = view.status;
+  // Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it.
+  $('stop').hidden = view.status === 'idle';
   const link = $('temporal-link');
   if (view.temporalUrl) {
     link.href = view.temporalUrl;
@@ -720,11 +734,14 @@ async function start() {
     return; // showSignIn has said what to do
   }
   state.user = me.userId;
+  // replaceChildren would show a null as the text "null": only real nodes go in.
   $('who').replaceChildren(
-    el('span', { dataset: { testid: 'signed-in-as' } }, `Signed in as @${me.userId}`),
-    me.mode === 'login'
-      ? el('button', { class: 'link', onclick: signOut, dataset: { testid: 'sign-out' } }, 'Sign out')
-      : null,
+    ...[
+      el('span', { dataset: { testid: 'signed-in-as' } }, `Signed in as @${me.userId}`),
+      me.mode === 'login'
+        ? el('button', { class: 'link', onclick: signOut, dataset: { testid: 'sign-out' } }, 'Sign out')
+        : null,
+    ].filter(Boolean),
   );
   if (location.hash.length > 1) openSession(location.hash.slice(1));
   else loadSessions();

@@ -1,0 +1,176 @@
+/**
+ * Parked workflows resolved against the floor (#20 goal 2): N sessions each waiting on a gate, then N bare
+ * workflows each waiting on a signal, each kind served by a real worker process with the same bounded cache
+ * (evicted ones replay when resolved). For each: worker RSS once all are parked, the time to park them and the
+ * rate at which the bench resolves them all (a query, then a signal, as a gateway would). CPU time of the worker,
+ * the dev server and the bench process while resolving says which of them was the bottleneck.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { decideSignal } from '../../workflows/session/contract';
+import { ManagedProcess } from '../../test/helpers/processes';
+import { TestSession } from '../../test/helpers/session';
+import { bareMessageSignal } from './bare-workflow';
+
+export interface ParkedRun {
+  kind: 'bare' | 'session';
+  parked: number;
+  cachedWorkflows: number;
+  rssMiB: number;
+  peakRssMiB: number;
+  parkSeconds: number;
+  resolveSeconds: number;
+  resumesPerSecond: number;
+  /** Share of one CPU each process used while resolving (100 = one core busy the whole time). */
+  cpuPercent: { worker: number; server: number; bench: number };
+}
+
+/** A process's resident memory now and at its peak, from /proc (Linux). */
+export function processMemory(pid: number): { rssMiB: number; peakRssMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssMiB: Math.round(kib('VmRSS') / 1024), peakRssMiB: Math.round(kib('VmHWM') / 1024) };
+}
+
+/** CPU seconds a process has used so far (user + system), from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** The dev server's pid: the `temporal server start-dev` process listening on this port. */
+export function devServerPid(port: number): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (cmdline.includes('start-dev') && cmdline.includes(String(port))) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
+}
+
+async function untilCount(client: Client, query: string, target: number): Promise<void> {
+  for (;;) {
+    const { count } = await client.workflow.count(query);
+    if (count === target) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** How one kind parks and is resolved: the visibility query that counts its parked workflows, and both steps. */
+interface Kind {
+  worker: { entry: string; env: Record<string, string> };
+  parkedQuery: string;
+  park(index: number): Promise<() => Promise<void>>;
+}
+
+export async function measureParked(options: {
+  client: Client;
+  address: string;
+  counts: number[];
+  cached: number;
+  session: { queue: string; env: Record<string, string> };
+  bare: { bundlePath: string };
+}): Promise<ParkedRun[]> {
+  const { client } = options;
+  const serverPid = devServerPid(Number(options.address.split(':').at(-1)));
+  const kinds: Record<'bare' | 'session', () => Kind> = {
+    session: () => ({
+      worker: { entry: 'workers/main.ts', env: options.session.env },
+      parkedQuery: `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`,
+      park: async () => {
+        const s = new TestSession(client, options.session.queue);
+        await s.say('run `true`');
+        return async () => {
+          const gates = await s.handle.query<{ id: string }[]>('pendingGates').catch(() => []);
+          for (const gate of gates)
+            await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
+        };
+      },
+    }),
+    bare: () => {
+      const queue = `bench-bare-parked-${randomUUID()}`;
+      return {
+        worker: {
+          entry: 'bench/floor/bare-worker.ts',
+          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
+        },
+        parkedQuery: `WorkflowType = 'bareParkedWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+        park: async () => {
+          const handle: WorkflowHandle = await client.workflow.start('bareParkedWorkflow', {
+            workflowId: `bare-parked-${randomUUID()}`,
+            taskQueue: queue,
+          });
+          return async () => {
+            await handle.query('bareAnswer');
+            await handle.signal(bareMessageSignal, 'go');
+          };
+        },
+      };
+    },
+  };
+
+  const runs: ParkedRun[] = [];
+  for (const count of options.counts) {
+    for (const kindName of ['bare', 'session'] as const) {
+      const kind = kinds[kindName]();
+      const worker = new ManagedProcess(`${kindName} worker`, kind.worker.entry, {
+        ...kind.worker.env,
+        TEMPORAL_ADDRESS: options.address,
+        WORKER_MAX_CACHED_WORKFLOWS: String(options.cached),
+        LOG_LEVEL: 'info',
+      });
+      await worker.start((output) => output.includes('"worker started"'));
+      const baseline = (await client.workflow.count(kind.parkedQuery)).count;
+      let start = performance.now();
+      const resolvers: (() => Promise<void>)[] = [];
+      await inBatches(
+        Array.from({ length: count }, (_, i) => i),
+        50,
+        async (i) => resolvers.push(await kind.park(i)),
+      );
+      await untilCount(client, kind.parkedQuery, baseline + count);
+      const parkSeconds = (performance.now() - start) / 1000;
+      const memory = processMemory(worker.pid!);
+      const cpuBefore = {
+        worker: cpuSeconds(worker.pid!),
+        server: serverPid ? cpuSeconds(serverPid) : 0,
+        bench: process.cpuUsage(),
+      };
+      start = performance.now();
+      await inBatches(resolvers, 50, (resolve) => resolve());
+      await untilCount(client, kind.parkedQuery, baseline);
+      const resolveSeconds = (performance.now() - start) / 1000;
+      const benchCpu = process.cpuUsage(cpuBefore.bench);
+      const percent = (seconds: number) => Math.round((100 * seconds) / resolveSeconds);
+      const peak = processMemory(worker.pid!).peakRssMiB;
+      runs.push({
+        kind: kindName,
+        parked: count,
+        cachedWorkflows: options.cached,
+        rssMiB: memory.rssMiB,
+        peakRssMiB: peak,
+        parkSeconds: Number(parkSeconds.toFixed(1)),
+        resolveSeconds: Number(resolveSeconds.toFixed(1)),
+        resumesPerSecond: Number((count / resolveSeconds).toFixed(1)),
+        cpuPercent: {
+          worker: percent(cpuSeconds(worker.pid!) - cpuBefore.worker),
+          server: serverPid ? percent(cpuSeconds(serverPid) - cpuBefore.server) : 0,
+          bench: percent((benchCpu.user + benchCpu.system) / 1e6),
+        },
+      });
+      await worker.kill('SIGTERM');
+    }
+  }
+  return runs;
+}
