@@ -310,7 +310,7 @@ async function main(): Promise<void> {
     });
     results.recovery = recovery;
     note(`${'workflow bundle built once (then reused)'.padEnd(52)} ${recovery.bundleBuildMs} ms`);
-    for (const sticky of ['sticky 1s', 'sticky 10s'] as const) {
+    for (const sticky of ['sticky 1s', 'sticky 10s', 'sticky 1s compiled'] as const) {
       note(line(`new worker start -> polling (${sticky})`, recovery[sticky]!.startMs));
       note(
         line(`polling -> click made while down took effect (${sticky})`, recovery[sticky]!.clickAfterPollMs),

@@ -83,6 +83,16 @@ function parseButton(raw: string | undefined): GateButtonValue | undefined {
   }
 }
 
+/** A Stop button's value: the address of a Slack conversation, nothing else. */
+function parseStopButton(raw: string | undefined): string | undefined {
+  try {
+    const parsed = z.strictObject({ workflowId: z.string().max(300) }).safeParse(JSON.parse(raw ?? ''));
+    return parsed.success && parseSlackSessionId(parsed.data.workflowId) ? parsed.data.workflowId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A dialog must open within Slack's 3 s (trigger ids expire); the memo read is bounded well inside. */
 const DIALOG_BUDGET_MS = 800;
 
@@ -228,6 +238,24 @@ export function registerSlackListeners(
       );
     }
   };
+
+  // Stop: a signal like a click, accepted while no worker runs; the workflow checks who may and tells the rest.
+  app.action<BlockAction<ButtonAction>>('turn_stop', async (args) => {
+    await args.ack();
+    const workflowId = parseStopButton(args.action.value);
+    if (!workflowId)
+      return await tell(args.respond, 'That button is not one of ours or is malformed; nothing was done.');
+    try {
+      await sessions.stop(workflowId, args.body.user.id);
+      await args.respond({ replace_original: true, text: 'Stop sent: this turn stops in a moment.' });
+    } catch (error) {
+      log.warn('slack stop not recorded', { workflowId, error: (error as Error).message });
+      await tell(
+        args.respond,
+        'Your Stop could not be recorded right now (the conversation is unreachable).',
+      );
+    }
+  });
 
   app.action<BlockAction<ButtonAction>>('gate_approve', (args) => decideFromButton(args));
   app.action<BlockAction<ButtonAction>>('gate_always_session', (args) =>

@@ -10,7 +10,7 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
-import { decidedBlocks, gateBlocks, slackMentions, splitForSlack, toMrkdwn } from './render';
+import { decidedBlocks, gateBlocks, slackMentions, splitForSlack, toMrkdwn, workingBlocks } from './render';
 
 const WORKING_REACTION = 'hourglass_flowing_sand';
 
@@ -91,6 +91,16 @@ export class SlackOutbound {
           const code = (error as { data?: { error?: string } }).data?.error;
           if (code !== 'already_reacted' && code !== 'no_reaction' && code !== 'message_not_found')
             throw error;
+        }
+        // The requester alone sees a Stop button while the turn runs (an ephemeral note, gone on reload).
+        if (event.on && event.to && progress.from === 0) {
+          await this.client.chat.postEphemeral({
+            ...where,
+            user: event.to,
+            text: 'Working on it. To stop this turn, type `stop` here.',
+            blocks: workingBlocks(sessionId),
+          });
+          progress.onPosted(1);
         }
         return {};
       }

@@ -162,6 +162,26 @@ export function credentialBlocks(
   ];
 }
 
+/**
+ * The requester's private "working" note with a Stop button (shown only to them; the workflow still checks who
+ * may stop). Its value is the conversation's address, nothing secret.
+ */
+export function workingBlocks(workflowId: string): KnownBlock[] {
+  return [
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: 'Working on it. To stop this turn, use the button or type `stop` here.' },
+      accessory: {
+        type: 'button',
+        action_id: 'turn_stop',
+        style: 'danger',
+        text: { type: 'plain_text', text: '■ Stop' },
+        value: JSON.stringify({ workflowId }),
+      },
+    },
+  ];
+}
+
 /** The private reply to a Connect click: the clicker's own sign-in link. */
 export function connectLinkBlocks(providerName: string, url: string): KnownBlock[] {
   return [

@@ -177,6 +177,41 @@ describe('Slack', () => {
     expect((await state(event.ts)).transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
 
+  it('shows the requester a private Stop button while a turn runs, and stops the turn on its click', async () => {
+    const event = mention('run `echo stop-me`');
+    await requests.event(event);
+    await prompt(event.ts);
+    const note = await until('the private working note', () =>
+      slack.of('chat.postEphemeral').find((e) => e.user === 'U1' && e.thread_ts === event.ts),
+    );
+    const blocks = (typeof note.blocks === 'string' ? JSON.parse(note.blocks) : note.blocks) as {
+      accessory?: { action_id: string; value: string };
+    }[];
+    const stop = blocks[0]!.accessory!;
+    expect(stop.action_id).toBe('turn_stop');
+    expect(JSON.parse(stop.value)).toEqual({ workflowId: workflowIdOf(event.ts) });
+
+    // Someone else's forged click is refused by the workflow, privately; the requester's stops the turn.
+    await requests.interaction(click('turn_stop', stop.value, 'U2', `${slack.url}/response/stop-1`));
+    await until('the refusal', () =>
+      slack
+        .of('chat.postEphemeral')
+        .find((e) => e.user === 'U2' && String(e.text).includes('can stop this turn')),
+    );
+    expect((await state(event.ts)).status).toBe('waiting_approval');
+    await requests.interaction(click('turn_stop', stop.value, 'U1', `${slack.url}/response/stop-2`));
+    await until('the prompt edited to say who stopped it', () =>
+      slack.of('chat.update').find((u) => String(u.text).includes('stopped by <@U1>')),
+    );
+    await until('the stop told in the thread', () =>
+      postsIn(event.ts).find((m) => String(m.text).includes('Stopped by <@U1>')),
+    );
+    await until('the working sign removed', () =>
+      slack.of('reactions.remove').find((r) => r.timestamp === event.ts),
+    );
+    expect((await state(event.ts)).status).toBe('idle');
+  });
+
   it('answers a malformed button with a clear private message and signals nothing', async () => {
     const response = await requests.interaction(
       click('gate_approve', '{"workflowId":"elsewhere"}', 'U1', `${slack.url}/response/6`),

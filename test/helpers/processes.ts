@@ -32,7 +32,10 @@ export class ManagedProcess {
 
   /** Starts the process and resolves once `ready()` holds (or rejects when it exits first). */
   async start(ready: (output: string) => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, this.entry)], {
+    // TypeScript runs under tsx, as `npm run worker` does; compiled JavaScript (dist/) runs on node alone.
+    const entry = path.join(ROOT, this.entry);
+    const args = entry.endsWith('.js') ? [entry] : ['--import', 'tsx', entry];
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,7 +17,8 @@ export type OutboundEvent =
   /** Feedback for one person (ephemeral where the platform has it) or for everyone. */
   | { type: 'notice'; text: string; to?: string }
   /** A visible "working" sign on the message that started the turn. */
-  | { type: 'working'; on: boolean; ref: string };
+  /** The turn started (on) or ended (off); `to`, the requester, is offered a Stop button where a platform can. */
+  | { type: 'working'; on: boolean; ref: string; to?: string };
 
 export interface DeliveryRequest {
   sessionId: string;

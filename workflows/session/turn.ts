@@ -79,7 +79,7 @@ export async function runTurn(run: SessionRun, message: UserMessage): Promise<vo
   });
   run.state.supersededTurn = false;
   run.setStatus('running');
-  if (message.ref) run.emit({ type: 'working', on: true, ref: message.ref });
+  if (message.ref) run.emit({ type: 'working', on: true, ref: message.ref, to: message.userId });
   try {
     await stoppable(run, message.userId, async () => {
       await run.refreshSettings();
