@@ -8,12 +8,6 @@
  * server answers 401 and its `mcp-<server>` provider is discovered the MCP way (see mcp-authorization).
  * Either way a missing or rejected token becomes a credential gate, never a failed call.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpServerConfig } from '../../infra/config';
 import { mcpProviderName } from '../../infra/credentials/providers';
 import type { CredentialService } from '../../infra/credentials/service';
@@ -26,13 +20,33 @@ import type { ToolRunResult } from '../types';
 const CONNECT_TIMEOUT_MS = 15_000;
 
 /** `tools`: as of the last look (servers may change them while connected); `justOpened`: that look was now. */
-type Connected = { client: Client; tools: McpToolSpec[]; justOpened: boolean };
+type Connected = { client: McpClient; tools: McpToolSpec[]; justOpened: boolean };
 
 /** The server refused the request for want of a (valid) token. */
 class SignInRequired extends Error {}
 
+/**
+ * The MCP SDK, loaded when the first server is opened: a worker without MCP servers never pays its 0.2 s of
+ * start, and one with them pays it once.
+ */
+async function importSdk() {
+  const [client, stdio, http] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
+  return { ...client, ...stdio, ...http };
+}
+type McpSdk = Awaited<ReturnType<typeof importSdk>>;
+type McpClient = InstanceType<McpSdk['Client']>;
+let sdk: McpSdk | undefined;
+async function loadSdk(): Promise<McpSdk> {
+  return (sdk ??= await importSdk());
+}
+
 /** 401 only: a 403 is a refusal of a valid token (missing permission), and signing in again would not help. */
-const isUnauthorized = (error: unknown) => error instanceof StreamableHTTPError && error.code === 401;
+const isUnauthorized = (error: unknown) =>
+  sdk !== undefined && error instanceof sdk.StreamableHTTPError && error.code === 401;
 
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connected>>();
@@ -205,6 +219,8 @@ export class McpPool {
 
   private async open(name: string, userId: string): Promise<Connected> {
     const server = this.servers[name]!;
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } =
+      await loadSdk();
     const client = new Client({ name: 'durable-agent-runtime', version: '0.1.0' });
     let transport;
     if (server.command) {
@@ -255,7 +271,7 @@ export class McpPool {
   }
 }
 
-type ListedTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
+type ListedTool = Awaited<ReturnType<McpClient['listTools']>>['tools'][number];
 
 function toSpec(server: string, tool: ListedTool): McpToolSpec {
   return {

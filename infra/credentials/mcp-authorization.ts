@@ -5,17 +5,16 @@
  * the endpoints. Without a configured client id, a client is registered dynamically (RFC 7591) once and
  * kept in the vault for every process. Tokens are requested for the server as the resource (RFC 8707).
  */
-import {
-  discoverOAuthServerInfo,
-  extractWWWAuthenticateParams,
-  registerClient,
-} from '@modelcontextprotocol/sdk/client/auth.js';
+import type * as McpAuth from '@modelcontextprotocol/sdk/client/auth.js';
 import { checkResourceAllowed } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { envName, type OAuthProvider } from './providers';
 import type { RegisteredClient, Vault } from './vault';
 
 const PROBE_TIMEOUT_MS = 10_000;
+
+/** The SDK's auth helpers, loaded on first use: they take 0.15 s of every worker's and gateway's start otherwise. */
+const mcpAuth = (): Promise<typeof McpAuth> => import('@modelcontextprotocol/sdk/client/auth.js');
 
 export interface McpAuthorization {
   metadata: AuthorizationServerMetadata;
@@ -38,7 +37,7 @@ async function probeChallenge(serverUrl: string): Promise<{ resourceMetadataUrl?
     signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
   });
   await response.body?.cancel();
-  return response.status === 401 ? extractWWWAuthenticateParams(response) : {};
+  return response.status === 401 ? (await mcpAuth()).extractWWWAuthenticateParams(response) : {};
 }
 
 export async function discoverMcpAuthorization(
@@ -49,13 +48,17 @@ export async function discoverMcpAuthorization(
   const challenge = await probeChallenge(serverUrl).catch((error: unknown) => {
     throw new McpAuthorizationError(`the server cannot be reached (${(error as Error).message})`);
   });
-  const info = await discoverOAuthServerInfo(serverUrl, {
-    ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
-  }).catch((error: unknown) => {
-    throw new McpAuthorizationError(
-      `its authorization metadata cannot be read (${(error as Error).message})`,
-    );
-  });
+  const info = await (
+    await mcpAuth()
+  )
+    .discoverOAuthServerInfo(serverUrl, {
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
+    })
+    .catch((error: unknown) => {
+      throw new McpAuthorizationError(
+        `its authorization metadata cannot be read (${(error as Error).message})`,
+      );
+    });
   const metadata = info.authorizationServerMetadata;
   if (!metadata)
     throw new McpAuthorizationError(
@@ -102,21 +105,25 @@ async function clientFor(
     throw new McpAuthorizationError(
       `its authorization server does not register clients dynamically: register one there and set "oauth": {"clientId": …} for this server (secret in ${envName(provider.name, 'CLIENT_SECRET')})`,
     );
-  const registered = await registerClient(issuer, {
-    metadata,
-    clientMetadata: {
-      client_name: 'Durable agent runtime',
-      redirect_uris: [options.redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
-    },
-  }).catch((error: unknown) => {
-    throw new McpAuthorizationError(
-      `client registration was refused (${(error as Error).message.slice(0, 200)})`,
-    );
-  });
+  const registered = await (
+    await mcpAuth()
+  )
+    .registerClient(issuer, {
+      metadata,
+      clientMetadata: {
+        client_name: 'Durable agent runtime',
+        redirect_uris: [options.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+      },
+    })
+    .catch((error: unknown) => {
+      throw new McpAuthorizationError(
+        `client registration was refused (${(error as Error).message.slice(0, 200)})`,
+      );
+    });
   return await options.vault.saveRegisteredClient(provider.name, issuer, options.redirectUri, {
     clientId: registered.client_id,
     ...(registered.client_secret ? { clientSecret: registered.client_secret } : {}),
