@@ -4,6 +4,7 @@
  *   agentctl show <session|workflow id|mission:id>   state, open gates, recent transcript
  *   agentctl stuck                                 every open gate, by the people it waits on
  *   agentctl resolve <workflow> <gate> approve|deny --as <operator> [--reason R]
+ *   agentctl stop <workflow> --as <operator>        stop the turn running there
  *   agentctl export <session>                      the transcript as JSON Lines on stdout
  *   agentctl import <file> --session <id> [--owner <user>]   start a web session from a JSONL transcript
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
@@ -13,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../infra/config';
 import { dataConverterFor } from '../../infra/temporal/codec';
 import { connectClient } from '../../infra/temporal/connect';
-import { listWorkflows, resolveGate, showWorkflow, stuck } from './operate';
+import { listWorkflows, resolveGate, showWorkflow, stopTurn, stuck } from './operate';
 import { exportTranscript, importTranscript } from './transcripts';
 
 const USAGE = `usage:
@@ -21,6 +22,7 @@ const USAGE = `usage:
   agentctl show <session | workflow id | mission:<id>>
   agentctl stuck
   agentctl resolve <workflow> <gate> approve|deny --as <operator> [--reason <text>]
+  agentctl stop <workflow> --as <operator>
   agentctl export <session>
   agentctl import <file> --session <id> [--owner <user>]`;
 
@@ -72,6 +74,9 @@ async function main(argv: string[]): Promise<void> {
           ...(values.reason ? { reason: values.reason } : {}),
         }),
       );
+    } else if (command === 'stop' && target) {
+      if (!values.as) throw new Error('stop needs --as <your name>: the stop is recorded as operator:<name>');
+      process.stdout.write(await stopTurn(client, { workflowId: target, operator: values.as }));
     } else if (command === 'export' && target) {
       process.stdout.write(await exportTranscript(client, target));
     } else if (command === 'import' && target && values.session) {

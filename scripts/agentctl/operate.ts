@@ -6,7 +6,14 @@
 import type { Client } from '@temporalio/client';
 import { webSessionWorkflowId } from '../../common/ids';
 import { missionViewQuery } from '../../workflows/missions/contract';
-import { decideSignal, pendingGatesQuery, stateQuery, type Gate } from '../../workflows/session/contract';
+import { AgentStatus } from '../../common/search-attributes';
+import {
+  decideSignal,
+  pendingGatesQuery,
+  stateQuery,
+  stopSignal,
+  type Gate,
+} from '../../workflows/session/contract';
 import { approvalProgress, approverIds } from '../../workflows/session/gates';
 
 /** Whom a gate waits on: for an approval, the people who may approve it (four-eyes leaves out the requester). */
@@ -191,3 +198,19 @@ export async function resolveGate(
 }
 
 const escape = (value: string) => value.replace(/'/g, "\\'");
+
+/** `agentctl stop`: stops the turn running in a conversation, as an operator (recorded as operator:<name>). */
+export async function stopTurn(
+  client: Client,
+  options: { workflowId: string; operator: string },
+): Promise<string> {
+  const workflowId = options.workflowId.includes(':')
+    ? options.workflowId
+    : webSessionWorkflowId(options.workflowId);
+  const handle = client.workflow.getHandle(workflowId);
+  const status = (await handle.describe()).typedSearchAttributes.get(AgentStatus);
+  if (!status || status === 'idle')
+    throw new Error(`nothing is running in ${workflowId} (its status is ${status ?? 'unknown'})`);
+  await handle.signal(stopSignal, { userId: options.operator, operator: true });
+  return `stop sent to ${workflowId} as operator:${options.operator}; \`agentctl show ${workflowId}\` shows when it took effect\n`;
+}

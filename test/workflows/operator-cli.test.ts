@@ -76,6 +76,18 @@ describe('agentctl for operators', () => {
           content: expect.stringContaining('from-operator'),
         });
         expect(await cli('stuck')).not.toContain(s.workflowId);
+
+        // Stop: refused while nothing runs; an operator stops the turn waiting on a gate.
+        const idleStop = await cli('stop', s.workflowId, '--as', 'olivia').catch(
+          (e: { code: number; stderr: string }) => e,
+        );
+        expect(idleStop).toMatchObject({ code: 1, stderr: expect.stringContaining('nothing is running') });
+        await s.say('run `echo never`', 'carol');
+        await s.waitFor((v) => v.gates.length === 2 && v.status === 'waiting_approval', 'a second gate');
+        expect(await cli('stop', s.workflowId, '--as', 'olivia')).toContain('as operator:olivia');
+        const stopped = await s.waitFor((v) => v.status === 'idle', 'the operator stop');
+        expect(stopped.gates[1]!.resolution).toMatchObject({ outcome: 'stopped', by: 'operator:olivia' });
+        expect(stopped.transcript.at(-1)).toMatchObject({ text: '⏹️ Stopped by @operator:olivia.' });
       },
       {},
     );

@@ -94,8 +94,11 @@ const schemas = sharedSchemas('session-contract', () => {
   /** "pending": who asks for the open gates again. */
   const repostPending = z.strictObject({ userId });
 
-  /** Stop: who asks to stop the running turn (its requester or an approver may). */
-  const stop = z.strictObject({ userId });
+  /**
+   * Stop: who asks to stop the running turn (its requester or an approver may). `operator` is set by
+   * `agentctl stop` (anyone with access to the Temporal namespace), recorded as "operator:<name>".
+   */
+  const stop = z.strictObject({ userId, operator: z.literal(true).optional() });
 
   /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
   const credentialProvided = z.strictObject({ provider: providerNameSchema, userId });

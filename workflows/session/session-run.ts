@@ -287,16 +287,20 @@ export class SessionRun {
     this.signalsThisRun++;
     const parsed = stopSchema.safeParse(raw);
     if (!parsed.success) return;
-    if (!this.turn)
-      return this.state.notify('Nothing is running, so there is nothing to stop.', parsed.data.userId);
-    this.stop(parsed.data.userId);
+    const { userId, operator } = parsed.data;
+    if (!this.turn) {
+      // agentctl says so itself; a person is told here.
+      if (!operator) this.state.notify('Nothing is running, so there is nothing to stop.', userId);
+      return;
+    }
+    this.stop(operator ? `operator:${userId}` : userId, operator === true);
   }
 
-  /** Stops the running turn, for its requester or an approver; anyone else is told who may. */
-  private stop(userId: string): void {
+  /** Stops the running turn, for its requester, an approver or an operator; anyone else is told who may. */
+  private stop(userId: string, operator = false): void {
     const turn = this.turn!;
     if (turn.stoppedBy) return;
-    if (userId !== turn.requesterId && !(this.settings.approvers ?? []).includes(userId))
+    if (!operator && userId !== turn.requesterId && !(this.settings.approvers ?? []).includes(userId))
       return this.state.notify(
         `Only @${turn.requesterId}, who asked, or an approver can stop this turn.`,
         userId,
