@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { AppConfig } from '../infra/config';
+import { modelNameOf, type AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
@@ -15,9 +15,11 @@ import { MissionTools, nextCronTime } from './missions';
 import type { McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { UserGrants } from './grants';
+import { recordSpend, type SpendRequest } from './spend';
+import type { DaySpend } from '../common/budgets';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
-import { boundedReply, createModel, requestOverheadTokens } from './model';
+import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
@@ -43,6 +45,11 @@ export interface ActivityDeps {
   sandbox?: Promise<SandboxStatus>;
 }
 
+/** Budgets reach the workflow only when a limit is set (settings are recorded in every turn's history). */
+function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
+  return !!(budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun);
+}
+
 export function createActivities(deps: ActivityDeps) {
   const { config, client } = deps;
   const complete = createModel(config);
@@ -65,9 +72,10 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
-      return boundedReply(
-        await withHeartbeat((signal) => complete(request.transcript, signal, request.extraTools ?? [])),
+      const reply = await withHeartbeat((signal) =>
+        complete(request.transcript, signal, request.extraTools ?? []),
       );
+      return boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
     },
 
     /** The durable summary of older messages that stands in for them in model requests. */
@@ -86,10 +94,16 @@ export function createActivities(deps: ActivityDeps) {
         modelOutageTimeoutMs: config.policy.modelOutageTimeout,
         ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
         requestOverheadTokens: requestOverheadTokens(config),
+        ...(hasBudgets(config.policy.budgets) ? { budgets: config.policy.budgets } : {}),
         ...(mcp.configured.length
           ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
           : {}),
       };
+    },
+
+    /** Adds a model call's usage (or a daily allowance) to the person's day; returns the day's total. */
+    async recordSpend(request: SpendRequest): Promise<DaySpend> {
+      return await recordSpend(client, config.temporal.taskQueue, request);
     },
 
     async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {

@@ -1,4 +1,5 @@
 /** Shapes that cross the workflow/activity boundary (workflows import these as types only). */
+import type { ModelUsage } from '../common/budgets';
 import type { Grant } from '../common/grants';
 import type { Policy } from '../common/tools/definitions';
 import type { Message, ToolCall } from '../workflows/session/contract';
@@ -12,6 +13,8 @@ export interface ModelRequest {
 export interface ModelReply {
   text: string;
   toolCalls: ToolCall[];
+  /** What the call spent, from the provider's usage fields; absent when the provider reports none. */
+  usage?: ModelUsage;
 }
 
 export interface ToolPlanRequest {

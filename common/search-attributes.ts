@@ -17,6 +17,10 @@ export const AgentCredentialWaits = defineSearchAttributeKey(
 export const AgentMissionName = defineSearchAttributeKey('AgentMissionName', SearchAttributeType.KEYWORD);
 export const AgentMissionStatus = defineSearchAttributeKey('AgentMissionStatus', SearchAttributeType.KEYWORD);
 
+/** Model usage of a conversation (or mission run): tokens, and dollars where the policy prices the model. */
+export const AgentTokens = defineSearchAttributeKey('AgentTokens', SearchAttributeType.INT);
+export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttributeType.DOUBLE);
+
 export const customSearchAttributes = [
   AgentStatus,
   AgentChannel,
@@ -24,6 +28,8 @@ export const customSearchAttributes = [
   AgentCredentialWaits,
   AgentMissionName,
   AgentMissionStatus,
+  AgentTokens,
+  AgentCostUsd,
 ] as const;
 
 export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;

@@ -81,6 +81,17 @@ export const mcpServerSchema = z
   });
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
+/** A budget limit: dollars (needs a price for the model), tokens, or both (whichever is reached first). */
+const limitSchema = z
+  .strictObject({
+    usd: z.number().positive().max(1_000_000).optional(),
+    tokens: z.number().int().positive().max(1e12).optional(),
+  })
+  .refine(
+    (limit) => limit.usd !== undefined || limit.tokens !== undefined,
+    'a limit needs "usd", "tokens" or both',
+  );
+
 export const policyFileSchema = z.strictObject({
   approvers: z.array(z.string().min(1)).default([]),
   /** Default for every tool: may the requester approve their own call? */
@@ -149,6 +160,27 @@ export const policyFileSchema = z.strictObject({
   modelOutageTimeout: durationSchema.pipe(z.number()).default(6 * 3_600_000),
   /** How long a credential gate (a "Connect <provider>" prompt) waits for the sign-in. */
   credentialTimeout: durationSchema.default(24 * 3_600_000),
+  /** US dollars per million tokens, by model name (the `MODEL` the worker calls): turns usage into cost. */
+  prices: z
+    .record(
+      z.string().min(1).max(200),
+      z.strictObject({ input: z.number().min(0).max(10_000), output: z.number().min(0).max(10_000) }),
+    )
+    .default({}),
+  /**
+   * Spending limits. When one is reached the turn waits at a budget gate ("continue with $5 more?") that the
+   * person or an approver decides; a mission run pauses on it the same way.
+   */
+  budgets: z
+    .strictObject({
+      perTurn: limitSchema.optional(),
+      perConversation: limitSchema.optional(),
+      perPersonPerDay: limitSchema.optional(),
+      perMissionRun: limitSchema.optional(),
+      /** May the person who reached a limit approve more themselves? false: only an approver may. */
+      selfApprove: z.boolean().default(true),
+    })
+    .default({ selfApprove: true }),
 });
 export type PolicyFile = z.infer<typeof policyFileSchema>;
 
@@ -370,6 +402,13 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
   };
 }
 
+const DEFAULT_MODEL_NAMES = { scripted: 'scripted', openai: 'gpt-5-mini', anthropic: 'claude-sonnet-5' };
+
+/** The model a provider is asked for: `MODEL`, or the provider's default. */
+export function modelNameOf(model: Pick<AppConfig['model'], 'provider' | 'name'>): string {
+  return model.name ?? DEFAULT_MODEL_NAMES[model.provider];
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -392,6 +431,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new AgentError(
       ErrorCode.ConfigInvalid,
       `Nobody could ever approve some calls: ${unsatisfiable.join('; ')}.`,
+    );
+  const model = { provider: e.MODEL_PROVIDER, name: e.MODEL };
+  const dollarLimits = Object.entries(policy.budgets).filter(
+    ([, limit]) => typeof limit === 'object' && limit.usd !== undefined,
+  );
+  if (dollarLimits.length && model.provider !== 'scripted' && !policy.prices[modelNameOf(model)])
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `The policy file's budgets ${dollarLimits.map(([name]) => name).join(', ')} are in dollars, but "prices" has no entry for the model "${modelNameOf(model)}": add "prices": { "${modelNameOf(model)}": { "input": <$ per million input tokens>, "output": <$ per million output tokens> } }, or give the limits in "tokens".`,
     );
   return {
     port: e.PORT,

@@ -36,6 +36,7 @@ export const sharedWorkflowModules = [
   '../common/shared-schemas',
   '../common/errors',
   '../common/search-attributes',
+  '../common/budgets',
   'session/context-window',
   'session/outbound',
   'session/patches',

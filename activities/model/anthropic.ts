@@ -46,7 +46,16 @@ export function createAnthropicModel(options: {
         throw classifyModelError('anthropic', options.model, error.status, error.message);
       throw error;
     }
+    const usage = response.usage;
     return {
+      // Cached prompt tokens are billed input too (at their own rates; counted here at the input price).
+      usage: {
+        inputTokens:
+          usage.input_tokens +
+          (usage.cache_creation_input_tokens ?? 0) +
+          (usage.cache_read_input_tokens ?? 0),
+        outputTokens: usage.output_tokens,
+      },
       text: response.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
       toolCalls: response.content.flatMap((block) =>
         block.type === 'tool_use' ? [{ id: block.id, name: block.name, args: block.input }] : [],

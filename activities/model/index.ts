@@ -1,8 +1,9 @@
 /** The model activity: one function, three providers chosen by MODEL_PROVIDER. */
-import type { AppConfig } from '../../infra/config';
+import { modelNameOf, type AppConfig } from '../../infra/config';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
+import { costOf, type Price } from '../../common/budgets';
 import { scriptedModel } from './scripted';
 import { DEFAULT_SYSTEM_PROMPT, toolSpecs, type ToolSpec } from './tool-specs';
 
@@ -35,7 +36,7 @@ export function createModel(config: AppConfig): CompleteFn {
           createOpenAiModel({
             baseUrl: config.model.openaiBaseUrl,
             apiKey: config.model.openaiApiKey,
-            model: config.model.name ?? 'gpt-5-mini',
+            model: modelNameOf(config.model),
             systemPrompt,
           }),
         ),
@@ -46,7 +47,7 @@ export function createModel(config: AppConfig): CompleteFn {
           createAnthropicModel({
             baseUrl: config.model.anthropicBaseUrl,
             apiKey: config.model.anthropicApiKey,
-            model: config.model.name ?? 'claude-sonnet-5',
+            model: modelNameOf(config.model),
             systemPrompt,
           }),
         ),
@@ -60,12 +61,19 @@ function lazyModel(loading: Promise<CompleteFn>): CompleteFn {
   return async (...args) => await (await loading)(...args);
 }
 
+/** The reply's usage priced with the policy's `prices` entry for the model (no entry: tokens only). */
+export function pricedReply(reply: ModelReply, price: Price | undefined): ModelReply {
+  const costUsd = reply.usage && costOf(reply.usage, price);
+  return costUsd === undefined ? reply : { ...reply, usage: { ...reply.usage!, costUsd } };
+}
+
 /**
  * A reply becomes an activity result in the workflow's history: its text is bounded, and a tool call whose
  * arguments are huge keeps only their length (the workflow answers it with an error the model can act on).
  */
 export function boundedReply(reply: ModelReply): ModelReply {
   return {
+    ...(reply.usage ? { usage: reply.usage } : {}),
     text: bounded(reply.text),
     toolCalls: reply.toolCalls.map((call) => {
       const size = (typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? null)).length;

@@ -52,7 +52,11 @@ export function createOpenAiModel(options: {
       throw error;
     }
     const message = response.choices[0]?.message;
+    const usage = response.usage;
     return {
+      ...(usage
+        ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } }
+        : {}),
       text: message?.content ?? '',
       toolCalls: (message?.tool_calls ?? []).flatMap((call) =>
         call.type === 'function'

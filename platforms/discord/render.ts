@@ -14,7 +14,7 @@ import {
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { questionsAsText, type Question } from '../../common/tools/ask-user';
 import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
-import { decidersLine, isProtected } from '../../workflows/session/gates';
+import { decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
@@ -68,9 +68,12 @@ export function approvalMessage(
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
   const expires = gate.expiresAt ? `Expires <t:${Math.floor(gate.expiresAt / 1000)}:R>. ` : '';
+  const budget = isBudgetGate(gate);
   const content = [
-    `${intro(reason, '**Approval needed**')}: \`${gate.toolName}\` requested by ${mention(gate.requesterId)}`,
-    argsPreview(gate.args, ARGS_PREVIEW_LIMIT),
+    budget
+      ? `${intro(reason, '**Budget reached**')}: ${gate.subject}`
+      : `${intro(reason, '**Approval needed**')}: \`${gate.toolName}\` requested by ${mention(gate.requesterId)}`,
+    ...(budget ? [] : [argsPreview(gate.args, ARGS_PREVIEW_LIMIT)]),
     `${expires}${decidersLine(gate, mention)} You can also reply \`approve\` or \`deny <reason>\`.`,
   ].join('\n');
   // Four-eyes and quorum prompts offer no Always allow (a grant would skip them), and a quorum no Edit.
@@ -81,19 +84,30 @@ export function approvalMessage(
     components: [
       {
         type: ComponentType.ActionRow,
-        components: [
-          button(gate, channelId, 'approve', 'Approve', ButtonStyle.Success),
-          button(gate, channelId, 'deny', 'Deny…', ButtonStyle.Danger),
-          ...(guarded
-            ? []
-            : [
-                button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
-                button(gate, channelId, 'alwaysEverywhere', 'Always allow everywhere', ButtonStyle.Secondary),
-              ]),
-          ...((gate.approvalsNeeded ?? 1) > 1
-            ? []
-            : [button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary)]),
-        ],
+        components: budget
+          ? [
+              button(gate, channelId, 'approve', 'Continue', ButtonStyle.Success),
+              button(gate, channelId, 'deny', 'Stop…', ButtonStyle.Danger),
+            ]
+          : [
+              button(gate, channelId, 'approve', 'Approve', ButtonStyle.Success),
+              button(gate, channelId, 'deny', 'Deny…', ButtonStyle.Danger),
+              ...(guarded
+                ? []
+                : [
+                    button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
+                    button(
+                      gate,
+                      channelId,
+                      'alwaysEverywhere',
+                      'Always allow everywhere',
+                      ButtonStyle.Secondary,
+                    ),
+                  ]),
+              ...((gate.approvalsNeeded ?? 1) > 1
+                ? []
+                : [button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary)]),
+            ],
       },
     ],
   };

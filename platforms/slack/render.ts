@@ -7,7 +7,7 @@ import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
 import { questionsAsText } from '../../common/tools/ask-user';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
-import { decidersLine, isProtected } from '../../workflows/session/gates';
+import { decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
 export const SECTION_LIMIT = 3_000;
@@ -51,12 +51,24 @@ export function approvalBlocks(
   const expires = gate.expiresAt
     ? `Expires ${new Date(gate.expiresAt).toISOString().replace('T', ' ').slice(0, 16)} UTC. `
     : '';
+  const budget = isBudgetGate(gate);
   return [
-    {
-      type: 'section',
-      text: { type: 'mrkdwn', text: `${intro}: \`${gate.toolName}\` requested by <@${gate.requesterId}>` },
-    },
-    { type: 'section', text: { type: 'mrkdwn', text: argsPreview(gate.args) } },
+    budget
+      ? {
+          type: 'section',
+          text: {
+            type: 'mrkdwn',
+            text: `${intro.replace('Approval needed', 'Budget reached')}: ${slackMentions(gate.subject)}`,
+          },
+        }
+      : {
+          type: 'section',
+          text: {
+            type: 'mrkdwn',
+            text: `${intro}: \`${gate.toolName}\` requested by <@${gate.requesterId}>`,
+          },
+        },
+    ...(budget ? [] : [{ type: 'section', text: { type: 'mrkdwn', text: argsPreview(gate.args) } } as const]),
     {
       type: 'context',
       elements: [
@@ -82,6 +94,11 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
     text: { type: 'plain_text' as const, text },
     value: buttonValue(workflowId, gate, choice),
   });
+  if (isBudgetGate(gate))
+    return [
+      { ...button('gate_approve', 'Continue', 'approve'), style: 'primary' as const },
+      { ...button('gate_deny', 'Stop…', 'deny'), style: 'danger' as const },
+    ];
   const guarded = isProtected(gate);
   return [
     { ...button('gate_approve', 'Approve', 'approve'), style: 'primary' as const },

@@ -14,7 +14,8 @@ import {
   stopSignal,
   type Gate,
 } from '../../workflows/session/contract';
-import { approvalProgress, approverIds } from '../../workflows/session/gates';
+import { approvalProgress, approverIds, isBudgetGate } from '../../workflows/session/gates';
+import { formatSpend } from '../../common/budgets';
 
 /** Whom a gate waits on: for an approval, the people who may approve it (four-eyes leaves out the requester). */
 const waitingOn = (gate: Gate) =>
@@ -99,6 +100,7 @@ export async function showWorkflow(client: Client, target: string, lines = 20): 
   return (
     [
       `${workflowId} — ${view.status}, owner @${view.ownerId}, channel ${view.channel}`,
+      `usage: ${view.usage?.calls ? `${formatSpend(view.usage)} in ${view.usage.calls} model calls` : 'none counted'}`,
       `open gates: ${open.length ? '' : 'none'}`,
       ...open.map((g) => `  ${g.id}  ${describeGate(g)}`),
       `transcript (last ${transcript.length}):`,
@@ -116,6 +118,7 @@ function describeGate(gate: Gate): string {
     return `sign-in to ${gate.providerName} by @${gate.requesterId} (since ${since} UTC)`;
   if (gate.kind === 'question')
     return `answer to "${gate.questions.map((q) => q.label).join(', ')}" from ${who} (since ${since} UTC)`;
+  if (isBudgetGate(gate)) return `budget: ${gate.subject} from ${who} (since ${since} UTC)`;
   const progress = approvalProgress(gate);
   return `approval of ${gate.toolName} ${gate.subject.slice(0, 80)} from ${who}${progress ? `, ${progress}` : ''} (since ${since} UTC)`;
 }

@@ -30,7 +30,7 @@ describe('Temporal connection', () => {
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     expect(messages).toEqual([
-      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits, AgentMissionName, AgentMissionStatus',
+      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits, AgentMissionName, AgentMissionStatus, AgentTokens, AgentCostUsd',
     ]);
     const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(Object.keys(listed.customAttributes ?? {})).toEqual(
@@ -40,6 +40,8 @@ describe('Temporal connection', () => {
         'AgentOwner',
         'AgentCredentialWaits',
         'AgentMissionStatus',
+        'AgentTokens',
+        'AgentCostUsd',
       ]),
     );
     // A list of keywords, so one run can wait on several credentials.

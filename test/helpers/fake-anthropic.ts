@@ -110,7 +110,10 @@ export class FakeAnthropic {
         content,
         stop_reason: 'text' in reply ? 'end_turn' : 'tool_use',
         stop_sequence: null,
-        usage: { input_tokens: 1, output_tokens: 1 },
+        usage: {
+          input_tokens: requestTokens(JSON.stringify(request)),
+          output_tokens: Math.ceil(JSON.stringify(content).length / 4),
+        },
       }),
     );
   }

@@ -47,6 +47,8 @@ export class FakeOpenAi {
   readonly contextRefusals: number[] = [];
   /** Requests whose caller went away before an answer (an aborted call), by index. */
   readonly closedUnanswered: number[] = [];
+  /** The usage fields of every answer sent, in order (what a budget must add up to). */
+  readonly usages: { prompt_tokens: number; completion_tokens: number }[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -138,15 +140,27 @@ export class FakeOpenAi {
         created: Math.floor(Date.now() / 1000),
         model: request.model,
         choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        usage: this.recordUsage(usageOf(request, message)),
       }),
     );
+  }
+
+  private recordUsage<T extends { prompt_tokens: number; completion_tokens: number }>(usage: T): T {
+    this.usages.push(usage);
+    return usage;
   }
 
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
+}
+
+/** Like the real API, usage counts the request and the answer (here by characters, as requestTokens does). */
+function usageOf(request: unknown, answer: unknown) {
+  const prompt = requestTokens(JSON.stringify(request));
+  const completion = Math.ceil(JSON.stringify(answer).length / 4);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 export function latency(range: [number, number] = [30, 150]): number {

@@ -13,6 +13,7 @@ import { sharedSchemas } from '../../common/shared-schemas';
 import { grantScopeSchema, type Grant } from '../../common/grants';
 import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
 import type { SessionStatus } from '../../common/search-attributes';
+import type { Continued, Spend } from '../../common/budgets';
 
 /** The payload schemas, built once per worker (common/shared-schemas.ts). */
 const schemas = sharedSchemas('session-contract', () => {
@@ -288,7 +289,19 @@ export interface CarriedState {
   notices: Notice[];
   gates: Gate[];
   /** A turn whose approvals were still open when the session continued as new; the next run resumes it. */
-  turn?: { requesterId: string; step: number };
+  turn?: CarriedTurn;
+  /** What the conversation (or mission run) has spent on model calls, and budget allowances approved. */
+  usage?: Spend;
+  budgetContinuedAt?: Continued;
+}
+
+export interface CarriedTurn {
+  requesterId: string;
+  step: number;
+  /** What the turn had spent (absent: nothing counted yet, or before budgets existed). */
+  spend?: { spend: Spend; continuedAt?: Continued };
+  /** It waited at a budget gate, before its next model call (not at a step's tool calls). */
+  atBudgetGate?: true;
 }
 
 export interface SessionView {
@@ -303,6 +316,8 @@ export interface SessionView {
   grants: Grant[];
   notices: Notice[];
   queued: number;
+  /** Model usage of this conversation (absent before budgets existed). */
+  usage?: Spend;
 }
 
 export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');

@@ -25,6 +25,16 @@ import type {
   ToolResultStatus,
 } from './contract';
 
+/**
+ * The pseudo-tool of a budget gate (budget.ts): an approval of more spending, not of a tool call. No tool has
+ * this name; its "call" is not in the transcript, and it offers only Continue (approve) and Stop (deny).
+ */
+export const BUDGET_GATE = 'budget';
+
+export function isBudgetGate(gate: { kind: string; toolName: string }): boolean {
+  return gate.kind === 'approval' && gate.toolName === BUDGET_GATE;
+}
+
 export function openApprovalGate(input: {
   id: string;
   toolCallId: string;
@@ -293,6 +303,11 @@ export function evaluateDecision(input: {
     return {
       ok: false,
       notice: `You asked for this ${gate.toolName} call, so someone else must approve it (self-approval is off). ${decidersLine(gate)} You can still deny it. Nothing changed.`,
+    };
+  if ((decision.choice === 'always' || decision.choice === 'edit') && isBudgetGate(gate))
+    return {
+      ok: false,
+      notice: 'A budget can only be continued (approve) or stopped (deny). Nothing changed.',
     };
   if (decision.choice === 'always' && isProtected(gate))
     return {

@@ -38,3 +38,5 @@ export const CONTEXT_WINDOW = 'context-window';
 export const SETTINGS_LOCAL = 'settings-local-activity';
 /** `stop` typed while a turn runs stops it instead of queueing. */
 export const TYPED_STOP = 'typed-stop';
+/** Model usage is counted (turn, conversation, person per day) and budget limits open budget gates. */
+export const BUDGETS = 'budgets';

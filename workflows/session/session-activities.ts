@@ -49,7 +49,7 @@ export const { discoverMcpTools } = wf.proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript } =
+export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript, recordSpend } =
   wf.proxyActivities<Activities>({
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },

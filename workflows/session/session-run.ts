@@ -3,7 +3,14 @@
  * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
  */
 import * as wf from '@temporalio/workflow';
-import { AgentChannel, AgentOwner, AgentStatus, type SessionStatus } from '../../common/search-attributes';
+import {
+  AgentChannel,
+  AgentCostUsd,
+  AgentOwner,
+  AgentStatus,
+  AgentTokens,
+  type SessionStatus,
+} from '../../common/search-attributes';
 import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common/tools/ask-user';
 import { checkToolArgs, findTool } from '../../common/tools/definitions';
 import {
@@ -39,6 +46,8 @@ import {
   resolveGate,
   supersedeGate,
 } from './gates';
+import type { DaySpend } from '../../common/budgets';
+import { newTurnSpend, type TurnSpend } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
@@ -80,6 +89,9 @@ export class SessionRun {
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   runFailure: string | undefined;
   continuingAsNew = false;
+  /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
+  turnSpend: TurnSpend = newTurnSpend();
+  daySpend: DaySpend | undefined;
   /** The turn running now, if any: Stop cancels its scope (turn.ts, `stoppable`). */
   turn: { scope: wf.CancellationScope; requesterId: string; stoppedBy?: string } | undefined;
   private signalsThisRun = 0;
@@ -118,10 +130,18 @@ export class SessionRun {
 
   setStatus(status: SessionStatus, waitingFor?: string): void {
     this.state.status = status;
+    const { usage } = this.state;
     wf.upsertSearchAttributes([
       { key: AgentStatus, value: status },
       { key: AgentChannel, value: this.input.channel },
       { key: AgentOwner, value: this.input.ownerId },
+      // Operators find costly conversations in the Temporal UI: `AgentCostUsd > 1`.
+      ...(usage.calls
+        ? [
+            { key: AgentTokens, value: usage.tokens },
+            { key: AgentCostUsd, value: Math.round(usage.costUsd * 1e6) / 1e6 },
+          ]
+        : []),
     ]);
     wf.upsertMemo({ waitingFor: waitingFor ?? null });
     this.state.touch();

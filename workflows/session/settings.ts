@@ -1,3 +1,5 @@
+import type { Budgets } from '../../common/budgets';
+
 /** Per-turn settings the worker's configuration supplies to a session (via the loadSettings activity). */
 export interface SessionSettings {
   maxSteps: number;
@@ -20,4 +22,6 @@ export interface SessionSettings {
   contextTokens?: number;
   /** Tokens every model request spends on the system prompt and the built-in tool definitions (an estimate). */
   requestOverheadTokens?: number;
+  /** The policy's spending limits (absent when none is set). */
+  budgets?: Budgets;
 }

@@ -1,4 +1,5 @@
 /** The session's in-memory state (rebuilt by replay), with the small invariants kept in one place. */
+import { NO_SPEND, type Continued, type Spend } from '../../common/budgets';
 import type { Grant } from '../../common/grants';
 import type { SessionStatus } from '../../common/search-attributes';
 import type {
@@ -36,6 +37,10 @@ export class SessionState {
   notices: Notice[];
   status: SessionStatus = 'idle';
   version = 0;
+  /** Model usage of the conversation (a mission run: of the run), and budget allowances approved for it. */
+  usage: Spend;
+  /** Set once a conversation (or mission run) budget gate was approved: the limit counts from there. */
+  budgetContinuedAt: Continued | undefined;
   /** Set when the requester's new message cancelled an open approval: the turn ends and the message goes next. */
   supersededTurn = false;
 
@@ -53,6 +58,8 @@ export class SessionState {
     this.grants = [...(carried?.grants ?? [])];
     this.inbox = [...(carried?.inbox ?? [])];
     this.notices = [...(carried?.notices ?? [])];
+    this.usage = carried?.usage ?? NO_SPEND;
+    this.budgetContinuedAt = carried?.budgetContinuedAt;
   }
 
   touch(): void {
@@ -169,6 +176,8 @@ export class SessionState {
       inbox: this.inbox,
       notices: this.notices,
       gates,
+      ...(this.usage.calls ? { usage: this.usage } : {}),
+      ...(this.budgetContinuedAt ? { budgetContinuedAt: this.budgetContinuedAt } : {}),
     };
   }
 
@@ -184,6 +193,7 @@ export class SessionState {
       grants: this.grants,
       notices: this.notices,
       queued: this.inbox.length,
+      usage: this.usage,
     };
   }
 }

@@ -15,7 +15,8 @@ import {
   MIN_CONTEXT_TOKENS,
   SUMMARY_SHARE,
 } from './context-window';
-import type { Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
+import { countUsage, newTurnSpend, withinBudget } from './budget';
+import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import {
   answeredResult,
   cancelGate,
@@ -119,14 +120,16 @@ export async function stoppable(
 export async function continueTurn(
   run: SessionRun,
   requesterId: string,
-  resume?: { calls: ToolCall[]; step: number },
+  resume?: { calls: ToolCall[] } & CarriedTurn,
 ): Promise<void> {
   const { state } = run;
   let step = resume?.step ?? 0;
+  run.turnSpend = resume?.spend ?? newTurnSpend();
   /** Failing calls of this turn by (tool, arguments, error), to stop a loop on the same failure. */
   const failures = new Map<string, number>();
   try {
-    if (resume) {
+    // Resumed at a budget gate: the model call it waited before is next.
+    if (resume && !resume.atBudgetGate) {
       await handleToolCalls(run, resume.calls, requesterId, step);
       step++;
     }
@@ -138,8 +141,16 @@ export async function continueTurn(
         run.runFailure = `stopped at the step limit (${run.settings.maxSteps} steps)`;
         break;
       }
+      const waitAtBudget = async (gate: Gate) => {
+        run.setStatus('waiting_approval', describeWaiting([gate]));
+        await decidedOrLongWait(run, [gate]);
+        if (gate.status === 'pending') await handOverMidWait(run, { requesterId, step, atBudgetGate: true });
+        run.setStatus('running');
+      };
+      if (!(await withinBudget(run, requesterId, waitAtBudget))) break;
       const reply = await askModel(run, requesterId);
       if (!reply) break;
+      await countUsage(run, requesterId, reply.usage);
       state.append({
         role: 'assistant',
         id: wf.uuid4(),
@@ -428,24 +439,8 @@ async function handleToolCalls(
       describeWaiting(gates),
     );
     // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
-    // Only events that arrive during the wait (clicks, notices) count, so a resumed wait never churns.
-    const eventsAtWaitStart = wf.workflowInfo().historyLength;
-    await Promise.race([
-      Promise.all(gates.map((gate) => waitForDecision(run, gate))),
-      wf.condition(
-        () =>
-          wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
-          run.shouldContinueAsNew(),
-      ),
-    ]);
-    if (gates.some((gate) => gate.status === 'pending')) {
-      run.continuingAsNew = true;
-      await wf.condition(() => run.readyToHandOver());
-      await wf.continueAsNew<typeof sessionWorkflow>({
-        ...run.input,
-        carried: { ...run.carry(), turn: { requesterId, step } },
-      });
-    }
+    await decidedOrLongWait(run, gates);
+    if (gates.some((gate) => gate.status === 'pending')) await handOverMidWait(run, { requesterId, step });
     run.setStatus('running');
   }
 
@@ -567,6 +562,35 @@ async function execute(
       userId = gate.resolution.by;
     }
   }
+}
+
+/**
+ * Resolves once every gate is decided, or once a long wait has outgrown the history (then some gate is still
+ * pending and the caller hands over mid-wait). Only events that arrive during the wait (clicks, notices) count,
+ * so a resumed wait never churns. Not async: callers await this very promise, so the commands that follow a
+ * decision keep the order recorded histories have.
+ */
+function decidedOrLongWait(run: SessionRun, gates: Gate[]): Promise<unknown> {
+  const eventsAtWaitStart = wf.workflowInfo().historyLength;
+  return Promise.race([
+    Promise.all(gates.map((gate) => waitForDecision(run, gate))),
+    wf.condition(
+      () =>
+        wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
+        run.shouldContinueAsNew(),
+    ),
+  ]);
+}
+
+/** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
+async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<never> {
+  run.continuingAsNew = true;
+  await wf.condition(() => run.readyToHandOver());
+  const spent = run.turnSpend.spend.calls ? { spend: run.turnSpend } : {};
+  return await wf.continueAsNew<typeof sessionWorkflow>({
+    ...run.input,
+    carried: { ...run.carry(), turn: { ...turn, ...spent } },
+  });
 }
 
 async function waitForDecision(run: SessionRun, gate: Gate): Promise<void> {

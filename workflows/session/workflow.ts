@@ -84,8 +84,8 @@ async function resumeCarriedTurn(run: SessionRun): Promise<void> {
   await run.refreshSettings();
   await stoppable(run, resumedTurn.requesterId, () =>
     continueTurn(run, resumedTurn.requesterId, {
+      ...resumedTurn,
       calls: unresolvedToolCalls(run.state.transcript),
-      step: resumedTurn.step,
     }),
   );
 }

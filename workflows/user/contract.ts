@@ -1,16 +1,34 @@
 /**
  * The per-user directory workflow (`user:<id>`): the strongly consistent home of a user's standing
- * grants. Adding a grant is an update, so the caller knows it is stored before the next policy check
+ * grants and of their daily model spending across conversations (budgets). Adding a grant is an update, so the caller knows it is stored before the next policy check
  * reads it; revoking is a signal, accepted even while workers are down.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DaySpend, ModelUsage } from '../../common/budgets';
 import type { Grant } from '../../common/grants';
 
 export const addGrantUpdate = defineUpdate<Grant, [Grant]>('addGrant');
 export const revokeUserGrantSignal = defineSignal<[{ grantId: string }]>('revokeUserGrant');
 export const grantsQuery = defineQuery<Grant[]>('grants');
 
+/**
+ * Adds a model call's usage (or one more daily allowance, approved at a budget gate) to a UTC day and returns
+ * that day's total. `key` makes a retried record count once.
+ */
+export interface SpendRecord {
+  day: string;
+  key: string;
+  usage?: ModelUsage;
+  raise?: true;
+}
+export const recordSpendUpdate = defineUpdate<DaySpend, [SpendRecord]>('recordSpend');
+export const spendQuery = defineQuery<Record<string, DaySpend>>('spend');
+
 export interface UserDirectoryInput {
   userId: string;
   grants?: Grant[];
+  /** Spending by UTC day, the last few days. */
+  spend?: Record<string, DaySpend>;
+  /** Keys of the latest spend records, so a retry across continue-as-new still counts once. */
+  spendKeys?: string[];
 }

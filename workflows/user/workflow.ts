@@ -1,10 +1,25 @@
-/** One long-lived workflow per user holding their grants; continues as new before history grows large. */
+/**
+ * One long-lived workflow per user holding their grants and their daily model spending; continues as new
+ * before history grows large.
+ */
 import * as wf from '@temporalio/workflow';
 import { grantSchema, type Grant } from '../../common/grants';
 import { AgentOwner } from '../../common/search-attributes';
-import { addGrantUpdate, grantsQuery, revokeUserGrantSignal, type UserDirectoryInput } from './contract';
+import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
+import {
+  addGrantUpdate,
+  grantsQuery,
+  recordSpendUpdate,
+  revokeUserGrantSignal,
+  spendQuery,
+  type SpendRecord,
+  type UserDirectoryInput,
+} from './contract';
 
 const MAX_GRANTS = 500;
+/** Days of spending kept (the daily limit needs today's; a few more help people see their week). */
+const SPEND_DAYS_KEPT = 7;
+const SPEND_KEYS_KEPT = 500;
 const HISTORY_EVENTS_BEFORE_CONTINUE = 2_000;
 
 export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<void> {
@@ -34,11 +49,42 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
     if (index >= 0) grants.splice(index, 1);
   });
 
+  const spend: Record<string, DaySpend> = { ...input.spend };
+  const spendKeys: string[] = [...(input.spendKeys ?? [])];
+  wf.setHandler(spendQuery, () => spend);
+  wf.setHandler(
+    recordSpendUpdate,
+    (record) => {
+      const day: DaySpend = spend[record.day] ?? { ...NO_SPEND, raises: 0 };
+      if (spendKeys.includes(record.key)) return day;
+      spendKeys.push(record.key);
+      if (spendKeys.length > SPEND_KEYS_KEPT) spendKeys.splice(0, spendKeys.length - SPEND_KEYS_KEPT);
+      const spent = addUsage(day, record.usage);
+      const next: DaySpend = record.raise
+        ? { ...spent, raises: day.raises + 1, continuedAt: continuedFrom(spent) }
+        : { ...day, ...spent };
+      spend[record.day] = next;
+      for (const old of Object.keys(spend).sort().slice(0, -SPEND_DAYS_KEPT)) delete spend[old];
+      return next;
+    },
+    { validator: validateSpendRecord },
+  );
+
   await wf.condition(
     () =>
       wf.workflowInfo().continueAsNewSuggested ||
       wf.workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
   );
   await wf.condition(wf.allHandlersFinished);
-  await wf.continueAsNew<typeof userDirectoryWorkflow>({ userId: input.userId, grants });
+  await wf.continueAsNew<typeof userDirectoryWorkflow>({ userId: input.userId, grants, spend, spendKeys });
+}
+
+function validateSpendRecord(record: SpendRecord): void {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(record.day)) throw new Error('day must be YYYY-MM-DD (UTC)');
+  if (typeof record.key !== 'string' || !record.key || record.key.length > 200)
+    throw new Error('key must be 1-200 characters');
+  const { usage } = record;
+  const count = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+  if (usage && !(count(usage.inputTokens) && count(usage.outputTokens) && count(usage.costUsd ?? 0)))
+    throw new Error('usage must be non-negative numbers');
 }

@@ -342,6 +342,51 @@ function approvalProgress(gate) {
   return `${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`;
 }
 
+// "12,345 tokens · $0.05" (common/budgets.ts formatSpend): what this conversation's model calls used.
+function spendText(usage) {
+  const tokens = `${usage.tokens.toLocaleString('en-US')} tokens`;
+  if (!(usage.costUsd > 0)) return tokens;
+  const usd =
+    usage.costUsd >= 1 ? usage.costUsd.toFixed(2) : usage.costUsd.toPrecision(3).replace(/\.?0+$/, '');
+  return `${tokens} · $${usd}`;
+}
+
+// A budget gate: "This conversation has used $4.80 of $5.00. Continue with $5.00 more?" and Continue / Stop.
+function renderBudgetGate(gate) {
+  const box = el(
+    'div',
+    {
+      class: `call gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
+      dataset: { testid: 'budget-gate', gateId: gate.id, status: gate.status },
+    },
+    el('h3', {}, 'Budget'),
+    el('div', { dataset: { testid: 'budget-question' } }, gate.subject),
+    el(
+      'div',
+      { dataset: { testid: 'gate-outcome' } },
+      gate.status === 'pending' ? approvalRule(gate) : describe(gate),
+    ),
+  );
+  if (gate.status !== 'pending') return box;
+  box.append(
+    el(
+      'div',
+      { class: 'actions' },
+      el(
+        'button',
+        { class: 'approve', dataset: { testid: 'budget-continue' }, onclick: () => decide(gate, 'approve') },
+        'Continue',
+      ),
+      el(
+        'button',
+        { class: 'deny', dataset: { testid: 'budget-stop' }, onclick: () => decide(gate, 'deny') },
+        'Stop',
+      ),
+    ),
+  );
+  return box;
+}
+
 function renderGate(gate) {
   if (gate.kind === 'question') return renderQuestionGate(gate);
   if (gate.kind === 'credential') return renderCredentialGate(gate);
@@ -486,6 +531,7 @@ function render() {
   $('status').dataset.status = view.status;
   // Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it.
   $('stop').hidden = view.status === 'idle';
+  $('usage').textContent = view.usage && view.usage.calls ? spendText(view.usage) : '';
   const link = $('temporal-link');
   if (view.temporalUrl) {
     link.href = view.temporalUrl;
@@ -496,7 +542,14 @@ function render() {
   const gates = new Map();
   for (const g of view.gates) gates.set(g.toolCallId, [...(gates.get(g.toolCallId) || []), g]);
   const nodes = [];
+  // Budget gates belong to no tool call: each is shown where it opened, between the messages around it.
+  const budgetGates = view.gates.filter((g) => g.toolName === 'budget' && !g.remote);
+  const flushBudgetGates = (before) => {
+    while (budgetGates.length && budgetGates[0].createdAt <= before)
+      nodes.push(renderBudgetGate(budgetGates.shift()));
+  };
   for (const m of view.transcript) {
+    flushBudgetGates(m.at);
     if (m.role === 'user')
       nodes.push(
         el(
@@ -570,6 +623,7 @@ function render() {
       }
     }
   }
+  flushBudgetGates(Infinity);
   // Gates of mission runs reporting here: shown on their own, decided here, run there.
   for (const gate of view.gates.filter((g) => g.remote)) {
     nodes.push(

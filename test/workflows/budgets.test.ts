@@ -1,0 +1,162 @@
+/**
+ * Budgets (#22): every model call's usage (the provider's own usage fields, priced with the policy's table)
+ * adds up per turn, per conversation and per person per day. A reached limit never fails the session: it
+ * opens a budget gate that the person (or, with `selfApprove: false`, an approver) decides like any gate,
+ * durably across a worker restart; Continue adds one more allowance, Stop ends the turn with a note.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userWorkflowId } from '../../common/ids';
+import { AgentCostUsd, AgentTokens } from '../../common/search-attributes';
+import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
+import { spendQuery } from '../../workflows/user/contract';
+import { testConfig } from '../helpers/config';
+import { FakeOpenAi } from '../helpers/fake-openai';
+import { lastAnswer, TestSession } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { createTestWorker } from '../helpers/worker';
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** $10 per million input tokens, $40 per million output tokens. */
+const PRICES = { 'gpt-5-mini': { input: 10, output: 40 } };
+
+function modelConfig(model: FakeOpenAi, policy: Record<string, unknown>) {
+  return testConfig(
+    { prices: PRICES, ...policy },
+    { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'k' },
+  );
+}
+
+/** What the fake model server reported, added up the way a bill would. */
+function billed(model: FakeOpenAi) {
+  return {
+    tokens: model.usages.reduce((sum, u) => sum + u.prompt_tokens + u.completion_tokens, 0),
+    costUsd: model.usages.reduce(
+      (sum, u) => sum + (u.prompt_tokens * 10 + u.completion_tokens * 40) / 1e6,
+      0,
+    ),
+  };
+}
+
+const budgetGates = (view: SessionView) =>
+  view.gates.filter((g): g is ApprovalGate => g.kind === 'approval' && g.toolName === 'budget');
+
+describe('budgets', () => {
+  it('counts what the provider reports, opens a conversation budget gate, and survives a worker restart at it', async () => {
+    const model = await new FakeOpenAi((request) => ({
+      text: `answer to ${String(request.messages.at(-1)!.content)}`,
+    })).start();
+    // One request costs about two cents: the first answer uses up the one-cent conversation budget.
+    const config = modelConfig(model, { budgets: { perConversation: { usd: 0.01 } } });
+    let session: TestSession;
+    const first = await createTestWorker(env, config);
+    try {
+      await first.worker.runUntil(async () => {
+        session = new TestSession(env.client, first.taskQueue);
+        await session.say('first question');
+        const view = await session.idle();
+        expect(lastAnswer(view)).toBe('answer to first question');
+        expect(view.usage).toMatchObject({ calls: 1, tokens: billed(model).tokens });
+        expect(view.usage!.costUsd).toBeCloseTo(billed(model).costUsd, 9);
+        // Operators find it in the Temporal UI by the same figures.
+        const attributes = (await session.handle.describe()).typedSearchAttributes;
+        expect(attributes.get(AgentTokens)).toBe(billed(model).tokens);
+        expect(attributes.get(AgentCostUsd)).toBeCloseTo(billed(model).costUsd, 5);
+
+        await session.say('second question');
+        const waiting = await session.waitFor(
+          (v) => v.status === 'waiting_approval' && budgetGates(v).length === 1,
+          'the budget gate',
+        );
+        expect(budgetGates(waiting)[0]!.subject).toMatch(
+          /^This conversation has used \$0\.0\d+ of \$0\.01\. Continue with \$0\.01 more\?$/,
+        );
+        expect(model.requests).toHaveLength(1); // the second question waits: no model call yet
+        // A budget is continued or stopped, never "always allowed".
+        await session.decide({ gateId: budgetGates(waiting)[0]!.id, choice: 'always' });
+        await session.waitFor(
+          (v) => v.notices.some((n) => n.to === 'alice' && n.text.includes('can only be continued')),
+          'always to be refused',
+        );
+      });
+
+      // The worker is gone; the gate waits in the server. A new worker picks the decision up.
+      const second = await createTestWorker(env, config, first.taskQueue);
+      await second.worker.runUntil(async () => {
+        const gateId = budgetGates(await session.state())[0]!.id;
+        await session.decide({ gateId, choice: 'approve' });
+        let view = await session.idle();
+        expect(lastAnswer(view)).toBe('answer to second question');
+        expect(budgetGates(view)[0]).toMatchObject({
+          status: 'resolved',
+          resolution: { outcome: 'approved', by: 'alice' },
+        });
+        expect(view.usage).toMatchObject({ calls: 2, tokens: billed(model).tokens });
+
+        // Continuing allowed one more cent from there, and the second answer spent it: alice says Stop this time.
+        await session.say('third question');
+        view = await session.waitFor((v) => budgetGates(v).length === 2, 'the second budget gate');
+        expect(budgetGates(view)[1]!.subject).toMatch(
+          /^This conversation has used \$0\.0\d+ of \$0\.0\d+\. Continue with \$0\.01 more\?$/,
+        );
+        await session.decide({ gateId: budgetGates(view)[1]!.id, choice: 'deny' });
+        view = await session.idle();
+        expect(lastAnswer(view)).toMatch(
+          /^⏸️ I stopped here: This conversation has used .* The budget was denied by @alice/,
+        );
+        expect(model.requests).toHaveLength(2);
+      });
+    } finally {
+      await model.stop();
+    }
+  });
+
+  it("keeps a person's daily budget across conversations; with selfApprove off only an approver may add to it", async () => {
+    const model = await new FakeOpenAi(() => ({ text: 'ok' }), { latency: [20, 60] }).start();
+    const config = modelConfig(model, {
+      approvers: ['carol'],
+      budgets: { perPersonPerDay: { tokens: 100 }, selfApprove: false },
+    });
+    const { worker, taskQueue } = await createTestWorker(env, config);
+    try {
+      await worker.runUntil(async () => {
+        const morning = new TestSession(env.client, taskQueue);
+        await morning.say('hello', 'dave');
+        expect(lastAnswer(await morning.idle())).toBe('ok');
+
+        // Another conversation of the same person: today's spend is already over 100 tokens.
+        const afternoon = new TestSession(env.client, taskQueue);
+        await afternoon.say('hello again', 'dave');
+        const view = await afternoon.waitFor((v) => budgetGates(v).length === 1, 'the daily budget gate');
+        const gate = budgetGates(view)[0]!;
+        expect(gate.subject).toMatch(
+          /^@dave has used [\d,]+ of 100 tokens today \(UTC\)\. Continue with 100 tokens more\?$/,
+        );
+
+        await afternoon.decide({ gateId: gate.id, choice: 'approve', userId: 'dave' });
+        await afternoon.waitFor(
+          (v) => v.notices.some((n) => n.to === 'dave' && n.text.includes('someone else must approve')),
+          'dave to be told an approver must decide',
+        );
+        await afternoon.decide({ gateId: gate.id, choice: 'approve', userId: 'carol' });
+        // Continuing allows 100 tokens more from what was spent: enough for one more call, which answers.
+        const after = await afternoon.idle();
+        expect(lastAnswer(after)).toBe('ok');
+        expect(budgetGates(after)[0]).toMatchObject({ resolution: { outcome: 'approved', by: 'carol' } });
+        const ledger = await env.client.workflow.getHandle(userWorkflowId('dave')).query(spendQuery);
+        const today = Object.values(ledger)[0]!;
+        expect(today).toMatchObject({ calls: 2, raises: 1, tokens: billed(model).tokens });
+      });
+    } finally {
+      await model.stop();
+    }
+  });
+});

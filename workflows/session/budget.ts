@@ -1,0 +1,133 @@
+/**
+ * Budgets in a turn: every model call's usage is added to the turn, the conversation (or mission run) and,
+ * when a daily limit is set, the person's day (a ledger workflow per person, through an activity). Before each
+ * model call the limits are checked; a reached one opens a budget gate, an approval gate the requester (unless
+ * `budgets.selfApprove` is false) or an approver decides: approving allows one more limit's worth from there,
+ * anything else ends the turn with a note. The session never fails on a budget.
+ */
+import * as wf from '@temporalio/workflow';
+import {
+  addUsage,
+  budgetQuestion,
+  continuedFrom,
+  NO_SPEND,
+  reachedLimit,
+  spendDay,
+  type BudgetCheck,
+  type Continued,
+  type ModelUsage,
+  type ReachedLimit,
+  type Spend,
+} from '../../common/budgets';
+import type { ApprovalGate } from './contract';
+import { BUDGET_GATE, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
+import { BUDGETS } from './patches';
+import { failureMessage, recordSpend } from './session-activities';
+import type { SessionRun } from './session-run';
+
+/** What the current turn spent, and where its per-turn limit was last continued. */
+export interface TurnSpend {
+  spend: Spend;
+  continuedAt?: Continued;
+}
+
+export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
+
+/** Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day. */
+export async function countUsage(run: SessionRun, requesterId: string, usage: ModelUsage | undefined) {
+  if (!usage || !wf.patched(BUDGETS)) return;
+  run.turnSpend.spend = addUsage(run.turnSpend.spend, usage);
+  run.state.usage = addUsage(run.state.usage, usage);
+  run.state.touch();
+  if (run.settings.budgets?.perPersonPerDay) await refreshDay(run, requesterId, { usage });
+}
+
+/**
+ * The person's spend today from their ledger (adding `usage` or one more allowance first). A ledger that
+ * cannot be reached is told once and the daily limit is checked against what was known.
+ */
+async function refreshDay(
+  run: SessionRun,
+  userId: string,
+  change: { usage?: ModelUsage; raise?: true },
+): Promise<void> {
+  try {
+    run.daySpend = await recordSpend({ userId, day: spendDay(Date.now()), key: wf.uuid4(), ...change });
+  } catch (error) {
+    if (wf.isCancellation(error)) throw error;
+    run.state.notify(`I could not update today's spending of @${userId} (${failureMessage(error)}).`);
+  }
+}
+
+/**
+ * Before a model call: while a limit is reached, waits at a budget gate. Returns false when the turn ends
+ * there (denied, expired or superseded); the conversation then says why.
+ */
+export async function withinBudget(
+  run: SessionRun,
+  requesterId: string,
+  wait: (gate: ApprovalGate) => Promise<void>,
+): Promise<boolean> {
+  const budgets = run.settings.budgets;
+  if (!budgets || !wf.patched(BUDGETS)) return true;
+  if (budgets.perPersonPerDay && !run.daySpend) await refreshDay(run, requesterId, {});
+  for (;;) {
+    const reached = reachedLimit(checks(run));
+    if (!reached) return true;
+    const gate = openBudgetGate(run, requesterId, reached);
+    await wait(gate);
+    if (gate.resolution?.outcome !== 'approved') {
+      run.state.appendAssistantNote(
+        `⏸️ I stopped here: ${budgetQuestion(reached, requesterId).replace(/ Continue with .*$/, '')} The budget was ${describeOutcome(gate)}. Send a message to go on.`,
+      );
+      run.runFailure = `stopped at the ${reached.scope} budget (${reached.used})`;
+      return false;
+    }
+    if (reached.scope === 'turn') run.turnSpend.continuedAt = continuedFrom(run.turnSpend.spend);
+    else if (reached.scope === 'day') await refreshDay(run, requesterId, { raise: true });
+    else run.state.budgetContinuedAt = continuedFrom(run.state.usage);
+  }
+}
+
+function checks(run: SessionRun): BudgetCheck[] {
+  const budgets = run.settings.budgets ?? {};
+  const day = run.daySpend;
+  return [
+    {
+      scope: 'turn',
+      spend: run.turnSpend.spend,
+      limit: budgets.perTurn,
+      continuedAt: run.turnSpend.continuedAt,
+    },
+    {
+      scope: run.runOf ? 'missionRun' : 'conversation',
+      spend: run.state.usage,
+      limit: run.runOf ? budgets.perMissionRun : budgets.perConversation,
+      continuedAt: run.state.budgetContinuedAt,
+    },
+    { scope: 'day', spend: day ?? NO_SPEND, limit: budgets.perPersonPerDay, continuedAt: day?.continuedAt },
+  ];
+}
+
+/** The open budget gate carried over continue-as-new, or a new one for the limit reached. */
+function openBudgetGate(run: SessionRun, requesterId: string, reached: ReachedLimit): ApprovalGate {
+  const open = run.state.pendingApprovals().find((gate) => isBudgetGate(gate) && !gate.remote);
+  if (open) return open;
+  const id = wf.uuid4();
+  const gate = openApprovalGate({
+    id,
+    toolCallId: `budget:${id}`,
+    toolName: BUDGET_GATE,
+    args: { scope: reached.scope, used: reached.used, more: reached.more },
+    subject: budgetQuestion(reached, requesterId),
+    requesterId,
+    approvers: run.settings.approvers ?? [],
+    now: Date.now(),
+    timeoutMs: run.settings.questionTimeoutMs ?? 24 * 3_600_000,
+    selfApprove: run.settings.budgets?.selfApprove ?? true,
+  });
+  run.state.gates.set(gate.id, gate);
+  run.rememberOpenGates();
+  run.emit({ type: 'gate', gate, reason: 'opened' });
+  return gate;
+}
