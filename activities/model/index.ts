@@ -28,7 +28,7 @@ export function createModel(config: AppConfig): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   switch (config.model.provider) {
     case 'scripted':
-      return async (transcript) => scriptedModel(transcript);
+      return async (transcript) => withEstimatedUsage(scriptedModel(transcript), transcript);
     // A provider's SDK is loaded only when it is the one configured (each takes 0.2 s of a worker's start).
     case 'openai':
       return lazyModel(
@@ -53,6 +53,18 @@ export function createModel(config: AppConfig): CompleteFn {
         ),
       );
   }
+}
+
+/**
+ * The scripted model has no provider to report usage, so it estimates it (about 4 characters a token) like a
+ * real one would count it: budgets, the usage line and the search attributes work in the default install too.
+ */
+function withEstimatedUsage(reply: ModelReply, transcript: Message[]): ModelReply {
+  const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
+  return {
+    ...reply,
+    usage: { inputTokens: estimate(transcript), outputTokens: estimate([reply.text, reply.toolCalls]) },
+  };
 }
 
 /** A model whose SDK is still loading: calls wait for it (a failed load fails the call, as a broken SDK would). */

@@ -24,6 +24,8 @@ beforeAll(async () => {
     temporalAddress: env.address,
     policy: {
       approvers: ['bob'],
+      // The scripted model estimates usage (4 characters a token): only a very long message reaches this.
+      budgets: { perConversation: { tokens: 3_000 } },
       tools: { http_request: { policy: 'ask', approvalTimeout: '3s' } },
       allowHosts: [new URL(provider.apiUrl).host],
       providers: {
@@ -187,6 +189,30 @@ describe('web chat in a browser', () => {
     await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('idle');
     await expect.poll(() => page.getByTestId('stop').isVisible()).toBe(false);
     await page.screenshot({ path: path.join(ARTIFACTS, 'stopped-turn.png') });
+  });
+
+  it('shows what the conversation used, and asks before going past its budget', async () => {
+    expect(await page.getByTestId('usage').textContent()).toBe('');
+    await send(`summarise this: ${'lorem ipsum dolor sit amet '.repeat(500)}`);
+    await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('idle');
+    await expect.poll(() => page.getByTestId('usage').textContent()).toMatch(/^[\d,]+ tokens$/);
+    const used = Number((await page.getByTestId('usage').textContent())!.replace(/\D/g, ''));
+    expect(used).toBeGreaterThan(3_000);
+
+    await send('hello');
+    const gate = page.getByTestId('budget-gate');
+    await expect
+      .poll(() => gate.getByTestId('budget-question').textContent())
+      .toBe(
+        `This conversation has used ${used.toLocaleString('en-US')} of 3,000 tokens. Continue with 3,000 tokens more?`,
+      );
+    await page.screenshot({ path: path.join(ARTIFACTS, 'budget-gate.png') });
+    await gate.getByTestId('budget-continue').click();
+    await expect.poll(() => gate.getByTestId('gate-outcome').textContent()).toMatch(/^Approved by @alice/);
+    await expect.poll(() => page.getByTestId('assistant-message').last().textContent()).toContain('hello');
+    await expect
+      .poll(async () => Number((await page.getByTestId('usage').textContent())!.replace(/\D/g, '')))
+      .toBeGreaterThan(used);
   });
 
   it('decides the only open approval from a typed "approve"', async () => {

@@ -92,6 +92,24 @@ describe('Discord prompts', () => {
     expect(message.allowed_mentions).toEqual({ parse: [], users: [base.requesterId, ...base.approvers] });
   });
 
+  it('asks a budget question with only Continue and Stop', () => {
+    const message = approvalMessage(
+      {
+        ...approval,
+        toolName: 'budget',
+        args: { scope: 'turn', used: '201,000 of 200,000 tokens', more: '200,000 tokens' },
+        subject: 'This turn has used 201,000 of 200,000 tokens. Continue with 200,000 tokens more?',
+      },
+      CHANNEL,
+      'opened',
+    );
+    expect(message.content).toMatch(
+      /^\*\*Budget reached\*\*: This turn has used 201,000 of 200,000 tokens\./,
+    );
+    const buttons = (message.components![0] as { components: { label: string }[] }).components;
+    expect(buttons.map((b) => b.label)).toEqual(['Continue', 'Stop…']);
+  });
+
   it('gives at most four select menus plus a button row, each within Discord limits', () => {
     const message = questionMessage(question(5, { required: false }), CHANNEL, 'opened');
     const rows = message.components as {

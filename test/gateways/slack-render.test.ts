@@ -64,6 +64,29 @@ describe('Slack rendering', () => {
     expect(text).toContain('2026-11-23 09:30 UTC');
   });
 
+  it('asks a budget question with only Continue and Stop, and no arguments to show', () => {
+    const budget: ApprovalGate = {
+      ...gate,
+      toolCallId: 'budget:g1',
+      toolName: 'budget',
+      args: { scope: 'conversation', used: '$5.02 of $5.00', more: '$5.00' },
+      subject: 'This conversation has used $5.02 of $5.00. Continue with $5.00 more?',
+    };
+    const blocks = approvalBlocks(budget, workflowId, 'opened');
+    const actions = blocks.find((b) => b.type === 'actions') as {
+      elements: { action_id: string; text: { text: string }; value: string }[];
+    };
+    expect(actions.elements.map((e) => [e.action_id, e.text.text, JSON.parse(e.value).choice])).toEqual([
+      ['gate_approve', 'Continue', 'approve'],
+      ['gate_deny', 'Stop…', 'deny'],
+    ]);
+    const text = JSON.stringify(blocks);
+    expect(text).toContain(
+      '*Budget reached*: This conversation has used $5.02 of $5.00. Continue with $5.00 more?',
+    );
+    expect(text).not.toContain('"scope"');
+  });
+
   it('truncates a huge argument preview safely and says so', () => {
     const preview = argsPreview({ command: 'x'.repeat(10_000) });
     expect(preview.length).toBeLessThan(SECTION_LIMIT);

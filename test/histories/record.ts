@@ -316,6 +316,23 @@ const quorumScenarios: Record<string, Scenario> = {
   },
 };
 
+/** Budgets: a conversation limit reached, continued after a decision, then stopped; the day's ledger too. */
+const budgetScenarios: Record<string, Scenario> = {
+  'budget-gates': async (s) => {
+    await s.say('hello');
+    await s.idle();
+    await s.say('once more');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.idle();
+    await s.say('and again');
+    const [second] = (await s.pendingGate()).filter((g) => g.id !== gate!.id);
+    await s.decide({ gateId: second!.id, choice: 'deny' });
+    await s.idle();
+    return { ledger: userWorkflowId('alice') };
+  },
+};
+
 async function record(
   env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
@@ -378,6 +395,12 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
+  await record(
+    env,
+    { budgets: { perConversation: { tokens: 1 }, perPersonPerDay: { tokens: 1_000_000 } } },
+    budgetScenarios,
+    only,
+  );
   await record(
     env,
     { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', apiHosts: ['127.0.0.1:9'] } } },
