@@ -71,9 +71,22 @@ describe('payload encryption', () => {
     const plainOnes = payloads.filter(
       (p) => Buffer.from(p.metadata.encoding!, 'base64').toString() !== 'binary/encrypted',
     );
-    // Only the SDK's own patch markers (a version flag, no data) stay plain.
-    for (const text of plainOnes.map((p) => Buffer.from(p.data, 'base64').toString()))
-      expect(text).toMatch(/^\{"id":"[a-z-]+","deprecated":(true|false)\}$/);
+    // Only the SDK's own markers stay plain: patch markers (a version flag) and a local activity's bookkeeping
+    // (which activity, which attempt, when; its result is encrypted like any other payload).
+    const LOCAL_ACTIVITY_KEYS = [
+      'seq',
+      'attempt',
+      'activity_id',
+      'activity_type',
+      'complete_time',
+      'backoff',
+      'original_schedule_time',
+    ];
+    for (const text of plainOnes.map((p) => Buffer.from(p.data, 'base64').toString())) {
+      if (text.startsWith('{"seq"'))
+        expect(LOCAL_ACTIVITY_KEYS).toEqual(expect.arrayContaining(Object.keys(JSON.parse(text))));
+      else expect(text).toMatch(/^\{"id":"[a-z-]+","deprecated":(true|false)\}$/);
+    }
 
     const decode = (body: unknown, auth = `Bearer ${CODEC_TOKEN}`) =>
       fetch(`${stack.web.baseUrl}/codec/decode`, {
