@@ -10,6 +10,7 @@ import { userWorkflowId } from '../../common/ids';
 import { AgentCostUsd, AgentTokens } from '../../common/search-attributes';
 import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
 import { spendQuery } from '../../workflows/user/contract';
+import { Tally } from '../chaos/summary';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { lastAnswer, TestSession } from '../helpers/session';
@@ -157,6 +158,73 @@ describe('budgets', () => {
       });
     } finally {
       await model.stop();
+    }
+  });
+
+  it('refuses every way around a budget gate (scoreboard)', async () => {
+    const model = await new FakeOpenAi(() => ({ text: 'ok' }), { latency: [20, 60] }).start();
+    const config = modelConfig(model, {
+      approvers: ['carol'],
+      budgets: { perConversation: { tokens: 1 }, perPersonPerDay: { tokens: 1 }, selfApprove: false },
+    });
+    const tally = new Tally();
+    const refused = async (session: TestSession, who: string, what: string, text: RegExp) => {
+      const view = await session.waitFor(
+        (v) => v.notices.some((n) => n.to === who && text.test(n.text)),
+        `${what} to be refused`,
+      );
+      tally.check(
+        budgetGates(view).every((g) => g.status === 'pending'),
+        () => `${what} changed the gate`,
+      );
+      if (budgetGates(view).some((g) => g.status !== 'pending')) tally.lost++;
+    };
+    const { worker, taskQueue } = await createTestWorker(env, config);
+    try {
+      await worker.runUntil(async () => {
+        const session = new TestSession(env.client, taskQueue);
+        await session.say('hello', 'erin');
+        await session.idle();
+        await session.say('more', 'erin');
+        const view = await session.waitFor((v) => budgetGates(v).length === 1, 'the budget gate');
+        const gateId = budgetGates(view)[0]!.id;
+        const calls = model.requests.length;
+
+        await session.decide({ gateId, choice: 'approve', userId: 'erin' });
+        await refused(
+          session,
+          'erin',
+          'the requester continuing with selfApprove off',
+          /someone else must approve/,
+        );
+        await session.decide({ gateId, choice: 'approve', userId: 'mallory' });
+        await refused(session, 'mallory', 'a stranger continuing', /You may not decide/);
+        await session.say('approve', 'mallory');
+        await refused(session, 'mallory', 'a stranger typing approve', /You may not decide/);
+        await session.decide({ gateId, choice: 'always', userId: 'carol' });
+        await refused(session, 'carol', 'allow-always on a budget', /can only be continued/);
+        await session.decide({ gateId, choice: 'edit', userId: 'carol', args: { more: '$1000' } });
+        await refused(session, 'carol', 'edited budget arguments', /can only be continued/);
+        // A fresh conversation the same day does not start from zero: the daily limit is the person's.
+        const dodge = new TestSession(env.client, taskQueue);
+        await dodge.say('hello from elsewhere', 'erin');
+        const dodged = await dodge.waitFor((v) => budgetGates(v).length === 1, 'the daily gate elsewhere');
+        tally.check(
+          /^@erin has used/.test(budgetGates(dodged)[0]!.subject),
+          () => 'a new conversation escaped the daily limit',
+        );
+        // Stopped, the conversation makes no model call: nothing was spent past the limit.
+        await session.decide({ gateId, choice: 'deny', userId: 'carol' });
+        await session.idle();
+        tally.check(
+          model.requests.length === calls,
+          () => `${model.requests.length - calls} model calls past the limit`,
+        );
+        if (model.requests.length !== calls) tally.lost++;
+      });
+    } finally {
+      await model.stop();
+      if (tally.runs) tally.finish('budgets: continuing past a limit');
     }
   });
 });

@@ -35,6 +35,11 @@ export function isBudgetGate(gate: { kind: string; toolName: string }): boolean 
   return gate.kind === 'approval' && gate.toolName === BUDGET_GATE;
 }
 
+/** "shell_execute call", or "budget" for a budget gate: what a refused click is told it clicked on. */
+function decidedThing(gate: { kind: string; toolName: string }): string {
+  return isBudgetGate(gate) ? 'budget' : `${gate.toolName} call`;
+}
+
 export function openApprovalGate(input: {
   id: string;
   toolCallId: string;
@@ -282,13 +287,13 @@ export function evaluateDecision(input: {
   if (gate.status !== 'pending') {
     return {
       ok: false,
-      notice: `This ${gate.toolName} call was already ${describeOutcome(gate)}. Nothing changed.`,
+      notice: `This ${decidedThing(gate)} was already ${describeOutcome(gate)}. Nothing changed.`,
     };
   }
   if (!decision.operator && !mayDecide(gate, decision.userId)) {
     return {
       ok: false,
-      notice: `You may not decide on this ${gate.toolName} call: only ${deciders(gate)} may. Nothing changed.`,
+      notice: `You may not decide on this ${decidedThing(gate)}: only ${deciders(gate)} may. Nothing changed.`,
     };
   }
   const { needed, approvals } = approvalRules(gate);
@@ -302,7 +307,7 @@ export function evaluateDecision(input: {
   if (!decision.operator && !approverIds(gate).includes(decision.userId))
     return {
       ok: false,
-      notice: `You asked for this ${gate.toolName} call, so someone else must approve it (self-approval is off). ${decidersLine(gate)} You can still deny it. Nothing changed.`,
+      notice: `${isBudgetGate(gate) ? 'You reached this budget' : `You asked for this ${gate.toolName} call`}, so someone else must approve it (self-approval is off). ${decidersLine(gate)} You can still deny it. Nothing changed.`,
     };
   if ((decision.choice === 'always' || decision.choice === 'edit') && isBudgetGate(gate))
     return {
