@@ -22,6 +22,8 @@ const policy = {
   // Posting asks for approval; here it waits only seconds, so an expired gate can be seen.
   tools: { http_request: { approvalTimeout: '3s' } },
   missions: { maxConsecutiveFailures: 2 },
+  // The scripted model estimates 4 characters a token: only a run on a very long goal reaches this.
+  budgets: { perMissionRun: { tokens: 1_500 } },
   providers: {
     acme: {
       type: 'oauth2',
@@ -210,6 +212,42 @@ describe('missions', () => {
       async () =>
         (await env.client.workflow.getHandle(missionWorkflowId(id)).describe()).status.name === 'COMPLETED',
     );
+  });
+
+  it('pauses a run at its budget, asks its owner to continue, and fails the mission with the reason on Stop', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    // "loop" calls a tool at every step; the long goal makes each model call about a thousand tokens.
+    await call(s, 'mission_create', {
+      name: 'spender',
+      goal: `loop ${'now '.repeat(950)}`,
+      cadence: 'manual',
+    });
+    const id = await missionIdOf('spender');
+    await call(s, 'mission_fire', 'spender');
+    const paused = await until('the run paused at its budget', async () => {
+      const v = await view(id);
+      return v.gate && v.status === 'paused' ? v : undefined;
+    });
+    expect(paused.gate).toMatchObject({ kind: 'approval', tool: 'budget' });
+    const shown = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+      'the budget gate in the owner conversation',
+    );
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    expect(gate).toMatchObject({ toolName: 'budget', remote: { missionName: 'spender' } });
+    expect(gate.kind === 'approval' && gate.subject).toMatch(
+      /^This mission run has used [\d,]+ of 1,500 tokens\. Continue with 1,500 tokens more\?$/,
+    );
+    await s.decide({ gateId: gate.id, choice: 'deny' });
+    const failed = await until('failed', async () => {
+      const v = await view(id);
+      return v.status === 'failed' ? v : undefined;
+    });
+    expect(failed.reason).toContain('budget');
+    // The run made exactly the model calls its budget allowed: two steps, each with its tool result.
+    const run = await env.client.workflow.getHandle(failed.runs[0]!.workflowId).query(stateQuery);
+    expect(tools(run).map((m) => m.name)).toEqual(['current_time', 'current_time']);
+    expect(run.usage!.tokens).toBeGreaterThanOrEqual(1_500);
   });
 
   it("fails the mission with the reason when a run's approval is denied", async () => {

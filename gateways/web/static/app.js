@@ -631,10 +631,10 @@ function render() {
         'div',
         { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
         el('h3', {}, `Mission · ${gate.remote.missionName} · ${gate.toolName}`),
-        gate.kind === 'approval'
+        gate.kind === 'approval' && gate.toolName !== 'budget'
           ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
           : null,
-        renderGate(gate),
+        gate.toolName === 'budget' ? renderBudgetGate(gate) : renderGate(gate),
       ),
     );
   }
