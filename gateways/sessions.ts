@@ -201,6 +201,19 @@ export class Sessions {
     await this.within(() => this.handle(workflowId).signal(answerSignal, submission));
   }
 
+  /** The conversation's status as its search attribute says (served while no worker runs); none: no such conversation. */
+  async status(workflowId: string): Promise<string | undefined> {
+    return await this.within(async () => {
+      try {
+        const info = await this.handle(workflowId).describe();
+        return info.status.name === 'RUNNING' ? info.typedSearchAttributes.get(AgentStatus) : undefined;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      }
+    });
+  }
+
   /** Stop the running turn (the workflow checks who may, and tells anyone else). */
   async stop(workflowId: string, userId: string): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(stopSignal, { userId }));

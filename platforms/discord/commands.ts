@@ -1,4 +1,4 @@
-/** The `/agent` slash command (ask, pending) and its registration with Discord. */
+/** The `/agent` slash command (ask, pending, stop) and its registration with Discord. */
 import {
   Routes,
   ApplicationCommandOptionType,
@@ -31,6 +31,11 @@ export const agentCommands: RESTPutAPIApplicationCommandsJSONBody = [
         type: ApplicationCommandOptionType.Subcommand,
         name: 'pending',
         description: 'Re-post the approvals and questions waiting in this channel',
+      },
+      {
+        type: ApplicationCommandOptionType.Subcommand,
+        name: 'stop',
+        description: 'Stop the turn the agent is working on in this channel',
       },
     ],
   },

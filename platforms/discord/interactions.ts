@@ -81,6 +81,8 @@ const commandOptionSchema = z.object({
   options: z.array(z.object({ name: z.string(), value: z.unknown() })).optional(),
 });
 
+const USAGE = 'Usage: `/agent ask text:<your message>`, `/agent pending` or `/agent stop`.';
+
 /** A private reply; people are named as mentions (shown as names, pinging no one). */
 const ephemeral = (content: string): APIInteractionResponse => ({
   type: InteractionResponseType.ChannelMessageWithSource,
@@ -178,8 +180,7 @@ export function discordInteractionsApp(options: {
   async function command({ interaction, userId, channelId }: Ctx): Promise<APIInteractionResponse> {
     const sub = commandOptionSchema.safeParse(interaction.data?.options?.[0]);
     const workflowId = discordSessionWorkflowId(channelId);
-    if (interaction.data?.name !== 'agent' || !sub.success)
-      return ephemeral('Usage: `/agent ask text:<your message>` or `/agent pending`.');
+    if (interaction.data?.name !== 'agent' || !sub.success) return ephemeral(USAGE);
     if (sub.data.name === 'ask') {
       const text = sub.data.options?.find((o) => o.name === 'text')?.value;
       if (typeof text !== 'string' || !text.trim())
@@ -214,7 +215,21 @@ export function discordInteractionsApp(options: {
       }
       return ephemeral('Re-posting what is waiting here, with fresh buttons.');
     }
-    return ephemeral('Usage: `/agent ask text:<your message>` or `/agent pending`.');
+    if (sub.data.name === 'stop') {
+      let status: string | undefined;
+      try {
+        status = await sessions.status(workflowId);
+        if (status && status !== 'idle') await sessions.stop(workflowId, userId);
+      } catch {
+        return ephemeral(UNREACHABLE);
+      }
+      if (!status || status === 'idle') return ephemeral('Nothing is running in this channel.');
+      // Discord gets no later private notes from the workflow, so the rule is said here.
+      return ephemeral(
+        'Stop sent: the turn stops in a moment if you asked for it or are an approver (anyone else’s stop changes nothing).',
+      );
+    }
+    return ephemeral(USAGE);
   }
 
   async function component(ctx: Ctx & { custom: DiscordCustomId }): Promise<APIInteractionResponse> {

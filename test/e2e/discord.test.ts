@@ -352,6 +352,31 @@ describe('Discord', () => {
     expect(empty.json.data?.content).toMatch(/Nothing is waiting/);
   });
 
+  it('stops the running turn on /agent stop, for the requester only, and says when nothing runs', async () => {
+    const { channelId, message } = await prompted('run `echo never-run`');
+    const stranger = await requests.stop(channelId, STRANGER);
+    expect(stranger.json.data?.flags).toBe(64);
+    expect(stranger.json.data?.content).toMatch(/^Stop sent: .* if you asked for it or are an approver/);
+    // The stranger's stop changed nothing: the workflow refuses it.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await state(channelId)).gates[0]!.status).toBe('pending');
+
+    await requests.stop(channelId, REQUESTER);
+    await until('the gate to close as stopped', async () => {
+      const view = await state(channelId);
+      return view.status === 'idle' && view.gates[0]!.resolution?.outcome === 'stopped' ? view : undefined;
+    });
+    // The prompt is edited to say so, without buttons; the answer says who stopped the turn.
+    await until(
+      'the prompt edited',
+      () => discord.messages.get(message.id)!.components.length === 0 || undefined,
+    );
+    expect(discord.messages.get(message.id)!.content).toContain('stopped');
+    await answerIn(channelId, 'Stopped by');
+    const idle = await requests.stop(channelId, REQUESTER);
+    expect(idle.json.data?.content).toBe('Nothing is running in this channel.');
+  });
+
   it('posts a prompt once when its worker dies after Discord created it but before Temporal heard of it', async () => {
     const channelId = snowflake();
     discord.holdPosts = true; // Discord creates the message; its answer never reaches the worker

@@ -175,7 +175,7 @@ describe("Discord prompts of a mission run's gate", () => {
 });
 
 describe('npm run discord:register', () => {
-  it('puts the /agent command with ask and pending, globally or in one guild', async () => {
+  it('puts the /agent command with ask, pending and stop, globally or in one guild', async () => {
     const discord = await new FakeDiscord().start();
     try {
       const rest = discordRest({ botToken: 'discord-bot-token-for-tests', apiUrl: discord.url });
@@ -186,7 +186,7 @@ describe('npm run discord:register', () => {
       expect(guild!.path).toBe('/applications/1000000000000000001/guilds/1000000000000000002/commands');
       const [command] = global!.body as { name: string; options: { name: string }[] }[];
       expect(command!.name).toBe('agent');
-      expect(command!.options.map((o) => o.name)).toEqual(['ask', 'pending']);
+      expect(command!.options.map((o) => o.name)).toEqual(['ask', 'pending', 'stop']);
     } finally {
       await discord.stop();
     }

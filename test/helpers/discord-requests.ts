@@ -91,11 +91,20 @@ export class DiscordRequests {
   }
 
   pending(channelId: string, userId: string) {
+    return this.subcommand('pending', channelId, userId);
+  }
+
+  stop(channelId: string, userId: string) {
+    return this.subcommand('stop', channelId, userId);
+  }
+
+  /** `/agent <name>` without options, as Discord sends a slash command. */
+  private subcommand(name: string, channelId: string, userId: string) {
     return this.interaction(2, channelId, userId, {
       id: '1000000000000000003',
       name: 'agent',
       type: 1,
-      options: [{ name: 'pending', type: 1, options: [] }],
+      options: [{ name, type: 1, options: [] }],
     });
   }
 
