@@ -56,6 +56,9 @@ describe('openai provider (Chat Completions)', () => {
         name: 'current_time',
         arguments: '{}',
       });
+      // Usage is the provider's own count: both answers' prompt and completion tokens.
+      const reported = fake.usages.reduce((sum, u) => sum + u.prompt_tokens + u.completion_tokens, 0);
+      expect(view.usage).toEqual({ tokens: reported, costUsd: 0, calls: 2 });
     });
   });
 
@@ -183,7 +186,13 @@ describe('anthropic provider (Messages API)', () => {
             content,
             stop_reason: toolResult ? 'end_turn' : 'tool_use',
             stop_sequence: null,
-            usage: { input_tokens: 1, output_tokens: 1 },
+            // Cached prompt tokens are input too.
+            usage: {
+              input_tokens: 100,
+              output_tokens: 20,
+              cache_creation_input_tokens: 5,
+              cache_read_input_tokens: 1_000,
+            },
           }),
         );
       });
@@ -199,7 +208,9 @@ describe('anthropic provider (Messages API)', () => {
         },
         async (session) => {
           await session.say('time?');
-          expect(lastAnswer(await session.idle())).toMatch(/^anthropic saw 20\d\d$/);
+          const view = await session.idle();
+          expect(lastAnswer(view)).toMatch(/^anthropic saw 20\d\d$/);
+          expect(view.usage).toEqual({ tokens: 2 * 1_125, costUsd: 0, calls: 2 });
         },
       );
     } finally {

@@ -61,6 +61,23 @@ describe('configuration', () => {
       /approvalTimeout.*not a duration/,
     );
   });
+
+  it('refuses budgets in dollars without a price for the model, and limits without a figure', () => {
+    const budgets = (extra: object) =>
+      policyFile(JSON.stringify({ budgets: { perConversation: { usd: 5 } }, ...extra }));
+    const openai = { MODEL_PROVIDER: 'openai', OPENAI_API_KEY: 'k', MODEL: 'gpt-x' };
+    expect(() => loadConfig({ AGENT_CONFIG: budgets({}), ...openai })).toThrow(
+      /budgets perConversation are in dollars, but "prices" has no entry for the model "gpt-x": add "prices": \{ "gpt-x"/,
+    );
+    const priced = loadConfig({
+      AGENT_CONFIG: budgets({ prices: { 'gpt-x': { input: 1, output: 4 } } }),
+      ...openai,
+    });
+    expect(priced.policy.budgets).toEqual({ perConversation: { usd: 5 }, selfApprove: true });
+    expect(() => loadConfig({ AGENT_CONFIG: policyFile('{"budgets": {"perTurn": {}}}') })).toThrow(
+      /perTurn.*a limit needs "usd", "tokens" or both/,
+    );
+  });
 });
 
 describe('finding the Temporal CLI', () => {
