@@ -208,7 +208,7 @@ describe('web chat in a browser', () => {
       );
     await page.screenshot({ path: path.join(ARTIFACTS, 'budget-gate.png') });
     await gate.getByTestId('budget-continue').click();
-    await expect.poll(() => gate.getByTestId('gate-outcome').textContent()).toMatch(/^Approved by @alice/);
+    await expect.poll(() => gate.getByTestId('gate-outcome').textContent()).toMatch(/^Continued by @alice/);
     await expect.poll(() => page.getByTestId('assistant-message').last().textContent()).toContain('hello');
     await expect
       .poll(async () => Number((await page.getByTestId('usage').textContent())!.replace(/\D/g, '')))

@@ -68,8 +68,8 @@ describe('the compiled build', () => {
   it('writes every file the image and docker-compose name', () => {
     for (const service of ['worker', 'gateway'])
       expect(existsSync(path.join(ROOT, compose.services[service]!.command[1]!)), service).toBe(true);
-    for (const file of ['index.html', 'app.js', 'app.css'])
-      expect(existsSync(path.join(ROOT, 'dist/gateways/web/static', file)), file).toBe(true);
+    for (const file of ['static/index.html', 'static/app.css', 'client/app.ts'])
+      expect(existsSync(path.join(ROOT, 'dist/gateways/web', file)), file).toBe(true);
     expect(readFileSync(bundle, 'utf8').length).toBeGreaterThan(100_000);
   });
 

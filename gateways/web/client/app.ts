@@ -1,32 +1,91 @@
-// The web chat: a thin view over the session workflow. Every action is an HTTP call that becomes a
-// signal; the page redraws from the workflow's state, streamed by the gateway.
-'use strict';
+/**
+ * The web chat: a thin view over the session workflow. Every action is an HTTP call that becomes a signal; the
+ * page redraws from the workflow's state, streamed by the gateway. Browser code: type-checked with this folder's
+ * tsconfig (DOM, no Node), served by the gateway as plain JavaScript (types stripped), one classic script.
+ */
+import type { Spend } from '../../../common/budgets';
+import type { Grant } from '../../../common/grants';
+import type { Answer, Question } from '../../../common/tools/ask-user';
+import type {
+  ApprovalGate,
+  CredentialGate,
+  Gate,
+  GateOutcome,
+  QuestionGate,
+  SessionView,
+} from '../../../workflows/session/contract';
 
-const $ = (id) => document.getElementById(id);
-const state = {
+/** What the web API adds to the workflow's view: a Connect link on credential gates, the Temporal UI link. */
+type WebGate = Gate & { connectUrl?: string };
+type WebView = Omit<SessionView, 'gates'> & { gates: WebGate[]; temporalUrl: string | null };
+/** What a person has typed or picked on an open gate, kept across redraws. */
+interface ApprovalDraft {
+  reason: string;
+  pattern: string;
+  scope: 'session' | 'user';
+  args: string;
+  editing: boolean;
+}
+type QuestionDraft = Record<string, { selected: string[]; custom: string }>;
+interface SessionSummary {
+  sessionId: string;
+  ownerId?: string;
+  status?: string;
+}
+
+function $<T extends HTMLElement = HTMLElement>(id: string): T {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`the page has no #${id}`);
+  return node as T;
+}
+const state: {
+  user: string | null;
+  sessionId: string | null;
+  view: WebView | null;
+  stream: EventSource | null;
+  approvalDrafts: Record<string, ApprovalDraft>;
+  questionDrafts: Record<string, QuestionDraft>;
+} = {
   user: null,
   sessionId: null,
   view: null,
   stream: null,
-  drafts: {},
+  approvalDrafts: {},
+  questionDrafts: {},
 };
 
-function el(tag, props = {}, ...children) {
+type Child = Node | string | number | null | undefined | false | Child[];
+interface Props {
+  class?: string;
+  dataset?: Record<string, string>;
+  onclick?: (event: MouseEvent) => void;
+  oninput?: (event: Event) => void;
+  onchange?: (event: Event) => void;
+  [attribute: string]: unknown;
+}
+
+function el(tag: string, props: Props = {}, ...children: Child[]): HTMLElement {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
-    if (key === 'class') node.className = value;
+    if (key === 'class') node.className = String(value);
     else if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value as EventListener);
     else if (value !== undefined && value !== null && value !== false)
-      node.setAttribute(key, value === true ? '' : value);
+      node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat())
-    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat(Infinity as 1) as (Node | string | number | null | undefined | false)[])
+    if (child !== null && child !== undefined && child !== false)
+      node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
+/** What an input, select or textarea holds, from its event. */
+const valueOf = (event: Event) => (event.target as HTMLInputElement).value;
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 // The browser's session cookie (HttpOnly, SameSite=Strict) says who is calling; the page never names a user.
-async function api(path, options = {}) {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each caller reads the fields of its route
+async function api(path: string, options: RequestInit = {}): Promise<any> {
   const response = await fetch(`/api${path}`, {
     ...options,
     headers: { 'content-type': 'application/json', ...(options.headers || {}) },
@@ -39,17 +98,17 @@ async function api(path, options = {}) {
 
 $('stop').addEventListener('click', async () => {
   if (!state.sessionId) return;
-  $('stop').disabled = true;
+  $<HTMLButtonElement>('stop').disabled = true;
   try {
     await api(`/sessions/${state.sessionId}/stop`, { method: 'POST', body: '{}' });
   } catch (error) {
-    showBanner(`Stop was not sent: ${error.message}`);
+    showBanner(`Stop was not sent: ${messageOf(error)}`);
   } finally {
-    $('stop').disabled = false;
+    $<HTMLButtonElement>('stop').disabled = false;
   }
 });
 
-function showSignIn(body) {
+function showSignIn(body: { signIn?: string } | undefined) {
   const who = $('who');
   if (body && body.signIn)
     who.replaceChildren(el('a', { href: body.signIn, dataset: { testid: 'sign-in' } }, 'Sign in'));
@@ -71,7 +130,7 @@ async function signOut() {
 }
 
 // Minimal Markdown: fenced code blocks and **bold**; everything else is text (never HTML).
-function markdown(text) {
+function markdown(text: string): Child[] {
   const parts = [];
   const fence = /```[a-z]*\n?([\s\S]*?)```/g;
   let last = 0;
@@ -83,7 +142,7 @@ function markdown(text) {
   parts.push(inline(text.slice(last)));
   return parts;
 }
-function inline(text) {
+function inline(text: string): Child[] {
   return text
     .split(/(\*\*[^*]+\*\*|`[^`]+`)/g)
     .map((piece) =>
@@ -95,35 +154,38 @@ function inline(text) {
     );
 }
 
-const time = (at) => new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+const time = (at: number) => new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 
-function describe(gate) {
+function describe(gate: WebGate): string {
   const r = gate.resolution;
   if (!r) return 'Waiting for a decision';
-  const words = {
-    approved: 'Approved',
+  const budget = gate.kind === 'approval' && gate.toolName === 'budget';
+  const provider = gate.kind === 'credential' ? gate.providerName : '';
+  const words: Record<GateOutcome, string> = {
+    approved: budget ? 'Continued' : 'Approved',
     edited: 'Edited & approved',
     always: 'Always allowed',
-    denied: 'Denied',
+    denied: budget ? 'Stopped' : 'Denied',
     answered: 'Answered',
-    connected: `${gate.providerName} connected`,
+    connected: `${provider} connected`,
     expired:
       gate.kind === 'question'
         ? 'Expired: nobody answered'
         : gate.kind === 'credential'
-          ? `Expired: ${gate.providerName} was not connected`
+          ? `Expired: ${provider} was not connected`
           : 'Expired: nobody decided',
     superseded: 'Not run: superseded by a new message',
+    stopped: 'Stopped',
     cancelled: 'Cancelled',
   };
   const who = r.by && r.by !== 'system' ? ` by @${r.by}` : '';
   const grant = r.grant
     ? ` (${r.grant.pattern ? `"${r.grant.pattern}"` : 'every call'}, ${r.grant.scope === 'user' ? 'everywhere' : 'in this conversation'})`
     : '';
-  return `${words[r.outcome] || r.outcome}${who} at ${time(r.at)}${r.reason ? ` — “${r.reason}”` : ''}${grant}`;
+  return `${words[r.outcome]}${who} at ${time(r.at)}${r.reason ? ` — “${r.reason}”` : ''}${grant}`;
 }
 
-async function decide(gate, choice, extra = {}) {
+async function decide(gate: Gate, choice: string, extra: Record<string, unknown> = {}) {
   try {
     await api('/decisions', {
       method: 'POST',
@@ -135,12 +197,12 @@ async function decide(gate, choice, extra = {}) {
       }),
     });
   } catch (error) {
-    showBanner(error.message);
+    showBanner(messageOf(error));
   }
 }
 
 // A question gate (ask_user): radio buttons for one choice, checkboxes for several, "Other" text where allowed.
-function renderQuestionGate(gate) {
+function renderQuestionGate(gate: QuestionGate): HTMLElement {
   const box = el('div', {
     class: `gate question ${gate.status === 'pending' ? 'pending' : 'decided'}`,
     dataset: { testid: 'question-gate', gateId: gate.id, status: gate.status },
@@ -156,7 +218,7 @@ function renderQuestionGate(gate) {
     }
     return box;
   }
-  const draft = (state.drafts[gate.id] ||= Object.fromEntries(
+  const draft = (state.questionDrafts[gate.id] ||= Object.fromEntries(
     gate.questions.map((q) => [q.label, { selected: [], custom: '' }]),
   ));
   box.append(
@@ -167,7 +229,7 @@ function renderQuestionGate(gate) {
     ),
   );
   gate.questions.forEach((q, qi) => {
-    const answer = draft[q.label];
+    const answer = (draft[q.label] ||= { selected: [], custom: '' });
     const field = el(
       'fieldset',
       { dataset: { testid: 'question', label: q.label } },
@@ -187,7 +249,7 @@ function renderQuestionGate(gate) {
         dataset: { testid: 'option' },
         onchange: (e) => {
           if (q.multi_select)
-            answer.selected = e.target.checked
+            answer.selected = (e.target as HTMLInputElement).checked
               ? [...answer.selected, option.label]
               : answer.selected.filter((l) => l !== option.label);
           else {
@@ -217,7 +279,7 @@ function renderQuestionGate(gate) {
             maxlength: 2000,
             dataset: { testid: 'custom' },
             oninput: (e) => {
-              answer.custom = e.target.value;
+              answer.custom = valueOf(e);
               if (!q.multi_select && answer.custom) answer.selected = [];
             },
           }),
@@ -247,37 +309,36 @@ function renderQuestionGate(gate) {
 }
 
 /** Mirrors typedAnswerHint in common/tools/ask-user.ts: how to answer by typing in the chat instead. */
-function typedAnswerHint(questions) {
-  const numbers = (q, i) =>
+function typedAnswerHint(questions: Question[]): string {
+  const numbers = (q: Question, i: number) =>
     q.options.length
       ? `${i + 1}: ${q.multi_select && q.options.length > 1 ? '1,2' : '1'}`
       : `${i + 1}: your answer`;
-  if (questions.length === 1) {
-    const q = questions[0];
+  const q = questions[0];
+  if (questions.length === 1 && q) {
     if (!q.options.length) return 'Or type "other: your answer" in the chat.';
     return `Or type ${q.multi_select ? 'option numbers, e.g. "1,3"' : 'an option number'}${q.allow_custom ? ', or "other: your answer"' : ''} in the chat.`;
   }
   return `Or type "question: answer" for each in the chat, e.g. "${questions.map(numbers).join('; ')}".`;
 }
 
-async function submitAnswers(gate, draft) {
-  const answers = gate.questions.map((q) => ({
-    question: q.label,
-    selected: draft[q.label].selected,
-    ...(draft[q.label].custom.trim() ? { custom: draft[q.label].custom.trim() } : {}),
-  }));
+async function submitAnswers(gate: QuestionGate, draft: QuestionDraft) {
+  const answers: Answer[] = gate.questions.map((q) => {
+    const { selected, custom } = draft[q.label] ?? { selected: [], custom: '' };
+    return { question: q.label, selected, ...(custom.trim() ? { custom: custom.trim() } : {}) };
+  });
   try {
     await api('/answers', {
       method: 'POST',
       body: JSON.stringify({ workflowId: `session:web:${state.sessionId}`, gateId: gate.id, answers }),
     });
   } catch (error) {
-    showBanner(error.message);
+    showBanner(messageOf(error));
   }
 }
 
 // A credential gate: the person connects the provider in a new tab; the session resumes by itself.
-function renderCredentialGate(gate) {
+function renderCredentialGate(gate: CredentialGate & { connectUrl?: string }): HTMLElement {
   const box = el('div', {
     class: `gate ${gate.status === 'pending' ? 'pending' : 'decided'}`,
     dataset: { testid: 'gate', gateId: gate.id, status: gate.status },
@@ -313,7 +374,7 @@ function renderCredentialGate(gate) {
 
 // Who may approve (the same rule as workflows/session/gates.ts decidersLine): four-eyes leaves the
 // requester out of the approvers, a quorum needs several different people, and nobody may mean nobody.
-function approvalRule(gate) {
+function approvalRule(gate: ApprovalGate): string {
   const needed = gate.approvalsNeeded || 1;
   const selfApprove = gate.selfApprove !== false;
   if (needed === 1 && selfApprove)
@@ -334,7 +395,7 @@ function approvalRule(gate) {
 }
 
 // "1 of 2 approvals: @bob (14:05)" while a quorum is open; who approved when, once decided.
-function approvalProgress(gate) {
+function approvalProgress(gate: ApprovalGate): string {
   const needed = gate.approvalsNeeded || 1;
   const approvals = gate.approvals || [];
   if (needed <= 1) return '';
@@ -343,7 +404,7 @@ function approvalProgress(gate) {
 }
 
 // "12,345 tokens · $0.05" (common/budgets.ts formatSpend): what this conversation's model calls used.
-function spendText(usage) {
+function spendText(usage: Spend): string {
   const tokens = `${usage.tokens.toLocaleString('en-US')} tokens`;
   if (!(usage.costUsd > 0)) return tokens;
   const usd =
@@ -352,7 +413,7 @@ function spendText(usage) {
 }
 
 // A budget gate: "This conversation has used $4.80 of $5.00. Continue with $5.00 more?" and Continue / Stop.
-function renderBudgetGate(gate) {
+function renderBudgetGate(gate: ApprovalGate): HTMLElement {
   const box = el(
     'div',
     {
@@ -387,7 +448,7 @@ function renderBudgetGate(gate) {
   return box;
 }
 
-function renderGate(gate) {
+function renderGate(gate: WebGate): HTMLElement {
   if (gate.kind === 'question') return renderQuestionGate(gate);
   if (gate.kind === 'credential') return renderCredentialGate(gate);
   const box = el('div', {
@@ -406,7 +467,7 @@ function renderGate(gate) {
   if (gate.status !== 'pending') return box;
   if (gate.expiresAt)
     box.append(el('div', { class: 'meta' }, `Expires at ${new Date(gate.expiresAt).toLocaleString()}`));
-  const draft = (state.drafts[gate.id] ||= {
+  const draft = (state.approvalDrafts[gate.id] ||= {
     reason: '',
     pattern: gate.subject,
     scope: 'session',
@@ -417,11 +478,14 @@ function renderGate(gate) {
     placeholder: 'Reason (optional, told to the agent)',
     value: draft.reason,
     dataset: { testid: 'deny-reason' },
-    oninput: (e) => (draft.reason = e.target.value),
+    oninput: (e) => (draft.reason = valueOf(e)),
   });
   const scope = el(
     'select',
-    { dataset: { testid: 'grant-scope' }, onchange: (e) => (draft.scope = e.target.value) },
+    {
+      dataset: { testid: 'grant-scope' },
+      onchange: (e) => (draft.scope = valueOf(e) === 'user' ? 'user' : 'session'),
+    },
     el('option', { value: 'session', selected: draft.scope === 'session' }, 'in this conversation'),
     el('option', { value: 'user', selected: draft.scope === 'user' }, 'everywhere for me'),
   );
@@ -430,7 +494,7 @@ function renderGate(gate) {
     size: 18,
     title: 'Pattern: * matches anything; empty means every call',
     dataset: { testid: 'grant-pattern' },
-    oninput: (e) => (draft.pattern = e.target.value),
+    oninput: (e) => (draft.pattern = valueOf(e)),
   });
   // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
   const needed = gate.approvalsNeeded || 1;
@@ -477,7 +541,7 @@ function renderGate(gate) {
   );
   const editor = el(
     'textarea',
-    { rows: 4, dataset: { testid: 'edit-args' }, oninput: (e) => (draft.args = e.target.value) },
+    { rows: 4, dataset: { testid: 'edit-args' }, oninput: (e) => (draft.args = valueOf(e)) },
     draft.args,
   );
   const editRow = el(
@@ -493,9 +557,9 @@ function renderGate(gate) {
           try {
             args = JSON.parse(draft.args);
           } catch (error) {
-            return showBanner(`The arguments are not valid JSON: ${error.message}`);
+            return showBanner(`The arguments are not valid JSON: ${messageOf(error)}`);
           }
-          decide(gate, 'edit', { args });
+          void decide(gate, 'edit', { args });
         },
       },
       'Approve with these arguments',
@@ -532,21 +596,23 @@ function render() {
   // Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it.
   $('stop').hidden = view.status === 'idle';
   $('usage').textContent = view.usage && view.usage.calls ? spendText(view.usage) : '';
-  const link = $('temporal-link');
+  const link = $<HTMLAnchorElement>('temporal-link');
   if (view.temporalUrl) {
     link.href = view.temporalUrl;
     link.hidden = false;
   } else link.hidden = true;
   const results = new Map(view.transcript.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
   // A call can have several gates (an approval, then a sign-in): all are shown, the latest decides the chip.
-  const gates = new Map();
+  const gates = new Map<string, WebGate[]>();
   for (const g of view.gates) gates.set(g.toolCallId, [...(gates.get(g.toolCallId) || []), g]);
-  const nodes = [];
+  const nodes: HTMLElement[] = [];
   // Budget gates belong to no tool call: each is shown where it opened, between the messages around it.
-  const budgetGates = view.gates.filter((g) => g.toolName === 'budget' && !g.remote);
-  const flushBudgetGates = (before) => {
-    while (budgetGates.length && budgetGates[0].createdAt <= before)
-      nodes.push(renderBudgetGate(budgetGates.shift()));
+  const budgetGates = view.gates.filter(
+    (g): g is ApprovalGate => g.kind === 'approval' && g.toolName === 'budget' && !g.remote,
+  );
+  const flushBudgetGates = (before: number) => {
+    for (let next = budgetGates[0]; next && next.createdAt <= before; next = budgetGates[0])
+      nodes.push(renderBudgetGate(budgetGates.shift()!));
   };
   for (const m of view.transcript) {
     flushBudgetGates(m.at);
@@ -625,26 +691,26 @@ function render() {
   }
   flushBudgetGates(Infinity);
   // Gates of mission runs reporting here: shown on their own, decided here, run there.
-  for (const gate of view.gates.filter((g) => g.remote)) {
+  for (const gate of view.gates) {
+    if (!gate.remote) continue;
+    const budget = gate.kind === 'approval' && gate.toolName === 'budget';
     nodes.push(
       el(
         'div',
         { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
         el('h3', {}, `Mission · ${gate.remote.missionName} · ${gate.toolName}`),
-        gate.kind === 'approval' && gate.toolName !== 'budget'
+        gate.kind === 'approval' && !budget
           ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
           : null,
-        gate.toolName === 'budget' ? renderBudgetGate(gate) : renderGate(gate),
+        gate.kind === 'approval' && budget ? renderBudgetGate(gate) : renderGate(gate),
       ),
     );
   }
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
-  const focused =
-    document.activeElement && transcript.contains(document.activeElement)
-      ? document.activeElement.dataset.testid
-      : null;
+  const active = document.activeElement;
+  const focused = active instanceof HTMLElement && transcript.contains(active) ? active.dataset.testid : null;
   transcript.replaceChildren(...nodes);
-  if (focused) transcript.querySelector(`[data-testid="${focused}"]`)?.focus();
+  if (focused) transcript.querySelector<HTMLElement>(`[data-testid="${focused}"]`)?.focus();
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
   $('notices').replaceChildren(
     ...view.notices
@@ -653,12 +719,12 @@ function render() {
   );
 }
 
-function showBanner(text) {
+function showBanner(text: string): void {
   $('banner').textContent = text;
   $('banner').hidden = !text;
 }
 
-function openSession(sessionId) {
+function openSession(sessionId: string): void {
   state.sessionId = sessionId;
   state.view = null;
   location.hash = sessionId;
@@ -673,22 +739,23 @@ function openSession(sessionId) {
   stream.addEventListener('state', (event) => {
     const previousStatus = state.view && state.view.status;
     showBanner('');
-    state.view = JSON.parse(event.data);
+    const view: WebView = JSON.parse(event.data);
+    state.view = view;
     render();
-    loadGrants();
-    if (previousStatus !== state.view.status) loadSessions();
+    void loadGrants();
+    if (previousStatus !== view.status) void loadSessions();
   });
   stream.addEventListener('unavailable', (event) => showBanner(JSON.parse(event.data).message));
   stream.addEventListener('not-found', () => showBanner('Say something to start this conversation.'));
   state.stream = stream;
-  loadSessions();
+  void loadSessions();
 }
 
 async function loadSessions() {
   try {
     const { sessions } = await api('/sessions');
     $('sessions').replaceChildren(
-      ...sessions.map((s) =>
+      ...(sessions as SessionSummary[]).map((s) =>
         el(
           'a',
           {
@@ -706,7 +773,7 @@ async function loadSessions() {
       ),
     );
   } catch (error) {
-    showBanner(error.message);
+    showBanner(messageOf(error));
   }
 }
 
@@ -715,7 +782,7 @@ async function loadGrants() {
     const { grants } = await api(`/grants${state.sessionId ? `?sessionId=${state.sessionId}` : ''}`);
     $('grants').replaceChildren(
       ...(grants.length
-        ? grants.map((g) =>
+        ? (grants as Grant[]).map((g) =>
             el(
               'li',
               { dataset: { testid: 'grant' } },
@@ -758,7 +825,7 @@ async function newSession() {
 
 $('composer').addEventListener('submit', async (event) => {
   event.preventDefault();
-  const text = $('text').value.trim();
+  const text = $<HTMLTextAreaElement>('text').value.trim();
   if (!text) return;
   if (!state.sessionId) await newSession();
   try {
@@ -766,22 +833,22 @@ $('composer').addEventListener('submit', async (event) => {
       method: 'POST',
       body: JSON.stringify({ text, messageId: crypto.randomUUID() }),
     });
-    $('text').value = '';
+    $<HTMLTextAreaElement>('text').value = '';
     setTimeout(loadSessions, 800);
   } catch (error) {
-    showBanner(error.message);
+    showBanner(messageOf(error));
   }
 });
 $('text').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
-    $('composer').requestSubmit();
+    $<HTMLFormElement>('composer').requestSubmit();
   }
 });
 $('new-session').addEventListener('click', () => newSession());
 
 async function start() {
-  let me;
+  let me: { userId: string; mode: string };
   try {
     me = await api('/me');
   } catch {
@@ -795,10 +862,10 @@ async function start() {
       me.mode === 'login'
         ? el('button', { class: 'link', onclick: signOut, dataset: { testid: 'sign-out' } }, 'Sign out')
         : null,
-    ].filter(Boolean),
+    ].filter((node): node is HTMLElement => node !== null),
   );
   if (location.hash.length > 1) openSession(location.hash.slice(1));
-  else loadSessions();
-  loadGrants();
+  else void loadSessions();
+  void loadGrants();
 }
-start();
+void start();
