@@ -103,7 +103,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Adds a model call's usage (or a daily allowance) to the person's day; returns the day's total. */
     async recordSpend(request: SpendRequest): Promise<DaySpend> {
-      return await recordSpend(client, config.temporal.taskQueue, request);
+      return await recordSpend(client, config.temporal.taskQueue, config.policy.users, request);
     },
 
     async planToolCall(request: ToolPlanRequest): Promise<ToolPlan> {

@@ -2,6 +2,7 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { DaySpend } from '../common/budgets';
 import { userWorkflowId } from '../common/ids';
+import { personOf, type UsersTable } from '../common/identities';
 import { recordSpendUpdate, type SpendRecord } from '../workflows/user/contract';
 
 export type SpendRequest = SpendRecord & { userId: string };
@@ -13,9 +14,12 @@ export type SpendRequest = SpendRecord & { userId: string };
 export async function recordSpend(
   client: Client,
   taskQueue: string,
+  users: UsersTable,
   request: SpendRequest,
 ): Promise<DaySpend> {
-  const { userId, ...record } = request;
+  const { userId: id, ...record } = request;
+  // One person, one daily budget: their Slack and Discord ids count where their web identity does.
+  const userId = personOf(id, users);
   return await client.workflow.executeUpdateWithStart(recordSpendUpdate, {
     args: [record],
     updateId: `spend:${record.key}`,

@@ -38,3 +38,12 @@ export function aliasesOf(userId: string, users: UsersTable): string[] {
   const entry = Object.hasOwn(users, userId) ? users[userId] : undefined;
   return [userId, ...(entry?.slack ?? []), ...(entry?.discord ?? [])];
 }
+
+/** The person a web, Slack or Discord id belongs to: their `users` name when listed, else the id itself. */
+export function personOf(userId: string, users: UsersTable): string {
+  if (Object.hasOwn(users, userId)) return userId;
+  const listed = Object.entries(users).find(
+    ([, entry]) => entry.slack.includes(userId) || entry.discord.includes(userId),
+  );
+  return listed ? listed[0] : userId;
+}

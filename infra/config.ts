@@ -432,11 +432,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ErrorCode.ConfigInvalid,
       `Nobody could ever approve some calls: ${unsatisfiable.join('; ')}.`,
     );
+  const { budgets } = policy;
+  const anyBudget =
+    budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun;
+  if (anyBudget && !budgets.selfApprove && policy.approvers.length === 0)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'The policy file\'s budgets have "selfApprove": false but no "approvers": nobody could ever continue past a limit. Add approvers (or APPROVERS), or allow self-approval.',
+    );
   const model = { provider: e.MODEL_PROVIDER, name: e.MODEL };
   const dollarLimits = Object.entries(policy.budgets).filter(
     ([, limit]) => typeof limit === 'object' && limit.usd !== undefined,
   );
-  if (dollarLimits.length && model.provider !== 'scripted' && !policy.prices[modelNameOf(model)])
+  if (dollarLimits.length && !policy.prices[modelNameOf(model)])
     throw new AgentError(
       ErrorCode.ConfigInvalid,
       `The policy file's budgets ${dollarLimits.map(([name]) => name).join(', ')} are in dollars, but "prices" has no entry for the model "${modelNameOf(model)}": add "prices": { "${modelNameOf(model)}": { "input": <$ per million input tokens>, "output": <$ per million output tokens> } }, or give the limits in "tokens".`,

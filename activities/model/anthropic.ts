@@ -4,6 +4,7 @@ import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
 import { requestOrder } from './request-order';
+import { countedUsage, estimatedUsage } from './usage';
 import { toolSpecs, type ToolSpec } from './tool-specs';
 
 type Block = Anthropic.ContentBlockParam;
@@ -46,16 +47,19 @@ export function createAnthropicModel(options: {
         throw classifyModelError('anthropic', options.model, error.status, error.message);
       throw error;
     }
-    const usage = response.usage;
-    return {
+    // A server that sends no usage (some proxies) is estimated rather than left uncounted.
+    const usage = response.usage as Partial<Anthropic.Usage> | undefined;
+    const counted = countedUsage(
       // Cached prompt tokens are billed input too (at their own rates; counted here at the input price).
-      usage: {
-        inputTokens:
-          usage.input_tokens +
-          (usage.cache_creation_input_tokens ?? 0) +
-          (usage.cache_read_input_tokens ?? 0),
-        outputTokens: usage.output_tokens,
-      },
+      usage?.input_tokens === undefined
+        ? undefined
+        : usage.input_tokens +
+            (usage.cache_creation_input_tokens ?? 0) +
+            (usage.cache_read_input_tokens ?? 0),
+      usage?.output_tokens,
+    );
+    return {
+      usage: counted ?? estimatedUsage(transcript, response.content),
       text: response.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n'),
       toolCalls: response.content.flatMap((block) =>
         block.type === 'tool_use' ? [{ id: block.id, name: block.name, args: block.input }] : [],

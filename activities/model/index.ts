@@ -5,6 +5,7 @@ import type { ModelReply } from '../types';
 import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
 import { costOf, type Price } from '../../common/budgets';
 import { scriptedModel } from './scripted';
+import { estimatedUsage } from './usage';
 import { DEFAULT_SYSTEM_PROMPT, toolSpecs, type ToolSpec } from './tool-specs';
 
 /** `signal` aborts the request when the activity is cancelled (its workflow was cancelled or terminated). */
@@ -56,15 +57,11 @@ export function createModel(config: AppConfig): CompleteFn {
 }
 
 /**
- * The scripted model has no provider to report usage, so it estimates it (about 4 characters a token) like a
- * real one would count it: budgets, the usage line and the search attributes work in the default install too.
+ * The scripted model has no provider to report usage, so it estimates it like a real one would count it:
+ * budgets, the usage line and the search attributes work in the default install too.
  */
 function withEstimatedUsage(reply: ModelReply, transcript: Message[]): ModelReply {
-  const estimate = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
-  return {
-    ...reply,
-    usage: { inputTokens: estimate(transcript), outputTokens: estimate([reply.text, reply.toolCalls]) },
-  };
+  return { ...reply, usage: estimatedUsage(transcript, [reply.text, reply.toolCalls]) };
 }
 
 /** A model whose SDK is still loading: calls wait for it (a failed load fails the call, as a broken SDK would). */

@@ -5,6 +5,7 @@ import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { classifyModelError } from './classify-error';
 import { requestOrder } from './request-order';
+import { countedUsage, estimatedUsage } from './usage';
 import { parseToolArguments, toolSpecs, type ToolSpec } from './tool-specs';
 
 export function createOpenAiModel(options: {
@@ -26,21 +27,19 @@ export function createOpenAiModel(options: {
     extraTools: ToolSpec[] = [],
   ): Promise<ModelReply> {
     let response;
+    const request = {
+      model: options.model,
+      messages: [
+        { role: 'system' as const, content: options.systemPrompt },
+        ...requestOrder(transcript).map(toOpenAi),
+      ],
+      tools: [...toolSpecs(), ...extraTools].map((spec) => ({
+        type: 'function' as const,
+        function: spec,
+      })),
+    };
     try {
-      response = await client.chat.completions.create(
-        {
-          model: options.model,
-          messages: [
-            { role: 'system', content: options.systemPrompt },
-            ...requestOrder(transcript).map(toOpenAi),
-          ],
-          tools: [...toolSpecs(), ...extraTools].map((spec) => ({
-            type: 'function' as const,
-            function: spec,
-          })),
-        },
-        signal ? { signal } : undefined,
-      );
+      response = await client.chat.completions.create(request, signal ? { signal } : undefined);
     } catch (error) {
       if (error instanceof OpenAI.APIError)
         throw classifyModelError(
@@ -52,11 +51,12 @@ export function createOpenAiModel(options: {
       throw error;
     }
     const message = response.choices[0]?.message;
-    const usage = response.usage;
+    // Some compatible servers send no usage: the call is estimated rather than left uncounted.
+    const usage =
+      countedUsage(response.usage?.prompt_tokens, response.usage?.completion_tokens) ??
+      estimatedUsage(request, message);
     return {
-      ...(usage
-        ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } }
-        : {}),
+      usage,
       text: message?.content ?? '',
       toolCalls: (message?.tool_calls ?? []).flatMap((call) =>
         call.type === 'function'

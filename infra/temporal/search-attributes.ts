@@ -7,6 +7,18 @@ import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { customSearchAttributes } from '../../common/search-attributes';
 
+const { IndexedValueType } = temporal.api.enums.v1;
+/** The server's type for each SDK type the workflows use (a number in a Keyword attribute is refused). */
+const INDEXED_TYPES: Record<
+  (typeof customSearchAttributes)[number]['type'],
+  temporal.api.enums.v1.IndexedValueType
+> = {
+  [SearchAttributeType.KEYWORD]: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  [SearchAttributeType.KEYWORD_LIST]: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  [SearchAttributeType.INT]: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  [SearchAttributeType.DOUBLE]: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+};
+
 export async function registerSearchAttributes(
   connection: Connection,
   namespace: string,
@@ -18,14 +30,7 @@ export async function registerSearchAttributes(
   if (missing.length === 0) return;
   await connection.operatorService.addSearchAttributes({
     namespace,
-    searchAttributes: Object.fromEntries(
-      missing.map((key) => [
-        key.name,
-        key.type === SearchAttributeType.KEYWORD_LIST
-          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      ]),
-    ),
+    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_TYPES[key.type]])),
   });
   log(`registered search attributes: ${missing.map((key) => key.name).join(', ')}`);
 }

@@ -77,6 +77,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ AGENT_CONFIG: policyFile('{"budgets": {"perTurn": {}}}') })).toThrow(
       /perTurn.*a limit needs "usd", "tokens" or both/,
     );
+    // The scripted model is priced like any other ("scripted"), and someone must be able to continue.
+    expect(() => loadConfig({ AGENT_CONFIG: budgets({}) })).toThrow(/no entry for the model "scripted"/);
+    expect(() =>
+      loadConfig({
+        AGENT_CONFIG: policyFile('{"budgets": {"perTurn": {"tokens": 10}, "selfApprove": false}}'),
+      }),
+    ).toThrow(/"selfApprove": false but no "approvers"/);
   });
 });
 

@@ -48,6 +48,16 @@ describe('Temporal connection', () => {
     expect(listed.customAttributes!.AgentCredentialWaits).toBe(
       temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
     );
+    // Numbers, so operators can compare them (`AgentCostUsd > 1`); a Keyword would refuse the upsert.
+    expect(listed.customAttributes!.AgentTokens).toBe(
+      temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    );
+    expect(listed.customAttributes!.AgentCostUsd).toBe(
+      temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+    );
+    expect(listed.customAttributes!.AgentStatus).toBe(
+      temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    );
   });
 
   it('says what to do when the server cannot be reached', async () => {

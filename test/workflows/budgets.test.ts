@@ -124,6 +124,8 @@ describe('budgets', () => {
     const model = await new FakeOpenAi(() => ({ text: 'ok' }), { latency: [20, 60] }).start();
     const config = modelConfig(model, {
       approvers: ['carol'],
+      // Dave chats on the web as "dave" and in Slack as U0DAVE001: one person, one daily budget.
+      users: { dave: { slack: ['U0DAVE001'] } },
       budgets: { perPersonPerDay: { tokens: 100 }, selfApprove: false },
     });
     const { worker, taskQueue } = await createTestWorker(env, config);
@@ -133,18 +135,18 @@ describe('budgets', () => {
         await morning.say('hello', 'dave');
         expect(lastAnswer(await morning.idle())).toBe('ok');
 
-        // Another conversation of the same person: today's spend is already over 100 tokens.
+        // Another conversation of the same person, from Slack: today's spend is already over 100 tokens.
         const afternoon = new TestSession(env.client, taskQueue);
-        await afternoon.say('hello again', 'dave');
+        await afternoon.say('hello again', 'U0DAVE001');
         const view = await afternoon.waitFor((v) => budgetGates(v).length === 1, 'the daily budget gate');
         const gate = budgetGates(view)[0]!;
         expect(gate.subject).toMatch(
-          /^@dave has used [\d,]+ of 100 tokens today \(UTC\)\. Continue with 100 tokens more\?$/,
+          /^@U0DAVE001 has used [\d,]+ of 100 tokens today \(UTC\)\. Continue with 100 tokens more\?$/,
         );
 
-        await afternoon.decide({ gateId: gate.id, choice: 'approve', userId: 'dave' });
+        await afternoon.decide({ gateId: gate.id, choice: 'approve', userId: 'U0DAVE001' });
         await afternoon.waitFor(
-          (v) => v.notices.some((n) => n.to === 'dave' && n.text.includes('someone else must approve')),
+          (v) => v.notices.some((n) => n.to === 'U0DAVE001' && n.text.includes('someone else must approve')),
           'dave to be told an approver must decide',
         );
         await afternoon.decide({ gateId: gate.id, choice: 'approve', userId: 'carol' });
@@ -152,9 +154,19 @@ describe('budgets', () => {
         const after = await afternoon.idle();
         expect(lastAnswer(after)).toBe('ok');
         expect(budgetGates(after)[0]).toMatchObject({ resolution: { outcome: 'approved', by: 'carol' } });
+        // Someone else in the same conversation is held to their own (fresh) day, not to dave's.
+        await afternoon.say('and me?', 'gus');
+        const gus = await afternoon.idle();
+        expect(lastAnswer(gus)).toBe('ok');
+        expect(budgetGates(gus).filter((g) => g.requesterId === 'gus')).toEqual([]);
         const ledger = await env.client.workflow.getHandle(userWorkflowId('dave')).query(spendQuery);
         const today = Object.values(ledger)[0]!;
-        expect(today).toMatchObject({ calls: 2, raises: 1, tokens: billed(model).tokens });
+        // Both of dave's conversations count in one ledger (gus's call is in his own).
+        expect(today).toMatchObject({ calls: 2, raises: 1 });
+        expect(today.tokens).toBe(
+          billed(model).tokens -
+            (model.usages.at(-1)!.prompt_tokens + model.usages.at(-1)!.completion_tokens),
+        );
       });
     } finally {
       await model.stop();

@@ -15,12 +15,13 @@ import {
   spendDay,
   type BudgetCheck,
   type Continued,
+  type DaySpend,
   type ModelUsage,
   type ReachedLimit,
   type Spend,
 } from '../../common/budgets';
 import type { ApprovalGate } from './contract';
-import { BUDGET_GATE, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
+import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
 import { BUDGETS } from './patches';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
@@ -51,12 +52,42 @@ async function refreshDay(
   userId: string,
   change: { usage?: ModelUsage; raise?: true },
 ): Promise<void> {
+  const day = spendDay(Date.now());
+  // Usage a failed record could not store goes with this one (it was spent all the same).
+  const unrecorded = run.unrecordedUsage.get(userId);
+  const usage =
+    unrecorded && change.usage ? sumUsage(unrecorded, change.usage) : (unrecorded ?? change.usage);
   try {
-    run.daySpend = await recordSpend({ userId, day: spendDay(Date.now()), key: wf.uuid4(), ...change });
+    const spend = await recordSpend({
+      userId,
+      day,
+      key: wf.uuid4(),
+      ...(usage ? { usage } : {}),
+      ...(change.raise ? { raise: true as const } : {}),
+    });
+    run.unrecordedUsage.delete(userId);
+    run.daySpend = { userId, day, spend };
   } catch (error) {
     if (wf.isCancellation(error)) throw error;
+    if (usage) run.unrecordedUsage.set(userId, usage);
     run.state.notify(`I could not update today's spending of @${userId} (${failureMessage(error)}).`);
   }
+}
+
+function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costUsd: (a.costUsd ?? 0) + (b.costUsd ?? 0),
+  };
+}
+
+/** Today's spend of this requester, as last read (another person's, or yesterday's, is read afresh). */
+function currentDay(run: SessionRun, requesterId: string): DaySpend | undefined {
+  const known = run.daySpend;
+  return known && known.userId === requesterId && known.day === spendDay(Date.now())
+    ? known.spend
+    : undefined;
 }
 
 /**
@@ -70,10 +101,13 @@ export async function withinBudget(
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
   if (!budgets || !wf.patched(BUDGETS)) return true;
-  if (budgets.perPersonPerDay && !run.daySpend) await refreshDay(run, requesterId, {});
   for (;;) {
-    const reached = reachedLimit(checks(run));
-    if (!reached) return true;
+    if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
+    const reached = reachedLimit(checks(run, requesterId));
+    if (!reached) {
+      closeLeftoverGates(run);
+      return true;
+    }
     const gate = openBudgetGate(run, requesterId, reached);
     await wait(gate);
     if (gate.resolution?.outcome !== 'approved') {
@@ -89,9 +123,9 @@ export async function withinBudget(
   }
 }
 
-function checks(run: SessionRun): BudgetCheck[] {
+function checks(run: SessionRun, requesterId: string): BudgetCheck[] {
   const budgets = run.settings.budgets ?? {};
-  const day = run.daySpend;
+  const day = currentDay(run, requesterId);
   return [
     {
       scope: 'turn',
@@ -109,9 +143,28 @@ function checks(run: SessionRun): BudgetCheck[] {
   ];
 }
 
-/** The open budget gate carried over continue-as-new, or a new one for the limit reached. */
+/** This conversation's own open budget gates (a mission run's, shown here, belong to the run). */
+const openBudgetGates = (run: SessionRun) =>
+  run.state.pendingApprovals().filter((gate) => isBudgetGate(gate) && !gate.remote);
+
+/**
+ * A budget gate carried over continue-as-new whose limit is no longer reached (the policy changed, a new day
+ * began) closes as cancelled: nobody is left deciding a question that no longer stands.
+ */
+function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
+  for (const gate of openBudgetGates(run)) {
+    if (gate === except || !cancelGate(gate, Date.now())) continue;
+    run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
+    run.rememberOpenGates();
+  }
+}
+
+/** The open budget gate of the same limit carried over continue-as-new, or a new one for the limit reached. */
 function openBudgetGate(run: SessionRun, requesterId: string, reached: ReachedLimit): ApprovalGate {
-  const open = run.state.pendingApprovals().find((gate) => isBudgetGate(gate) && !gate.remote);
+  const open = openBudgetGates(run).find(
+    (gate) => gate.args.scope === reached.scope && gate.requesterId === requesterId,
+  );
+  closeLeftoverGates(run, open);
   if (open) return open;
   const id = wf.uuid4();
   const gate = openApprovalGate({

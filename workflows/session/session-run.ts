@@ -46,7 +46,7 @@ import {
   resolveGate,
   supersedeGate,
 } from './gates';
-import type { DaySpend } from '../../common/budgets';
+import type { DaySpend, ModelUsage } from '../../common/budgets';
 import { newTurnSpend, type TurnSpend } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
@@ -91,7 +91,9 @@ export class SessionRun {
   continuingAsNew = false;
   /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
   turnSpend: TurnSpend = newTurnSpend();
-  daySpend: DaySpend | undefined;
+  daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
+  /** Usage a failed ledger write could not store, by person: sent with their next record. */
+  readonly unrecordedUsage = new Map<string, ModelUsage>();
   /** The turn running now, if any: Stop cancels its scope (turn.ts, `stoppable`). */
   turn: { scope: wf.CancellationScope; requesterId: string; stoppedBy?: string } | undefined;
   private signalsThisRun = 0;
