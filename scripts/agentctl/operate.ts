@@ -100,7 +100,7 @@ export async function showWorkflow(client: Client, target: string, lines = 20): 
   return (
     [
       `${workflowId} — ${view.status}, owner @${view.ownerId}, channel ${view.channel}`,
-      `usage: ${view.usage?.calls ? `${formatSpend(view.usage)} in ${view.usage.calls} model calls` : 'none counted'}`,
+      `usage: ${view.usage?.calls ? `${formatSpend(view.usage)} in ${view.usage.calls} model call${view.usage.calls === 1 ? '' : 's'}` : 'none counted'}`,
       `open gates: ${open.length ? '' : 'none'}`,
       ...open.map((g) => `  ${g.id}  ${describeGate(g)}`),
       `transcript (last ${transcript.length}):`,

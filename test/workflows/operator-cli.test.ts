@@ -52,6 +52,8 @@ describe('agentctl for operators', () => {
         expect(shown).toContain(`${s.workflowId} — waiting_approval, owner @carol`);
         expect(shown).toContain(`${gate!.id}  approval of shell_execute echo from-operator from @carol`);
         expect(shown).toContain('@carol: run `echo from-operator`');
+        // What the conversation's model calls used so far (the scripted model estimates its tokens).
+        expect(shown).toMatch(/\nusage: [\d,]+ tokens in 1 model call\n/);
 
         const stuck = await cli('stuck');
         expect(stuck).toMatch(
