@@ -45,7 +45,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
     );
   } catch (error) {
     log.warn(
-      'could not register search attributes; register AgentStatus, AgentChannel and AgentOwner (Keyword) yourself',
+      'could not register search attributes; register them yourself (docs/OPERATIONS.md lists names and types)',
       {
         error: (error as Error).message,
       },

@@ -24,13 +24,27 @@ export async function registerSearchAttributes(
   namespace: string,
   log: (message: string) => void,
 ): Promise<void> {
-  const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const known = new Set(Object.keys(existing.customAttributes ?? {}));
-  const missing = customSearchAttributes.filter((key) => !known.has(key.name));
-  if (missing.length === 0) return;
-  await connection.operatorService.addSearchAttributes({
-    namespace,
-    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_TYPES[key.type]])),
-  });
-  log(`registered search attributes: ${missing.map((key) => key.name).join(', ')}`);
+  const existing =
+    (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+  const missing = customSearchAttributes.filter((key) => !Object.hasOwn(existing, key.name));
+  if (missing.length) {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_TYPES[key.type]])),
+    });
+    log(`registered search attributes: ${missing.map((key) => key.name).join(', ')}`);
+  }
+  // One registered with another type (by hand, or by an older release) refuses the workflows' upserts.
+  const wrong = customSearchAttributes.filter(
+    (key) => Object.hasOwn(existing, key.name) && existing[key.name] !== INDEXED_TYPES[key.type],
+  );
+  if (wrong.length)
+    throw new Error(
+      wrong
+        .map(
+          (key) =>
+            `search attribute ${key.name} is registered as ${IndexedValueType[existing[key.name]!]}, the workflows need ${IndexedValueType[INDEXED_TYPES[key.type]]}: remove it (temporal operator search-attribute remove --name ${key.name}) and start again`,
+        )
+        .join('; '),
+    );
 }

@@ -16,6 +16,9 @@ beforeAll(async () => {
     server: {
       executable: cli ? { type: 'existing-path', path: cli } : { type: 'cached-download' },
       log: { format: 'pretty', level: 'error' },
+      // A namespace where an attribute was registered with the wrong type (by hand, or by an older release).
+      namespace: 'default',
+      extraArgs: ['--namespace', 'mistyped'],
     },
   });
 });
@@ -58,6 +61,20 @@ describe('Temporal connection', () => {
     expect(listed.customAttributes!.AgentStatus).toBe(
       temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     );
+  });
+
+  it('says which attribute has the wrong type and how to fix it, after registering the rest', async () => {
+    const connection = env.connection as unknown as Connection;
+    const { IndexedValueType } = temporal.api.enums.v1;
+    await connection.operatorService.addSearchAttributes({
+      namespace: 'mistyped',
+      searchAttributes: { AgentTokens: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD },
+    });
+    await expect(registerSearchAttributes(connection, 'mistyped', () => {})).rejects.toThrow(
+      'search attribute AgentTokens is registered as INDEXED_VALUE_TYPE_KEYWORD, the workflows need INDEXED_VALUE_TYPE_INT: remove it (temporal operator search-attribute remove --name AgentTokens) and start again',
+    );
+    const listed = await connection.operatorService.listSearchAttributes({ namespace: 'mistyped' });
+    expect(listed.customAttributes!.AgentCostUsd).toBe(IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE);
   });
 
   it('says what to do when the server cannot be reached', async () => {
