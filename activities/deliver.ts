@@ -35,7 +35,11 @@ export function createDeliver(config: AppConfig): (request: DeliveryRequest) => 
     slack: slack
       ? once(async () => {
           const { SlackOutbound } = await import('../platforms/slack/outbound.js');
-          return new SlackOutbound({ botToken: slack.botToken, apiUrl: slack.apiUrl });
+          return new SlackOutbound({
+            botToken: slack.botToken,
+            apiUrl: slack.apiUrl,
+            assistant: slack.assistant,
+          });
         })
       : undefined,
     discord: discord

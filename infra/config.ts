@@ -160,6 +160,14 @@ export const policyFileSchema = z.strictObject({
   modelOutageTimeout: durationSchema.pipe(z.number()).default(6 * 3_600_000),
   /** How long a credential gate (a "Connect <provider>" prompt) waits for the sign-in. */
   credentialTimeout: durationSchema.default(24 * 3_600_000),
+  /** Slack assistant threads (SLACK_ASSISTANT=on) open with these suggestions; Slack shows at most four. */
+  assistantPrompts: z
+    .array(z.strictObject({ title: z.string().min(1).max(75), message: z.string().min(1).max(2_000) }))
+    .max(4)
+    .default([
+      { title: 'What can you do?', message: 'What can you do, and what needs my approval?' },
+      { title: 'What time is it?', message: 'What time is it in Asia/Tokyo?' },
+    ]),
   /** US dollars per million tokens, by model name (the `MODEL` the worker calls): turns usage into cost. */
   prices: z
     .record(
@@ -232,6 +240,8 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
   SLACK_APP_TOKEN: optionalText,
+  /** on: the app has Slack's "Agents & AI Apps" turned on: assistant threads, suggested prompts, status. */
+  SLACK_ASSISTANT: z.enum(['on', 'off']).default('off'),
   DISCORD_BOT_TOKEN: optionalText,
   DISCORD_PUBLIC_KEY: optionalText,
   DISCORD_APPLICATION_ID: optionalText,
@@ -306,6 +316,8 @@ export interface AppConfig {
         signingSecret: string | undefined;
         apiUrl: string | undefined;
         appToken: string | undefined;
+        /** SLACK_ASSISTANT=on: assistant threads get suggested prompts, a title and a working status. */
+        assistant: boolean;
       }
     | undefined;
   /** Present when DISCORD_BOT_TOKEN is set; HTTP interactions also need DISCORD_PUBLIC_KEY. */
@@ -494,6 +506,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           signingSecret: e.SLACK_SIGNING_SECRET,
           apiUrl: e.SLACK_API_URL,
           appToken: e.SLACK_APP_TOKEN,
+          assistant: e.SLACK_ASSISTANT === 'on',
         }
       : undefined,
     discord: e.DISCORD_BOT_TOKEN

@@ -31,6 +31,7 @@ import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { answerErrors, answerModal, readAnswers } from './render-question';
 import type { Sessions } from '../../gateways/sessions';
 import { MESSAGE_NOT_TAKEN } from '../chat-text';
+import { slackAssistant, type SuggestedPrompt } from './assistant';
 
 const MENTION = /<@[A-Z0-9]+>/g;
 
@@ -116,6 +117,8 @@ export function registerSlackListeners(
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined,
   /** Over HTTP, a listener's error makes the answer a 500 (Slack retries); Socket Mode acks events first. */
   slackRetries = true,
+  /** SLACK_ASSISTANT=on: the assistant container's threads, with these suggested prompts (assistant.ts). */
+  assistant?: { prompts: readonly SuggestedPrompt[] },
 ): void {
   /**
    * A message Temporal did not take must not be acknowledged and lost. While Slack will retry, the listener
@@ -201,6 +204,25 @@ export function registerSlackListeners(
       });
     });
   });
+
+  if (assistant)
+    app.assistant(
+      slackAssistant({
+        prompts: assistant.prompts,
+        log,
+        onMessage: async (event, team, client, retryNum) => {
+          const incoming = parseIncoming(event, team);
+          if (!incoming) return false;
+          let taken = true;
+          await take(incoming, { context: { retryNum }, client: client as App['client'] }, async () => {
+            taken = false;
+            await sessions.start(slackSessionWorkflowId(incoming.thread), incoming.message);
+            taken = true;
+          });
+          return taken;
+        },
+      }),
+    );
 
   app.message(async (args) => {
     const incoming = parseIncoming(args.message, (args.body as { team_id?: unknown }).team_id);

@@ -16,6 +16,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
   const clientOptions = slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {};
   const connect = personalConnect(deps);
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'slack', CHAT_DEADLINE_MS);
+  const assistant = slack.assistant ? { prompts: deps.config.policy.assistantPrompts } : undefined;
   const common = {
     token: slack.botToken,
     tokenVerificationEnabled: false,
@@ -30,7 +31,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
       installerOptions: { clientOptions },
     });
     const app = new App({ ...common, receiver });
-    registerSlackListeners(app, sessions, deps.log, connect, false);
+    registerSlackListeners(app, sessions, deps.log, connect, false, assistant);
     app.error(async (error) => deps.log.error('slack listener failed', { error: error.message }));
     return {
       start: async () => {
@@ -57,7 +58,7 @@ export function createSlackPlatform(deps: GatewayDeps): NodePlatform | undefined
     processBeforeResponse: true,
   });
   const app = new App({ ...common, receiver });
-  registerSlackListeners(app, sessions, deps.log, connect, true);
+  registerSlackListeners(app, sessions, deps.log, connect, true, assistant);
   app.error(async (error) => {
     // Rethrown, it becomes the 500 that makes Slack retry; anything else is logged and answered 200.
     if (error.code === ErrorCode.TemporalUnreachable) throw error;

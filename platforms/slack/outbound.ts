@@ -10,14 +10,24 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
-import { decidedBlocks, gateBlocks, slackMentions, splitForSlack, toMrkdwn, workingBlocks } from './render';
+import {
+  decidedBlocks,
+  gateBlocks,
+  slackMentions,
+  splitForSlack,
+  toMrkdwn,
+  workingBlocks,
+  WORKING_STATUS,
+} from './render';
 
 const WORKING_REACTION = 'hourglass_flowing_sand';
 
 export class SlackOutbound {
   private readonly client: WebClient;
+  private readonly assistant: boolean;
 
-  constructor(options: { botToken: string; apiUrl: string | undefined }) {
+  constructor(options: { botToken: string; apiUrl: string | undefined; assistant?: boolean }) {
+    this.assistant = options.assistant ?? false;
     this.client = new WebClient(options.botToken, {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
@@ -92,6 +102,15 @@ export class SlackOutbound {
           if (code !== 'already_reacted' && code !== 'no_reaction' && code !== 'message_not_found')
             throw error;
         }
+        // An assistant thread (a DM thread of an AI app) shows "is working…" under the thread while the turn runs.
+        if (this.assistant && thread.channel.startsWith('D') && thread.threadTs !== event.ref)
+          await this.client.assistant.threads
+            .setStatus({
+              channel_id: thread.channel,
+              thread_ts: thread.threadTs,
+              status: event.on ? WORKING_STATUS : '',
+            })
+            .catch(() => {}); // cosmetic: the reaction says the same
         // The requester alone sees a Stop button while the turn runs (an ephemeral note, gone on reload).
         if (event.on && event.to && progress.from === 0) {
           await this.client.chat.postEphemeral({

@@ -9,6 +9,9 @@ import { questionsAsText } from '../../common/tools/ask-user';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
 import { decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 
+/** What an assistant thread shows under it while a turn runs (set by the gateway at once, then the worker). */
+export const WORKING_STATUS = 'is working on it…';
+
 /** Section text is limited to 3,000 characters; messages are split below that, never cut. */
 export const SECTION_LIMIT = 3_000;
 const ARGS_PREVIEW_LIMIT = 2_400;

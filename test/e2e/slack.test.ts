@@ -30,6 +30,7 @@ beforeAll(async () => {
       SLACK_BOT_TOKEN: 'xoxb-test-token',
       SLACK_SIGNING_SECRET: SECRET,
       SLACK_API_URL: `${slack.url}/api/`,
+      SLACK_ASSISTANT: 'on',
     },
   });
   requests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
@@ -336,6 +337,56 @@ describe('Slack', () => {
           (m) => m.role === 'tool' && m.content.includes('denied by @U1: wrong host'),
         ) || undefined,
     );
+  });
+
+  it('opens an assistant thread with suggested prompts, names it, and shows a working status while a turn runs', async () => {
+    const threadTs = '1700000999.000001';
+    await requests.event({
+      type: 'assistant_thread_started',
+      assistant_thread: { user_id: 'U1', channel_id: 'D9', thread_ts: threadTs, context: {} },
+      event_ts: '1700000999.000002',
+    });
+    const prompts = await until('the suggested prompts', () =>
+      slack.of('assistant.threads.setSuggestedPrompts').find((c) => c.thread_ts === threadTs),
+    );
+    expect(prompts).toMatchObject({ channel_id: 'D9', title: 'Try asking' });
+    expect((prompts.prompts as { title: string }[]).map((p) => p.title)).toEqual([
+      'What can you do?',
+      'What time is it?',
+    ]);
+
+    const ts = '1700001000.000001';
+    await requests.event({
+      type: 'message',
+      channel_type: 'im',
+      user: 'U1',
+      text: 'hello   from the assistant pane',
+      ts,
+      thread_ts: threadTs,
+      channel: 'D9',
+    });
+    await until('the answer in the assistant thread', () =>
+      slack
+        .of('chat.postMessage')
+        .find((m) => m.channel === 'D9' && m.thread_ts === threadTs && String(m.text).includes('hello')),
+    );
+    expect(slack.of('assistant.threads.setTitle')).toContainEqual(
+      expect.objectContaining({
+        channel_id: 'D9',
+        thread_ts: threadTs,
+        title: 'hello from the assistant pane',
+      }),
+    );
+    // "is working…" while the turn ran (set at once by the gateway, again by the worker), cleared after it.
+    const statuses = await until('the status cleared', () => {
+      const set = slack.of('assistant.threads.setStatus').filter((c) => c.thread_ts === threadTs);
+      return set.at(-1)?.status === '' ? set : undefined;
+    });
+    expect(statuses[0]!.status).toBe('is working on it…');
+    // The conversation is the assistant thread's own session.
+    expect(
+      (await env.client.workflow.getHandle(`session:slack:T1:D9:${threadTs}`).query(stateQuery)).status,
+    ).toBe('idle');
   });
 
   it('answers a direct message in its thread, and reminds about a gate still open', async () => {

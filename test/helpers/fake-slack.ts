@@ -37,6 +37,13 @@ export class FakeSlack {
             .end(JSON.stringify({ ok: false, error: failure.error }));
           return;
         }
+        const invalid = refusal(method, body);
+        if (invalid) {
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ ok: false, error: invalid }));
+          return;
+        }
         this.calls.push({ method, body });
         const reply = (data: Record<string, unknown>) =>
           res
@@ -103,6 +110,33 @@ export class FakeSlack {
     this.sockets?.close();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/** Like Slack, the assistant methods refuse a call without their required arguments (not recorded). */
+function refusal(method: string, body: Record<string, unknown>): string | undefined {
+  if (!method.startsWith('assistant.threads.')) return undefined;
+  const text = (key: string) => typeof body[key] === 'string' && (body[key] as string).length > 0;
+  if (!text('channel_id') || !text('thread_ts')) return 'invalid_arguments';
+  switch (method) {
+    case 'assistant.threads.setStatus':
+      return typeof body.status === 'string' ? undefined : 'invalid_arguments';
+    case 'assistant.threads.setTitle':
+      return text('title') ? undefined : 'invalid_arguments';
+    case 'assistant.threads.setSuggestedPrompts': {
+      const prompts = body.prompts;
+      const ok =
+        Array.isArray(prompts) &&
+        prompts.length >= 1 &&
+        prompts.length <= 4 &&
+        prompts.every(
+          (p: { title?: unknown; message?: unknown }) =>
+            typeof p.title === 'string' && typeof p.message === 'string',
+        );
+      return ok ? undefined : 'invalid_arguments';
+    }
+    default:
+      return 'unknown_method';
   }
 }
 
