@@ -21,6 +21,9 @@ export const AgentMissionStatus = defineSearchAttributeKey('AgentMissionStatus',
 export const AgentTokens = defineSearchAttributeKey('AgentTokens', SearchAttributeType.INT);
 export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttributeType.DOUBLE);
 
+/** The ratings people gave the agent's answers in a conversation (`good`, `bad`): find the ones to look at. */
+export const AgentFeedback = defineSearchAttributeKey('AgentFeedback', SearchAttributeType.KEYWORD_LIST);
+
 export const customSearchAttributes = [
   AgentStatus,
   AgentChannel,
@@ -30,6 +33,7 @@ export const customSearchAttributes = [
   AgentMissionStatus,
   AgentTokens,
   AgentCostUsd,
+  AgentFeedback,
 ] as const;
 
 export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;

@@ -23,6 +23,8 @@ import {
   pendingGatesQuery,
   repostPendingSignal,
   stopSignal,
+  feedbackSignal,
+  type Feedback,
   revokeGrantSignal,
   stateQuery,
   userMessageSignal,
@@ -212,6 +214,11 @@ export class Sessions {
         throw error;
       }
     });
+  }
+
+  /** A person's rating of an answer (Slack's feedback buttons). */
+  async rate(workflowId: string, feedback: Feedback): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(feedbackSignal, feedback));
   }
 
   /** Stop the running turn (the workflow checks who may, and tells anyone else). */

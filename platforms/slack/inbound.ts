@@ -26,7 +26,7 @@ import {
   type UserMessage,
 } from '../../workflows/session/contract';
 import { parseSlackSessionId, slackSessionWorkflowId, type SlackThread } from './ids';
-import { connectLinkBlocks, denyModal, editModal, SLACK_ARGS_LIMIT } from './render';
+import { connectLinkBlocks, denyModal, editModal, FEEDBACK_BLOCK_PREFIX, SLACK_ARGS_LIMIT } from './render';
 import { argsTooLarge, editableArgs } from '../../gateways/dialog-args';
 import { answerErrors, answerModal, readAnswers } from './render-question';
 import type { Sessions } from '../../gateways/sessions';
@@ -69,6 +69,16 @@ function parseIncoming(event: unknown, team: unknown) {
     inThread: e.thread_ts !== undefined,
   };
 }
+
+/** A feedback button click, as Slack sends it: the rating, the answer (block id) and where the message is. */
+const feedbackClickSchema = z.object({
+  action: z.object({ block_id: z.string().max(255), value: z.enum(['good', 'bad']) }),
+  body: z.object({
+    team: z.object({ id }),
+    user: z.object({ id: z.string().regex(/^[UW][A-Z0-9]{0,31}$/) }),
+    container: z.object({ channel_id: id, message_ts: ts, thread_ts: ts.optional() }),
+  }),
+});
 
 /** An ephemeral reply to the clicker only. */
 async function tell(respond: RespondFn, text: string): Promise<void> {
@@ -164,6 +174,26 @@ export function registerSlackListeners(
       await notAccepted(incoming.thread, incoming.message.userId, args.context.retryNum, args.client, error);
     }
   };
+
+  // 👍 / 👎 under an answer in an assistant thread: recorded on that message, in its thread's session.
+  app.action('answer_feedback', async (args) => {
+    await args.ack();
+    const parsed = feedbackClickSchema.safeParse({ action: args.action, body: args.body });
+    if (!parsed.success || !parsed.data.action.block_id.startsWith(FEEDBACK_BLOCK_PREFIX)) return;
+    const { action, body } = parsed.data;
+    const thread = {
+      team: body.team.id,
+      channel: body.container.channel_id,
+      threadTs: body.container.thread_ts ?? body.container.message_ts,
+    };
+    await sessions
+      .rate(slackSessionWorkflowId(thread), {
+        messageId: action.block_id.slice(FEEDBACK_BLOCK_PREFIX.length),
+        userId: body.user.id,
+        rating: action.value,
+      })
+      .catch((error: Error) => log.warn('slack feedback not recorded', { error: error.message }));
+  });
 
   // "Connect <provider>": each clicker gets their own sign-in link, privately.
   app.action<BlockAction<ButtonAction>>('gate_connect', async (args) => {

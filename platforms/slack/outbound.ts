@@ -18,6 +18,7 @@ import {
   toMrkdwn,
   workingBlocks,
   WORKING_STATUS,
+  answerWithFeedbackBlocks,
 } from './render';
 
 const WORKING_REACTION = 'hourglass_flowing_sand';
@@ -45,12 +46,16 @@ export class SlackOutbound {
     switch (event.type) {
       case 'message': {
         const parts = splitForSlack(slackMentions(toMrkdwn(event.text)));
+        // In an assistant thread a final answer ends with feedback buttons (recorded on the message).
+        const rated = this.assistant && event.answer && event.id && thread.channel.startsWith('D');
         for (let part = progress.from; part < parts.length; part++) {
+          const last = part === parts.length - 1;
           await this.client.chat.postMessage({
             ...where,
             text: parts[part]!,
             mrkdwn: true,
             unfurl_links: false,
+            ...(rated && last ? { blocks: answerWithFeedbackBlocks(parts[part]!, event.id!) } : {}),
           });
           progress.onPosted(part + 1);
         }

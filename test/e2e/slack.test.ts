@@ -11,6 +11,7 @@ import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { FakeSlack } from '../helpers/fake-slack';
 import { click, mention, SlackRequests, submitView } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
+import { AgentFeedback } from '../../common/search-attributes';
 import { startTestTemporal } from '../helpers/temporal';
 import { until as untilDone } from '../helpers/until';
 
@@ -384,9 +385,80 @@ describe('Slack', () => {
     });
     expect(statuses[0]!.status).toBe('is working on it…');
     // The conversation is the assistant thread's own session.
-    expect(
-      (await env.client.workflow.getHandle(`session:slack:T1:D9:${threadTs}`).query(stateQuery)).status,
-    ).toBe('idle');
+    const handle = env.client.workflow.getHandle(`session:slack:T1:D9:${threadTs}`);
+    expect((await handle.query(stateQuery)).status).toBe('idle');
+
+    // The answer ends with 👍 / 👎; a 👎 is recorded on that message and findable in the Temporal UI.
+    const answer = slack
+      .of('chat.postMessage')
+      .find((m) => m.channel === 'D9' && m.thread_ts === threadTs && Array.isArray(m.blocks))!;
+    const feedback = (
+      answer.blocks as { type: string; block_id: string; elements: { type: string }[] }[]
+    ).find((b) => b.type === 'context_actions')!;
+    expect(feedback.elements[0]!.type).toBe('feedback_buttons');
+    const rate = (value: string, user: string) =>
+      requests.interaction({
+        type: 'block_actions',
+        team: { id: 'T1' },
+        user: { id: user, team_id: 'T1' },
+        api_app_id: 'A1',
+        trigger_id: `trigger-${Math.random()}`,
+        response_url: `${slack.url}/response/feedback`,
+        channel: { id: 'D9' },
+        container: {
+          type: 'message',
+          channel_id: 'D9',
+          message_ts: '1800000000.999999',
+          thread_ts: threadTs,
+        },
+        actions: [
+          {
+            type: 'feedback_buttons',
+            action_id: 'answer_feedback',
+            block_id: feedback.block_id,
+            value,
+            action_ts: '1',
+          },
+        ],
+      });
+    expect((await rate('bad', 'U1')).status).toBe(200);
+    await rate('good', 'U2');
+    await rate('good', 'U1'); // U1 changes their mind: one rating per person, the latest
+    const rated = await until('the ratings on the answer', async () => {
+      const view = await handle.query(stateQuery);
+      const message = view.transcript.find((m) => m.role === 'assistant' && m.feedback?.length === 2);
+      return message?.role === 'assistant' && message.feedback!.every((f) => f.rating === 'good')
+        ? message
+        : undefined;
+    });
+    expect(rated.feedback!.map((f) => f.by).sort()).toEqual(['U1', 'U2']);
+    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['good']);
+    // A button naming no answer of this conversation records nothing, and its clicker is told privately.
+    const forged = await requests.interaction({
+      type: 'block_actions',
+      team: { id: 'T1' },
+      user: { id: 'U3', team_id: 'T1' },
+      api_app_id: 'A1',
+      trigger_id: 'trigger-forged',
+      response_url: `${slack.url}/response/feedback`,
+      container: { type: 'message', channel_id: 'D9', message_ts: '1800000000.999999', thread_ts: threadTs },
+      actions: [
+        {
+          type: 'feedback_buttons',
+          action_id: 'answer_feedback',
+          block_id: 'feedback:nope',
+          value: 'bad',
+          action_ts: '1',
+        },
+      ],
+    });
+    expect(forged.status).toBe(200);
+    await until('the forged rating to be refused', () =>
+      slack
+        .of('chat.postEphemeral')
+        .find((m) => m.user === 'U3' && String(m.text).includes('no longer in this conversation')),
+    );
+    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['good']);
   });
 
   it('answers a direct message in its thread, and reminds about a gate still open', async () => {

@@ -17,6 +17,7 @@ import {
   answerDraftSignal,
   credentialProvidedSignal,
   stopSignal,
+  feedbackSignal,
   type AnswerDraft,
 } from '../../workflows/session/contract';
 import type { AppConfig } from '../../infra/config';
@@ -316,6 +317,21 @@ const quorumScenarios: Record<string, Scenario> = {
   },
 };
 
+/** Ratings of an answer (Slack's feedback buttons signal the same): recorded, and the search attribute set. */
+const feedbackScenarios: Record<string, Scenario> = {
+  'answer-feedback': async (s) => {
+    await s.say('hello');
+    const view = await s.idle();
+    const answer = view.transcript.findLast((m) => m.role === 'assistant')!;
+    await s.handle.signal(feedbackSignal, { messageId: answer.id, userId: 'alice', rating: 'bad' });
+    await s.handle.signal(feedbackSignal, { messageId: answer.id, userId: 'alice', rating: 'good' });
+    await s.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.feedback?.[0]?.rating === 'good'),
+      'the rating',
+    );
+  },
+};
+
 /** Budgets: a conversation limit reached, continued after a decision, then stopped; the day's ledger too. */
 const budgetScenarios: Record<string, Scenario> = {
   'budget-gates': async (s) => {
@@ -395,6 +411,7 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
+  await record(env, {}, feedbackScenarios, only);
   await record(
     env,
     { budgets: { perConversation: { tokens: 1 }, perPersonPerDay: { tokens: 1_000_000 } } },

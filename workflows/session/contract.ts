@@ -101,6 +101,13 @@ const schemas = sharedSchemas('session-contract', () => {
    */
   const stop = z.strictObject({ userId, operator: z.literal(true).optional() });
 
+  /** A person's rating of one of the agent's answers (Slack's feedback buttons). */
+  const feedback = z.strictObject({
+    messageId: z.string().min(1).max(128),
+    userId,
+    rating: z.enum(['good', 'bad']),
+  });
+
   /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
   const credentialProvided = z.strictObject({ provider: providerNameSchema, userId });
   return {
@@ -113,6 +120,7 @@ const schemas = sharedSchemas('session-contract', () => {
     revokeGrant,
     repostPending,
     stop,
+    feedback,
     credentialProvided,
   };
 });
@@ -153,6 +161,8 @@ export type Message =
       synthetic?: boolean;
       /** A summary the runtime had the model write of every message up to `throughId` (context-window.ts). */
       summary?: { throughId: string };
+      /** People's ratings of this answer, one per person (the latest counts). */
+      feedback?: { by: string; rating: 'good' | 'bad'; at: number }[];
     }
   | {
       role: 'tool';
@@ -333,6 +343,10 @@ export type StopRequest = z.infer<typeof stopSchema>;
  * open gates close as stopped; queued messages stay queued. Typing `stop` in the conversation does the same.
  */
 export const stopSignal = defineSignal<[StopRequest]>('stop');
+export const feedbackSchema = schemas.feedback;
+export type Feedback = z.infer<typeof feedbackSchema>;
+/** A rating of an answer: recorded on the message and in the `AgentFeedback` search attribute. */
+export const feedbackSignal = defineSignal<[Feedback]>('feedback');
 /** "pending": post the open gates again with fresh buttons (the old ones keep working). */
 export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSchema>]>('repostPending');
 export const stateQuery = defineQuery<SessionView>('state');

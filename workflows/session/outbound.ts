@@ -7,7 +7,14 @@ import type { Gate } from './contract';
 
 export type OutboundEvent =
   /** Agent text for the conversation (answers, notes). */
-  | { type: 'message'; text: string }
+  | {
+      type: 'message';
+      text: string;
+      /** The transcript message's id, for feedback on it (absent on messages queued before it existed). */
+      id?: string;
+      /** The turn's final answer (not a note or an intermediate step's text): offered feedback buttons. */
+      answer?: boolean;
+    }
   /** Post a gate's prompt with buttons; the platform's message reference is recorded on the gate. */
   | { type: 'gate'; gate: Gate; reason: 'opened' | 'repost' | 'reminder' }
   /** Edit every posted prompt of a still open gate to show its progress (approvals so far); buttons stay. */

@@ -40,3 +40,5 @@ export const SETTINGS_LOCAL = 'settings-local-activity';
 export const TYPED_STOP = 'typed-stop';
 /** Model usage is counted (turn, conversation, person per day) and budget limits open budget gates. */
 export const BUDGETS = 'budgets';
+/** Ratings of answers set the AgentFeedback search attribute. */
+export const FEEDBACK = 'answer-feedback';

@@ -6,6 +6,7 @@ import * as wf from '@temporalio/workflow';
 import {
   AgentChannel,
   AgentCostUsd,
+  AgentFeedback,
   AgentOwner,
   AgentStatus,
   AgentTokens,
@@ -21,6 +22,7 @@ import {
   credentialProvidedSchema,
   decideSignal,
   decisionSchema,
+  feedbackSchema,
   repostPendingSchema,
   revokeGrantSchema,
   stopSchema,
@@ -56,6 +58,7 @@ import {
   APPROVAL_PROGRESS,
   BOUNDED_CARRY,
   BOUNDED_INBOX,
+  FEEDBACK,
   GATE_MEMO,
   RUN_GATES_DECIDED_BY_RUN,
   RUN_NOTICES_TO_OWNER,
@@ -114,7 +117,8 @@ export class SessionRun {
     this.mcp = new McpTools(this.state);
     if (this.emitsToPlatform) {
       this.state.listener = {
-        assistantText: (text) => this.emit({ type: 'message', text }),
+        assistantText: (text, id, answer) =>
+          this.emit({ type: 'message', text, id, ...(answer ? { answer: true } : {}) }),
         notice: (notice) =>
           this.emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
       };
@@ -329,6 +333,32 @@ export class SessionRun {
       );
     turn.stoppedBy = userId;
     turn.scope.cancel();
+  }
+
+  /** A rating of an answer: kept on the message (one per person) and summed up in AgentFeedback. */
+  onFeedback(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = feedbackSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { messageId, userId, rating } = parsed.data;
+    const message = this.state.transcript.find((m) => m.role === 'assistant' && m.id === messageId);
+    if (message?.role !== 'assistant')
+      return this.state.notify(
+        'That answer is no longer in this conversation; nothing was recorded.',
+        userId,
+      );
+    message.feedback = [
+      ...(message.feedback ?? []).filter((f) => f.by !== userId),
+      { by: userId, rating, at: Date.now() },
+    ];
+    this.state.touch();
+    if (!wf.patched(FEEDBACK)) return;
+    const ratings = new Set(
+      this.state.transcript.flatMap((m) =>
+        m.role === 'assistant' ? (m.feedback ?? []).map((f) => f.rating) : [],
+      ),
+    );
+    wf.upsertSearchAttributes([{ key: AgentFeedback, value: [...ratings].sort() }]);
   }
 
   onUserMessage(raw: unknown): void {

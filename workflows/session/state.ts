@@ -45,7 +45,13 @@ export class SessionState {
   supersededTurn = false;
 
   /** Called for every agent text and notice, so chat platforms can be told (the web chat reads state). */
-  listener: { assistantText(text: string): void; notice(notice: Notice): void } | undefined;
+  listener:
+    | {
+        /** `answer`: a model's final text (no tool calls, not the runtime's note). */
+        assistantText(text: string, id: string, answer: boolean): void;
+        notice(notice: Notice): void;
+      }
+    | undefined;
 
   constructor(
     private readonly input: SessionInput,
@@ -69,7 +75,12 @@ export class SessionState {
   append(message: Message): void {
     this.transcript.push(message);
     this.touch();
-    if (message.role === 'assistant' && message.text.trim()) this.listener?.assistantText(message.text);
+    if (message.role === 'assistant' && message.text.trim())
+      this.listener?.assistantText(
+        message.text,
+        message.id,
+        !message.synthetic && message.toolCalls.length === 0,
+      );
   }
 
   /** Exactly one result per tool call: a second result for the same id is dropped. */

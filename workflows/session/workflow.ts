@@ -18,6 +18,7 @@ import {
   revokeGrantSignal,
   stateQuery,
   stopSignal,
+  feedbackSignal,
   transcriptQuery,
   userMessageSignal,
   type Message,
@@ -73,6 +74,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
   wf.setHandler(userMessageSignal, (raw) => run.onUserMessage(raw));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
+  wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }
 
 /** After continue-as-new in the middle of a turn (gates open), the turn goes on where it was. */
