@@ -17,6 +17,7 @@ import { McpPool } from './mcp/pool';
 import { UserGrants } from './grants';
 import { recordSpend, type SpendRequest } from './spend';
 import type { DaySpend } from '../common/budgets';
+import { OPTIONAL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
@@ -45,6 +46,24 @@ export interface ActivityDeps {
   sandbox?: Promise<SandboxStatus>;
 }
 
+/**
+ * Which of the newer, optional search attributes the namespace has (AgentTokens, AgentCostUsd, AgentFeedback):
+ * a workflow upserting one the server does not know fails its task, so it sets only these. Asked at most
+ * every five minutes, so an operator's late registration is picked up without a restart.
+ */
+function optionalAttributesOf(client: Client, namespace: string): () => Promise<string[]> {
+  let cached: { at: number; names: string[] } | undefined;
+  return async () => {
+    if (cached && Date.now() - cached.at < 5 * 60_000) return cached.names;
+    const listed = await client.connection.operatorService.listSearchAttributes({ namespace });
+    const names = OPTIONAL_SEARCH_ATTRIBUTES.filter((name) =>
+      Object.hasOwn(listed.customAttributes ?? {}, name),
+    );
+    cached = { at: Date.now(), names };
+    return names;
+  };
+}
+
 /** Budgets reach the workflow only when a limit is set (settings are recorded in every turn's history). */
 function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
   return !!(budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun);
@@ -52,6 +71,7 @@ function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
 
 export function createActivities(deps: ActivityDeps) {
   const { config, client } = deps;
+  const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
@@ -95,6 +115,10 @@ export function createActivities(deps: ActivityDeps) {
         ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
         requestOverheadTokens: requestOverheadTokens(config),
         ...(hasBudgets(config.policy.budgets) ? { budgets: config.policy.budgets } : {}),
+        ...(await registeredAttributes().then(
+          (names) => ({ optionalSearchAttributes: names }),
+          () => ({}),
+        )),
         ...(mcp.configured.length
           ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
           : {}),

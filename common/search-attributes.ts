@@ -24,6 +24,12 @@ export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttri
 /** The ratings people gave the agent's answers in a conversation (`good`, `bad`): find the ones to look at. */
 export const AgentFeedback = defineSearchAttributeKey('AgentFeedback', SearchAttributeType.KEYWORD_LIST);
 
+/**
+ * Attributes added after the first release: a namespace set up by hand (Temporal Cloud) may not have them yet,
+ * so workflows set them only where the worker found them registered (settings).
+ */
+export const OPTIONAL_SEARCH_ATTRIBUTES = ['AgentTokens', 'AgentCostUsd', 'AgentFeedback'];
+
 export const customSearchAttributes = [
   AgentStatus,
   AgentChannel,

@@ -216,10 +216,16 @@ export function discordInteractionsApp(options: {
       return ephemeral('Re-posting what is waiting here, with fresh buttons.');
     }
     if (sub.data.name === 'stop') {
+      // Both at once, within Discord's 3 seconds; a stop with nothing running changes nothing in the workflow.
       let status: string | undefined;
       try {
-        status = await sessions.status(workflowId);
-        if (status && status !== 'idle') await sessions.stop(workflowId, userId);
+        [status] = await Promise.all([
+          sessions.status(workflowId),
+          sessions.stop(workflowId, userId).catch((error: unknown) => {
+            // No conversation in this channel: nothing to stop, which the status says.
+            if (!(error instanceof WorkflowNotFoundError)) throw error;
+          }),
+        ]);
       } catch {
         return ephemeral(UNREACHABLE);
       }

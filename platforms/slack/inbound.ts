@@ -186,13 +186,19 @@ export function registerSlackListeners(
       channel: body.container.channel_id,
       threadTs: body.container.thread_ts ?? body.container.message_ts,
     };
-    await sessions
-      .rate(slackSessionWorkflowId(thread), {
+    try {
+      await sessions.rate(slackSessionWorkflowId(thread), {
         messageId: action.block_id.slice(FEEDBACK_BLOCK_PREFIX.length),
         userId: body.user.id,
         rating: action.value,
-      })
-      .catch((error: Error) => log.warn('slack feedback not recorded', { error: error.message }));
+      });
+    } catch (error) {
+      log.warn('slack feedback not recorded', { error: (error as Error).message });
+      await tell(
+        args.respond,
+        'Your feedback could not be recorded right now (the conversation is unreachable).',
+      );
+    }
   });
 
   // "Connect <provider>": each clicker gets their own sign-in link, privately.
@@ -242,14 +248,13 @@ export function registerSlackListeners(
         log,
         onMessage: async (event, team, client, retryNum) => {
           const incoming = parseIncoming(event, team);
-          if (!incoming) return false;
-          let taken = true;
+          if (!incoming) return undefined;
+          let taken = false;
           await take(incoming, { context: { retryNum }, client: client as App['client'] }, async () => {
-            taken = false;
             await sessions.start(slackSessionWorkflowId(incoming.thread), incoming.message);
             taken = true;
           });
-          return taken;
+          return taken ? incoming.message.text : undefined;
         },
       }),
     );

@@ -432,7 +432,8 @@ describe('Slack', () => {
         : undefined;
     });
     expect(rated.feedback!.map((f) => f.by).sort()).toEqual(['U1', 'U2']);
-    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['good']);
+    // Every rating given here, so operators find conversations someone rated 👎 even after a change of mind.
+    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['bad', 'good']);
     // A button naming no answer of this conversation records nothing, and its clicker is told privately.
     const forged = await requests.interaction({
       type: 'block_actions',
@@ -458,7 +459,7 @@ describe('Slack', () => {
         .of('chat.postEphemeral')
         .find((m) => m.user === 'U3' && String(m.text).includes('no longer in this conversation')),
     );
-    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['good']);
+    expect((await handle.describe()).typedSearchAttributes.get(AgentFeedback)).toEqual(['bad', 'good']);
   });
 
   it('answers a direct message in its thread, and reminds about a gate still open', async () => {

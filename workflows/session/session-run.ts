@@ -142,7 +142,7 @@ export class SessionRun {
       { key: AgentChannel, value: this.input.channel },
       { key: AgentOwner, value: this.input.ownerId },
       // Operators find costly conversations in the Temporal UI: `AgentCostUsd > 1`.
-      ...(usage.calls
+      ...(usage.calls && this.hasAttribute(AgentTokens.name) && this.hasAttribute(AgentCostUsd.name)
         ? [
             { key: AgentTokens, value: usage.tokens },
             { key: AgentCostUsd, value: Math.round(usage.costUsd * 1e6) / 1e6 },
@@ -335,9 +335,15 @@ export class SessionRun {
     turn.scope.cancel();
   }
 
-  /** A rating of an answer: kept on the message (one per person) and summed up in AgentFeedback. */
+  /** A newer search attribute the worker found registered (settings), so setting it cannot fail the task. */
+  private hasAttribute(name: string): boolean {
+    return this.settings.optionalSearchAttributes?.includes(name) ?? false;
+  }
+
+  /** A rating of an answer: kept on the message (one per person) and added to AgentFeedback. */
   onFeedback(raw: unknown): void {
     this.signalsThisRun++;
+    if (!wf.patched(FEEDBACK)) return; // a rating buffered before this code existed is dropped, as it was then
     const parsed = feedbackSchema.safeParse(raw);
     if (!parsed.success) return;
     const { messageId, userId, rating } = parsed.data;
@@ -352,13 +358,10 @@ export class SessionRun {
       { by: userId, rating, at: Date.now() },
     ];
     this.state.touch();
-    if (!wf.patched(FEEDBACK)) return;
-    const ratings = new Set(
-      this.state.transcript.flatMap((m) =>
-        m.role === 'assistant' ? (m.feedback ?? []).map((f) => f.rating) : [],
-      ),
-    );
-    wf.upsertSearchAttributes([{ key: AgentFeedback, value: [...ratings].sort() }]);
+    // Added to what the attribute holds (ratings of messages no longer carried stay), set only on a change.
+    const current = wf.workflowInfo().typedSearchAttributes.get(AgentFeedback) ?? [];
+    if (current.includes(rating) || !this.hasAttribute(AgentFeedback.name)) return;
+    wf.upsertSearchAttributes([{ key: AgentFeedback, value: [...current, rating].sort() }]);
   }
 
   onUserMessage(raw: unknown): void {

@@ -24,4 +24,6 @@ export interface SessionSettings {
   requestOverheadTokens?: number;
   /** The policy's spending limits (absent when none is set). */
   budgets?: Budgets;
+  /** The optional search attributes the namespace has (absent: unknown, so none is set). */
+  optionalSearchAttributes?: string[];
 }
