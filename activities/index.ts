@@ -18,6 +18,8 @@ import { UserGrants } from './grants';
 import { recordSpend, type SpendRequest } from './spend';
 import type { DaySpend } from '../common/budgets';
 import { OPTIONAL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { createLogger } from '../infra/log';
+import { httpStreamSink, type StreamSink } from '../infra/stream-relay';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
@@ -44,6 +46,8 @@ export interface ActivityDeps {
   credentials?: () => CredentialService;
   /** shell_execute's sandbox as probed at worker start; without it, probed on first use. */
   sandbox?: Promise<SandboxStatus>;
+  /** Where streamed answers' partial text goes; without it, STREAM_URL's gateways (if set). */
+  stream?: StreamSink;
 }
 
 /**
@@ -64,6 +68,29 @@ function optionalAttributesOf(client: Client, namespace: string): () => Promise<
   };
 }
 
+/**
+ * A web session's model call streams its text to the gateways while it is written (infra/stream-relay.ts); the
+ * stream ends with the final text, or empty when the call failed (the page then drops the partial text).
+ * Slack and Discord get the final message only.
+ */
+async function streamed(
+  sink: StreamSink | undefined,
+  call: (onText?: (snapshot: string) => void) => Promise<ModelReply>,
+): Promise<ModelReply> {
+  const info = Context.current().info;
+  const workflowId = info.workflowExecution?.workflowId;
+  if (!sink || !workflowId?.startsWith('session:web:')) return await call();
+  const streamId = `${info.activityId}:${info.attempt}`;
+  let text = '';
+  try {
+    const reply = await call((snapshot) => sink.publish({ workflowId, streamId, text: snapshot }));
+    text = reply.text;
+    return reply;
+  } finally {
+    sink.publish({ workflowId, streamId, text, done: true });
+  }
+}
+
 /** Budgets reach the workflow only when a limit is set (settings are recorded in every turn's history). */
 function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
   return !!(budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun);
@@ -72,6 +99,12 @@ function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
 export function createActivities(deps: ActivityDeps) {
   const { config, client } = deps;
   const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
+  const { urls: streamUrls, token: streamToken } = config.stream;
+  const stream =
+    deps.stream ??
+    (streamUrls.length && streamToken
+      ? httpStreamSink(streamUrls, streamToken, createLogger('stream', config.logLevel))
+      : undefined);
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const deliverToPlatform = createDeliver(config);
@@ -93,7 +126,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
       const reply = await withHeartbeat((signal) =>
-        complete(request.transcript, signal, request.extraTools ?? []),
+        streamed(stream, (onText) => complete(request.transcript, signal, request.extraTools ?? [], onText)),
       );
       return boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
     },

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { bodyLimits } from './body-limits';
 import type { GatewayDeps } from './platform';
 import { platforms } from './registry';
+import { mountStreamEndpoint } from './stream-hub';
 
 export function createGatewayApp(deps: GatewayDeps): Hono {
   const app = new Hono();
@@ -16,6 +17,7 @@ export function createGatewayApp(deps: GatewayDeps): Hono {
       return c.json({ ok: false, temporal: `unreachable: ${(error as Error).message}` }, 503);
     }
   });
+  mountStreamEndpoint(app, deps.streams, deps.config.stream.token);
   for (const platform of platforms) platform.mount(app, deps);
   app.onError((error, c) => {
     deps.log.error('request failed', { path: c.req.path, error: error.message });

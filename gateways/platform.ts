@@ -1,4 +1,5 @@
 /** What every platform folder receives; adding a platform is one folder plus one line in registry.ts. */
+import type { StreamHub } from './stream-hub';
 import type { RequestListener } from 'node:http';
 import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../infra/config';
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   webAuth: WebAuth;
   /** Work to stop when the gateway closes (live views' watches), before its Temporal connection closes. */
   onClose: (stop: () => void) => void;
+  /** Streamed answers' partial text from workers, for the web chat (stream-hub.ts). */
+  streams: StreamHub;
 }
 
 /** A platform whose SDK brings its own transport: an HTTP receiver under `prefix`, or a connection it starts. */

@@ -11,6 +11,7 @@ import { connectClient } from '../infra/temporal/connect';
 import { registerSearchAttributes } from '../infra/temporal/search-attributes';
 import { startTracing } from '../infra/telemetry';
 import { createGatewayApp } from './app';
+import { StreamHub } from './stream-hub';
 import { refuseDeclaredOversize } from './body-limits';
 import { nodePlatforms } from './registry';
 import { isLoopbackHost } from './web/auth/addresses';
@@ -55,6 +56,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     credentials,
     webAuth,
     onClose: (stop: () => void) => closers.push(stop),
+    streams: new StreamHub(),
   };
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);

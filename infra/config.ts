@@ -242,6 +242,10 @@ const envSchema = z.object({
   SLACK_APP_TOKEN: optionalText,
   /** on: the app has Slack's "Agents & AI Apps" turned on: assistant threads, suggested prompts, status. */
   SLACK_ASSISTANT: z.enum(['on', 'off']).default('off'),
+  /** Streamed answers: the gateways' base URLs (comma-separated) that workers send partial text to. */
+  STREAM_URL: optionalText,
+  /** The secret workers present to gateways' /internal/stream (at least 16 characters; set on both). */
+  STREAM_TOKEN: optionalText,
   DISCORD_BOT_TOKEN: optionalText,
   DISCORD_PUBLIC_KEY: optionalText,
   DISCORD_APPLICATION_ID: optionalText,
@@ -320,6 +324,8 @@ export interface AppConfig {
         assistant: boolean;
       }
     | undefined;
+  /** Streamed answers (infra/stream-relay.ts): where workers send partial text, and the shared secret. */
+  stream: { urls: string[]; token: string | undefined };
   /** Present when DISCORD_BOT_TOKEN is set; HTTP interactions also need DISCORD_PUBLIC_KEY. */
   discord:
     | {
@@ -414,6 +420,30 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
   };
 }
 
+function streamConfig(e: z.infer<typeof envSchema>): AppConfig['stream'] {
+  const urls = (e.STREAM_URL ?? '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter(Boolean);
+  if (e.STREAM_TOKEN !== undefined && e.STREAM_TOKEN.length < 16)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'STREAM_TOKEN is too short: use at least 16 characters (e.g. `openssl rand -hex 24`).',
+    );
+  if (urls.length && !e.STREAM_TOKEN)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'STREAM_URL is set but STREAM_TOKEN is not: set the same STREAM_TOKEN on the workers and the gateways.',
+    );
+  for (const url of urls)
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+      throw new AgentError(
+        ErrorCode.ConfigInvalid,
+        `STREAM_URL has "${url}", which is not an http(s) URL of a gateway.`,
+      );
+  return { urls, token: e.STREAM_TOKEN };
+}
+
 const DEFAULT_MODEL_NAMES = { scripted: 'scripted', openai: 'gpt-5-mini', anthropic: 'claude-sonnet-5' };
 
 /** The model a provider is asked for: `MODEL`, or the provider's default. */
@@ -500,6 +530,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       anthropicApiKey: e.ANTHROPIC_API_KEY,
     },
     web: webConfig(e, policy),
+    stream: streamConfig(e),
     slack: e.SLACK_BOT_TOKEN
       ? {
           botToken: e.SLACK_BOT_TOKEN,

@@ -2,6 +2,7 @@
  * `npm start`: the whole system in one command. Starts the embedded Temporal dev server (unless
  * TEMPORAL_ADDRESS points at one), the worker and the gateway; Ctrl-C stops them in reverse order.
  */
+import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/log';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../infra/temporal/dev-server';
@@ -9,7 +10,17 @@ import { startGateway } from '../gateways/serve';
 import { startWorker } from '../workers/run-worker';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  // One machine: the worker streams answers to this gateway over loopback, with a secret made for this run.
+  const config = loaded.stream.urls.length
+    ? loaded
+    : {
+        ...loaded,
+        stream: {
+          urls: [`http://127.0.0.1:${loaded.port}`],
+          token: loaded.stream.token ?? randomBytes(24).toString('hex'),
+        },
+      };
   const log = createLogger('start', config.logLevel);
   let embedded: EmbeddedTemporal | undefined;
   if (!config.temporal.address) {

@@ -25,23 +25,28 @@ export function createAnthropicModel(options: {
     transcript: Message[],
     signal?: AbortSignal,
     extraTools: ToolSpec[] = [],
+    onText?: (snapshot: string) => void,
   ): Promise<ModelReply> {
     let response;
+    const params = {
+      model: options.model,
+      max_tokens: 4096,
+      system: options.systemPrompt,
+      messages: toAnthropic(transcript),
+      tools: [...toolSpecs(), ...extraTools].map((spec) => ({
+        name: spec.name,
+        description: spec.description,
+        input_schema: spec.parameters as Anthropic.Tool.InputSchema,
+      })),
+    };
     try {
-      response = await client.messages.create(
-        {
-          model: options.model,
-          max_tokens: 4096,
-          system: options.systemPrompt,
-          messages: toAnthropic(transcript),
-          tools: [...toolSpecs(), ...extraTools].map((spec) => ({
-            name: spec.name,
-            description: spec.description,
-            input_schema: spec.parameters as Anthropic.Tool.InputSchema,
-          })),
-        },
-        signal ? { signal } : undefined,
-      );
+      const requestOptions = signal ? { signal } : undefined;
+      if (onText) {
+        // Streamed: the text so far goes to `onText` as it is written; the result is the same message.
+        const stream = client.messages.stream(params, requestOptions);
+        stream.on('text', (_delta, snapshot) => onText(snapshot));
+        response = await stream.finalMessage();
+      } else response = await client.messages.create(params, requestOptions);
     } catch (error) {
       if (error instanceof Anthropic.APIError)
         throw classifyModelError('anthropic', options.model, error.status, error.message);

@@ -14,6 +14,8 @@ export type CompleteFn = (
   signal?: AbortSignal,
   /** Tools beyond the built-ins (MCP servers' tools, discovered for this session). */
   extraTools?: ToolSpec[],
+  /** Streams the answer: called with the text so far as it is written (never with tool calls). */
+  onText?: (snapshot: string) => void,
 ) => Promise<ModelReply>;
 
 /**

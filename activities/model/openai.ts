@@ -25,6 +25,7 @@ export function createOpenAiModel(options: {
     transcript: Message[],
     signal?: AbortSignal,
     extraTools: ToolSpec[] = [],
+    onText?: (snapshot: string) => void,
   ): Promise<ModelReply> {
     let response;
     const request = {
@@ -39,7 +40,16 @@ export function createOpenAiModel(options: {
       })),
     };
     try {
-      response = await client.chat.completions.create(request, signal ? { signal } : undefined);
+      const requestOptions = signal ? { signal } : undefined;
+      if (onText) {
+        // Streamed: the text so far goes to `onText` as it is written; the result is the same completion.
+        const stream = client.chat.completions.stream(
+          { ...request, stream_options: { include_usage: true } },
+          requestOptions,
+        );
+        stream.on('content', (_delta, snapshot) => onText(snapshot));
+        response = await stream.finalChatCompletion();
+      } else response = await client.chat.completions.create(request, requestOptions);
     } catch (error) {
       if (error instanceof OpenAI.APIError)
         throw classifyModelError(

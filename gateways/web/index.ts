@@ -55,6 +55,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       auth,
       access: new SessionAccess(deps.client, deps.config.policy),
       live,
+      streams: deps.streams,
       rate: deps.config.web.rate,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,

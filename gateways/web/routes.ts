@@ -20,6 +20,7 @@ import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
 import type { LiveViews } from './live-views';
+import type { StreamHub } from '../stream-hub';
 import type { SessionAccess } from './session-access';
 import type { Sessions } from '../sessions';
 import { mountStream } from './stream-route';
@@ -30,6 +31,8 @@ export interface WebRouteDeps {
   access: SessionAccess;
   /** The live views (one watch per session in this process, shared by its tabs). */
   live: LiveViews;
+  /** Partial text of answers being written (streamed answers), pushed to the tabs too. */
+  streams?: StreamHub;
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
   temporalUiUrl: string | undefined;
   namespace: string;

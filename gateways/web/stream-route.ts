@@ -4,7 +4,8 @@
  * an idle session costs the worker nothing, however many tabs are open.
  *
  * A session the caller may not see looks exactly like one that has not started (`not-found`), and such a
- * tab never subscribes, so not one view reaches it.
+ * tab never subscribes, so not one view reaches it. While the model writes an answer, `partial` events carry
+ * the text so far (streamed answers, gateways/stream-hub.ts), only to a tab whose access is confirmed.
  */
 import type { Context, Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
@@ -58,17 +59,30 @@ export function mountStream(app: Hono<Variables>, deps: WebRouteDeps, forUser: V
       stream.onAbort(() => inbox.close());
       const keepalive = setInterval(() => void stream.write(': keepalive\n\n').catch(() => {}), KEEPALIVE_MS);
       let leave: (() => void) | undefined;
+      let leavePartials: (() => void) | undefined;
       try {
         if (access === 'denied') inbox.put({ type: 'not-found' });
-        else leave = deps.live.subscribe(workflowId, (event) => inbox.put(event));
+        else {
+          leave = deps.live.subscribe(workflowId, (event) => inbox.put(event));
+          leavePartials = deps.streams?.subscribe(workflowId, (update) =>
+            inbox.putPartial({ streamId: update.streamId, text: update.text, done: update.done === true }),
+          );
+        }
         let lastBody = '';
         let lastProblem = '';
         for (let event = await inbox.take(); event; event = await inbox.take()) {
+          if (event.type === 'partial') {
+            if (access === 'allowed')
+              await stream.writeSSE({ event: 'partial', data: JSON.stringify(event.partial) });
+            continue;
+          }
           if (event.type === 'state' && access !== 'allowed') {
             access = await deps.access.check(workflowId, userId);
             if (access === 'denied') {
               leave?.();
               leave = undefined;
+              leavePartials?.();
+              leavePartials = undefined;
               event = { type: 'not-found' };
             }
           }
@@ -84,6 +98,7 @@ export function mountStream(app: Hono<Variables>, deps: WebRouteDeps, forUser: V
       } finally {
         clearInterval(keepalive);
         leave?.();
+        leavePartials?.();
         closed();
       }
     });
@@ -96,27 +111,50 @@ async function writeProblem(stream: SSEStreamingApi, problem: keyof typeof PROBL
   await stream.writeSSE({ event: problem, data: JSON.stringify({ message: PROBLEMS[problem] }) });
 }
 
-/** Holds only the newest event for a tab: a slow tab skips views it would redraw at once anyway. */
+interface PartialText {
+  streamId: string;
+  text: string;
+  done: boolean;
+}
+type TabEvent = FeedEvent | { type: 'partial'; partial: PartialText };
+
+/**
+ * Holds only the newest view for a tab, and the newest partial text beside it: a slow tab skips what it would
+ * redraw at once anyway, and a partial never pushes out a view (views go first).
+ */
 class LatestEvent {
   private event: FeedEvent | undefined;
-  private waiting: ((event: FeedEvent | undefined) => void) | undefined;
+  private partial: PartialText | undefined;
+  private waiting: ((event: TabEvent | undefined) => void) | undefined;
   private ended = false;
 
   put(event: FeedEvent): void {
     if (this.ended) return;
-    if (this.waiting) {
-      const deliver = this.waiting;
-      this.waiting = undefined;
-      deliver(event);
-    } else this.event = event;
+    if (this.waiting) this.deliver(event);
+    else this.event = event;
   }
 
-  /** The next event, or undefined once the tab is gone. */
-  take(): Promise<FeedEvent | undefined> {
+  putPartial(partial: PartialText): void {
+    if (this.ended) return;
+    if (this.waiting) this.deliver({ type: 'partial', partial });
+    else this.partial = partial;
+  }
+
+  private deliver(event: TabEvent): void {
+    const waiting = this.waiting!;
+    this.waiting = undefined;
+    waiting(event);
+  }
+
+  /** The next event (a view before a partial), or undefined once the tab is gone. */
+  take(): Promise<TabEvent | undefined> {
     if (this.ended) return Promise.resolve(undefined);
     const event = this.event;
     this.event = undefined;
     if (event) return Promise.resolve(event);
+    const partial = this.partial;
+    this.partial = undefined;
+    if (partial) return Promise.resolve({ type: 'partial', partial });
     return new Promise((resolve) => (this.waiting = resolve));
   }
 

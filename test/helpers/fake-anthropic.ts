@@ -6,6 +6,7 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { latency, requestTokens, type FakeModelOptions } from './fake-openai';
+import { pieces, writeStream } from './fake-stream';
 
 export type AnthropicBlock =
   | { type: 'text'; text: string }
@@ -18,6 +19,7 @@ export interface MessagesRequest {
   max_tokens: number;
   messages: { role: 'user' | 'assistant'; content: string | AnthropicBlock[] }[];
   tools?: { name: string }[];
+  stream?: boolean;
 }
 
 export type AnthropicReply =
@@ -92,15 +94,23 @@ export class FakeAnthropic {
       res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
       return;
     }
-    const content =
+    const content: (
+      { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown }
+    )[] =
       'text' in reply
         ? [{ type: 'text', text: reply.text }]
         : reply.toolCalls.map((call) => ({
-            type: 'tool_use',
+            type: 'tool_use' as const,
             id: call.id,
             name: call.name,
             input: call.args,
           }));
+    const usage = {
+      input_tokens: requestTokens(JSON.stringify(request)),
+      output_tokens: Math.ceil(JSON.stringify(content).length / 4),
+    };
+    if (request.stream)
+      return void this.stream(res, request, content, usage, 'text' in reply ? 'end_turn' : 'tool_use');
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         id: `msg_${this.requests.length}`,
@@ -116,6 +126,59 @@ export class FakeAnthropic {
         },
       }),
     );
+  }
+
+  /** `stream: true`: message_start, each block's start, deltas and stop, message_delta (usage), message_stop. */
+  private async stream(
+    res: ServerResponse,
+    request: MessagesRequest,
+    content: (
+      { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown }
+    )[],
+    usage: { input_tokens: number; output_tokens: number },
+    stopReason: string,
+  ) {
+    const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, ...data } });
+    const events = [
+      event('message_start', {
+        message: {
+          id: `msg_${this.requests.length}`,
+          type: 'message',
+          role: 'assistant',
+          model: request.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+        },
+      }),
+      ...content.flatMap((block, index) =>
+        block.type === 'text'
+          ? [
+              event('content_block_start', { index, content_block: { type: 'text', text: '' } }),
+              ...pieces(block.text).map((text) =>
+                event('content_block_delta', { index, delta: { type: 'text_delta', text } }),
+              ),
+              event('content_block_stop', { index }),
+            ]
+          : [
+              event('content_block_start', {
+                index,
+                content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+              }),
+              ...pieces(JSON.stringify(block.input), 12).map((partial_json) =>
+                event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }),
+              ),
+              event('content_block_stop', { index }),
+            ],
+      ),
+      event('message_delta', {
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: usage.output_tokens },
+      }),
+      event('message_stop', {}),
+    ];
+    await writeStream(res, events, this.options.streamGapMs ?? 25);
   }
 
   async stop(): Promise<void> {

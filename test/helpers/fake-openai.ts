@@ -5,6 +5,7 @@
  * tool_calls, and it takes a little while to answer.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { pieces, writeStream, type StreamEvent } from './fake-stream';
 
 export interface ChatRequest {
   model: string;
@@ -15,6 +16,8 @@ export interface ChatRequest {
     tool_call_id?: string;
   }[];
   tools?: { function: { name: string } }[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
 }
 
 export type Reply =
@@ -31,6 +34,8 @@ export interface FakeModelOptions {
    * request body / 3.5 (real tokenizers vary). A longer request gets the API's own context-length 400.
    */
   contextTokens?: number;
+  /** A streamed answer's pause between events, in ms (default 25). */
+  streamGapMs?: number;
 }
 
 /** A rough token count of a whole request body (what a real context window is measured against). */
@@ -133,6 +138,7 @@ export class FakeOpenAi {
               function: { name: call.name, arguments: JSON.stringify(call.args) },
             })),
           };
+    if (request.stream) return void this.stream(res, request, reply);
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         id: `chatcmpl-${this.requests.length}`,
@@ -143,6 +149,55 @@ export class FakeOpenAi {
         usage: this.recordUsage(usageOf(request, message)),
       }),
     );
+  }
+
+  /** `stream: true`: the answer as chat.completion.chunk events, usage last when asked for, then [DONE]. */
+  private async stream(
+    res: ServerResponse,
+    request: ChatRequest,
+    reply: { text: string } | { toolCalls: { id: string; name: string; args: unknown }[] },
+  ) {
+    const base = {
+      id: `chatcmpl-${this.requests.length}`,
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+    };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      data: { ...base, choices: [{ index: 0, delta, finish_reason: finish }] },
+    });
+    const events: StreamEvent[] =
+      'text' in reply
+        ? pieces(reply.text).map((text, i) =>
+            chunk(i === 0 ? { role: 'assistant', content: text } : { content: text }),
+          )
+        : reply.toolCalls.flatMap((call, index) => [
+            chunk({
+              ...(index === 0 ? { role: 'assistant', content: null } : {}),
+              tool_calls: [
+                { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+              ],
+            }),
+            ...pieces(JSON.stringify(call.args), 12).map((args) =>
+              chunk({ tool_calls: [{ index, function: { arguments: args } }] }),
+            ),
+          ]);
+    events.push(chunk({}, 'text' in reply ? 'stop' : 'tool_calls'));
+    const message =
+      'text' in reply
+        ? { role: 'assistant', content: reply.text }
+        : {
+            role: 'assistant',
+            content: null,
+            tool_calls: reply.toolCalls.map((call) => ({
+              id: call.id,
+              type: 'function',
+              function: { name: call.name, arguments: JSON.stringify(call.args) },
+            })),
+          };
+    const usage = this.recordUsage(usageOf(request, message));
+    if (request.stream_options?.include_usage) events.push({ data: { ...base, choices: [], usage } });
+    await writeStream(res, events, this.options.streamGapMs ?? 25, '[DONE]');
   }
 
   private recordUsage<T extends { prompt_tokens: number; completion_tokens: number }>(usage: T): T {

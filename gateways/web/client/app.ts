@@ -45,7 +45,10 @@ const state: {
   stream: EventSource | null;
   approvalDrafts: Record<string, ApprovalDraft>;
   questionDrafts: Record<string, QuestionDraft>;
+  /** The answer being written (streamed), and how long the transcript was when it began. */
+  partial: { streamId: string; text: string; done: boolean; base: number } | null;
 } = {
+  partial: null,
   user: null,
   sessionId: null,
   view: null,
@@ -690,6 +693,16 @@ function render() {
     }
   }
   flushBudgetGates(Infinity);
+  const partial = visiblePartial(view);
+  if (partial)
+    nodes.push(
+      el(
+        'div',
+        { class: 'msg assistant streaming', dataset: { testid: 'partial-answer' } },
+        el('div', { class: 'meta' }, 'agent · writing…'),
+        ...markdown(partial),
+      ),
+    );
   // Gates of mission runs reporting here: shown on their own, decided here, run there.
   for (const gate of view.gates) {
     if (!gate.remote) continue;
@@ -724,9 +737,24 @@ function showBanner(text: string): void {
   $('banner').hidden = !text;
 }
 
+/**
+ * The streamed text to show below the transcript, if any: it goes once the final message is in the view (the
+ * stream said it is done, or the answer with this text arrived, or the turn ended); a failed call's is empty.
+ */
+function visiblePartial(view: WebView): string | undefined {
+  const partial = state.partial;
+  if (!partial || !partial.text) return undefined;
+  const grown = view.transcript.length > partial.base;
+  const last = view.transcript.at(-1);
+  const arrived = last?.role === 'assistant' && last.text === partial.text;
+  if (grown && (partial.done || arrived || view.status === 'idle')) return undefined;
+  return partial.text;
+}
+
 function openSession(sessionId: string): void {
   state.sessionId = sessionId;
   state.view = null;
+  state.partial = null;
   location.hash = sessionId;
   $('title').textContent = `Conversation ${sessionId.slice(0, 8)}`;
   $('transcript').replaceChildren();
@@ -744,6 +772,13 @@ function openSession(sessionId: string): void {
     render();
     void loadGrants();
     if (previousStatus !== view.status) void loadSessions();
+  });
+  stream.addEventListener('partial', (event) => {
+    const update: { streamId: string; text: string; done: boolean } = JSON.parse(event.data);
+    const base =
+      state.partial?.streamId === update.streamId ? state.partial.base : (state.view?.transcript.length ?? 0);
+    state.partial = { ...update, base };
+    render();
   });
   stream.addEventListener('unavailable', (event) => showBanner(JSON.parse(event.data).message));
   stream.addEventListener('not-found', () => showBanner('Say something to start this conversation.'));
