@@ -87,6 +87,28 @@ describe('configuration', () => {
   });
 });
 
+describe('streamed answers configuration', () => {
+  it('needs a long enough STREAM_TOKEN with STREAM_URL, and http(s) gateway URLs', () => {
+    const file = policyFile('{}');
+    expect(() => loadConfig({ AGENT_CONFIG: file, STREAM_URL: 'http://gateway:3000' })).toThrow(
+      /STREAM_URL is set but STREAM_TOKEN is not/,
+    );
+    expect(() => loadConfig({ AGENT_CONFIG: file, STREAM_TOKEN: 'short' })).toThrow(
+      /STREAM_TOKEN is too short/,
+    );
+    expect(() =>
+      loadConfig({ AGENT_CONFIG: file, STREAM_URL: 'gateway:3000', STREAM_TOKEN: 'x'.repeat(24) }),
+    ).toThrow(/not an http\(s\) URL/);
+    expect(
+      loadConfig({
+        AGENT_CONFIG: file,
+        STREAM_URL: 'http://a:3000, http://b:3000',
+        STREAM_TOKEN: 'x'.repeat(24),
+      }).stream,
+    ).toEqual({ urls: ['http://a:3000', 'http://b:3000'], token: 'x'.repeat(24) });
+  });
+});
+
 describe('finding the Temporal CLI', () => {
   it('prefers TEMPORAL_CLI_PATH, then `temporal` on PATH, else leaves it to the SDK download', () => {
     const dir = tempDir();
