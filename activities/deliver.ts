@@ -15,8 +15,14 @@ import type {
   PartProgress,
 } from '../workflows/session/outbound';
 
-interface Outbound {
+interface Outbound extends ChatStreamer {
   deliver(sessionId: string, event: OutboundEvent, progress: PartProgress): Promise<DeliveryResult>;
+}
+
+/** Streamed answers in a chat: the text so far posted once, then edited in place (the final message replaces it). */
+export interface ChatStreamer {
+  streamPost(sessionId: string, text: string): Promise<string>;
+  streamEdit(sessionId: string, ref: string, text: string): Promise<void>;
 }
 
 /** The first call's promise, shared by every later call. */
@@ -27,7 +33,10 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 
 const progressSchema = z.object({ partsPosted: z.number().int().nonnegative() });
 
-export function createDeliver(config: AppConfig): (request: DeliveryRequest) => Promise<DeliveryResult> {
+/** The platform adapter of a Slack or Discord session, when this worker is configured for that platform. */
+export type OutboundFor = (sessionId: string) => Promise<Outbound | undefined>;
+
+export function createOutbounds(config: AppConfig): OutboundFor {
   // A platform's client and renderer are loaded only on a worker configured for it, when it first delivers
   // (Discord's REST client and Slack's markdown converter are 0.3 s of a worker's start otherwise).
   const { slack, discord } = config;
@@ -49,9 +58,15 @@ export function createDeliver(config: AppConfig): (request: DeliveryRequest) => 
         })
       : undefined,
   };
+  return async (sessionId) => await outbounds[/^session:([a-z]+):/.exec(sessionId)?.[1] ?? '']?.();
+}
+
+export function createDeliver(
+  outboundFor: OutboundFor,
+): (request: DeliveryRequest) => Promise<DeliveryResult> {
   return async ({ sessionId, event }) => {
     const platform = /^session:([a-z]+):/.exec(sessionId)?.[1] ?? '';
-    const outbound = await outbounds[platform]?.();
+    const outbound = await outboundFor(sessionId);
     if (!outbound) {
       throw ApplicationFailure.nonRetryable(
         `no outbound for ${platform || sessionId}: is the platform configured on this worker (e.g. SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN)?`,

@@ -15,10 +15,12 @@ export const activityHeartbeats = { maxHeartbeatThrottleInterval: HEARTBEAT_EVER
 export async function withHeartbeat<T>(
   work: (signal: AbortSignal) => Promise<T>,
   everyMs = HEARTBEAT_EVERY_MS,
+  /** What a retry of this activity should know (its next attempt reads it from `info.heartbeatDetails`). */
+  details: () => unknown = () => undefined,
 ): Promise<T> {
   const context = Context.current();
-  context.heartbeat();
-  const timer = setInterval(() => context.heartbeat(), everyMs);
+  context.heartbeat(details());
+  const timer = setInterval(() => context.heartbeat(details()), everyMs);
   try {
     return await work(context.cancellationSignal);
   } finally {

@@ -10,7 +10,7 @@ import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
 import { CredentialService } from '../infra/credentials/service';
-import { createDeliver } from './deliver';
+import { createDeliver, createOutbounds } from './deliver';
 import { MissionTools, nextCronTime } from './missions';
 import type { McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
@@ -24,6 +24,7 @@ import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
+import { streamedCall } from './model/streaming';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
@@ -68,29 +69,6 @@ function optionalAttributesOf(client: Client, namespace: string): () => Promise<
   };
 }
 
-/**
- * A web session's model call streams its text to the gateways while it is written (infra/stream-relay.ts); the
- * stream ends with the final text, or empty when the call failed (the page then drops the partial text).
- * Slack and Discord get the final message only.
- */
-async function streamed(
-  sink: StreamSink | undefined,
-  call: (onText?: (snapshot: string) => void) => Promise<ModelReply>,
-): Promise<ModelReply> {
-  const info = Context.current().info;
-  const workflowId = info.workflowExecution?.workflowId;
-  if (!sink || !workflowId?.startsWith('session:web:')) return await call();
-  const streamId = `${info.activityId}:${info.attempt}`;
-  let text = '';
-  try {
-    const reply = await call((snapshot) => sink.publish({ workflowId, streamId, text: snapshot }));
-    text = reply.text;
-    return reply;
-  } finally {
-    sink.publish({ workflowId, streamId, text, done: true });
-  }
-}
-
 /** Budgets reach the workflow only when a limit is set (settings are recorded in every turn's history). */
 function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
   return !!(budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun);
@@ -100,14 +78,14 @@ export function createActivities(deps: ActivityDeps) {
   const { config, client } = deps;
   const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
   const { urls: streamUrls, token: streamToken } = config.stream;
+  const streamLog = createLogger('stream', config.logLevel);
   const stream =
     deps.stream ??
-    (streamUrls.length && streamToken
-      ? httpStreamSink(streamUrls, streamToken, createLogger('stream', config.logLevel))
-      : undefined);
+    (streamUrls.length && streamToken ? httpStreamSink(streamUrls, streamToken, streamLog) : undefined);
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
-  const deliverToPlatform = createDeliver(config);
+  const outboundFor = createOutbounds(config);
+  const deliverToPlatform = createDeliver(outboundFor);
   const missions = new MissionTools(client, config);
   const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
   // Opened on first use, so workers without credential tools never create a vault or key file.
@@ -125,8 +103,13 @@ export function createActivities(deps: ActivityDeps) {
 
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
-      const reply = await withHeartbeat((signal) =>
-        streamed(stream, (onText) => complete(request.transcript, signal, request.extraTools ?? [], onText)),
+      const reply = await streamedCall(
+        {
+          sink: stream,
+          chat: outboundFor,
+          log: (message, error) => streamLog.warn(message, { error: error.message }),
+        },
+        (signal, onText) => complete(request.transcript, signal, request.extraTools ?? [], onText),
       );
       return boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
     },

@@ -15,6 +15,8 @@ export interface ModelReply {
   toolCalls: ToolCall[];
   /** What the call spent, from the provider's usage fields; absent when the provider reports none. */
   usage?: ModelUsage;
+  /** Slack/Discord: the message the answer was streamed into while written (its final text replaces it). */
+  streamRef?: string;
 }
 
 export interface ToolPlanRequest {

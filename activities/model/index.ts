@@ -85,6 +85,7 @@ export function pricedReply(reply: ModelReply, price: Price | undefined): ModelR
 export function boundedReply(reply: ModelReply): ModelReply {
   return {
     ...(reply.usage ? { usage: reply.usage } : {}),
+    ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
     text: bounded(reply.text),
     toolCalls: reply.toolCalls.map((call) => {
       const size = (typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? null)).length;

@@ -27,6 +27,40 @@ export class DiscordOutbound {
     this.rest = discordRest(options);
   }
 
+  /** Streamed answers: the text so far, posted in the channel, marked as still being written. */
+  async streamPost(sessionId: string, text: string): Promise<string> {
+    const posted = (await this.rest.post(Routes.channelMessages(this.channelOf(sessionId)), {
+      body: { content: writing(text), allowed_mentions: { parse: [] } },
+    })) as APIMessage;
+    return posted.id;
+  }
+
+  async streamEdit(sessionId: string, ref: string, text: string): Promise<void> {
+    await this.rest.patch(Routes.channelMessage(this.channelOf(sessionId), ref), {
+      body: { content: writing(text), allowed_mentions: { parse: [] } },
+    });
+  }
+
+  /** Edits a streamed message into its final form; false when it is gone (the answer is then posted anew). */
+  private async replace(channelId: string, messageId: string, content: string): Promise<boolean> {
+    try {
+      await this.rest.patch(Routes.channelMessage(channelId, messageId), {
+        body: { content, allowed_mentions: { parse: ['users'] } },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof DiscordAPIError && typeof error.code === 'number' && GONE.has(error.code))
+        return false;
+      throw error;
+    }
+  }
+
+  private channelOf(sessionId: string): string {
+    const channelId = parseDiscordSessionId(sessionId);
+    if (!channelId) throw new Error(`${sessionId} is not a Discord session id`);
+    return channelId;
+  }
+
   /** `progress`: a long answer posted in parts goes on where an earlier attempt stopped (see PartProgress). */
   async deliver(
     sessionId: string,
@@ -39,6 +73,11 @@ export class DiscordOutbound {
       case 'message': {
         const parts = splitForDiscord(discordMentions(event.text));
         for (let part = progress.from; part < parts.length; part++) {
+          // The answer was streamed into a message while written: its first part takes that message's place.
+          if (part === 0 && event.replaces && (await this.replace(channelId, event.replaces, parts[0]!))) {
+            progress.onPosted(1);
+            continue;
+          }
           await this.rest.post(Routes.channelMessages(channelId), {
             body: {
               content: parts[part]!,
@@ -107,4 +146,9 @@ function onlyOnce(key: string | undefined, part: number): { nonce?: string; enfo
   if (!key) return {};
   const nonce = createHash('sha256').update(`${key}#${part}`).digest('base64url').slice(0, 25);
   return { nonce, enforce_nonce: true };
+}
+
+/** A streamed message while it is written: its text so far (within one message) and a sign that more follows. */
+function writing(text: string): string {
+  return `${splitForDiscord(discordMentions(text))[0] ?? ''} …`.slice(0, 2_000);
 }

@@ -2,6 +2,7 @@
  * Slack outbound: carries a session's outbound events to the Web API (post, update, ephemeral, reactions).
  * Runs inside the worker's `deliver` activity. The WebClient honours 429 retry-after on its own.
  */
+import type { KnownBlock } from '@slack/types';
 import { WebClient } from '@slack/web-api';
 import {
   FROM_FIRST_PART,
@@ -35,13 +36,51 @@ export class SlackOutbound {
     });
   }
 
+  private threadOf(sessionId: string) {
+    const thread = parseSlackSessionId(sessionId);
+    if (!thread) throw new Error(`${sessionId} is not a Slack session id`);
+    return thread;
+  }
+
+  /** Streamed answers: the text so far, posted in the thread, marked as still being written. */
+  async streamPost(sessionId: string, text: string): Promise<string> {
+    const thread = this.threadOf(sessionId);
+    const posted = await this.client.chat.postMessage({
+      channel: thread.channel,
+      thread_ts: thread.threadTs,
+      text: writing(text),
+      mrkdwn: true,
+      unfurl_links: false,
+    });
+    if (!posted.ts) throw new Error('Slack returned no ts for the streamed message');
+    return posted.ts;
+  }
+
+  async streamEdit(sessionId: string, ref: string, text: string): Promise<void> {
+    await this.client.chat.update({
+      channel: this.threadOf(sessionId).channel,
+      ts: ref,
+      text: writing(text),
+    });
+  }
+
+  /** Edits a streamed message into its final form; false when it is gone (the answer is then posted anew). */
+  private async replace(channel: string, ts: string, body: { text: string; blocks?: KnownBlock[] }) {
+    try {
+      await this.client.chat.update({ channel, ts, ...body });
+      return true;
+    } catch (error) {
+      if ((error as { data?: { error?: string } }).data?.error === 'message_not_found') return false;
+      throw error;
+    }
+  }
+
   async deliver(
     sessionId: string,
     event: OutboundEvent,
     progress: PartProgress = FROM_FIRST_PART,
   ): Promise<DeliveryResult> {
-    const thread = parseSlackSessionId(sessionId);
-    if (!thread) throw new Error(`${sessionId} is not a Slack session id`);
+    const thread = this.threadOf(sessionId);
     const where = { channel: thread.channel, thread_ts: thread.threadTs };
     switch (event.type) {
       case 'message': {
@@ -50,14 +89,17 @@ export class SlackOutbound {
         const rated = this.assistant && event.answer && event.id && thread.channel.startsWith('D');
         for (let part = progress.from; part < parts.length; part++) {
           const last = part === parts.length - 1;
-          await this.client.chat.postMessage({
-            ...where,
+          const body = {
             text: parts[part]!,
-            mrkdwn: true,
-            unfurl_links: false,
             ...(rated && last ? { blocks: answerWithFeedbackBlocks(parts[part]!, event.id!) } : {}),
-          });
-          progress.onPosted(part + 1);
+          };
+          // The answer was streamed into a message while written: its first part takes that message's place.
+          if (part === 0 && event.replaces && (await this.replace(thread.channel, event.replaces, body)))
+            progress.onPosted(1);
+          else {
+            await this.client.chat.postMessage({ ...where, ...body, mrkdwn: true, unfurl_links: false });
+            progress.onPosted(part + 1);
+          }
         }
         return {};
       }
@@ -130,4 +172,9 @@ export class SlackOutbound {
       }
     }
   }
+}
+
+/** A streamed message while it is written: its text so far (within one message) and a sign that more follows. */
+function writing(text: string): string {
+  return `${splitForSlack(slackMentions(toMrkdwn(text)))[0] ?? ''} …`;
 }

@@ -33,6 +33,8 @@ export interface DiscordMessage {
 export class FakeDiscord {
   readonly calls: DiscordCall[] = [];
   readonly messages = new Map<string, DiscordMessage>();
+  /** Every edit of a message's content, in order (streamed answers are edited as they are written). */
+  readonly contentEdits: { id: string; content: string }[] = [];
   /** Follow-up messages sent on interaction webhooks (`POST /webhooks/<application>/<interaction token>`). */
   readonly followUps: { applicationId: string; token: string; body: Record<string, unknown> }[] = [];
   /** The next N message posts are refused with 429 and a retry-after, like Discord's rate limiter. */
@@ -117,6 +119,16 @@ export class FakeDiscord {
         if (edit && req.method === 'PATCH') {
           const message = this.messages.get(edit[2]!);
           if (!message) return json(404, { message: 'Unknown Message', code: 10008 });
+          const content = (body as { content?: unknown } | undefined)?.content;
+          if (typeof content === 'string') {
+            if (content.length > 2_000)
+              return json(400, {
+                message: 'Invalid Form Body',
+                code: 50035,
+                errors: { content: 'too long' },
+              });
+            this.contentEdits.push({ id: message.id, content });
+          }
           Object.assign(message, body);
           return json(200, message);
         }

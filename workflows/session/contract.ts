@@ -161,6 +161,8 @@ export type Message =
       synthetic?: boolean;
       /** A summary the runtime had the model write of every message up to `throughId` (context-window.ts). */
       summary?: { throughId: string };
+      /** The chat message this text was streamed into while written (Slack ts, Discord id): replaced by it. */
+      streamRef?: string;
       /** People's ratings of this answer, one per person (the latest counts). */
       feedback?: { by: string; rating: 'good' | 'bad'; at: number }[];
     }

@@ -14,6 +14,8 @@ export type OutboundEvent =
       id?: string;
       /** The turn's final answer (not a note or an intermediate step's text): offered feedback buttons. */
       answer?: boolean;
+      /** The platform message the text was streamed into while written: its first part replaces it. */
+      replaces?: string;
     }
   /** Post a gate's prompt with buttons; the platform's message reference is recorded on the gate. */
   | { type: 'gate'; gate: Gate; reason: 'opened' | 'repost' | 'reminder' }

@@ -117,8 +117,14 @@ export class SessionRun {
     this.mcp = new McpTools(this.state);
     if (this.emitsToPlatform) {
       this.state.listener = {
-        assistantText: (text, id, answer) =>
-          this.emit({ type: 'message', text, id, ...(answer ? { answer: true } : {}) }),
+        assistantText: (text, id, answer, streamRef) =>
+          this.emit({
+            type: 'message',
+            text,
+            id,
+            ...(answer ? { answer: true } : {}),
+            ...(streamRef ? { replaces: streamRef } : {}),
+          }),
         notice: (notice) =>
           this.emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
       };

@@ -48,7 +48,7 @@ export class SessionState {
   listener:
     | {
         /** `answer`: a model's final text (no tool calls, not the runtime's note). */
-        assistantText(text: string, id: string, answer: boolean): void;
+        assistantText(text: string, id: string, answer: boolean, streamRef?: string): void;
         notice(notice: Notice): void;
       }
     | undefined;
@@ -80,6 +80,7 @@ export class SessionState {
         message.text,
         message.id,
         !message.synthetic && message.toolCalls.length === 0,
+        message.streamRef,
       );
   }
 

@@ -157,6 +157,7 @@ export async function continueTurn(
         text: bounded(reply.text),
         toolCalls: reply.toolCalls,
         at: Date.now(),
+        ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
       });
       if (reply.toolCalls.length === 0) break;
       await handleToolCalls(run, reply.toolCalls, requesterId, step);

@@ -1,0 +1,99 @@
+/**
+ * Where a model call's text goes while it is written (#22 streamed answers), by conversation:
+ * - web: to the gateways over the stream relay (infra/stream-relay.ts), never through Temporal;
+ * - Slack and Discord: into one message in the conversation, posted at the first words and edited about once a
+ *   second (within both platforms' rate limits); the final message later takes its place (outbound `replaces`).
+ *   The message's reference is kept in the activity's heartbeat details, so an attempt after a worker died goes
+ *   on editing the same message instead of leaving a second, half-written one.
+ */
+import { Context } from '@temporalio/activity';
+import { z } from 'zod';
+import type { StreamSink } from '../../infra/stream-relay';
+import type { ChatStreamer } from '../deliver';
+import { withHeartbeat } from '../heartbeat';
+import type { ModelReply } from '../types';
+
+/** How often a chat message being streamed is edited. */
+const CHAT_EDIT_EVERY_MS = 1_000;
+
+const streamDetailsSchema = z.object({ streamRef: z.string().min(1).max(100) });
+
+export type StreamedCall = (
+  signal: AbortSignal,
+  onText: ((snapshot: string) => void) | undefined,
+) => Promise<ModelReply>;
+
+export async function streamedCall(
+  options: {
+    sink: StreamSink | undefined;
+    chat: (sessionId: string) => Promise<ChatStreamer | undefined>;
+    log: (message: string, error: Error) => void;
+  },
+  call: StreamedCall,
+): Promise<ModelReply> {
+  const info = Context.current().info;
+  const workflowId = info.workflowExecution?.workflowId ?? '';
+  if (workflowId.startsWith('session:web:') && options.sink)
+    return await toGateways(options.sink, workflowId, `${info.activityId}:${info.attempt}`, call);
+  const chat = /^session:(slack|discord):/.test(workflowId) ? await options.chat(workflowId) : undefined;
+  if (chat) return await toChat(chat, workflowId, options.log, call);
+  return await withHeartbeat((signal) => call(signal, undefined));
+}
+
+/** The web: every update to the gateways; the stream ends with the final text, or empty when the call failed. */
+async function toGateways(sink: StreamSink, workflowId: string, streamId: string, call: StreamedCall) {
+  let text = '';
+  try {
+    const reply = await withHeartbeat((signal) =>
+      call(signal, (snapshot) => sink.publish({ workflowId, streamId, text: snapshot })),
+    );
+    text = reply.text;
+    return reply;
+  } finally {
+    sink.publish({ workflowId, streamId, text, done: true });
+  }
+}
+
+async function toChat(
+  chat: ChatStreamer,
+  sessionId: string,
+  log: (message: string, error: Error) => void,
+  call: StreamedCall,
+): Promise<ModelReply> {
+  const earlier = streamDetailsSchema.safeParse(Context.current().info.heartbeatDetails);
+  let ref = earlier.success ? earlier.data.streamRef : undefined;
+  let latest = '';
+  let shown = '';
+  let timer: NodeJS.Timeout | undefined;
+  // One post or edit at a time, in order; a failed one is logged (the final message arrives regardless).
+  let chain = Promise.resolve();
+  const flush = () => {
+    chain = chain
+      .then(async () => {
+        const text = latest;
+        if (text === shown || !text.trim()) return;
+        if (ref) await chat.streamEdit(sessionId, ref, text);
+        else ref = await chat.streamPost(sessionId, text);
+        shown = text;
+      })
+      .catch((error: Error) => log('streamed message not updated', error));
+  };
+  const onText = (snapshot: string) => {
+    latest = snapshot;
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      flush();
+    }, CHAT_EDIT_EVERY_MS);
+  };
+  try {
+    const reply = await withHeartbeat(
+      (signal) => call(signal, onText),
+      undefined,
+      () => (ref ? { streamRef: ref } : undefined),
+    );
+    return ref ? { ...reply, streamRef: ref } : reply;
+  } finally {
+    clearTimeout(timer);
+    await chain;
+  }
+}

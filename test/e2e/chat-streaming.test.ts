@@ -1,0 +1,115 @@
+/**
+ * Streamed answers in Slack and Discord (#22): real worker and gateway processes, requests signed as the
+ * platforms sign them, a model server that streams. The answer appears in one message that is edited as it is
+ * written (about once a second), and the final message takes that message's place: no second copy.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
+import { FakeDiscord } from '../helpers/fake-discord';
+import { FakeOpenAi } from '../helpers/fake-openai';
+import { FakeSlack } from '../helpers/fake-slack';
+import { mention, SlackRequests } from '../helpers/slack-requests';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+const SECRET = 'slack-signing-secret-for-streaming';
+/** About four seconds of streaming, well within one Slack or Discord message. */
+const ANSWER = Array.from({ length: 24 }, (_, i) => `Line ${i + 1} of a streamed answer.`).join(' ');
+
+let env: TestWorkflowEnvironment;
+let model: FakeOpenAi;
+let slack: FakeSlack;
+let discord: FakeDiscord;
+let stack: Stack;
+let slackRequests: SlackRequests;
+let discordRequests: DiscordRequests;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  model = await new FakeOpenAi(() => ({ text: ANSWER }), { streamGapMs: 20 }).start();
+  slack = await new FakeSlack().start();
+  discord = await new FakeDiscord().start();
+  const keys = new DiscordKeys();
+  stack = await startStack({
+    temporalAddress: env.address,
+    env: {
+      MODEL_PROVIDER: 'openai',
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: 'k',
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_API_URL: `${slack.url}/api/`,
+      DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
+      DISCORD_PUBLIC_KEY: keys.publicKeyHex,
+      DISCORD_API_URL: discord.url,
+    },
+  });
+  slackRequests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
+  discordRequests = new DiscordRequests(`http://127.0.0.1:${stack.port}`, keys);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await discord?.stop();
+  await slack?.stop();
+  await model?.stop();
+  await env?.teardown();
+});
+
+/** Every text a streamed message showed, in order: growing parts of the answer, marked as still written. */
+function expectGrowing(texts: string[]) {
+  expect(texts.length).toBeGreaterThanOrEqual(1);
+  for (const [i, text] of texts.entries()) {
+    expect(text.endsWith(' …')).toBe(true);
+    expect(ANSWER.startsWith(text.slice(0, -2))).toBe(true);
+    if (i) expect(text.length).toBeGreaterThanOrEqual(texts[i - 1]!.length);
+  }
+}
+
+describe('streamed answers in chats', () => {
+  it('Slack: one message edited while the answer is written, then replaced by the final answer', async () => {
+    const event = mention('write a long answer');
+    await slackRequests.event(event);
+    const posts = () => slack.of('chat.postMessage').filter((m) => m.thread_ts === event.ts);
+    const placeholder = await until('the message being written', () =>
+      posts().find((m) => String(m.text).endsWith(' …')),
+    );
+    const ts = await until(
+      'its ts',
+      () =>
+        slack.calls.find((c) => c.method === 'chat.update' && c.body.channel === 'C1')?.body.ts as
+          string | undefined,
+    );
+    const final = await until(
+      'the final answer in its place',
+      () => slack.of('chat.update').find((u) => u.ts === ts && u.text === ANSWER),
+      { timeoutMs: 30_000 },
+    );
+    expect(final).toBeDefined();
+    const edits = slack.of('chat.update').filter((u) => u.ts === ts && u.text !== ANSWER);
+    expectGrowing([String(placeholder.text), ...edits.map((u) => String(u.text))]);
+    expect(edits.length).toBeGreaterThanOrEqual(1);
+    // One message in the thread carries the answer: the streamed one, now final; nothing posted twice.
+    expect(posts().filter((m) => String(m.text).includes('Line 1 of'))).toHaveLength(1);
+  });
+
+  it('Discord: one message edited while the answer is written, then replaced by the final answer', async () => {
+    const channelId = snowflake();
+    await discordRequests.ask(channelId, '100000000000000001', 'write a long answer');
+    const placeholder = await until('the message being written', () =>
+      discord.postedIn(channelId).find((m) => m.content.endsWith(' …')),
+    );
+    await until(
+      'the final answer in its place',
+      () => discord.messages.get(placeholder.id)?.content === ANSWER || undefined,
+      { timeoutMs: 30_000 },
+    );
+    // The post, then its edits (the fake keeps each edit's content).
+    const edits = discord.contentEdits.filter((e) => e.id === placeholder.id && e.content !== ANSWER);
+    expectGrowing(edits.map((e) => e.content));
+    expect(discord.contentEdits.filter((e) => e.id === placeholder.id).at(-1)!.content).toBe(ANSWER);
+    expect(discord.postedIn(channelId).filter((m) => m.content.includes('Line 1 of'))).toHaveLength(1);
+  });
+});
