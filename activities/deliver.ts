@@ -21,8 +21,12 @@ interface Outbound extends ChatStreamer {
 
 /** Streamed answers in a chat: the text so far posted once, then edited in place (the final message replaces it). */
 export interface ChatStreamer {
+  /** How often the platform's rate limits allow editing one message, and how much of the text it shows. */
+  readonly streamEditEveryMs: number;
+  readonly streamChars: number;
   streamPost(sessionId: string, text: string): Promise<string>;
-  streamEdit(sessionId: string, ref: string, text: string): Promise<void>;
+  /** `final`: the text as it stays (a stopped or failed call's), without the sign that more follows. */
+  streamEdit(sessionId: string, ref: string, text: string, final?: boolean): Promise<void>;
 }
 
 /** The first call's promise, shared by every later call. */

@@ -16,6 +16,8 @@ const LIMITS: [prefix: string, bytes: number][] = [
   ['/hooks/', 16 * KB],
   // The Temporal UI's codec requests carry whole payloads (transcripts) to decode.
   ['/codec', 4 * 1024 * KB],
+  // Workers' streamed answers: up to 100,000 characters of partial text (3 bytes each in some scripts), as JSON.
+  ['/internal/stream', 512 * KB],
 ];
 const DEFAULT_LIMIT = 64 * KB;
 

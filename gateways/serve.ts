@@ -24,7 +24,13 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(config: AppConfig, address: string, log: Logger): Promise<RunningGateway> {
+export async function startGateway(
+  config: AppConfig,
+  address: string,
+  log: Logger,
+  /** `npm start`: the hub the worker in the same process streams answers into. */
+  extras: { streams?: StreamHub } = {},
+): Promise<RunningGateway> {
   refuseUnauthenticatedExposure(config);
   const tracing = startTracing(config.tracing, 'gateway');
   const client = await connectClient(
@@ -56,7 +62,7 @@ export async function startGateway(config: AppConfig, address: string, log: Logg
     credentials,
     webAuth,
     onClose: (stop: () => void) => closers.push(stop),
-    streams: new StreamHub(),
+    streams: extras.streams ?? new StreamHub(),
   };
   const app = createGatewayApp(deps);
   const honoListener = getRequestListener(app.fetch);

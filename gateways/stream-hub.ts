@@ -23,16 +23,19 @@ const updateSchema = z.strictObject({
 export class StreamHub {
   private readonly latest = new Map<string, StreamUpdate & { at: number }>();
   private readonly listeners = new Map<string, Set<(update: StreamUpdate) => void>>();
+  /** Streams that ended, per session (the last few): a late update of one must not come back as a partial. */
+  private readonly ended = new Map<string, string[]>();
+  private readonly pruning = setInterval(() => this.prune(), 60_000).unref();
 
   accept(update: StreamUpdate): void {
-    const now = Date.now();
-    for (const [id, kept] of this.latest)
-      if (now - kept.at > (kept.done ? KEEP_DONE_MS : KEEP_OPEN_MS)) this.latest.delete(id);
-    // Updates arrive as separate requests: an older one of the same stream (or any after its end) is stale.
-    const kept = this.latest.get(update.workflowId);
-    if (kept?.streamId === update.streamId && (kept.done || (update.seq ?? 0) <= (kept.seq ?? 0))) return;
-    this.latest.set(update.workflowId, { ...update, at: now });
-    for (const listener of this.listeners.get(update.workflowId) ?? []) listener(update);
+    const { workflowId, streamId } = update;
+    if (this.ended.get(workflowId)?.includes(streamId)) return;
+    // Updates arrive as separate requests: an older one of the same stream is stale.
+    const kept = this.latest.get(workflowId);
+    if (kept?.streamId === streamId && (update.seq ?? 0) <= (kept.seq ?? 0)) return;
+    if (update.done) this.ended.set(workflowId, [...(this.ended.get(workflowId) ?? []).slice(-9), streamId]);
+    this.latest.set(workflowId, { ...update, at: Date.now() });
+    for (const listener of this.listeners.get(workflowId) ?? []) listener(update);
   }
 
   /** Calls `listener` with the current partial text (if any) and every update, until the returned function. */
@@ -46,6 +49,19 @@ export class StreamHub {
       set.delete(listener);
       if (!set.size) this.listeners.delete(workflowId);
     };
+  }
+
+  close(): void {
+    clearInterval(this.pruning);
+  }
+
+  private prune(): void {
+    const now = Date.now();
+    for (const [id, kept] of this.latest)
+      if (now - kept.at > (kept.done ? KEEP_DONE_MS : KEEP_OPEN_MS)) {
+        this.latest.delete(id);
+        this.ended.delete(id);
+      }
   }
 }
 

@@ -28,26 +28,18 @@ export interface StreamSink {
   publish(update: StreamUpdate): void;
 }
 
-/** POSTs each stream's latest text to every gateway, throttled; failures are logged and otherwise ignored. */
-export function httpStreamSink(urls: readonly string[], token: string, log: Logger): StreamSink {
+/**
+ * Hands each stream's latest text to `send`, at most every SEND_EVERY_MS per stream (the end at once), numbered so
+ * the receiver can drop an update that arrives after a newer one.
+ */
+export function throttledSink(send: (update: StreamUpdate) => void): StreamSink {
   const pending = new Map<string, { update: StreamUpdate; timer: NodeJS.Timeout }>();
   const sequences = new Map<string, number>();
-  const send = (update: StreamUpdate) => {
+  const numbered = (update: StreamUpdate) => {
     const seq = (sequences.get(update.streamId) ?? 0) + 1;
     if (update.done) sequences.delete(update.streamId);
     else sequences.set(update.streamId, seq);
-    const body = JSON.stringify({ ...update, seq, text: update.text.slice(0, MAX_PARTIAL_CHARS) });
-    for (const url of urls)
-      void fetch(new URL(STREAM_PATH, url), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body,
-        signal: AbortSignal.timeout(5_000),
-      })
-        .then((response) => {
-          if (!response.ok) log.debug('stream update refused', { url, status: response.status });
-        })
-        .catch((error: Error) => log.debug('stream update not sent', { url, error: error.message }));
+    send({ ...update, seq, text: update.text.slice(0, MAX_PARTIAL_CHARS) });
   };
   return {
     publish(update) {
@@ -55,7 +47,7 @@ export function httpStreamSink(urls: readonly string[], token: string, log: Logg
       if (update.done) {
         if (waiting) clearTimeout(waiting.timer);
         pending.delete(update.streamId);
-        return send(update);
+        return numbered(update);
       }
       if (waiting) {
         waiting.update = update;
@@ -64,9 +56,27 @@ export function httpStreamSink(urls: readonly string[], token: string, log: Logg
       const timer = setTimeout(() => {
         const latest = pending.get(update.streamId);
         pending.delete(update.streamId);
-        if (latest) send(latest.update);
+        if (latest) numbered(latest.update);
       }, SEND_EVERY_MS);
       pending.set(update.streamId, { update, timer });
     },
   };
+}
+
+/** Workers on other machines: each update POSTed to every gateway; failures are logged and otherwise ignored. */
+export function httpStreamSink(urls: readonly string[], token: string, log: Logger): StreamSink {
+  return throttledSink((update) => {
+    const body = JSON.stringify(update);
+    for (const url of urls)
+      void fetch(new URL(STREAM_PATH, url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body,
+        signal: AbortSignal.timeout(5_000),
+      })
+        .then((response) => {
+          if (!response.ok) log.warn('stream update refused', { url, status: response.status });
+        })
+        .catch((error: Error) => log.debug('stream update not sent', { url, error: error.message }));
+  });
 }

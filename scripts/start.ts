@@ -2,25 +2,21 @@
  * `npm start`: the whole system in one command. Starts the embedded Temporal dev server (unless
  * TEMPORAL_ADDRESS points at one), the worker and the gateway; Ctrl-C stops them in reverse order.
  */
-import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/log';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../infra/temporal/dev-server';
 import { startGateway } from '../gateways/serve';
 import { startWorker } from '../workers/run-worker';
+import { StreamHub } from '../gateways/stream-hub';
+import { throttledSink } from '../infra/stream-relay';
 
 async function main(): Promise<void> {
-  const loaded = loadConfig();
-  // One machine: the worker streams answers to this gateway over loopback, with a secret made for this run.
-  const config = loaded.stream.urls.length
-    ? loaded
-    : {
-        ...loaded,
-        stream: {
-          urls: [`http://127.0.0.1:${loaded.port}`],
-          token: loaded.stream.token ?? randomBytes(24).toString('hex'),
-        },
-      };
+  const config = loadConfig();
+  // One process: the worker streams answers straight into the gateway's hub (STREAM_URL, if set, is used instead).
+  const streams = new StreamHub();
+  const inProcess = config.stream.urls.length
+    ? {}
+    : { stream: throttledSink((update) => streams.accept(update)) };
   const log = createLogger('start', config.logLevel);
   let embedded: EmbeddedTemporal | undefined;
   if (!config.temporal.address) {
@@ -28,8 +24,8 @@ async function main(): Promise<void> {
     log.info('Temporal dev server ready', { address: embedded.address, ui: config.temporal.uiUrl });
   }
   const address = config.temporal.address ?? embedded!.address;
-  const worker = await startWorker(config, address, createLogger('worker', config.logLevel));
-  const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel));
+  const worker = await startWorker(config, address, createLogger('worker', config.logLevel), inProcess);
+  const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel), { streams });
   process.stdout.write(
     `\n  Web chat:     ${gateway.chatUrl}\n${config.temporal.uiUrl ? `  Temporal UI:  ${config.temporal.uiUrl}\n` : ''}  Stop with Ctrl-C.\n\n`,
   );

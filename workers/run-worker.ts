@@ -10,6 +10,7 @@ import type { AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
 import { connectClient, connectWorker } from '../infra/temporal/connect';
 import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import type { StreamSink } from '../infra/stream-relay';
 import { dataConverterFor } from '../infra/temporal/codec';
 import { startTracing } from '../infra/telemetry';
 import path from 'node:path';
@@ -22,7 +23,13 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
-export async function startWorker(config: AppConfig, address: string, log: Logger): Promise<RunningWorker> {
+export async function startWorker(
+  config: AppConfig,
+  address: string,
+  log: Logger,
+  /** `npm start`: streamed answers go straight to the gateway in the same process. */
+  extras: { stream?: StreamSink } = {},
+): Promise<RunningWorker> {
   const dataConverter = dataConverterFor(config.codec.payloadKey);
   const tracing = startTracing(config.tracing, 'worker');
   // What a start waits for, done at once rather than one after another (a restarted worker polls sooner):
@@ -73,6 +80,7 @@ export async function startWorker(config: AppConfig, address: string, log: Logge
       mcp,
       credentials: openCredentials,
       sandbox: Promise.resolve(sandbox),
+      ...(extras.stream ? { stream: extras.stream } : {}),
     }),
     ...workflowCode(bundlePath, tracing),
     ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),

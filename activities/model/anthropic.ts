@@ -44,7 +44,9 @@ export function createAnthropicModel(options: {
       if (onText) {
         // Streamed: the text so far goes to `onText` as it is written; the result is the same message.
         const stream = client.messages.stream(params, requestOptions);
-        stream.on('text', (_delta, snapshot) => onText(snapshot));
+        // The SDK's snapshot is per text block: the answer so far is every block's text together.
+        let written = '';
+        stream.on('text', (delta) => onText((written += delta)));
         response = await stream.finalMessage();
       } else response = await client.messages.create(params, requestOptions);
     } catch (error) {

@@ -1,8 +1,8 @@
 /**
  * Where a model call's text goes while it is written (#22 streamed answers), by conversation:
  * - web: to the gateways over the stream relay (infra/stream-relay.ts), never through Temporal;
- * - Slack and Discord: into one message in the conversation, posted at the first words and edited about once a
- *   second (within both platforms' rate limits); the final message later takes its place (outbound `replaces`).
+ * - Slack and Discord: into one message in the conversation, posted at the first words and edited as often as
+ *   each platform's rate limits allow (Slack every 3 s, Discord every 1.2 s); the final message later takes its place (outbound `replaces`).
  *   The message's reference is kept in the activity's heartbeat details, so an attempt after a worker died goes
  *   on editing the same message instead of leaving a second, half-written one.
  */
@@ -12,9 +12,6 @@ import type { StreamSink } from '../../infra/stream-relay';
 import type { ChatStreamer } from '../deliver';
 import { withHeartbeat } from '../heartbeat';
 import type { ModelReply } from '../types';
-
-/** How often a chat message being streamed is edited. */
-const CHAT_EDIT_EVERY_MS = 1_000;
 
 const streamDetailsSchema = z.object({ streamRef: z.string().min(1).max(100) });
 
@@ -60,20 +57,23 @@ async function toChat(
   log: (message: string, error: Error) => void,
   call: StreamedCall,
 ): Promise<ModelReply> {
-  const earlier = streamDetailsSchema.safeParse(Context.current().info.heartbeatDetails);
+  const context = Context.current();
+  const earlier = streamDetailsSchema.safeParse(context.info.heartbeatDetails);
   let ref = earlier.success ? earlier.data.streamRef : undefined;
   let latest = '';
   let shown = '';
   let timer: NodeJS.Timeout | undefined;
   // One post or edit at a time, in order; a failed one is logged (the final message arrives regardless).
   let chain = Promise.resolve();
-  const flush = () => {
+  const update = (text: string, final = false) => {
     chain = chain
       .then(async () => {
-        const text = latest;
-        if (text === shown || !text.trim()) return;
-        if (ref) await chat.streamEdit(sessionId, ref, text);
-        else ref = await chat.streamPost(sessionId, text);
+        if (ref) await chat.streamEdit(sessionId, ref, text, final);
+        else {
+          ref = await chat.streamPost(sessionId, text);
+          // Known to Temporal at once: an attempt after this worker dies edits this message, not a new one.
+          context.heartbeat({ streamRef: ref });
+        }
         shown = text;
       })
       .catch((error: Error) => log('streamed message not updated', error));
@@ -82,8 +82,9 @@ async function toChat(
     latest = snapshot;
     timer ??= setTimeout(() => {
       timer = undefined;
-      flush();
-    }, CHAT_EDIT_EVERY_MS);
+      // A message shows only so much: past that, edits would change nothing the reader sees.
+      if (latest.trim() && latest !== shown && shown.length < chat.streamChars) update(latest);
+    }, chat.streamEditEveryMs);
   };
   try {
     const reply = await withHeartbeat(
@@ -91,7 +92,16 @@ async function toChat(
       undefined,
       () => (ref ? { streamRef: ref } : undefined),
     );
-    return ref ? { ...reply, streamRef: ref } : reply;
+    clearTimeout(timer);
+    // A retry that answered with tool calls only leaves no text to replace the earlier attempt's words.
+    if (ref && !reply.text.trim()) update('(continued below)', true);
+    return ref && reply.text.trim() ? { ...reply, streamRef: ref } : reply;
+  } catch (error) {
+    clearTimeout(timer);
+    // Stopped, or failed: the message keeps what was written and says so (a retry rewrites it).
+    const stopped = context.cancellationSignal.aborted;
+    if (ref) update(`${shown || latest} ${stopped ? '(stopped)' : '(interrupted)'}`, true);
+    throw error;
   } finally {
     clearTimeout(timer);
     await chain;

@@ -35,9 +35,13 @@ export class DiscordOutbound {
     return posted.id;
   }
 
-  async streamEdit(sessionId: string, ref: string, text: string): Promise<void> {
+  /** Discord allows 5 edits per 5 s in a channel: one a second leaves room for prompts. */
+  readonly streamEditEveryMs = 1_200;
+  readonly streamChars = 1_900;
+
+  async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {
     await this.rest.patch(Routes.channelMessage(this.channelOf(sessionId), ref), {
-      body: { content: writing(text), allowed_mentions: { parse: [] } },
+      body: { content: final ? text.slice(0, 2_000) : writing(text), allowed_mentions: { parse: [] } },
     });
   }
 

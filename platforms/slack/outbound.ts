@@ -56,11 +56,15 @@ export class SlackOutbound {
     return posted.ts;
   }
 
-  async streamEdit(sessionId: string, ref: string, text: string): Promise<void> {
+  /** chat.update is Tier 3 (about 50 a minute per workspace): a streamed message is edited every 3 s. */
+  readonly streamEditEveryMs = 3_000;
+  readonly streamChars = 2_900;
+
+  async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {
     await this.client.chat.update({
       channel: this.threadOf(sessionId).channel,
       ts: ref,
-      text: writing(text),
+      text: final ? text : writing(text),
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * Streamed answers in Slack and Discord (#22): real worker and gateway processes, requests signed as the
  * platforms sign them, a model server that streams. The answer appears in one message that is edited as it is
- * written (about once a second), and the final message takes that message's place: no second copy.
+ * written (as often as each platform allows), and the final message takes that message's place: no second copy.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
 
 const SECRET = 'slack-signing-secret-for-streaming';
-/** About four seconds of streaming, well within one Slack or Discord message. */
+/** About eight seconds of streaming (Slack edits every 3 s), well within one Slack or Discord message. */
 const ANSWER = Array.from({ length: 24 }, (_, i) => `Line ${i + 1} of a streamed answer.`).join(' ');
 
 let env: TestWorkflowEnvironment;
@@ -28,7 +28,7 @@ let discordRequests: DiscordRequests;
 
 beforeAll(async () => {
   env = await startTestTemporal();
-  model = await new FakeOpenAi(() => ({ text: ANSWER }), { streamGapMs: 20 }).start();
+  model = await new FakeOpenAi(() => ({ text: ANSWER }), { streamGapMs: 60 }).start();
   slack = await new FakeSlack().start();
   discord = await new FakeDiscord().start();
   const keys = new DiscordKeys();
@@ -93,6 +93,37 @@ describe('streamed answers in chats', () => {
     expect(edits.length).toBeGreaterThanOrEqual(1);
     // One message in the thread carries the answer: the streamed one, now final; nothing posted twice.
     expect(posts().filter((m) => String(m.text).includes('Line 1 of'))).toHaveLength(1);
+  });
+
+  it('Slack: a Stop while the answer is written leaves the message with what was written, marked stopped', async () => {
+    const event = mention('write a long answer, which I will stop');
+    await slackRequests.event(event);
+    const placeholder = await until('the message being written', () =>
+      slack.of('chat.postMessage').find((m) => m.thread_ts === event.ts && String(m.text).endsWith(' …')),
+    );
+    await slackRequests.event({
+      type: 'message',
+      user: 'U1',
+      text: 'stop',
+      ts: `${event.ts.split('.')[0]}.900000`,
+      thread_ts: event.ts,
+      channel: 'C1',
+      channel_type: 'channel',
+    });
+    const stopped = await until('the message marked stopped', () =>
+      slack.of('chat.update').find((u) => String(u.text).endsWith('(stopped)')),
+    );
+    expect(ANSWER.startsWith(String(stopped.text).replace(/ \(stopped\)$/, ''))).toBe(true);
+    await until('the stop noted', () =>
+      slack
+        .of('chat.postMessage')
+        .find((m) => m.thread_ts === event.ts && String(m.text).includes('Stopped by')),
+    );
+    // Nothing posted the whole answer afterwards.
+    expect(slack.of('chat.postMessage').filter((m) => m.thread_ts === event.ts && m.text === ANSWER)).toEqual(
+      [],
+    );
+    expect(placeholder.ts ?? true).toBeTruthy();
   });
 
   it('Discord: one message edited while the answer is written, then replaced by the final answer', async () => {

@@ -743,11 +743,12 @@ function showBanner(text: string): void {
  */
 function visiblePartial(view: WebView): string | undefined {
   const partial = state.partial;
-  if (!partial || !partial.text) return undefined;
+  // An idle conversation writes nothing: a partial left over (its end lost, a stopped turn) is not shown.
+  if (!partial || !partial.text || view.status === 'idle') return undefined;
   const grown = view.transcript.length > partial.base;
   const last = view.transcript.at(-1);
   const arrived = last?.role === 'assistant' && last.text === partial.text;
-  if (grown && (partial.done || arrived || view.status === 'idle')) return undefined;
+  if (grown && (partial.done || arrived)) return undefined;
   return partial.text;
 }
 
