@@ -252,12 +252,13 @@ describe('a long answer in a Slack thread', () => {
     const slack = await new FakeSlack().start();
     // Four sections of Slack's 3,000 characters, each line saying which it is.
     const answer = [1, 2, 3, 4].map((n) => `section ${n} `.padEnd(2_900, String(n))).join('\n');
-    const model = await new FakeOpenAi(() => ({ text: answer })).start();
+    // Streamed (a few ms between pieces): the answer is first written into one message, which its part 1 replaces.
+    const model = await new FakeOpenAi(() => ({ text: answer }), { streamGapMs: 4 }).start();
     try {
       await withWorkerWhere(
         {},
         async (taskQueue) => {
-          // The third post is refused once (after parts 1 and 2 are in the thread).
+          // The third post is refused once: after the message being written and part 2 are in the thread.
           slack.failCall('chat.postMessage', 3);
           const workflowId = `session:slack:T1:C1:${Date.now()}.000100`;
           const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: 'U1' };
@@ -270,15 +271,23 @@ describe('a long answer in a Slack thread', () => {
           });
           await until('four posts', () => slack.of('chat.postMessage').length >= 4, {
             context: () => JSON.stringify(slack.calls.map((c) => c.method)),
+            timeoutMs: 90_000,
           });
           const posted = slack.of('chat.postMessage').map((body) => String(body.text));
-          expect(posted.map((text) => /part (\d) of (\d)/.exec(text)?.slice(1).join('/'))).toEqual([
+          expect(posted[0]).toMatch(/ …$/);
+          const replaced = slack
+            .of('chat.update')
+            .map((body) => String(body.text))
+            .filter((text) => /part 1 of 4/.test(text));
+          expect(replaced).toHaveLength(1);
+          const parts = [...replaced, ...posted.slice(1)];
+          expect(parts.map((text) => /part (\d) of (\d)/.exec(text)?.slice(1).join('/'))).toEqual([
             '1/4',
             '2/4',
             '3/4',
             '4/4',
           ]);
-          expect(posted.map((text) => text.slice(0, 9))).toEqual([
+          expect(parts.map((text) => text.slice(0, 9))).toEqual([
             'section 1',
             'section 2',
             'section 3',
@@ -307,7 +316,8 @@ describe('a long answer in a Discord channel', () => {
   it('goes on from the part that failed: no part is posted twice', async () => {
     const discord = await new FakeDiscord().start();
     const answer = [1, 2, 3, 4].map((n) => `section ${n} `.padEnd(1_900, String(n))).join('\n');
-    const model = await new FakeOpenAi(() => ({ text: answer })).start();
+    // Streamed (a few ms between pieces): the answer is first written into one message, which its part 1 replaces.
+    const model = await new FakeOpenAi(() => ({ text: answer }), { streamGapMs: 4 }).start();
     try {
       await withWorkerWhere(
         {},
