@@ -126,19 +126,8 @@ export class FakeOpenAi {
       res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
       return;
     }
-    const message =
-      'text' in reply
-        ? { role: 'assistant', content: reply.text }
-        : {
-            role: 'assistant',
-            content: null,
-            tool_calls: reply.toolCalls.map((call) => ({
-              id: call.id,
-              type: 'function',
-              function: { name: call.name, arguments: JSON.stringify(call.args) },
-            })),
-          };
     if (request.stream) return void this.stream(res, request, reply);
+    const message = assistantMessage(reply);
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         id: `chatcmpl-${this.requests.length}`,
@@ -183,19 +172,7 @@ export class FakeOpenAi {
             ),
           ]);
     events.push(chunk({}, 'text' in reply ? 'stop' : 'tool_calls'));
-    const message =
-      'text' in reply
-        ? { role: 'assistant', content: reply.text }
-        : {
-            role: 'assistant',
-            content: null,
-            tool_calls: reply.toolCalls.map((call) => ({
-              id: call.id,
-              type: 'function',
-              function: { name: call.name, arguments: JSON.stringify(call.args) },
-            })),
-          };
-    const usage = this.recordUsage(usageOf(request, message));
+    const usage = this.recordUsage(usageOf(request, assistantMessage(reply)));
     if (request.stream_options?.include_usage) events.push({ data: { ...base, choices: [], usage } });
     await writeStream(res, events, this.options.streamGapMs ?? 25, '[DONE]');
   }
@@ -209,6 +186,23 @@ export class FakeOpenAi {
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
+}
+
+/** The assistant message a reply is, as the API returns it (whole, or as what the chunks add up to). */
+function assistantMessage(
+  reply: { text: string } | { toolCalls: { id: string; name: string; args: unknown }[] },
+) {
+  return 'text' in reply
+    ? { role: 'assistant', content: reply.text }
+    : {
+        role: 'assistant',
+        content: null,
+        tool_calls: reply.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: JSON.stringify(call.args) },
+        })),
+      };
 }
 
 /** Like the real API, usage counts the request and the answer (here by characters, as requestTokens does). */
