@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
+import type { StreamContext } from '../common/stream-context';
 import type { AppConfig } from '../infra/config';
 import type {
   DeliveryRequest,
@@ -21,12 +22,16 @@ interface Outbound extends ChatStreamer {
 
 /** Streamed answers in a chat: the text so far posted once, then edited in place (the final message replaces it). */
 export interface ChatStreamer {
-  /** How often the platform's rate limits allow editing one message, and how much of the text it shows. */
-  readonly streamEditEveryMs: number;
+  /** How much of the text the streamed message shows: past that, edits would change nothing a reader sees. */
   readonly streamChars: number;
-  streamPost(sessionId: string, text: string): Promise<string>;
+  /** How often the platform's rate limits allow changing the streamed message `ref` (before it exists: undefined). */
+  streamEditEveryMs(ref: string | undefined): number;
+  /** `context`: who asked, and the turn's tool steps (Slack's streaming messages show them as a plan). */
+  streamPost(sessionId: string, text: string, context: StreamContext): Promise<string>;
   /** `final`: the text as it stays (a stopped or failed call's), without the sign that more follows. */
   streamEdit(sessionId: string, ref: string, text: string, final?: boolean): Promise<void>;
+  /** The whole answer is written: the reference its final message takes the place of (default: `ref`). */
+  streamDone?(sessionId: string, ref: string, text: string): Promise<string>;
 }
 
 /** The first call's promise, shared by every later call. */
@@ -40,7 +45,10 @@ const progressSchema = z.object({ partsPosted: z.number().int().nonnegative() })
 /** The platform adapter of a Slack or Discord session, when this worker is configured for that platform. */
 export type OutboundFor = (sessionId: string) => Promise<Outbound | undefined>;
 
-export function createOutbounds(config: AppConfig): OutboundFor {
+export function createOutbounds(
+  config: AppConfig,
+  warn: (message: string, fields: Record<string, unknown>) => void = () => {},
+): OutboundFor {
   // A platform's client and renderer are loaded only on a worker configured for it, when it first delivers
   // (Discord's REST client and Slack's markdown converter are 0.3 s of a worker's start otherwise).
   const { slack, discord } = config;
@@ -52,6 +60,7 @@ export function createOutbounds(config: AppConfig): OutboundFor {
             botToken: slack.botToken,
             apiUrl: slack.apiUrl,
             assistant: slack.assistant,
+            warn,
           });
         })
       : undefined,

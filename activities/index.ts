@@ -24,6 +24,7 @@ import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
+import { streamContextOf } from '../common/stream-context';
 import { streamedCall } from './model/streaming';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
@@ -84,7 +85,7 @@ export function createActivities(deps: ActivityDeps) {
     (streamUrls.length && streamToken ? httpStreamSink(streamUrls, streamToken, streamLog) : undefined);
   const complete = createModel(config);
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
-  const outboundFor = createOutbounds(config);
+  const outboundFor = createOutbounds(config, (message, fields) => streamLog.warn(message, fields));
   const deliverToPlatform = createDeliver(outboundFor);
   const missions = new MissionTools(client, config);
   const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
@@ -107,6 +108,7 @@ export function createActivities(deps: ActivityDeps) {
         {
           sink: stream,
           chat: outboundFor,
+          context: () => streamContextOf(request.transcript),
           log: (message, error) => streamLog.warn(message, { error: error.message }),
         },
         (signal, onText) => complete(request.transcript, signal, request.extraTools ?? [], onText),

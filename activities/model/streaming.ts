@@ -8,6 +8,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { z } from 'zod';
+import type { StreamContext } from '../../common/stream-context';
 import type { StreamSink } from '../../infra/stream-relay';
 import type { ChatStreamer } from '../deliver';
 import { withHeartbeat } from '../heartbeat';
@@ -24,6 +25,8 @@ export async function streamedCall(
   options: {
     sink: StreamSink | undefined;
     chat: (sessionId: string) => Promise<ChatStreamer | undefined>;
+    /** Who asked, and the turn's tool steps so far (shown by Slack's streaming messages). */
+    context: () => StreamContext;
     log: (message: string, error: Error) => void;
   },
   call: StreamedCall,
@@ -33,7 +36,7 @@ export async function streamedCall(
   if (workflowId.startsWith('session:web:') && options.sink)
     return await toGateways(options.sink, workflowId, `${info.activityId}:${info.attempt}`, call);
   const chat = /^session:(slack|discord):/.test(workflowId) ? await options.chat(workflowId) : undefined;
-  if (chat) return await toChat(chat, workflowId, options.log, call);
+  if (chat) return await toChat(chat, workflowId, options, call);
   return await withHeartbeat((signal) => call(signal, undefined));
 }
 
@@ -54,7 +57,7 @@ async function toGateways(sink: StreamSink, workflowId: string, streamId: string
 async function toChat(
   chat: ChatStreamer,
   sessionId: string,
-  log: (message: string, error: Error) => void,
+  { context: contextOf, log }: { context: () => StreamContext; log: (message: string, error: Error) => void },
   call: StreamedCall,
 ): Promise<ModelReply> {
   const context = Context.current();
@@ -70,7 +73,7 @@ async function toChat(
       .then(async () => {
         if (ref) await chat.streamEdit(sessionId, ref, text, final);
         else {
-          ref = await chat.streamPost(sessionId, text);
+          ref = await chat.streamPost(sessionId, text, contextOf());
           // Known to Temporal at once: an attempt after this worker dies edits this message, not a new one.
           context.heartbeat({ streamRef: ref });
         }
@@ -84,7 +87,7 @@ async function toChat(
       timer = undefined;
       // A message shows only so much: past that, edits would change nothing the reader sees.
       if (latest.trim() && latest !== shown && shown.length < chat.streamChars) update(latest);
-    }, chat.streamEditEveryMs);
+    }, chat.streamEditEveryMs(ref));
   };
   try {
     const reply = await withHeartbeat(
@@ -95,7 +98,13 @@ async function toChat(
     clearTimeout(timer);
     // A retry that answered with tool calls only leaves no text to replace the earlier attempt's words.
     if (ref && !reply.text.trim()) update('(continued below)', true);
-    return ref && reply.text.trim() ? { ...reply, streamRef: ref } : reply;
+    await chain;
+    if (!ref || !reply.text.trim()) return reply;
+    // Slack's streaming message takes the rest of the answer now; the final message then only closes it.
+    const streamRef = chat.streamDone
+      ? await done(chat.streamDone(sessionId, ref, reply.text), ref, log)
+      : ref;
+    return { ...reply, streamRef };
   } catch (error) {
     clearTimeout(timer);
     // Stopped, or failed: the message keeps what was written and says so (a retry rewrites it).
@@ -105,5 +114,15 @@ async function toChat(
   } finally {
     clearTimeout(timer);
     await chain;
+  }
+}
+
+/** A failed last append leaves the final message to replace what the stream showed (its plain reference). */
+async function done(closing: Promise<string>, ref: string, log: (message: string, error: Error) => void) {
+  try {
+    return await closing;
+  } catch (error) {
+    log('streamed message not completed', error as Error);
+    return ref;
   }
 }

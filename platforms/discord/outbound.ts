@@ -36,7 +36,9 @@ export class DiscordOutbound {
   }
 
   /** Discord allows 5 edits per 5 s in a channel: one a second leaves room for prompts. */
-  readonly streamEditEveryMs = 1_200;
+  streamEditEveryMs(): number {
+    return 1_200;
+  }
   readonly streamChars = 1_900;
 
   async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {

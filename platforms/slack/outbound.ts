@@ -4,6 +4,7 @@
  */
 import type { KnownBlock } from '@slack/types';
 import { WebClient } from '@slack/web-api';
+import type { StreamContext } from '../../common/stream-context';
 import {
   FROM_FIRST_PART,
   type DeliveryResult,
@@ -11,6 +12,7 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
+import { NATIVE_STREAM_CHARS, NATIVE_STREAM_PREFIX, NativeStreams, slackErrorCode } from './native-stream';
 import {
   decidedBlocks,
   gateBlocks,
@@ -20,6 +22,7 @@ import {
   workingBlocks,
   WORKING_STATUS,
   answerWithFeedbackBlocks,
+  feedbackBlock,
 } from './render';
 
 const WORKING_REACTION = 'hourglass_flowing_sand';
@@ -27,13 +30,23 @@ const WORKING_REACTION = 'hourglass_flowing_sand';
 export class SlackOutbound {
   private readonly client: WebClient;
   private readonly assistant: boolean;
+  /** Slack's own streaming messages; an AI app's answers use them where the workspace allows (`native`). */
+  private readonly streams: NativeStreams;
+  private readonly native: NativeStreams | undefined;
 
-  constructor(options: { botToken: string; apiUrl: string | undefined; assistant?: boolean }) {
+  constructor(options: {
+    botToken: string;
+    apiUrl: string | undefined;
+    assistant?: boolean;
+    warn?: (message: string, fields: Record<string, unknown>) => void;
+  }) {
     this.assistant = options.assistant ?? false;
     this.client = new WebClient(options.botToken, {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
     });
+    this.streams = new NativeStreams(this.client, options.warn ?? (() => {}));
+    this.native = this.assistant ? this.streams : undefined;
   }
 
   private threadOf(sessionId: string) {
@@ -42,9 +55,14 @@ export class SlackOutbound {
     return thread;
   }
 
-  /** Streamed answers: the text so far, posted in the thread, marked as still being written. */
-  async streamPost(sessionId: string, text: string): Promise<string> {
+  /**
+   * Streamed answers: a streaming message where the workspace has them (with the turn's steps as a plan), else
+   * the text so far posted in the thread, marked as still being written.
+   */
+  async streamPost(sessionId: string, text: string, context: StreamContext): Promise<string> {
     const thread = this.threadOf(sessionId);
+    const streamed = await this.native?.start(thread, text, context);
+    if (streamed) return streamed;
     const posted = await this.client.chat.postMessage({
       channel: thread.channel,
       thread_ts: thread.threadTs,
@@ -56,16 +74,39 @@ export class SlackOutbound {
     return posted.ts;
   }
 
-  /** chat.update is Tier 3 (about 50 a minute per workspace): a streamed message is edited every 3 s. */
-  readonly streamEditEveryMs = 3_000;
-  readonly streamChars = 2_900;
+  /**
+   * chat.update is Tier 3 (about 50 a minute per workspace): an edited message changes every 3 s. A streaming
+   * message takes chat.appendStream (Tier 4) every second.
+   */
+  streamEditEveryMs(ref: string | undefined): number {
+    const streaming = ref === undefined ? this.native !== undefined : this.native?.has(ref);
+    return streaming ? 1_000 : 3_000;
+  }
+
+  get streamChars(): number {
+    return this.native ? NATIVE_STREAM_CHARS : 2_900;
+  }
 
   async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {
-    await this.client.chat.update({
-      channel: this.threadOf(sessionId).channel,
-      ts: ref,
-      text: final ? text : writing(text),
-    });
+    const channel = this.threadOf(sessionId).channel;
+    if (this.native) {
+      if (await this.native.append(ref, text, final)) return;
+      // Another attempt's stream (its worker died), or text that no longer continues it: stopped, then edited.
+      await this.native.close(channel, ref);
+    }
+    await this.client.chat.update({ channel, ts: ref, text: final ? text : writing(text) });
+  }
+
+  /**
+   * The answer is complete: a stream that can hold all of it gets the rest, and the final message only closes
+   * it (`stream:<ts>`); any other streamed message is replaced by the final message (its ts).
+   */
+  async streamDone(sessionId: string, ref: string, text: string): Promise<string> {
+    if (!this.native?.has(ref)) return ref;
+    const complete = await this.native.append(ref, text).catch(() => false);
+    if (complete) return `${NATIVE_STREAM_PREFIX}${ref}`;
+    await this.native.close(this.threadOf(sessionId).channel, ref);
+    return ref;
   }
 
   /** Edits a streamed message into its final form; false when it is gone (the answer is then posted anew). */
@@ -74,7 +115,7 @@ export class SlackOutbound {
       await this.client.chat.update({ channel, ts, ...body });
       return true;
     } catch (error) {
-      if ((error as { data?: { error?: string } }).data?.error === 'message_not_found') return false;
+      if (slackErrorCode(error) === 'message_not_found') return false;
       throw error;
     }
   }
@@ -91,14 +132,36 @@ export class SlackOutbound {
         const parts = splitForSlack(slackMentions(toMrkdwn(event.text)));
         // In an assistant thread a final answer ends with feedback buttons (recorded on the message).
         const rated = this.assistant && event.answer && event.id && thread.channel.startsWith('D');
+        const streamed = event.replaces?.startsWith(NATIVE_STREAM_PREFIX)
+          ? event.replaces.slice(NATIVE_STREAM_PREFIX.length)
+          : undefined;
         for (let part = progress.from; part < parts.length; part++) {
           const last = part === parts.length - 1;
           const body = {
             text: parts[part]!,
             ...(rated && last ? { blocks: answerWithFeedbackBlocks(parts[part]!, event.id!) } : {}),
           };
+          // A streaming message holds the whole answer: closing it (with the feedback buttons) delivers it; if
+          // it is gone (deleted while written), the answer is posted anew.
+          const closing = part === 0 && streamed !== undefined;
+          if (
+            closing &&
+            (await this.streams.finish(
+              thread.channel,
+              streamed!,
+              rated ? [feedbackBlock(event.id!)] : undefined,
+            ))
+          ) {
+            progress.onPosted(parts.length);
+            break;
+          }
           // The answer was streamed into a message while written: its first part takes that message's place.
-          if (part === 0 && event.replaces && (await this.replace(thread.channel, event.replaces, body)))
+          if (
+            !closing &&
+            part === 0 &&
+            event.replaces &&
+            (await this.replace(thread.channel, event.replaces, body))
+          )
             progress.onPosted(1);
           else {
             await this.client.chat.postMessage({ ...where, ...body, mrkdwn: true, unfurl_links: false });

@@ -39,26 +39,28 @@ export const FEEDBACK_BLOCK_PREFIX = 'feedback:';
 
 /** The last part of an answer in an assistant thread: its text, then 👍 / 👎 (action `answer_feedback`). */
 export function answerWithFeedbackBlocks(text: string, messageId: string): KnownBlock[] {
+  return [{ type: 'section', text: { type: 'mrkdwn', text } }, feedbackBlock(messageId)];
+}
+
+/** 👍 / 👎 under an answer (action `answer_feedback`; the block id names the message they rate). */
+export function feedbackBlock(messageId: string): KnownBlock {
   const button = (emoji: string, value: 'good' | 'bad', label: string) => ({
     text: { type: 'plain_text' as const, text: emoji },
     value,
     accessibility_label: label,
   });
-  return [
-    { type: 'section', text: { type: 'mrkdwn', text } },
-    {
-      type: 'context_actions',
-      block_id: `${FEEDBACK_BLOCK_PREFIX}${messageId}`,
-      elements: [
-        {
-          type: 'feedback_buttons',
-          action_id: 'answer_feedback',
-          positive_button: button('👍', 'good', 'This answer was helpful'),
-          negative_button: button('👎', 'bad', 'This answer was not helpful'),
-        },
-      ],
-    },
-  ];
+  return {
+    type: 'context_actions',
+    block_id: `${FEEDBACK_BLOCK_PREFIX}${messageId}`,
+    elements: [
+      {
+        type: 'feedback_buttons',
+        action_id: 'answer_feedback',
+        positive_button: button('👍', 'good', 'This answer was helpful'),
+        negative_button: button('👎', 'bad', 'This answer was not helpful'),
+      },
+    ],
+  };
 }
 
 export function buttonValue(workflowId: string, gate: Gate, choice: GateButtonValue['choice']): string {

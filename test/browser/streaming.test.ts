@@ -15,6 +15,7 @@ import { FakeOpenAi } from '../helpers/fake-openai';
 import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
 const ARTIFACTS = path.resolve(__dirname, '../artifacts');
 const TOKEN = 'browser-stream-token-0123456789abcdef';
@@ -102,9 +103,11 @@ describe('streamed answers in the web chat', () => {
     await ask('write it again');
     await partway();
     await stack.restartWorker(); // SIGKILL mid-stream: the model call is retried by the new worker
-    await expect
-      .poll(() => page.getByTestId('assistant-message').last().textContent(), { timeout: 90_000 })
-      .toContain(ANSWER);
+    await until(
+      'the answer given by the new worker',
+      async () => (await page.getByTestId('assistant-message').last().textContent())?.includes(ANSWER),
+      { timeoutMs: 80_000, context: () => stack.logTail() },
+    );
     expect(model.requests.length).toBeGreaterThan(before + 1);
     expect(await page.getByTestId('assistant-message').count()).toBe(1);
     expect(await page.getByTestId('partial-answer').count()).toBe(0);

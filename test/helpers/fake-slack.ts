@@ -11,8 +11,20 @@ export interface SlackCall {
   body: Record<string, unknown>;
 }
 
+/** A streaming message (chat.startStream): what it shows, and whether it is still being written. */
+export interface SlackStream {
+  channel: string;
+  threadTs: string;
+  text: string;
+  chunks: Record<string, unknown>[];
+  streaming: boolean;
+  blocks?: unknown[];
+}
+
 export class FakeSlack {
   readonly calls: SlackCall[] = [];
+  /** Streaming messages by ts. */
+  readonly streams = new Map<string, SlackStream>();
   private server: Server | undefined;
   private nextTs = 1;
   private sockets: WebSocketServer | undefined;
@@ -20,6 +32,9 @@ export class FakeSlack {
   private readonly acks = new Map<string, (payload: unknown) => void>();
   private readonly failures: { method: string; left: number; error: string }[] = [];
   url = '';
+
+  /** Set: chat.startStream answers with this Slack error (a workspace without streaming messages). */
+  refuseStreams: string | undefined;
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
@@ -37,7 +52,7 @@ export class FakeSlack {
             .end(JSON.stringify({ ok: false, error: failure.error }));
           return;
         }
-        const invalid = refusal(method, body);
+        const invalid = refusal(method, body) ?? this.streamRefusal(method, body);
         if (invalid) {
           res
             .writeHead(200, { 'content-type': 'application/json' })
@@ -61,6 +76,29 @@ export class FakeSlack {
             });
           case 'chat.postEphemeral':
             return reply({ message_ts: `1800000000.${String(this.nextTs++).padStart(6, '0')}` });
+          case 'chat.startStream': {
+            const ts = `1800000000.${String(this.nextTs++).padStart(6, '0')}`;
+            this.streams.set(ts, {
+              channel: String(body.channel),
+              threadTs: String(body.thread_ts),
+              text: '',
+              chunks: [],
+              streaming: true,
+            });
+            this.addToStream(ts, body);
+            return reply({ channel: body.channel, ts });
+          }
+          case 'chat.appendStream':
+          case 'chat.stopStream': {
+            const ts = String(body.ts);
+            this.addToStream(ts, body);
+            if (method === 'chat.stopStream') {
+              const stream = this.streams.get(ts)!;
+              stream.streaming = false;
+              if (body.blocks) stream.blocks = body.blocks as unknown[];
+            }
+            return reply({ channel: body.channel, ts });
+          }
           default:
             return reply({});
         }
@@ -80,6 +118,40 @@ export class FakeSlack {
     const address = this.server.address();
     this.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     return this;
+  }
+
+  private addToStream(ts: string, body: Record<string, unknown>): void {
+    const stream = this.streams.get(ts)!;
+    if (typeof body.markdown_text === 'string') stream.text += body.markdown_text;
+    for (const chunk of (body.chunks ?? []) as Record<string, unknown>[]) {
+      if (chunk.type === 'markdown_text') stream.text += String(chunk.text);
+      else stream.chunks.push(chunk);
+    }
+  }
+
+  /**
+   * Like Slack: a stream is a reply in a thread, addressed to one person outside a DM, with text or chunks of
+   * the known kinds; only a stream still being written takes more; a message being streamed cannot be edited.
+   */
+  private streamRefusal(method: string, body: Record<string, unknown>): string | undefined {
+    const streaming = (ts: unknown) => this.streams.get(String(ts))?.streaming === true;
+    if (method === 'chat.update' && streaming(body.ts)) return 'cant_update_message';
+    if (!['chat.startStream', 'chat.appendStream', 'chat.stopStream'].includes(method)) return undefined;
+    if (method === 'chat.startStream' && this.refuseStreams) return this.refuseStreams;
+    if (typeof body.channel !== 'string' || !body.channel) return 'invalid_arguments';
+    if (method === 'chat.startStream') {
+      if (typeof body.thread_ts !== 'string') return 'invalid_arguments';
+      if (!body.channel.startsWith('D') && (!body.recipient_user_id || !body.recipient_team_id))
+        return 'invalid_arguments';
+    } else if (!streaming(body.ts)) return 'message_not_in_streaming_state';
+    const text = body.markdown_text;
+    if (text !== undefined && (typeof text !== 'string' || text.length > 12_000)) return 'invalid_arguments';
+    const chunks = body.chunks;
+    if (chunks !== undefined && (!Array.isArray(chunks) || !chunks.every(validChunk)))
+      return 'invalid_arguments';
+    if (method !== 'chat.stopStream' && text === undefined && chunks === undefined)
+      return 'invalid_arguments';
+    return undefined;
   }
 
   /** Refuses the `nth` next call of `method` (1: the very next) with a Slack error, once. */
@@ -137,6 +209,25 @@ function refusal(method: string, body: Record<string, unknown>): string | undefi
     }
     default:
       return 'unknown_method';
+  }
+}
+
+function validChunk(chunk: unknown): boolean {
+  const c = chunk as Record<string, unknown>;
+  const text = (key: string) => typeof c[key] === 'string' && (c[key] as string).length > 0;
+  switch (c?.type) {
+    case 'markdown_text':
+      return typeof c.text === 'string';
+    case 'plan_update':
+      return text('title');
+    case 'task_update':
+      return (
+        text('id') &&
+        text('title') &&
+        ['pending', 'in_progress', 'complete', 'error'].includes(String(c.status))
+      );
+    default:
+      return false;
   }
 }
 

@@ -30,10 +30,13 @@ export class SlackRequests {
     return { status: response.status, text: await response.text() };
   }
 
-  event(event: Record<string, unknown>, options: { retryNum?: number; eventId?: string } = {}) {
+  event(
+    event: Record<string, unknown>,
+    options: { retryNum?: number; eventId?: string; teamId?: string } = {},
+  ) {
     const body = JSON.stringify({
       type: 'event_callback',
-      team_id: 'T1',
+      team_id: options.teamId ?? 'T1',
       api_app_id: 'A1',
       event_id: options.eventId ?? `Ev${Math.random()}`,
       event_time: 1,

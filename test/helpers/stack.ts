@@ -23,6 +23,8 @@ export interface Stack {
   restartWorker(): Promise<void>;
   restartGateway(): Promise<void>;
   stop(): Promise<void>;
+  /** The last lines each process printed: context for a test that timed out waiting on them. */
+  logTail(chars?: number): string;
 }
 
 export async function startStack(options: {
@@ -70,6 +72,9 @@ export async function startStack(options: {
     },
     async stop() {
       await Promise.all([stack.worker.kill('SIGTERM'), stack.gateway.kill('SIGTERM')]);
+    },
+    logTail(chars = 4_000) {
+      return `\n--- worker (last ${chars} chars) ---\n${stack.worker.output.slice(-chars)}\n--- gateway ---\n${stack.gateway.output.slice(-chars)}`;
     },
   };
   await Promise.all([stack.worker.start(workerReady), stack.gateway.start(gatewayReady(port))]);

@@ -36,6 +36,13 @@ export const BOUNDED_CARRY = 'bounded-carry';
 export const CONTEXT_WINDOW = 'context-window';
 /** Settings are read by a local activity (inside the workflow task), not a scheduled one. */
 export const SETTINGS_LOCAL = 'settings-local-activity';
+/**
+ * Settings are read by a scheduled activity again: with the local one, a query (a web tab reading the view)
+ * answered while it ran made the SDK finish the workflow task early, so what followed it was recorded in the
+ * next task, which replay (no query then) does not reproduce: after a worker restart such sessions failed with
+ * a nondeterminism error. Histories recorded with the local activity still replay with it.
+ */
+export const SETTINGS_SCHEDULED = 'settings-scheduled-activity';
 /** `stop` typed while a turn runs stops it instead of queueing. */
 export const TYPED_STOP = 'typed-stop';
 /** Model usage is counted (turn, conversation, person per day) and budget limits open budget gates. */

@@ -57,7 +57,8 @@ export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript
 
 /**
  * Settings are the worker's configuration read in memory: a local activity, run inside the workflow task that
- * asked for it, saves a plain message one activity round trip through the server and one workflow task.
+ * asked for it, saved a plain message one activity round trip and one workflow task, but a query answered while
+ * it ran made replay diverge (patches.ts SETTINGS_SCHEDULED). Kept for histories that recorded it.
  */
 export const { loadSettings: loadSettingsLocally } = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',

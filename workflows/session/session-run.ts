@@ -63,6 +63,7 @@ import {
   RUN_GATES_DECIDED_BY_RUN,
   RUN_NOTICES_TO_OWNER,
   SETTINGS_LOCAL,
+  SETTINGS_SCHEDULED,
   TYPED_ANSWERS,
   TYPED_STOP,
 } from './patches';
@@ -489,7 +490,8 @@ export class SessionRun {
 
   async refreshSettings(): Promise<void> {
     try {
-      this.settings = wf.patched(SETTINGS_LOCAL) ? await loadSettingsLocally() : await loadSettings();
+      const local = !wf.patched(SETTINGS_SCHEDULED) && wf.patched(SETTINGS_LOCAL);
+      this.settings = local ? await loadSettingsLocally() : await loadSettings();
     } catch (error) {
       if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
