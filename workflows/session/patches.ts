@@ -43,6 +43,8 @@ export const SETTINGS_LOCAL = 'settings-local-activity';
  * a nondeterminism error. Histories recorded with the local activity still replay with it.
  */
 export const SETTINGS_SCHEDULED = 'settings-scheduled-activity';
+/** A turn within a minute of the settings' last read uses them as they are (no activity). */
+export const SETTINGS_REUSED = 'settings-reused';
 /** `stop` typed while a turn runs stops it instead of queueing. */
 export const TYPED_STOP = 'typed-stop';
 /** Model usage is counted (turn, conversation, person per day) and budget limits open budget gates. */

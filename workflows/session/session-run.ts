@@ -63,6 +63,7 @@ import {
   RUN_GATES_DECIDED_BY_RUN,
   RUN_NOTICES_TO_OWNER,
   SETTINGS_LOCAL,
+  SETTINGS_REUSED,
   SETTINGS_SCHEDULED,
   TYPED_ANSWERS,
   TYPED_STOP,
@@ -72,6 +73,8 @@ import type { SessionSettings } from './settings';
 import { SessionState } from './state';
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
+/** How long settings read for one turn serve the next ones (ms of workflow time). */
+const SETTINGS_FRESH_MS = 60_000;
 
 /** "stop", "Stop!", "/stop": a person asking to stop the running turn. */
 function isStopCommand(text: string): boolean {
@@ -90,6 +93,8 @@ export class SessionRun {
   /** Slack and Discord are told through the outbox; the web chat reads state. */
   readonly emitsToPlatform: boolean;
   settings: SessionSettings = { maxSteps: 12 };
+  /** When this run last read the settings (workflow time). */
+  private settingsReadAt: number | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   runFailure: string | undefined;
   continuingAsNew = false;
@@ -488,10 +493,18 @@ export class SessionRun {
 
   // ---- Settings and continue-as-new ----
 
+  /**
+   * Reads the worker's settings for a turn, unless this run read them less than SETTINGS_FRESH_MS ago: a quick
+   * back-and-forth then skips an activity and a workflow task per message, and a changed policy file reaches a
+   * running conversation within a minute.
+   */
   async refreshSettings(): Promise<void> {
+    const fresh = this.settingsReadAt !== undefined && Date.now() - this.settingsReadAt < SETTINGS_FRESH_MS;
+    if (fresh && wf.patched(SETTINGS_REUSED)) return;
     try {
       const local = !wf.patched(SETTINGS_SCHEDULED) && wf.patched(SETTINGS_LOCAL);
       this.settings = local ? await loadSettingsLocally() : await loadSettings();
+      this.settingsReadAt = Date.now();
     } catch (error) {
       if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
