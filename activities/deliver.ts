@@ -26,12 +26,20 @@ export interface ChatStreamer {
   readonly streamChars: number;
   /** How often the platform's rate limits allow changing the streamed message `ref` (before it exists: undefined). */
   streamEditEveryMs(ref: string | undefined): number;
-  /** `context`: who asked, and the turn's tool steps (Slack's streaming messages show them as a plan). */
-  streamPost(sessionId: string, text: string, context: StreamContext): Promise<string>;
+  /**
+   * `context`: who asked, and the turn's tool steps (Slack's streaming messages show them as a plan); `owner`:
+   * the activity attempt writing it (only it may append to a streaming message it started).
+   */
+  streamPost(sessionId: string, text: string, context: StreamContext, owner: string): Promise<string>;
   /** `final`: the text as it stays (a stopped or failed call's), without the sign that more follows. */
-  streamEdit(sessionId: string, ref: string, text: string, final?: boolean): Promise<void>;
-  /** The whole answer is written: the reference its final message takes the place of (default: `ref`). */
-  streamDone?(sessionId: string, ref: string, text: string): Promise<string>;
+  streamEdit(
+    sessionId: string,
+    ref: string,
+    text: string,
+    options: { final: boolean; owner: string },
+  ): Promise<void>;
+  /** The whole answer is written: the reference its final message takes the place of (default: `ref`). Never throws. */
+  streamDone?(sessionId: string, ref: string, text: string, owner: string): Promise<string>;
 }
 
 /** The first call's promise, shared by every later call. */

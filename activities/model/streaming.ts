@@ -61,23 +61,28 @@ async function toChat(
   call: StreamedCall,
 ): Promise<ModelReply> {
   const context = Context.current();
-  const earlier = streamDetailsSchema.safeParse(context.info.heartbeatDetails);
+  const { info } = context;
+  // This attempt: only the attempt that started a streaming message appends to it.
+  const owner = `${info.workflowExecution?.runId ?? ''}:${info.activityId}:${info.attempt}`;
+  const earlier = streamDetailsSchema.safeParse(info.heartbeatDetails);
   let ref = earlier.success ? earlier.data.streamRef : undefined;
   let latest = '';
   let shown = '';
   let timer: NodeJS.Timeout | undefined;
   // One post or edit at a time, in order; a failed one is logged (the final message arrives regardless).
   let chain = Promise.resolve();
-  const update = (text: string, final = false) => {
+  /** `final`: the text as it stays, made when its turn in the chain comes (from what was shown by then). */
+  const update = (text: string | (() => string), final = false) => {
     chain = chain
       .then(async () => {
-        if (ref) await chat.streamEdit(sessionId, ref, text, final);
+        const now = typeof text === 'string' ? text : text();
+        if (ref) await chat.streamEdit(sessionId, ref, now, { final, owner });
         else {
-          ref = await chat.streamPost(sessionId, text, contextOf());
+          ref = await chat.streamPost(sessionId, now, contextOf(), owner);
           // Known to Temporal at once: an attempt after this worker dies edits this message, not a new one.
           context.heartbeat({ streamRef: ref });
         }
-        shown = text;
+        shown = now;
       })
       .catch((error: Error) => log('streamed message not updated', error));
   };
@@ -101,28 +106,20 @@ async function toChat(
     await chain;
     if (!ref || !reply.text.trim()) return reply;
     // Slack's streaming message takes the rest of the answer now; the final message then only closes it.
-    const streamRef = chat.streamDone
-      ? await done(chat.streamDone(sessionId, ref, reply.text), ref, log)
-      : ref;
+    const streamRef = chat.streamDone ? await chat.streamDone(sessionId, ref, reply.text, owner) : ref;
     return { ...reply, streamRef };
   } catch (error) {
     clearTimeout(timer);
+    // Given up by the server (its heartbeats stopped counting): a newer attempt may own the message; leave it.
+    const reason = (context.cancellationSignal.reason as Error | undefined)?.message;
+    const superseded = reason === 'NOT_FOUND' || reason === 'TIMED_OUT';
     // Stopped, or failed: the message keeps what was written and says so (a retry rewrites it).
     const stopped = context.cancellationSignal.aborted;
-    if (ref) update(`${shown || latest} ${stopped ? '(stopped)' : '(interrupted)'}`, true);
+    if (ref && !superseded)
+      update(() => `${shown || latest} ${stopped ? '(stopped)' : '(interrupted)'}`, true);
     throw error;
   } finally {
     clearTimeout(timer);
     await chain;
-  }
-}
-
-/** A failed last append leaves the final message to replace what the stream showed (its plain reference). */
-async function done(closing: Promise<string>, ref: string, log: (message: string, error: Error) => void) {
-  try {
-    return await closing;
-  } catch (error) {
-    log('streamed message not completed', error as Error);
-    return ref;
   }
 }

@@ -41,7 +41,12 @@ export class DiscordOutbound {
   }
   readonly streamChars = 1_900;
 
-  async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {
+  async streamEdit(
+    sessionId: string,
+    ref: string,
+    text: string,
+    { final }: { final: boolean },
+  ): Promise<void> {
     await this.rest.patch(Routes.channelMessage(this.channelOf(sessionId), ref), {
       body: { content: final ? text.slice(0, 2_000) : writing(text), allowed_mentions: { parse: [] } },
     });

@@ -12,7 +12,7 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
-import { NATIVE_STREAM_CHARS, NATIVE_STREAM_PREFIX, NativeStreams, slackErrorCode } from './native-stream';
+import { NATIVE_STREAM_CHARS, NativeStreams, slackErrorCode, streamTs } from './native-stream';
 import {
   decidedBlocks,
   gateBlocks,
@@ -45,7 +45,7 @@ export class SlackOutbound {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
     });
-    this.streams = new NativeStreams(this.client, options.warn ?? (() => {}));
+    this.streams = new NativeStreams(options, options.warn ?? (() => {}));
     this.native = this.assistant ? this.streams : undefined;
   }
 
@@ -59,9 +59,9 @@ export class SlackOutbound {
    * Streamed answers: a streaming message where the workspace has them (with the turn's steps as a plan), else
    * the text so far posted in the thread, marked as still being written.
    */
-  async streamPost(sessionId: string, text: string, context: StreamContext): Promise<string> {
+  async streamPost(sessionId: string, text: string, context: StreamContext, owner: string): Promise<string> {
     const thread = this.threadOf(sessionId);
-    const streamed = await this.native?.start(thread, text, context);
+    const streamed = await this.native?.start(thread, text, context, owner);
     if (streamed) return streamed;
     const posted = await this.client.chat.postMessage({
       channel: thread.channel,
@@ -79,7 +79,7 @@ export class SlackOutbound {
    * message takes chat.appendStream (Tier 4) every second.
    */
   streamEditEveryMs(ref: string | undefined): number {
-    const streaming = ref === undefined ? this.native !== undefined : this.native?.has(ref);
+    const streaming = ref === undefined ? this.native !== undefined : this.streams.isOpen(ref);
     return streaming ? 1_000 : 3_000;
   }
 
@@ -87,26 +87,29 @@ export class SlackOutbound {
     return this.native ? NATIVE_STREAM_CHARS : 2_900;
   }
 
-  async streamEdit(sessionId: string, ref: string, text: string, final = false): Promise<void> {
+  async streamEdit(
+    sessionId: string,
+    ref: string,
+    text: string,
+    { final, owner }: { final: boolean; owner: string },
+  ): Promise<void> {
     const channel = this.threadOf(sessionId).channel;
-    if (this.native) {
-      if (await this.native.append(ref, text, final)) return;
-      // Another attempt's stream (its worker died), or text that no longer continues it: stopped, then edited.
-      await this.native.close(channel, ref);
-    }
-    await this.client.chat.update({ channel, ts: ref, text: final ? text : writing(text) });
+    if (await this.streams.append(ref, text, owner, final ? 'stop' : 'more')) return;
+    // Another attempt's stream (its worker died), or text that no longer continues it: stopped, then edited.
+    await this.streams.close(channel, ref);
+    await this.client.chat.update({ channel, ts: streamTs(ref) ?? ref, text: final ? text : writing(text) });
   }
 
   /**
-   * The answer is complete: a stream that can hold all of it gets the rest, and the final message only closes
-   * it (`stream:<ts>`); any other streamed message is replaced by the final message (its ts).
+   * The answer is complete: this attempt's stream that can hold all of it gets the rest, and the final message
+   * only closes it (`stream:<ts>`); any other streamed message is replaced by the final message (its ts).
    */
-  async streamDone(sessionId: string, ref: string, text: string): Promise<string> {
-    if (!this.native?.has(ref)) return ref;
-    const complete = await this.native.append(ref, text).catch(() => false);
-    if (complete) return `${NATIVE_STREAM_PREFIX}${ref}`;
-    await this.native.close(this.threadOf(sessionId).channel, ref);
-    return ref;
+  async streamDone(sessionId: string, ref: string, text: string, owner: string): Promise<string> {
+    const ts = streamTs(ref);
+    if (ts === undefined) return ref;
+    if (await this.streams.append(ref, text, owner, 'whole').catch(() => false)) return ref;
+    await this.streams.close(this.threadOf(sessionId).channel, ref);
+    return ts;
   }
 
   /** Edits a streamed message into its final form; false when it is gone (the answer is then posted anew). */
@@ -116,6 +119,8 @@ export class SlackOutbound {
       return true;
     } catch (error) {
       if (slackErrorCode(error) === 'message_not_found') return false;
+      // Still a live stream (its attempt could not close it): closed now, so the retried delivery edits it.
+      await this.streams.close(channel, `stream:${ts}`, true);
       throw error;
     }
   }
@@ -132,9 +137,7 @@ export class SlackOutbound {
         const parts = splitForSlack(slackMentions(toMrkdwn(event.text)));
         // In an assistant thread a final answer ends with feedback buttons (recorded on the message).
         const rated = this.assistant && event.answer && event.id && thread.channel.startsWith('D');
-        const streamed = event.replaces?.startsWith(NATIVE_STREAM_PREFIX)
-          ? event.replaces.slice(NATIVE_STREAM_PREFIX.length)
-          : undefined;
+        const streamed = event.replaces === undefined ? undefined : streamTs(event.replaces);
         for (let part = progress.from; part < parts.length; part++) {
           const last = part === parts.length - 1;
           const body = {

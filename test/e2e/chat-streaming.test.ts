@@ -35,12 +35,8 @@ beforeAll(async () => {
   stack = await startStack({
     temporalAddress: env.address,
     env: {
-      MODEL_PROVIDER: 'openai',
-      OPENAI_BASE_URL: model.url,
-      OPENAI_API_KEY: 'k',
-      SLACK_BOT_TOKEN: 'xoxb-test-token',
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: `${slack.url}/api/`,
+      ...model.env,
+      ...slack.env(SECRET),
       DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
       DISCORD_PUBLIC_KEY: keys.publicKeyHex,
       DISCORD_API_URL: discord.url,

@@ -2,8 +2,9 @@
  * Slack's own streaming messages (#22) for an app set up as an AI app (`SLACK_ASSISTANT=on`): real worker and
  * gateway processes, signed Slack requests, a model server that streams, and a Slack fake that checks the
  * chat.startStream / appendStream / stopStream rules. The answer is appended to one streaming message that
- * shows the turn's tool steps as a plan; closing it delivers the answer. A workspace that refuses streaming
- * messages gets the edited message instead, and a worker killed mid-stream leaves one message, not two.
+ * shows the turn's tool steps as a plan; closing it delivers the answer, and Stop closes it marked stopped. A
+ * workspace that refuses streaming messages gets the edited message instead, and a worker killed mid-stream
+ * leaves one message, not two.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,13 +29,20 @@ let slack: FakeSlack;
 let stack: Stack;
 let requests: SlackRequests;
 
-/** "with the time" asks for a tool first; "long" gets the long answer. */
+/** Asked again after a killed worker: answered at once, well within one edit interval. */
+const RETRY_ANSWER = 'Short, this time.';
+const asked = new Map<string, number>();
+
+/** "with the time" asks for a tool first; "long" gets the long answer, then a short one when asked again. */
 function script(request: ChatRequest): Reply {
   const question = [...request.messages].reverse().find((m) => m.role === 'user');
-  const asked = String(question?.content ?? '');
-  if (asked.includes('with the time') && request.messages.at(-1)!.role === 'user')
+  const text = String(question?.content ?? '');
+  if (text.includes('with the time') && request.messages.at(-1)!.role === 'user')
     return { toolCalls: [{ id: `call_${request.messages.length}`, name: 'current_time', args: {} }] };
-  return { text: asked.includes('long') ? LONG_ANSWER : ANSWER };
+  const times = (asked.get(text) ?? 0) + 1;
+  asked.set(text, times);
+  if (text.includes('long')) return { text: times === 1 ? LONG_ANSWER : RETRY_ANSWER };
+  return { text: ANSWER };
 }
 
 beforeAll(async () => {
@@ -44,12 +52,8 @@ beforeAll(async () => {
   stack = await startStack({
     temporalAddress: env.address,
     env: {
-      MODEL_PROVIDER: 'openai',
-      OPENAI_BASE_URL: model.url,
-      OPENAI_API_KEY: 'k',
-      SLACK_BOT_TOKEN: 'xoxb-test-token',
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: `${slack.url}/api/`,
+      ...model.env,
+      ...slack.env(SECRET),
       SLACK_ASSISTANT: 'on',
     },
   });
@@ -120,6 +124,34 @@ describe("Slack's streaming messages", () => {
     expect(postedAnswers(threadTs)).toEqual([]);
   });
 
+  it('closes the stream with what was written, marked stopped, when the turn is stopped', async () => {
+    const event = mention('a long tale, which I will stop');
+    await requests.event(event);
+    const [ts, stream] = await until('a streaming message in the thread', () => streamsIn(event.ts)[0]);
+    await until('some of the answer written', () =>
+      slack.of('chat.appendStream').some((c) => c.ts === ts) ? true : undefined,
+    );
+    await requests.event({
+      type: 'message',
+      user: 'U1',
+      text: 'stop',
+      ts: `${event.ts.split('.')[0]}.900000`,
+      thread_ts: event.ts,
+      channel: 'C1',
+      channel_type: 'channel',
+    });
+    await until('the stream closed', () => !stream.streaming);
+    expect(stream.text.endsWith(' (stopped)')).toBe(true);
+    expect(LONG_ANSWER.startsWith(stream.text.replace(/ \(stopped\)$/, ''))).toBe(true);
+    await until('the stop noted', () =>
+      slack
+        .of('chat.postMessage')
+        .find((m) => m.thread_ts === event.ts && String(m.text).includes('Stopped by')),
+    );
+    expect(slack.of('chat.update').filter((u) => u.ts === ts)).toEqual([]);
+    expect(postedAnswers(event.ts)).toEqual([]);
+  });
+
   it('edits a message instead in a workspace that refuses streaming messages', async () => {
     slack.refuseStreams = 'not_allowed_token_type';
     try {
@@ -141,7 +173,7 @@ describe("Slack's streaming messages", () => {
     }
   });
 
-  it('leaves one message when the worker is killed mid-stream: the next attempt closes the stream and edits it', async () => {
+  it('leaves one message when the worker is killed mid-stream: the next attempt closes that stream and its answer replaces it', async () => {
     const event = mention('a long story please');
     await requests.event(event);
     const [ts, stream] = await until('a streaming message in the thread', () => streamsIn(event.ts)[0]);
@@ -152,7 +184,7 @@ describe("Slack's streaming messages", () => {
     await stack.restartWorker(); // SIGKILL mid-stream: the model call is retried by the new worker
     await until(
       'the final answer in the streamed message',
-      () => slack.of('chat.update').find((u) => u.ts === ts && u.text === LONG_ANSWER),
+      () => slack.of('chat.update').find((u) => u.ts === ts && u.text === RETRY_ANSWER),
       {
         timeoutMs: 80_000,
         context: () =>
@@ -163,5 +195,8 @@ describe("Slack's streaming messages", () => {
     expect(stream.streaming).toBe(false);
     expect(streamsIn(event.ts)).toHaveLength(1);
     expect(postedAnswers(event.ts)).toEqual([]);
+    expect(
+      slack.of('chat.postMessage').filter((m) => m.thread_ts === event.ts && m.text === RETRY_ANSWER),
+    ).toEqual([]);
   });
 });

@@ -28,9 +28,7 @@ beforeAll(async () => {
     temporalAddress: env.address,
     policy: { approvers: ['U3'], reminderAfter: '4s' },
     env: {
-      SLACK_BOT_TOKEN: 'xoxb-test-token',
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: `${slack.url}/api/`,
+      ...slack.env(SECRET),
       SLACK_ASSISTANT: 'on',
     },
   });

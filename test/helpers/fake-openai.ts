@@ -62,6 +62,11 @@ export class FakeOpenAi {
     private readonly options: FakeModelOptions = {},
   ) {}
 
+  /** What a worker needs to use this fake as its model. */
+  get env(): Record<string, string> {
+    return { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: this.url, OPENAI_API_KEY: 'k' };
+  }
+
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       let raw = '';

@@ -136,14 +136,19 @@ export class FakeSlack {
   private streamRefusal(method: string, body: Record<string, unknown>): string | undefined {
     const streaming = (ts: unknown) => this.streams.get(String(ts))?.streaming === true;
     if (method === 'chat.update' && streaming(body.ts)) return 'cant_update_message';
+    const userId = /^[UW][A-Z0-9]+$/;
     if (!['chat.startStream', 'chat.appendStream', 'chat.stopStream'].includes(method)) return undefined;
     if (method === 'chat.startStream' && this.refuseStreams) return this.refuseStreams;
     if (typeof body.channel !== 'string' || !body.channel) return 'invalid_arguments';
     if (method === 'chat.startStream') {
       if (typeof body.thread_ts !== 'string') return 'invalid_arguments';
-      if (!body.channel.startsWith('D') && (!body.recipient_user_id || !body.recipient_team_id))
+      if (
+        !body.channel.startsWith('D') &&
+        (!userId.test(String(body.recipient_user_id)) || !/^T[A-Z0-9]+$/.test(String(body.recipient_team_id)))
+      )
         return 'invalid_arguments';
-    } else if (!streaming(body.ts)) return 'message_not_in_streaming_state';
+    } else if (!this.streams.has(String(body.ts))) return 'message_not_found';
+    else if (!streaming(body.ts)) return 'message_not_in_streaming_state';
     const text = body.markdown_text;
     if (text !== undefined && (typeof text !== 'string' || text.length > 12_000)) return 'invalid_arguments';
     const chunks = body.chunks;
@@ -152,6 +157,15 @@ export class FakeSlack {
     if (method !== 'chat.stopStream' && text === undefined && chunks === undefined)
       return 'invalid_arguments';
     return undefined;
+  }
+
+  /** What a worker and gateway need to talk to this fake as the Slack app signed with `signingSecret`. */
+  env(signingSecret: string): Record<string, string> {
+    return {
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: signingSecret,
+      SLACK_API_URL: `${this.url}/api/`,
+    };
   }
 
   /** Refuses the `nth` next call of `method` (1: the very next) with a Slack error, once. */
@@ -217,7 +231,7 @@ function validChunk(chunk: unknown): boolean {
   const text = (key: string) => typeof c[key] === 'string' && (c[key] as string).length > 0;
   switch (c?.type) {
     case 'markdown_text':
-      return typeof c.text === 'string';
+      return typeof c.text === 'string' && c.text.length <= 12_000;
     case 'plan_update':
       return text('title');
     case 'task_update':
