@@ -40,6 +40,8 @@ export interface ChatStreamer {
   ): Promise<void>;
   /** The whole answer is written: the reference its final message takes the place of (default: `ref`). Never throws. */
   streamDone?(sessionId: string, ref: string, text: string, owner: string): Promise<string>;
+  /** The attempt was given up by the server (a newer one may write): what only it may close is closed. */
+  streamAbandon?(sessionId: string, ref: string, owner: string): Promise<void>;
 }
 
 /** The first call's promise, shared by every later call. */

@@ -69,12 +69,15 @@ async function toChat(
   let latest = '';
   let shown = '';
   let timer: NodeJS.Timeout | undefined;
+  /** The first post failed: this attempt writes no streamed message (it may exist, unanswered); the final one is posted. */
+  let gaveUp = false;
   // One post or edit at a time, in order; a failed one is logged (the final message arrives regardless).
   let chain = Promise.resolve();
   /** `final`: the text as it stays, made when its turn in the chain comes (from what was shown by then). */
   const update = (text: string | (() => string), final = false) => {
     chain = chain
       .then(async () => {
+        if (gaveUp || (final && !ref)) return;
         const now = typeof text === 'string' ? text : text();
         if (ref) await chat.streamEdit(sessionId, ref, now, { final, owner });
         else {
@@ -84,7 +87,10 @@ async function toChat(
         }
         shown = now;
       })
-      .catch((error: Error) => log('streamed message not updated', error));
+      .catch((error: Error) => {
+        if (!ref) gaveUp = true;
+        log('streamed message not updated', error);
+      });
   };
   const onText = (snapshot: string) => {
     latest = snapshot;
@@ -115,8 +121,12 @@ async function toChat(
     const superseded = reason === 'NOT_FOUND' || reason === 'TIMED_OUT';
     // Stopped, or failed: the message keeps what was written and says so (a retry rewrites it).
     const stopped = context.cancellationSignal.aborted;
-    if (ref && !superseded)
-      update(() => `${shown || latest} ${stopped ? '(stopped)' : '(interrupted)'}`, true);
+    // Queued even while the first post is under way: it applies once that post has its reference.
+    if (!superseded) update(() => `${shown || latest} ${stopped ? '(stopped)' : '(interrupted)'}`, true);
+    else
+      chain = chain
+        .then(() => (ref ? chat.streamAbandon?.(sessionId, ref, owner) : undefined))
+        .catch(() => {});
     throw error;
   } finally {
     clearTimeout(timer);

@@ -60,6 +60,8 @@ export class NativeStreams {
   /** Streams of other attempts already stopped here (each is stopped once), with when. */
   private readonly closed = new Map<string, number>();
   private readonly refusedUntil = new Map<string, number>();
+  /** Streams another attempt took over (Slack said they no longer stream), by ts: their old owner. */
+  private readonly lost = new Map<string, { owner: string; at: number }>();
 
   constructor(
     options: { botToken: string; apiUrl: string | undefined },
@@ -69,6 +71,12 @@ export class NativeStreams {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: 0 },
     });
+  }
+
+  /** True when `owner`'s stream `ref` was taken over by another attempt: `owner` leaves the message alone. */
+  lostBy(ref: string, owner: string): boolean {
+    const ts = streamTs(ref);
+    return ts !== undefined && this.lost.get(ts)?.owner === owner;
   }
 
   /** True when `ref` is a stream this process is writing. */
@@ -148,6 +156,9 @@ export class NativeStreams {
     if (!stream || stream.owner !== owner) return false;
     const stop = mode === 'stop';
     const next = mode === 'more' ? settled(text) : slackMentions(text);
+    // Nothing settled beyond what is shown (a first text without a space): wait for more.
+    if (mode === 'more' && next.length <= stream.sent.length && slackMentions(text).startsWith(stream.sent))
+      return true;
     if (!next.startsWith(stream.sent) || next.length > NATIVE_STREAM_CHARS) return false;
     const delta = next.slice(stream.sent.length);
     if (!delta && !stop) return true;
@@ -166,6 +177,8 @@ export class NativeStreams {
       return true;
     } catch (error) {
       this.open.delete(ts!);
+      if (slackErrorCode(error) === 'message_not_in_streaming_state')
+        this.lost.set(ts!, { owner, at: Date.now() });
       throw error;
     }
   }
@@ -175,12 +188,20 @@ export class NativeStreams {
    * like any other. Each stream is stopped once here, unless `again`.
    */
   async close(channel: string, ref: string, again = false): Promise<void> {
+    this.forgetOld();
     const ts = streamTs(ref);
     if (ts === undefined) return;
     const mine = this.open.delete(ts);
     if (!mine && !again && this.closed.has(ts)) return;
     this.closed.set(ts, Date.now());
     await this.client.chat.stopStream({ channel, ts }).catch(() => {}); // already stopped, or gone
+  }
+
+  /** Stops `owner`'s own stream as it is (its attempt was given up: no newer text is certain to follow). */
+  async abandon(ref: string, owner: string): Promise<void> {
+    const ts = streamTs(ref);
+    const stream = ts === undefined ? undefined : this.open.get(ts);
+    if (stream?.owner === owner) await this.close(stream.channel, ref);
   }
 
   /**
@@ -205,6 +226,7 @@ export class NativeStreams {
     const before = Date.now() - FORGET_AFTER_MS;
     for (const [ts, stream] of this.open) if (stream.at < before) this.open.delete(ts);
     for (const [ts, at] of this.closed) if (at < before) this.closed.delete(ts);
+    for (const [ts, { at }] of this.lost) if (at < before) this.lost.delete(ts);
   }
 }
 

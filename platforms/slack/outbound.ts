@@ -94,10 +94,17 @@ export class SlackOutbound {
     { final, owner }: { final: boolean; owner: string },
   ): Promise<void> {
     const channel = this.threadOf(sessionId).channel;
+    // Taken over by a newer attempt (this one was given up while still running): its text is not this one's.
+    if (this.streams.lostBy(ref, owner)) return;
     if (await this.streams.append(ref, text, owner, final ? 'stop' : 'more')) return;
     // Another attempt's stream (its worker died), or text that no longer continues it: stopped, then edited.
     await this.streams.close(channel, ref);
     await this.client.chat.update({ channel, ts: streamTs(ref) ?? ref, text: final ? text : writing(text) });
+  }
+
+  /** This attempt was given up: its own stream is closed as it is (a newer attempt edits it). */
+  async streamAbandon(_sessionId: string, ref: string, owner: string): Promise<void> {
+    await this.streams.abandon(ref, owner);
   }
 
   /**
@@ -107,6 +114,7 @@ export class SlackOutbound {
   async streamDone(sessionId: string, ref: string, text: string, owner: string): Promise<string> {
     const ts = streamTs(ref);
     if (ts === undefined) return ref;
+    if (this.streams.lostBy(ref, owner)) return ts;
     if (await this.streams.append(ref, text, owner, 'whole').catch(() => false)) return ref;
     await this.streams.close(this.threadOf(sessionId).channel, ref);
     return ts;
@@ -118,9 +126,10 @@ export class SlackOutbound {
       await this.client.chat.update({ channel, ts, ...body });
       return true;
     } catch (error) {
-      if (slackErrorCode(error) === 'message_not_found') return false;
+      const code = slackErrorCode(error);
+      if (code === 'message_not_found') return false;
       // Still a live stream (its attempt could not close it): closed now, so the retried delivery edits it.
-      await this.streams.close(channel, `stream:${ts}`, true);
+      if (code === 'cant_update_message') await this.streams.close(channel, `stream:${ts}`, true);
       throw error;
     }
   }
