@@ -319,6 +319,13 @@ const quorumScenarios: Record<string, Scenario> = {
 
 /** Ratings of an answer (Slack's feedback buttons signal the same): recorded, and the search attribute set. */
 const feedbackScenarios: Record<string, Scenario> = {
+  // A second turn within a minute reuses the settings the first one read (`settings-reused`): no activity.
+  'settings-reused': async (s) => {
+    for (const text of ['hello', 'and again', 'once more']) {
+      await s.say(text);
+      await s.idle();
+    }
+  },
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
   'settings-scheduled': async (s) => {
     for (const text of ['hello', 'and again']) {
