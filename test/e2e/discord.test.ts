@@ -56,7 +56,8 @@ beforeAll(async () => {
     },
   });
   requests = new DiscordRequests(`http://127.0.0.1:${stack.port}`, keys);
-  expect(discord.gatewayConnected).toBe(true);
+  // The gateway answers HTTP first; its Discord Gateway connection (for mentions) follows moments later.
+  await until("the gateway connected to Discord's Gateway", () => discord.gatewayConnected);
 });
 
 afterAll(async () => {
