@@ -12,7 +12,13 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseSlackSessionId } from './ids';
-import { NATIVE_STREAM_CHARS, NativeStreams, slackErrorCode, streamTs } from './native-stream';
+import {
+  NATIVE_STREAM_CHARS,
+  NATIVE_STREAM_PREFIX,
+  NativeStreams,
+  slackErrorCode,
+  streamTs,
+} from './native-stream';
 import {
   decidedBlocks,
   gateBlocks,
@@ -129,7 +135,8 @@ export class SlackOutbound {
       const code = slackErrorCode(error);
       if (code === 'message_not_found') return false;
       // Still a live stream (its attempt could not close it): closed now, so the retried delivery edits it.
-      if (code === 'cant_update_message') await this.streams.close(channel, `stream:${ts}`, true);
+      if (code === 'cant_update_message')
+        await this.streams.close(channel, `${NATIVE_STREAM_PREFIX}${ts}`, true);
       throw error;
     }
   }
