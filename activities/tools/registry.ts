@@ -19,7 +19,8 @@ import { runHttpRequest, type HttpCredential } from './http';
 import type { ParsedShellCommand } from '../../common/shell-command';
 import { parseShellCommand } from './parse-shell';
 import type { ShellSandbox } from './sandbox';
-import { runShell, sessionWorkdir } from './shell';
+import { sessionWorkdir } from './shell';
+import { runShellInLauncher } from './shell-launcher';
 import { currentTime } from './time';
 
 export interface ToolContext {
@@ -79,7 +80,7 @@ export const builtins: { readonly [Name in BuiltinName]: BuiltinTool } = {
       // Never unsandboxed by omission: without the sandbox the worker probed, nothing runs.
       if (!context.shell)
         return { status: 'error', content: 'shell_execute was given no sandbox; nothing ran' };
-      return await runShell({
+      return await runShellInLauncher({
         command: args.command,
         timeoutSeconds: args.timeout_seconds ?? 60,
         cwd: sessionWorkdir(context.dataDir, context.sessionId),

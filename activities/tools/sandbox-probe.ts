@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findBwrap, type SandboxMode, type SandboxStatus } from './sandbox';
-import { runShell } from './shell';
+import { runShellInLauncher, shellLauncher } from './shell-launcher';
 
 const probes = new Map<SandboxMode, Promise<SandboxStatus>>();
 
@@ -17,7 +17,11 @@ export function probeSandbox(mode: SandboxMode): Promise<SandboxStatus> {
 }
 
 async function tryBwrap(mode: SandboxMode): Promise<SandboxStatus> {
-  if (mode === 'off') return { kind: 'off' };
+  if (mode === 'off') {
+    // Started now, while the worker is small, as the probe below starts it for bwrap (shell-launcher.ts).
+    shellLauncher();
+    return { kind: 'off' };
+  }
   if (process.platform !== 'linux')
     return { kind: 'unavailable', reason: `bubblewrap needs Linux, this worker runs on ${process.platform}` };
   const bwrap = findBwrap();
@@ -25,8 +29,8 @@ async function tryBwrap(mode: SandboxMode): Promise<SandboxStatus> {
   const status: SandboxStatus = { kind: 'bwrap', bwrap };
   const workdir = mkdtempSync(path.join(os.tmpdir(), 'sandbox-probe-'));
   try {
-    // The very sandbox a command gets, so a missing user namespace or setpriv shows here, not later.
-    const result = await runShell({
+    // The very sandbox a command gets, started the very way, so a missing user namespace or setpriv shows here.
+    const result = await runShellInLauncher({
       command: 'echo ok',
       timeoutSeconds: 20,
       cwd: workdir,

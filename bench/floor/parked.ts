@@ -59,10 +59,27 @@ async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
-async function untilCount(client: Client, query: string, target: number): Promise<void> {
-  for (;;) {
+/**
+ * A query a loaded worker could not answer in time is asked again, as a gateway's user would click again: a
+ * query given up silently would leave its workflow parked and the count never reached.
+ */
+async function retried<T>(ask: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (attempt === attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+async function untilCount(client: Client, query: string, target: number, timeoutMs = 600_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; ;) {
     const { count } = await client.workflow.count(query);
     if (count === target) return;
+    if (Date.now() > deadline)
+      throw new Error(`${count} workflows match ${query}, not ${target}, after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -92,7 +109,8 @@ export async function measureParked(options: {
         const s = new TestSession(client, options.session.queue);
         await s.say('run `true`');
         return async () => {
-          const gates = await s.handle.query<{ id: string }[]>('pendingGates').catch(() => []);
+          const gates = await retried(() => s.handle.query<{ id: string }[]>('pendingGates'));
+          if (!gates.length) throw new Error(`${s.workflowId} has no open gate to resolve`);
           for (const gate of gates)
             await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
         };
@@ -112,7 +130,7 @@ export async function measureParked(options: {
             taskQueue: queue,
           });
           return async () => {
-            await handle.query('bareAnswer');
+            await retried(() => handle.query('bareAnswer'));
             await handle.signal(bareMessageSignal, 'go');
           };
         },

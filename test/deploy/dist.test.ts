@@ -109,5 +109,17 @@ describe('the compiled build', () => {
     await web.say(sessionId, 'hello');
     const answered = await web.answered(sessionId);
     expect(answered.transcript.at(-1)).toMatchObject({ role: 'assistant' });
+
+    // shell_execute from compiled code: the sandbox probe and the command go through the compiled launcher.
+    expect(worker()).not.toContain('shell_execute will refuse every command');
+    await web.say(sessionId, 'run `echo compiled-$((6*7))`');
+    const gate = await web.pendingGate(sessionId);
+    expect((await web.decide(sessionId, gate.id, 'approve')).status).toBe(202);
+    const ran = await web.waitFor(
+      sessionId,
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool'),
+      'the command run',
+    );
+    expect(ran.transcript.find((m) => m.role === 'tool')?.content).toContain('compiled-42');
   });
 });

@@ -3,6 +3,7 @@
  * and `npm run gateway` start them (one Node process each, so SIGKILL really kills it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -84,3 +85,17 @@ export const gatewayReady = (port: number) => async (): Promise<boolean> => {
     return false;
   }
 };
+
+/** How many processes on this machine have `marker` in their command line (NUL-separated arguments). */
+export function processesWith(marker: string): number {
+  let count = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) count++;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return count;
+}

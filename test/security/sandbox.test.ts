@@ -5,7 +5,7 @@
  * processes, a real local TCP listener.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -21,6 +21,7 @@ import { sessionWorkdir } from '../../activities/tools/shell';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
+import { processesWith } from '../helpers/processes';
 
 const execFileAsync = promisify(execFile);
 const mark = (what: string) => `${what}-${randomBytes(6).toString('hex')}`;
@@ -135,19 +136,6 @@ function leaked(result: ToolRunResult): string | undefined {
 }
 
 /** Host processes whose command line holds `marker` (a sandboxed process shows its own command line). */
-function processesWith(marker: string): number {
-  let count = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) count++;
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return count;
-}
-
 describe('the shell sandbox', () => {
   it('runs a normal command and keeps its files between calls of the same conversation', async () => {
     const first = await shell(

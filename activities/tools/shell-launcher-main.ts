@@ -1,0 +1,44 @@
+/**
+ * The shell launcher process (shell-launcher.ts starts it): runs each shell_execute command the worker sends
+ * over IPC with `runShell`, and answers with its result. It exists because starting a process copies the
+ * starting process's page tables: from a worker holding hundreds of cached workflows (1 GB) each start blocked
+ * the worker's event loop for ~35 ms; from this small process it takes ~1 ms.
+ *
+ * When the worker goes (even SIGKILLed) the IPC channel closes: every running command is killed and this
+ * process ends, as the commands did when bwrap was the worker's own child (`--die-with-parent`).
+ */
+import type { ToolRunResult } from '../types';
+import { runShell } from './shell';
+import type { LauncherRequest, LauncherReply } from './shell-launcher';
+
+const running = new Map<number, AbortController>();
+
+function reply(message: LauncherReply): void {
+  process.send?.(message);
+}
+
+process.on('message', (message: LauncherRequest) => {
+  if (message.type === 'abort') {
+    running.get(message.id)?.abort();
+    return;
+  }
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  void runShell({ ...message.input, signal: controller.signal })
+    .catch((error: unknown): ToolRunResult => ({
+      status: 'error',
+      content: `could not start the command: ${(error as Error).message}`,
+    }))
+    .then((result) => {
+      running.delete(message.id);
+      reply({ type: 'result', id: message.id, result });
+    });
+});
+
+process.on('disconnect', () => {
+  for (const controller of running.values()) controller.abort();
+  // The aborts kill each sandbox's PID 1 at once; this process ends once they are reaped, or in 2 s regardless.
+  setTimeout(() => process.exit(0), 2_000);
+});
+
+reply({ type: 'ready' });
