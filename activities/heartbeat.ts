@@ -11,7 +11,12 @@ import { Context } from '@temporalio/activity';
 export const HEARTBEAT_EVERY_MS = 1_000;
 export const activityHeartbeats = { maxHeartbeatThrottleInterval: HEARTBEAT_EVERY_MS } as const;
 
-/** Heartbeats while `work` runs; `signal` aborts when the activity is cancelled (Stop: the next heartbeat says so). */
+/**
+ * Heartbeats while `work` runs; `signal` aborts when the activity is cancelled (Stop: the next heartbeat says so).
+ * The first heartbeat goes after `everyMs`, not at once: each heartbeat is a database write on the server, and
+ * most tool runs and model calls end sooner (a heartbeat at start cost two writes per tool turn for nothing). A
+ * retry still reads the last details an earlier attempt recorded; the heartbeat timeout counts from the start.
+ */
 export async function withHeartbeat<T>(
   work: (signal: AbortSignal) => Promise<T>,
   everyMs = HEARTBEAT_EVERY_MS,
@@ -19,7 +24,6 @@ export async function withHeartbeat<T>(
   details: () => unknown = () => undefined,
 ): Promise<T> {
   const context = Context.current();
-  context.heartbeat(details());
   const timer = setInterval(() => context.heartbeat(details()), everyMs);
   try {
     return await work(context.cancellationSignal);

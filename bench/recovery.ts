@@ -17,6 +17,7 @@ import { AgentStatus } from '../common/search-attributes';
 import { cachedWorkflowBundle } from '../workers/workflow-code';
 import { pendingGatesQuery } from '../workflows/session/contract';
 import { ManagedProcess } from '../test/helpers/processes';
+import { countersByOperation } from './floor/server-metrics';
 import { TestSession } from '../test/helpers/session';
 import { SseTab } from '../test/helpers/sse';
 import type { Stat } from './run';
@@ -120,13 +121,8 @@ export async function measureIdleTabs(options: {
   while (Date.now() < deadline && !tabs.every((t) => t.views().length > 0))
     await new Promise((resolve) => setTimeout(resolve, 50));
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const queries = async () => {
-    const text = await (await fetch(options.metricsUrl)).text();
-    let total = 0;
-    for (const l of text.split('\n'))
-      if (/^service_requests\{.*operation="QueryWorkflow"/.test(l)) total += Number(l.split(' ').pop());
-    return total;
-  };
+  const queries = async () =>
+    (await countersByOperation(options.metricsUrl, 'service_requests')).get('QueryWorkflow') ?? 0;
   const q0 = await queries();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();

@@ -333,6 +333,7 @@ async function main(): Promise<void> {
       address: env.address,
       counts: PARKED,
       cached: CACHED,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
       session: {
         queue: QUEUE,
         env: {
@@ -347,7 +348,11 @@ async function main(): Promise<void> {
     results.parked = parked;
     for (const run of parked)
       note(
-        `${`${run.parked} parked, ${run.kind} (cache ${CACHED})`.padEnd(52)} worker RSS ${run.rssMiB} MiB parked, peak ${run.peakRssMiB} MiB; parked in ${run.parkSeconds} s; resolved at ${run.resumesPerSecond}/s (CPU: worker ${run.cpuPercent.worker} %, server ${run.cpuPercent.server} %, bench ${run.cpuPercent.bench} %)`,
+        `${`${run.parked} parked, ${run.kind} (cache ${CACHED})`.padEnd(52)} worker RSS ${run.rssMiB} MiB parked, peak ${run.peakRssMiB} MiB; parked in ${run.parkSeconds} s; resolved at ${run.resumesPerSecond}/s (CPU: worker ${run.cpuPercent.worker} %, server ${run.cpuPercent.server} %, bench ${run.cpuPercent.bench} %)${
+          run.perResume
+            ? `; per resume: ${run.perResume.serviceRequests.total} server calls, ${run.perResume.persistenceRequests.total} database operations ${JSON.stringify(run.perResume.persistenceRequests.top)}`
+            : ''
+        }`,
       );
     results.parkedResumeRatio = Object.fromEntries(
       PARKED.map((count) => {

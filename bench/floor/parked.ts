@@ -13,6 +13,7 @@ import { decideSignal } from '../../workflows/session/contract';
 import { ManagedProcess } from '../../test/helpers/processes';
 import { TestSession } from '../../test/helpers/session';
 import { bareMessageSignal } from './bare-workflow';
+import { countersByOperation, perUnit } from './server-metrics';
 
 export interface ParkedRun {
   kind: 'bare' | 'session';
@@ -25,6 +26,11 @@ export interface ParkedRun {
   resumesPerSecond: number;
   /** Share of one CPU each process used while resolving (100 = one core busy the whole time). */
   cpuPercent: { worker: number; server: number; bench: number };
+  /** What each resume asked of the server: API calls and database operations (the largest kinds). */
+  perResume?: {
+    serviceRequests: ReturnType<typeof perUnit>;
+    persistenceRequests: ReturnType<typeof perUnit>;
+  };
 }
 
 /** A process's resident memory now and at its peak, from /proc (Linux). */
@@ -96,6 +102,8 @@ export async function measureParked(options: {
   address: string;
   counts: number[];
   cached: number;
+  /** The dev server's Prometheus endpoint, to count what each resume asked of it. */
+  metricsUrl?: string;
   session: { queue: string; env: Record<string, string> };
   bare: { bundlePath: string };
 }): Promise<ParkedRun[]> {
@@ -165,10 +173,19 @@ export async function measureParked(options: {
         server: serverPid ? cpuSeconds(serverPid) : 0,
         bench: process.cpuUsage(),
       };
+      const counters = async () =>
+        options.metricsUrl
+          ? await Promise.all([
+              countersByOperation(options.metricsUrl, 'service_requests'),
+              countersByOperation(options.metricsUrl, 'persistence_requests'),
+            ])
+          : undefined;
+      const countersBefore = await counters();
       start = performance.now();
       await inBatches(resolvers, 50, (resolve) => resolve());
       await untilCount(client, kind.parkedQuery, baseline);
       const resolveSeconds = (performance.now() - start) / 1000;
+      const countersAfter = await counters();
       const benchCpu = process.cpuUsage(cpuBefore.bench);
       const percent = (seconds: number) => Math.round((100 * seconds) / resolveSeconds);
       const peak = processMemory(worker.pid!).peakRssMiB;
@@ -186,6 +203,14 @@ export async function measureParked(options: {
           server: serverPid ? percent(cpuSeconds(serverPid) - cpuBefore.server) : 0,
           bench: percent((benchCpu.user + benchCpu.system) / 1e6),
         },
+        ...(countersBefore && countersAfter
+          ? {
+              perResume: {
+                serviceRequests: perUnit(countersBefore[0], countersAfter[0], count),
+                persistenceRequests: perUnit(countersBefore[1], countersAfter[1], count),
+              },
+            }
+          : {}),
       });
       await worker.kill('SIGTERM');
     }

@@ -326,6 +326,15 @@ const feedbackScenarios: Record<string, Scenario> = {
       await s.idle();
     }
   },
+  // A tool turn writes its status and waiting line only when they change (`visibility-unchanged-skipped`).
+  'visibility-unchanged': async (s) => {
+    await s.say('run `true`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    await s.idle();
+    await s.say('hello');
+    await s.idle();
+  },
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
   'settings-scheduled': async (s) => {
     for (const text of ['hello', 'and again']) {

@@ -79,6 +79,32 @@ describe('session workflow', () => {
     });
   });
 
+  it('tells the server its status and what it waits for only when they change', async () => {
+    await withSession(async (session) => {
+      await session.say('run `true`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      await session.idle();
+      await session.say('hello');
+      await session.idle();
+      const { events } = await session.handle.fetchHistory();
+      const decode = (payload?: { data?: Uint8Array | null } | null) =>
+        payload?.data?.length ? (JSON.parse(Buffer.from(payload.data).toString()) as unknown) : null;
+      const statuses = events!.flatMap((e) => {
+        const status =
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.AgentStatus;
+        return status ? [decode(status)] : [];
+      });
+      const waiting = events!.flatMap((e) => {
+        const fields = e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields;
+        return fields && 'waitingFor' in fields ? [decode(fields.waitingFor)] : [];
+      });
+      // Operators still see every change: running, waiting on the approval, running the tool, idle; twice.
+      expect(statuses).toEqual(['running', 'waiting_approval', 'running', 'idle', 'running', 'idle']);
+      expect(waiting).toEqual([null, 'approval of shell_execute (true) from @alice', null]);
+    });
+  });
+
   it('tells the model the reason when a call is denied, and does not run it', async () => {
     await withSession(async (session, config) => {
       await session.say('run `echo ran >> count.txt`');

@@ -51,3 +51,8 @@ export const TYPED_STOP = 'typed-stop';
 export const BUDGETS = 'budgets';
 /** Ratings of answers set the AgentFeedback search attribute. */
 export const FEEDBACK = 'answer-feedback';
+/**
+ * A status or waiting line a run already wrote is not written again (each search attribute or memo upsert is a
+ * visibility write on the server; a tool turn wrote its unchanged "waiting for" memo twice).
+ */
+export const VISIBILITY_UNCHANGED_SKIPPED = 'visibility-unchanged-skipped';

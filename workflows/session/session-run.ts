@@ -67,6 +67,7 @@ import {
   SETTINGS_SCHEDULED,
   TYPED_ANSWERS,
   TYPED_STOP,
+  VISIBILITY_UNCHANGED_SKIPPED,
 } from './patches';
 import { failureMessage, loadSettings, loadSettingsLocally } from './session-activities';
 import type { SessionSettings } from './settings';
@@ -93,6 +94,9 @@ export class SessionRun {
   /** Slack and Discord are told through the outbox; the web chat reads state. */
   readonly emitsToPlatform: boolean;
   settings: SessionSettings = { maxSteps: 12 };
+  /** What `setStatus` last wrote to search attributes and memo in this run, and whether it skips a repeat. */
+  private lastWritten: { attributes: string; waitingFor: string | null } | undefined;
+  private skipsUnchangedVisibility: boolean | undefined;
   /** When this run last read the settings (workflow time). */
   private settingsReadAt: number | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
@@ -149,7 +153,7 @@ export class SessionRun {
   setStatus(status: SessionStatus, waitingFor?: string): void {
     this.state.status = status;
     const { usage } = this.state;
-    wf.upsertSearchAttributes([
+    const attributes = [
       { key: AgentStatus, value: status },
       { key: AgentChannel, value: this.input.channel },
       { key: AgentOwner, value: this.input.ownerId },
@@ -160,8 +164,18 @@ export class SessionRun {
             { key: AgentCostUsd, value: Math.round(usage.costUsd * 1e6) / 1e6 },
           ]
         : []),
-    ]);
-    wf.upsertMemo({ waitingFor: waitingFor ?? null });
+    ] as const;
+    const written = {
+      attributes: JSON.stringify(attributes.map(({ key, value }) => [key.name, value])),
+      waitingFor: waitingFor ?? null,
+    };
+    // Each upsert is a write to the server's visibility store: what this run already wrote is not written again
+    // (runs recorded before this patch wrote every time, and replay the same).
+    this.skipsUnchangedVisibility ??= wf.patched(VISIBILITY_UNCHANGED_SKIPPED);
+    const last = this.skipsUnchangedVisibility ? this.lastWritten : undefined;
+    if (written.attributes !== last?.attributes) wf.upsertSearchAttributes([...attributes]);
+    if (!last || written.waitingFor !== last.waitingFor) wf.upsertMemo({ waitingFor: written.waitingFor });
+    this.lastWritten = written;
     this.state.touch();
   }
 
