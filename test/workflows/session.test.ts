@@ -99,6 +99,10 @@ describe('session workflow', () => {
         const fields = e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields;
         return fields && 'waitingFor' in fields ? [decode(fields.waitingFor)] : [];
       });
+      const owners = events!.filter(
+        (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.AgentOwner,
+      );
+      expect(owners).toHaveLength(1);
       // Operators still see every change: running, waiting on the approval, running the tool, idle; twice.
       expect(statuses).toEqual(['running', 'waiting_approval', 'running', 'idle', 'running', 'idle']);
       expect(waiting).toEqual([null, 'approval of shell_execute (true) from @alice', null]);

@@ -95,7 +95,7 @@ export class SessionRun {
   readonly emitsToPlatform: boolean;
   settings: SessionSettings = { maxSteps: 12 };
   /** What `setStatus` last wrote to search attributes and memo in this run, and whether it skips a repeat. */
-  private lastWritten: { attributes: string; waitingFor: string | null } | undefined;
+  private lastWritten: { attributes: Map<string, unknown>; waitingFor: string | null } | undefined;
   private skipsUnchangedVisibility: boolean | undefined;
   /** When this run last read the settings (workflow time). */
   private settingsReadAt: number | undefined;
@@ -165,17 +165,21 @@ export class SessionRun {
           ]
         : []),
     ] as const;
-    const written = {
-      attributes: JSON.stringify(attributes.map(({ key, value }) => [key.name, value])),
-      waitingFor: waitingFor ?? null,
-    };
-    // Each upsert is a write to the server's visibility store: what this run already wrote is not written again
-    // (runs recorded before this patch wrote every time, and replay the same).
+    const waiting = waitingFor ?? null;
+    // Each upsert is a write to the server's visibility store: what this run already wrote is not written again,
+    // neither a search attribute with the same value nor the same waiting line (runs recorded before this patch
+    // wrote them all every time, and replay the same).
     this.skipsUnchangedVisibility ??= wf.patched(VISIBILITY_UNCHANGED_SKIPPED);
     const last = this.skipsUnchangedVisibility ? this.lastWritten : undefined;
-    if (written.attributes !== last?.attributes) wf.upsertSearchAttributes([...attributes]);
-    if (!last || written.waitingFor !== last.waitingFor) wf.upsertMemo({ waitingFor: written.waitingFor });
-    this.lastWritten = written;
+    const changed = last
+      ? attributes.filter(({ key, value }) => last.attributes.get(key.name) !== value)
+      : attributes;
+    if (changed.length) wf.upsertSearchAttributes([...changed]);
+    if (!last || waiting !== last.waitingFor) wf.upsertMemo({ waitingFor: waiting });
+    this.lastWritten = {
+      attributes: new Map(attributes.map(({ key, value }) => [key.name, value])),
+      waitingFor: waiting,
+    };
     this.state.touch();
   }
 
