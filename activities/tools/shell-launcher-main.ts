@@ -14,7 +14,8 @@ import type { LauncherRequest, LauncherReply } from './shell-launcher';
 const running = new Map<number, AbortController>();
 
 function reply(message: LauncherReply): void {
-  process.send?.(message);
+  // A result that finds the worker gone has no one to go to (the worker's death already ended the command).
+  if (process.connected) process.send?.(message, undefined, {}, () => {});
 }
 
 process.on('message', (message: LauncherRequest) => {
