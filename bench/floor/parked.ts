@@ -80,7 +80,7 @@ async function retried<T>(ask: () => Promise<T>, attempts = 5): Promise<T> {
   }
 }
 
-async function untilCount(client: Client, query: string, target: number, timeoutMs = 600_000): Promise<void> {
+async function untilCount(client: Client, query: string, target: number, timeoutMs: number): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; ;) {
     const { count } = await client.workflow.count(query);
     if (count === target) return;
@@ -148,6 +148,8 @@ export async function measureParked(options: {
 
   const runs: ParkedRun[] = [];
   for (const count of options.counts) {
+    // Parking or resolving slower than 5 a second is a stuck run, not a slow one (10,000 sessions: 2,000 s).
+    const deadlineMs = Math.max(600_000, count * 200);
     for (const kindName of ['bare', 'session'] as const) {
       const kind = kinds[kindName]();
       const worker = new ManagedProcess(`${kindName} worker`, kind.worker.entry, {
@@ -165,7 +167,7 @@ export async function measureParked(options: {
         50,
         async (i) => resolvers.push(await kind.park(i)),
       );
-      await untilCount(client, kind.parkedQuery, baseline + count);
+      await untilCount(client, kind.parkedQuery, baseline + count, deadlineMs);
       const parkSeconds = (performance.now() - start) / 1000;
       const memory = processMemory(worker.pid!);
       const cpuBefore = {
@@ -183,7 +185,7 @@ export async function measureParked(options: {
       const countersBefore = await counters();
       start = performance.now();
       await inBatches(resolvers, 50, (resolve) => resolve());
-      await untilCount(client, kind.parkedQuery, baseline);
+      await untilCount(client, kind.parkedQuery, baseline, deadlineMs);
       const resolveSeconds = (performance.now() - start) / 1000;
       const countersAfter = await counters();
       const benchCpu = process.cpuUsage(cpuBefore.bench);
