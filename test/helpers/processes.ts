@@ -86,16 +86,21 @@ export const gatewayReady = (port: number) => async (): Promise<boolean> => {
   }
 };
 
-/** How many processes on this machine have `marker` in their command line (NUL-separated arguments). */
+/** Host PIDs of the processes whose command line holds `marker` (NUL-separated arguments). */
+export function pidsWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false; // exited meanwhile
+      }
+    });
+}
+
+/** How many processes on this machine have `marker` in their command line. */
 export function processesWith(marker: string): number {
-  let count = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) count++;
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return count;
+  return pidsWith(marker).length;
 }

@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { shellExecuteTool } from '../../common/tools/definitions';
@@ -17,7 +17,7 @@ import { shellLauncher } from '../../activities/tools/shell-launcher';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
-import { processesWith } from '../helpers/processes';
+import { pidsWith, processesWith } from '../helpers/processes';
 import { until } from '../helpers/until';
 
 const SECRET = `launcher-secret-${randomBytes(8).toString('hex')}`;
@@ -47,20 +47,6 @@ function statusOf(pid: number): string {
   }
 }
 const parentOf = (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(statusOf(pid))?.[1] ?? 0);
-
-/** Host PIDs of the processes whose command line holds `marker`. */
-function pidsWith(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
-      } catch {
-        return false;
-      }
-    });
-}
 
 beforeAll(async () => {
   // The test process plays the worker: its environment holds a secret, as a worker's holds its tokens.
