@@ -8,8 +8,12 @@
  * process ends, as the commands did when bwrap was the worker's own child (`--die-with-parent`).
  */
 import type { ToolRunResult } from '../types';
+import { closeInheritedDescriptors } from './inherited-descriptors';
 import { runShell } from './shell';
 import type { LauncherRequest, LauncherReply } from './shell-launcher';
+
+// Before any command starts: what this process inherited from the worker's own starter is not the commands'.
+closeInheritedDescriptors();
 
 const running = new Map<number, AbortController>();
 

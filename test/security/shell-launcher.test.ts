@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { shellExecuteTool } from '../../common/tools/definitions';
@@ -169,4 +169,72 @@ describe('the shell launcher', () => {
     }
     tally.finish('sandbox: worker killed mid-command');
   });
+
+  it('starts commands with no descriptor beyond stdin, stdout and stderr, whatever the worker inherited', async () => {
+    const tally = new Tally();
+    const module = (file: string) => JSON.stringify(path.resolve(__dirname, '../..', file));
+    for (const mode of ['bwrap', 'off', 'bwrap', 'off'] as const) {
+      const { command, marker } = sleeper();
+      // A worker-like process whose starter left it a descriptor that is not close-on-exec (a supervisor's log
+      // file here, opened by bash at 200; Node marks only low-numbered inherited ones close-on-exec).
+      const worker = spawn(
+        'bash',
+        [
+          '-c',
+          'exec "$@" 200>>"$LOG"',
+          'bash',
+          process.execPath,
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          `
+          const { executors } = await import(${module('activities/tools/registry.ts')});
+          const { probeSandbox } = await import(${module('activities/tools/sandbox-probe.ts')});
+          const shell = { status: await probeSandbox(${JSON.stringify(mode)}), network: 'none' };
+          await executors.shell_execute(
+            { command: ${JSON.stringify(command)} },
+            { dataDir: ${JSON.stringify(dataDir)}, sessionId: 'session:web:descriptors', signal: new AbortController().signal, shell },
+          );`,
+        ],
+        {
+          stdio: ['ignore', 'inherit', 'inherit'],
+          env: { ...process.env, LOG: path.join(dataDir, 'supervisor.log') },
+        },
+      );
+      try {
+        const commandPids = () =>
+          pidsWith(marker).filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'bwrap';
+            } catch {
+              return false;
+            }
+          });
+        await until('the command running', () => commandPids().length > 0, { timeoutMs: 30_000 });
+        for (const pid of commandPids()) {
+          const held = readdirSync(`/proc/${pid}/fd`).map(Number);
+          const extra = held.filter((fd) => fd > 2);
+          if (extra.length) tally.lost++;
+          tally.check(
+            extra.length === 0,
+            () =>
+              `${mode}: the command holds ${extra.map((fd) => `${fd} -> ${readlinkOr(`/proc/${pid}/fd/${fd}`)}`).join(', ')}`,
+          );
+        }
+      } finally {
+        worker.kill('SIGKILL');
+        await until('the command gone', () => processesWith(marker) === 0, { timeoutMs: 5_000 });
+      }
+    }
+    tally.finish('sandbox: descriptors a command inherits');
+  });
 });
+
+function readlinkOr(link: string): string {
+  try {
+    return readlinkSync(link);
+  } catch {
+    return '?';
+  }
+}
