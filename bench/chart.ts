@@ -115,20 +115,25 @@ export function chartRows(report: Report): [string, Row[]][] {
   const parked = (r.parked ?? []) as Parked[];
   const counts = [...new Set(parked.map((p) => p.parked))];
   const rates: Row[] = counts.flatMap((count) => {
-    const session = parked.find((p) => p.parked === count && p.kind === 'session');
     const bare = parked.find((p) => p.parked === count && p.kind === 'bare');
-    if (!session) return [];
     return [
-      {
-        label: `resolving ${count} parked: resumes`,
-        value: session.resumesPerSecond,
-        ...(bare
-          ? { floor: bare.resumesPerSecond, goal: Number((bare.resumesPerSecond * 0.9).toFixed(1)) }
-          : {}),
-        unit: '/s',
-        higherIsBetter: true,
-      },
-    ];
+      ['session', 'approved shell command'],
+      ['session-question', 'answered question'],
+    ].flatMap(([kind, what]) => {
+      const session = parked.find((p) => p.parked === count && p.kind === kind);
+      if (!session) return [];
+      return [
+        {
+          label: `resolving ${count} parked (${what}): resumes`,
+          value: session.resumesPerSecond,
+          ...(bare
+            ? { floor: bare.resumesPerSecond, goal: Number((bare.resumesPerSecond * 0.9).toFixed(1)) }
+            : {}),
+          unit: '/s',
+          higherIsBetter: true,
+        },
+      ];
+    });
   });
   if (rates.length) sections.push(['Parked workflows (worker cache 500)', rates]);
 

@@ -9,14 +9,21 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { decideSignal } from '../../workflows/session/contract';
+import { answerSignal, decideSignal } from '../../workflows/session/contract';
 import { ManagedProcess } from '../../test/helpers/processes';
 import { TestSession } from '../../test/helpers/session';
 import { bareMessageSignal } from './bare-workflow';
 import { countersByOperation, perUnit } from './server-metrics';
 
+/**
+ * What parks: `bare` the floor; `session` a session waiting to approve a shell command (its resume runs the command
+ * in the sandbox: ~10 ms of machine CPU in bwrap, setpriv, prlimit and sh that the floor's echo does not spend);
+ * `session-question` a session waiting on an `ask_user` answer (its resume, like the floor's, starts no process).
+ */
+export type ParkedKind = 'bare' | 'session' | 'session-question';
+
 export interface ParkedRun {
-  kind: 'bare' | 'session';
+  kind: ParkedKind;
   parked: number;
   cachedWorkflows: number;
   rssMiB: number;
@@ -24,8 +31,13 @@ export interface ParkedRun {
   parkSeconds: number;
   resolveSeconds: number;
   resumesPerSecond: number;
-  /** Share of one CPU each process used while resolving (100 = one core busy the whole time). */
-  cpuPercent: { worker: number; server: number; bench: number };
+  /** When the bench had asked and signalled every one (the rest of resolveSeconds is the worker catching up). */
+  signalledSeconds: number;
+  /**
+   * Share of one CPU each process used while resolving (100 = one core busy the whole time); `machine` is every
+   * process together (the sandboxed commands and the shell launcher included), out of 100 per core.
+   */
+  cpuPercent: { worker: number; server: number; bench: number; machine: number };
   /** What each resume asked of the server: API calls and database operations (the largest kinds). */
   perResume?: {
     serviceRequests: ReturnType<typeof perUnit>;
@@ -47,6 +59,13 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
+/** CPU seconds the whole machine has been busy (all cores, everything but idle and I/O wait), from /proc/stat. */
+function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const idle = fields[3]! + fields[4]!;
+  return (fields.reduce((sum, n) => sum + n, 0) - idle) / 100;
+}
+
 /** The dev server's pid: the `temporal server start-dev` process listening on this port. */
 export function devServerPid(port: number): number | undefined {
   for (const entry of readdirSync('/proc')) {
@@ -61,8 +80,13 @@ export function devServerPid(port: number): number | undefined {
   return undefined;
 }
 
-async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
+/** Runs `run` on every item, `size` at a time: a new one starts as soon as one ends (no batch waits for its slowest). */
+async function inPool<T>(items: T[], size: number, run: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await run(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, lane));
 }
 
 /**
@@ -102,6 +126,8 @@ export async function measureParked(options: {
   address: string;
   counts: number[];
   cached: number;
+  /** Which kinds to park, in this order (the floor first: the others are compared with it). */
+  kinds?: ParkedKind[];
   /** The dev server's Prometheus endpoint, to count what each resume asked of it. */
   metricsUrl?: string;
   session: { queue: string; env: Record<string, string> };
@@ -109,21 +135,32 @@ export async function measureParked(options: {
 }): Promise<ParkedRun[]> {
   const { client } = options;
   const serverPid = devServerPid(Number(options.address.split(':').at(-1)));
-  const kinds: Record<'bare' | 'session', () => Kind> = {
-    session: () => ({
+  const sessionKind =
+    (parkedStatus: string, prompt: string, resolve: (s: TestSession, gateId: string) => Promise<void>) =>
+    (): Kind => ({
       worker: { entry: 'workers/main.ts', env: options.session.env },
-      parkedQuery: `AgentStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`,
+      parkedQuery: `AgentStatus = '${parkedStatus}' AND ExecutionStatus = 'Running'`,
       park: async () => {
         const s = new TestSession(client, options.session.queue);
-        await s.say('run `true`');
+        await s.say(prompt);
         return async () => {
           const gates = await retried(() => s.handle.query<{ id: string }[]>('pendingGates'));
           if (!gates.length) throw new Error(`${s.workflowId} has no open gate to resolve`);
-          for (const gate of gates)
-            await s.handle.signal(decideSignal, { gateId: gate.id, choice: 'approve', userId: 'alice' });
+          for (const gate of gates) await resolve(s, gate.id);
         };
       },
-    }),
+    });
+  const kinds: Record<ParkedKind, () => Kind> = {
+    session: sessionKind('waiting_approval', 'run `true`', (s, gateId) =>
+      s.handle.signal(decideSignal, { gateId, choice: 'approve', userId: 'alice' }),
+    ),
+    'session-question': sessionKind('waiting_answer', 'ask one', (s, gateId) =>
+      s.handle.signal(answerSignal, {
+        gateId,
+        userId: 'alice',
+        answers: [{ question: 'Environment', selected: ['staging'] }],
+      }),
+    ),
     bare: () => {
       const queue = `bench-bare-parked-${randomUUID()}`;
       return {
@@ -150,7 +187,7 @@ export async function measureParked(options: {
   for (const count of options.counts) {
     // Parking or resolving slower than 5 a second is a stuck run, not a slow one (10,000 sessions: 2,000 s).
     const deadlineMs = Math.max(600_000, count * 200);
-    for (const kindName of ['bare', 'session'] as const) {
+    for (const kindName of options.kinds ?? (['bare', 'session', 'session-question'] as const)) {
       const kind = kinds[kindName]();
       const worker = new ManagedProcess(`${kindName} worker`, kind.worker.entry, {
         ...kind.worker.env,
@@ -162,7 +199,7 @@ export async function measureParked(options: {
       const baseline = (await client.workflow.count(kind.parkedQuery)).count;
       let start = performance.now();
       const resolvers: (() => Promise<void>)[] = [];
-      await inBatches(
+      await inPool(
         Array.from({ length: count }, (_, i) => i),
         50,
         async (i) => resolvers.push(await kind.park(i)),
@@ -174,6 +211,7 @@ export async function measureParked(options: {
         worker: cpuSeconds(worker.pid!),
         server: serverPid ? cpuSeconds(serverPid) : 0,
         bench: process.cpuUsage(),
+        machine: machineBusySeconds(),
       };
       const counters = async () =>
         options.metricsUrl
@@ -184,7 +222,8 @@ export async function measureParked(options: {
           : undefined;
       const countersBefore = await counters();
       start = performance.now();
-      await inBatches(resolvers, 50, (resolve) => resolve());
+      await inPool(resolvers, 50, (resolve) => resolve());
+      const signalledSeconds = (performance.now() - start) / 1000;
       await untilCount(client, kind.parkedQuery, baseline, deadlineMs);
       const resolveSeconds = (performance.now() - start) / 1000;
       const countersAfter = await counters();
@@ -200,10 +239,12 @@ export async function measureParked(options: {
         parkSeconds: Number(parkSeconds.toFixed(1)),
         resolveSeconds: Number(resolveSeconds.toFixed(1)),
         resumesPerSecond: Number((count / resolveSeconds).toFixed(1)),
+        signalledSeconds: Number(signalledSeconds.toFixed(1)),
         cpuPercent: {
           worker: percent(cpuSeconds(worker.pid!) - cpuBefore.worker),
           server: serverPid ? percent(cpuSeconds(serverPid) - cpuBefore.server) : 0,
           bench: percent((benchCpu.user + benchCpu.system) / 1e6),
+          machine: percent(machineBusySeconds() - cpuBefore.machine),
         },
         ...(countersBefore && countersAfter
           ? {

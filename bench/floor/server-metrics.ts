@@ -27,6 +27,6 @@ export function perUnit(
   const round = (n: number) => Number(n.toFixed(2));
   return {
     total: round(rows.reduce((sum, [, value]) => sum + value, 0)),
-    top: Object.fromEntries(rows.slice(0, 8).map(([operation, value]) => [operation, round(value)])),
+    top: Object.fromEntries(rows.slice(0, 16).map(([operation, value]) => [operation, round(value)])),
   };
 }

@@ -6,6 +6,18 @@ import type { AppConfig } from '../config';
 import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from './cli';
 
+/**
+ * The dev server reads its search attributes from the database on every use unless told otherwise (so that
+ * one created a moment ago is usable at once): every search-attribute upsert, visibility write and list query
+ * then costs cluster-metadata and namespace reads, ~50 database operations per resumed session, which made the
+ * single-threaded SQLite store the bottleneck (docs/BENCHMARKS.md). A production server caches them. Ours are
+ * all registered at start (`--search-attribute`), so caching them costs nothing here.
+ */
+export const SEARCH_ATTRIBUTE_CACHE_ARGS = [
+  '--dynamic-config-value',
+  'system.forceSearchAttributesCacheRefreshOnRead=false',
+];
+
 export interface EmbeddedTemporal {
   address: string;
   stop(): Promise<void>;
@@ -32,6 +44,7 @@ export async function startEmbeddedTemporal(
       ui: true,
       uiPort: config.temporal.uiPort,
       searchAttributes: [...customSearchAttributes],
+      extraArgs: SEARCH_ATTRIBUTE_CACHE_ARGS,
     },
   });
   return {

@@ -2,9 +2,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
 import { freePort, gatewayReady } from '../helpers/processes';
+import { until } from '../helpers/until';
 import { WebClient } from '../helpers/web-client';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -75,6 +77,18 @@ describe('npm start', () => {
     const web = new WebClient(`http://127.0.0.1:${port}`, { bearer: token });
     await web.say('persisted', 'run `echo kept`');
     const gate = await web.pendingGate('persisted');
+    // The embedded server caches search attributes (infra/temporal/dev-server.ts): ones registered at its start
+    // are usable at once, so the first session is already findable by status in the Temporal UI.
+    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    try {
+      const temporal = new Client({ connection });
+      await until('the session listed as waiting for approval', async () => {
+        const { count } = await temporal.workflow.count(`AgentStatus = 'waiting_approval'`);
+        return count === 1;
+      });
+    } finally {
+      await connection.close();
+    }
     expect(await first.stop()).toBe(0);
     expect(await portClosed(port)).toBe(true);
     expect(await portClosed(uiPort)).toBe(true);

@@ -2,18 +2,29 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from '../../infra/temporal/cli';
+import { SEARCH_ATTRIBUTE_CACHE_ARGS } from '../../infra/temporal/dev-server';
 
 export async function startTestTemporal(
-  options: { dbFilename?: string; port?: number; metricsPort?: number } = {},
+  options: {
+    dbFilename?: string;
+    port?: number;
+    metricsPort?: number;
+    /** Cache search attributes as a production server does (see SEARCH_ATTRIBUTE_CACHE_ARGS); the bench does. */
+    cacheSearchAttributes?: boolean;
+  } = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
+  const extraArgs = [
+    ...(options.metricsPort ? ['--metrics-port', String(options.metricsPort)] : []),
+    ...(options.cacheSearchAttributes ? SEARCH_ATTRIBUTE_CACHE_ARGS : []),
+  ];
   return await TestWorkflowEnvironment.createLocal({
     server: {
       executable: cli ? { type: 'existing-path', path: cli } : { type: 'cached-download' },
       searchAttributes: [...customSearchAttributes],
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
       ...(options.port ? { port: options.port } : {}),
-      ...(options.metricsPort ? { extraArgs: ['--metrics-port', String(options.metricsPort)] } : {}),
+      ...(extraArgs.length ? { extraArgs } : {}),
       log: { format: 'pretty', level: 'error' },
     },
   });
