@@ -29,7 +29,11 @@ export function closeInheritedDescriptors(): number[] {
       continue; // gone meanwhile (readdir's own descriptor, for one)
     }
     if (Number.isNaN(flags) || flags & O_CLOEXEC) continue;
-    closeSync(fd);
+    try {
+      closeSync(fd);
+    } catch {
+      // Linux frees the descriptor even when close reports an error (EIO on a network file system).
+    }
     closed.push(fd);
   }
   return closed;

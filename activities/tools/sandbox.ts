@@ -32,6 +32,8 @@ export const SANDBOX_LIMITS = {
 
 /** The descriptor on which bwrap reports the host PID of the sandbox's PID 1 (JSON `child-pid`). */
 export const INFO_FD = 3;
+/** The descriptor from which bwrap reads the seccomp filter it installs (sandbox-seccomp.ts). */
+export const SECCOMP_FD = 4;
 /** Where the working directory appears inside the sandbox; also HOME. */
 export const SANDBOX_WORKDIR = '/work';
 const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
@@ -139,6 +141,8 @@ export function bwrapArgs(input: {
     ...(input.uid === undefined ? ['--as-pid-1'] : []),
     '--info-fd',
     String(INFO_FD),
+    '--seccomp',
+    String(SECCOMP_FD),
     '--die-with-parent',
     '--new-session',
     '--hostname',

@@ -5,10 +5,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lchownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import type { ToolRunResult } from '../types';
 import { OUTPUT_CAP, capOutput } from './output-cap';
 import { endSandbox, identifyInit, type SandboxInit } from './sandbox-init';
-import { INFO_FD, SANDBOX_FIX, bwrapArgs, runsAsRoot, sandboxUid, type ShellSandbox } from './sandbox';
+import {
+  INFO_FD,
+  SANDBOX_FIX,
+  SECCOMP_FD,
+  bwrapArgs,
+  runsAsRoot,
+  sandboxUid,
+  type ShellSandbox,
+} from './sandbox';
+import { keyringFilter } from './sandbox-seccomp';
+
+const KEYRING_FILTER = keyringFilter();
 
 export function sessionWorkdir(dataDir: string, sessionId: string): string {
   const safe = sessionId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 200);
@@ -32,11 +44,17 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     const uid = runsAsRoot() ? sandboxUid(cwd) : undefined;
     if (uid !== undefined) ownWorkdir(cwd, uid);
     // bwrap gets no environment either: its own /proc/1/environ is readable from inside.
-    return spawn(
+    const child = spawn(
       sandbox.status.bwrap,
       bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
-      { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], detached: true },
+      { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true },
     );
+    // bwrap reads the filter to its end before it starts the command. A bwrap that ended first (it could not
+    // build the sandbox) says why on stderr and in its exit code; the broken pipe adds nothing.
+    const filter = child.stdio[SECCOMP_FD] as Writable;
+    filter.on('error', () => {});
+    filter.end(KEYRING_FILTER);
+    return child;
   }
   return spawn('sh', ['-c', command], {
     cwd,

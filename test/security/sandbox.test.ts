@@ -298,6 +298,35 @@ describe('the shell sandbox', () => {
     tally.finish('sandbox: fork bomb');
   });
 
+  it("cannot use the kernel keyrings, shared with the worker and every other conversation's commands", async () => {
+    // add_key, request_key, keyctl: bwrap and setpriv give no command a keyring of its own (sandbox-seccomp.ts).
+    const numbers = { x64: [248, 249, 250], arm64: [217, 218, 219] }[process.arch as 'x64' | 'arm64'];
+    expect(numbers, `keyring call numbers for ${process.arch}`).toBeDefined();
+    const [addKey, requestKey, keyctl] = numbers!;
+    const perl = (call: string) =>
+      `perl -e '$r = ${call}; print $r < 0 ? "refused: $!\\n" : "allowed: $r\\n"'`;
+    const secret = mark('keyring');
+    const calls = [
+      `syscall(${keyctl}, 0, -3, 1)`, // KEYCTL_GET_KEYRING_ID of the session keyring
+      // (Perl passes strings to a system call only from variables.)
+      `syscall(${addKey}, $t = "user", $d = "note", $p = "${secret}", ${secret.length}, -3)`, // a key for others
+      `syscall(${requestKey}, $t = "user", $d = "note", 0, 0)`, // a key left by someone else
+      `syscall(${keyctl}, 11, -3, 0, 0)`, // KEYCTL_READ: the ids of the keys in the session keyring
+    ];
+    // On the host the same calls work: the rows below would count a sandbox that let them through.
+    const onHost = spawnSync('sh', ['-c', perl(calls[0]!)], { encoding: 'utf8' }).stdout;
+    expect(onHost).toMatch(/^allowed: \d+/);
+    const tally = new Tally();
+    for (const conversation of ['session:web:keys-a', 'session:web:keys-b'])
+      for (const call of calls) {
+        const result = await shell(conversation, perl(call));
+        const allowed = !/refused: Operation not permitted/.test(result.content);
+        if (allowed) tally.lost++;
+        tally.check(!allowed, () => `${call} in ${conversation}: ${result.content}`);
+      }
+    tally.finish('sandbox: kernel keyrings');
+  });
+
   describe('network', () => {
     let server: Server;
     let port: number;
