@@ -48,6 +48,30 @@ function statusOf(pid: number): string {
 }
 const parentOf = (pid: number) => Number(/^PPid:\s+(\d+)/m.exec(statusOf(pid))?.[1] ?? 0);
 
+/**
+ * Node arguments for a worker-like process: it probes the sandbox (which starts its launcher), prints who its
+ * launcher is, and runs `command` through shell_execute as `sessionId`.
+ */
+function workerLikeArgs(command: string, sessionId: string, mode: 'bwrap' | 'off' = 'bwrap'): string[] {
+  const module = (file: string) => JSON.stringify(path.resolve(__dirname, '../..', file));
+  return [
+    '--import',
+    'tsx',
+    '--input-type=module',
+    '-e',
+    `
+    const { executors } = await import(${module('activities/tools/registry.ts')});
+    const { probeSandbox } = await import(${module('activities/tools/sandbox-probe.ts')});
+    const { shellLauncher } = await import(${module('activities/tools/shell-launcher.ts')});
+    const shell = { status: await probeSandbox(${JSON.stringify(mode)}), network: 'none' };
+    process.stdout.write('launcher ' + shellLauncher().process.pid + '\\n');
+    await executors.shell_execute(
+      { command: ${JSON.stringify(command)} },
+      { dataDir: ${JSON.stringify(dataDir)}, sessionId: ${JSON.stringify(sessionId)}, signal: new AbortController().signal, shell },
+    );`,
+  ];
+}
+
 beforeAll(async () => {
   // The test process plays the worker: its environment holds a secret, as a worker's holds its tokens.
   process.env.SLACK_BOT_TOKEN = SECRET;
@@ -123,30 +147,11 @@ describe('the shell launcher', () => {
 
   it('leaves neither the launcher nor the command running when the worker is SIGKILLed mid-command', async () => {
     const tally = new Tally();
-    const module = (file: string) => JSON.stringify(path.resolve(__dirname, '../..', file));
     for (let round = 0; round < 2; round++) {
       const { command, marker } = sleeper();
-      // A worker-like process: probes the sandbox (which starts its launcher), says who its launcher is, runs.
-      const worker = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          '--input-type=module',
-          '-e',
-          `
-          const { executors } = await import(${module('activities/tools/registry.ts')});
-          const { probeSandbox } = await import(${module('activities/tools/sandbox-probe.ts')});
-          const { shellLauncher } = await import(${module('activities/tools/shell-launcher.ts')});
-          const shell = { status: await probeSandbox('bwrap'), network: 'none' };
-          process.stdout.write('launcher ' + shellLauncher().process.pid + '\\n');
-          await executors.shell_execute(
-            { command: ${JSON.stringify(command)} },
-            { dataDir: ${JSON.stringify(dataDir)}, sessionId: 'session:web:killed', signal: new AbortController().signal, shell },
-          );`,
-        ],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
+      const worker = spawn(process.execPath, workerLikeArgs(command, 'session:web:killed'), {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let output = '';
       worker.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       await until('the command running', () => processesWith(marker) > 0, { timeoutMs: 30_000 });
@@ -172,7 +177,6 @@ describe('the shell launcher', () => {
 
   it('starts commands with no descriptor beyond stdin, stdout and stderr, whatever the worker inherited', async () => {
     const tally = new Tally();
-    const module = (file: string) => JSON.stringify(path.resolve(__dirname, '../..', file));
     for (const mode of ['bwrap', 'off', 'bwrap', 'off'] as const) {
       const { command, marker } = sleeper();
       // A worker-like process whose starter left it a descriptor that is not close-on-exec (a supervisor's log
@@ -184,21 +188,10 @@ describe('the shell launcher', () => {
           'exec "$@" 200>>"$LOG"',
           'bash',
           process.execPath,
-          '--import',
-          'tsx',
-          '--input-type=module',
-          '-e',
-          `
-          const { executors } = await import(${module('activities/tools/registry.ts')});
-          const { probeSandbox } = await import(${module('activities/tools/sandbox-probe.ts')});
-          const shell = { status: await probeSandbox(${JSON.stringify(mode)}), network: 'none' };
-          await executors.shell_execute(
-            { command: ${JSON.stringify(command)} },
-            { dataDir: ${JSON.stringify(dataDir)}, sessionId: 'session:web:descriptors', signal: new AbortController().signal, shell },
-          );`,
+          ...workerLikeArgs(command, 'session:web:descriptors', mode),
         ],
         {
-          stdio: ['ignore', 'inherit', 'inherit'],
+          stdio: ['ignore', 'ignore', 'inherit'],
           env: { ...process.env, LOG: path.join(dataDir, 'supervisor.log') },
         },
       );
@@ -212,6 +205,9 @@ describe('the shell launcher', () => {
             }
           });
         await until('the command running', () => commandPids().length > 0, { timeoutMs: 30_000 });
+        // What the rows test: the worker (bash exec'd into node, the same pid) holds fd 200, not close-on-exec.
+        const flags = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/${worker.pid}/fdinfo/200`, 'utf8'))?.[1];
+        expect(parseInt(flags ?? '', 8) & 0o2000000).toBe(0);
         for (const pid of commandPids()) {
           const held = readdirSync(`/proc/${pid}/fd`).map(Number);
           const extra = held.filter((fd) => fd > 2);
