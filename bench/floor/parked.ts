@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { answerSignal, decideSignal } from '../../workflows/session/contract';
+import { decideSignal } from '../../workflows/session/contract';
 import { ManagedProcess } from '../../test/helpers/processes';
 import { TestSession } from '../../test/helpers/session';
 import { bareMessageSignal } from './bare-workflow';
@@ -155,11 +155,7 @@ export async function measureParked(options: {
       s.handle.signal(decideSignal, { gateId, choice: 'approve', userId: 'alice' }),
     ),
     'session-question': sessionKind('waiting_answer', 'ask one', (s, gateId) =>
-      s.handle.signal(answerSignal, {
-        gateId,
-        userId: 'alice',
-        answers: [{ question: 'Environment', selected: ['staging'] }],
-      }),
+      s.answer(gateId, [{ question: 'Environment', selected: ['staging'] }]),
     ),
     bare: () => {
       const queue = `bench-bare-parked-${randomUUID()}`;
