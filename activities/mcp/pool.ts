@@ -14,6 +14,7 @@ import type { CredentialService } from '../../infra/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
 import { authorizeTool } from '../tool-credentials';
+import { closeInheritedDescriptors } from '../tools/inherited-descriptors';
 import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
 
@@ -224,6 +225,10 @@ export class McpPool {
     const client = new Client({ name: 'durable-agent-runtime', version: '0.1.0' });
     let transport;
     if (server.command) {
+      // The server is the operator's program, not ours: what the worker's own starter left open (a log file,
+      // a job runner's pipe) is not its to read or write. Node marks only low-numbered inherited descriptors
+      // close-on-exec; the rest would pass on to it.
+      closeInheritedDescriptors();
       transport = new StdioClientTransport({
         command: server.command,
         args: server.args,
