@@ -114,6 +114,16 @@ async function untilCount(client: Client, query: string, target: number, timeout
   }
 }
 
+/** Until the workflow's first workflow task has completed (started, scheduled, started, completed: 4 events). */
+async function untilFirstTaskDone(handle: WorkflowHandle): Promise<void> {
+  for (const deadline = Date.now() + 120_000; ;) {
+    const { historyLength, raw } = await handle.describe();
+    if (historyLength >= 4 && !raw.pendingWorkflowTask) return;
+    if (Date.now() > deadline) throw new Error(`${handle.workflowId} never took its first workflow task`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** How one kind parks and is resolved: the visibility query that counts its parked workflows, and both steps. */
 interface Kind {
   worker: { entry: string; env: Record<string, string> };
@@ -170,6 +180,9 @@ export async function measureParked(options: {
             workflowId: `bare-parked-${randomUUID()}`,
             taskQueue: queue,
           });
+          // Parked means waiting in the worker, as a session waiting on a gate is: its first workflow task done
+          // (visibility lists it Running from its start, before any worker has seen it).
+          await untilFirstTaskDone(handle);
           return async () => {
             await retried(() => handle.query('bareAnswer'));
             await handle.signal(bareMessageSignal, 'go');
