@@ -150,6 +150,10 @@ export function bwrapArgs(input: {
     ...rootArgs(),
     '--proc',
     '/proc',
+    // Read-only: a command must not lower its own oom_score_adj (shell-launcher-main.ts), which a command in a
+    // user namespace could (the launcher, unprivileged itself, cannot forbid it), nor write anything else there.
+    '--remount-ro',
+    '/proc',
     '--dev',
     '/dev',
     '--size',

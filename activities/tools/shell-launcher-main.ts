@@ -7,6 +7,7 @@
  * When the worker goes (even SIGKILLed) the IPC channel closes: every running command is killed and this
  * process ends, as the commands did when bwrap was the worker's own child (`--die-with-parent`).
  */
+import { writeFileSync } from 'node:fs';
 import type { ToolRunResult } from '../types';
 import { closeInheritedDescriptors } from './inherited-descriptors';
 import { runShell } from './shell';
@@ -14,6 +15,19 @@ import type { LauncherRequest, LauncherReply } from './shell-launcher';
 
 // Before any command starts: what this process inherited from the worker's own starter is not the commands'.
 closeInheritedDescriptors();
+// A command's memory is bounded per process (sandbox.ts), not in total: many processes can still run the machine
+// (or the worker's container) out of memory. Then the kernel ends the process with the highest badness, and this
+// makes it a command (or this launcher, which the worker replaces) rather than the worker, the Temporal server or
+// the database. Every command inherits it; raising one's own score needs no privilege.
+preferredByOomKiller();
+
+function preferredByOomKiller(): void {
+  try {
+    writeFileSync('/proc/self/oom_score_adj', '1000');
+  } catch {
+    // Not Linux (the sandbox does not run there either), or /proc read-only: nothing more to do.
+  }
+}
 
 const running = new Map<number, AbortController>();
 
