@@ -29,7 +29,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 
-# bubblewrap: shell_execute runs every command in a bwrap sandbox (prlimit comes with util-linux).
+# bubblewrap: shell_execute runs every command in a bwrap sandbox (prlimit, setpriv and choom come with util-linux).
 # As the unprivileged `node` user, bwrap needs user namespaces inside the container (capabilities such as
 # CAP_SYS_ADMIN do not reach a non-root process), which Docker's defaults forbid: run the worker with
 # seccomp=unconfined, apparmor=unconfined and systempaths=unconfined (for its own /proc), as

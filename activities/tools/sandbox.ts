@@ -28,6 +28,14 @@ export const SANDBOX_LIMITS = {
   fileBytes: 1024 ** 3,
   /** The private /tmp lives in memory. */
   tmpBytes: 256 * 1024 ** 2,
+  /** So does /dev/shm (POSIX shared memory); the rest of /dev is read-only. */
+  shmBytes: 64 * 1024 ** 2,
+  /**
+   * The OOM killer's preference (oom_score_adj, -1000 … 1000): a command's processes are ended first when memory
+   * runs out, then the shell launcher (which the worker replaces), never first the worker.
+   */
+  commandOomScore: 1000,
+  launcherOomScore: 900,
 };
 
 /** The descriptor on which bwrap reports the host PID of the sandbox's PID 1 (JSON `child-pid`). */
@@ -150,11 +158,22 @@ export function bwrapArgs(input: {
     ...rootArgs(),
     '--proc',
     '/proc',
-    // Read-only: a command must not lower its own oom_score_adj (shell-launcher-main.ts), which a command in a
-    // user namespace could (the launcher, unprivileged itself, cannot forbid it), nor write anything else there.
+    // Read-only: a command must not lower its own oom_score_adj (shell-launcher-main.ts), which it could when the
+    // worker is not root (a score raised without privilege may be lowered again), nor write anything else there.
+    // Nested user namespaces need a writable /proc/self/uid_map, so they do not work in the sandbox.
     '--remount-ro',
     '/proc',
     '--dev',
+    '/dev',
+    // Files written to /dev would be memory beyond every limit (bwrap's /dev is a tmpfs the size of half the
+    // host's memory): read-only, but for a bounded /dev/shm. Device nodes such as /dev/null still take writes.
+    '--size',
+    String(SANDBOX_LIMITS.shmBytes),
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
     '/dev',
     '--size',
     String(SANDBOX_LIMITS.tmpBytes),
@@ -187,9 +206,14 @@ export function bwrapArgs(input: {
 
 /** The bwrap executable on the worker's PATH, or none. */
 export function findBwrap(searchPath = process.env.PATH ?? ''): string | undefined {
+  return findExecutable('bwrap', searchPath);
+}
+
+/** An executable on `searchPath` or in /usr/bin or /bin, or none. */
+export function findExecutable(name: string, searchPath = process.env.PATH ?? ''): string | undefined {
   for (const dir of [...searchPath.split(path.delimiter), '/usr/bin', '/bin']) {
     if (!dir) continue;
-    const candidate = path.join(dir, 'bwrap');
+    const candidate = path.join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;

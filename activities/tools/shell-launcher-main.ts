@@ -10,20 +10,23 @@
 import { writeFileSync } from 'node:fs';
 import type { ToolRunResult } from '../types';
 import { closeInheritedDescriptors } from './inherited-descriptors';
+import { SANDBOX_LIMITS } from './sandbox';
 import { runShell } from './shell';
 import type { LauncherRequest, LauncherReply } from './shell-launcher';
 
 // Before any command starts: what this process inherited from the worker's own starter is not the commands'.
 closeInheritedDescriptors();
 // A command's memory is bounded per process (sandbox.ts), not in total: many processes can still run the machine
-// (or the worker's container) out of memory. Then the kernel ends the process with the highest badness, and this
-// makes it a command (or this launcher, which the worker replaces) rather than the worker, the Temporal server or
-// the database. Every command inherits it; raising one's own score needs no privilege.
+// (or the worker's container) out of memory. Then the kernel ends the process with the highest badness: a
+// command's (each starts at SANDBOX_LIMITS.commandOomScore, shell.ts), then this launcher (which the worker
+// replaces), rather than the worker, the Temporal server or the database. Raising one's own score needs no
+// privilege; lowering it again does (below what a root launcher set) or cannot be done from a sandbox (its /proc
+// is read-only).
 preferredByOomKiller();
 
 function preferredByOomKiller(): void {
   try {
-    writeFileSync('/proc/self/oom_score_adj', '1000');
+    writeFileSync('/proc/self/oom_score_adj', String(SANDBOX_LIMITS.launcherOomScore));
   } catch {
     // Not Linux (the sandbox does not run there either), or /proc read-only: nothing more to do.
   }

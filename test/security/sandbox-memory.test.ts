@@ -44,7 +44,10 @@ function workerScript(dataDir: string): string {
       { command: ${JSON.stringify(GREEDY_COMMAND)}, timeout_seconds: 60 },
       { dataDir: ${JSON.stringify(dataDir)}, sessionId: 'session:web:greedy', signal: new AbortController().signal, shell },
     );
-    process.stdout.write(JSON.stringify({ sandbox: shell.status.kind, uid: process.getuid(), held: ballast.length, result }));
+    const { shellLauncher } = await import(${module('activities/tools/shell-launcher.ts')});
+    const { readFileSync } = await import('node:fs');
+    const launcherScore = Number(readFileSync('/proc/' + shellLauncher().process.pid + '/oom_score_adj', 'utf8'));
+    process.stdout.write(JSON.stringify({ sandbox: shell.status.kind, uid: process.getuid(), held: ballast.length, launcherScore, result }));
     process.exit(0);`;
 }
 
@@ -90,7 +93,13 @@ async function runInTightMemory(as: 'root' | 'nobody') {
   group.remove();
   const report =
     code === 0
-      ? (JSON.parse(stdout) as { sandbox: string; uid: number; held: number; result: ToolRunResult })
+      ? (JSON.parse(stdout) as {
+          sandbox: string;
+          uid: number;
+          held: number;
+          launcherScore: number;
+          result: ToolRunResult;
+        })
       : undefined;
   return { code, signal, stderr, oomKills, report };
 }
@@ -118,6 +127,8 @@ describe('a command that runs the worker out of memory', () => {
         // The OOM killer's choice was among the command's processes: one at least ended by SIGKILL (128 + 9).
         expect(run.report.result.content).toMatch(/^exit code 0\n/);
         expect(run.report.result.content).toContain('score 1000');
+        // The launcher (every conversation's commands hang on it) comes after the commands, before the worker.
+        expect(run.report.launcherScore).toBe(900);
         expect(run.report.result.content).toContain('status 137');
       }
     }

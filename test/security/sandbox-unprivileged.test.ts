@@ -74,6 +74,13 @@ const runs: Run[] = [
   ...writes.map(([command]) => ({ row: 'writes', sessionId: 'session:web:thief', command })),
   ...keyringCalls.map((call) => ({ row: 'keyrings', sessionId: 'session:web:keys', command: perl(call) })),
   { row: 'descriptors', sessionId: 'session:web:fds', command: 'ls -l /proc/self/fd' },
+  // Here the command is root in its user namespace and owns the sandbox's /dev: files there would be memory
+  // beyond every limit (bwrap's /dev is a tmpfs the size of half the host's memory).
+  ...['/dev/hoard', '/dev/shm/hoard'].map((file) => ({
+    row: 'hoard',
+    sessionId: 'session:web:hoard',
+    command: `head -c ${128 * 1024 * 1024} /dev/zero > ${file}; echo "held $(wc -c < ${file} 2>/dev/null || echo 0)"`,
+  })),
 ];
 
 /** What the worker-like process reports: its own uid and fd 200's flags as it started, and each run's result. */
@@ -208,6 +215,17 @@ describe('the shell sandbox under an unprivileged worker (user namespace)', () =
       tally.check(!allowed, () => `${run.command}: ${result.content}`);
     }
     tally.finish('sandbox, unprivileged worker: kernel keyrings');
+  });
+
+  it("cannot hold memory in files under /dev beyond /dev/shm's 64 MiB", () => {
+    const tally = new Tally();
+    for (const { run, result } of resultsOf('hoard')) {
+      const held = Number(/held (\d+)/.exec(result.content)?.[1]);
+      const bounded = Number.isFinite(held) && held <= 64 * 1024 * 1024;
+      if (!bounded) tally.lost++;
+      tally.check(bounded, () => `${run.command}: ${result.content}`);
+    }
+    tally.finish('sandbox, unprivileged worker: memory held in files');
   });
 
   it('holds no descriptor the worker was started with', () => {

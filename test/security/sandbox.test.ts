@@ -298,6 +298,34 @@ describe('the shell sandbox', () => {
     tally.finish('sandbox: fork bomb');
   });
 
+  it('cannot hold memory in files beyond its limits: /dev is read-only, /dev/shm and /tmp are bounded', async () => {
+    const tally = new Tally();
+    const limits = { '/dev/shm': SANDBOX_LIMITS.shmBytes, '/tmp': SANDBOX_LIMITS.tmpBytes };
+    for (const [dir, limit] of Object.entries(limits)) {
+      // Twice the limit written (the tmpfs refuses past it); what landed is measured inside.
+      const result = await shell(
+        'session:web:hoard',
+        `head -c ${2 * limit} /dev/zero > ${dir}/hoard; echo "held $(wc -c < ${dir}/hoard)"`,
+      );
+      const held = Number(/held (\d+)/.exec(result.content)?.[1]);
+      // Writable (programs use /dev/shm for shared memory), up to its size.
+      expect(held, `${dir}: ${result.content}`).toBeGreaterThan(0);
+      const bounded = held <= limit;
+      if (!bounded) tally.lost++;
+      tally.check(bounded, () => `${dir} held ${held} bytes (limit ${limit}): ${result.content}`);
+    }
+    for (const target of ['/dev/hoard', '/dev/pts/hoard']) {
+      const result = await shell('session:web:hoard', `echo x > ${target} && echo wrote`);
+      const wrote = result.content.includes('wrote');
+      if (wrote) tally.lost++;
+      tally.check(!wrote, () => `${target}: ${result.content}`);
+    }
+    // Device nodes still work.
+    const devices = await shell('session:web:hoard', 'echo x > /dev/null && head -c 3 /dev/urandom | wc -c');
+    expect(devices).toEqual({ status: 'ok', content: 'exit code 0\n3\n' });
+    tally.finish('sandbox: memory held in files');
+  });
+
   it("cannot use the kernel keyrings, shared with the worker and every other conversation's commands", async () => {
     // add_key, request_key, keyctl: bwrap and setpriv give no command a keyring of its own (sandbox-seccomp.ts).
     const numbers = { x64: [248, 249, 250], arm64: [217, 218, 219] }[process.arch as 'x64' | 'arm64'];
