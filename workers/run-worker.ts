@@ -6,6 +6,7 @@ import { McpPool } from '../activities/mcp/pool';
 import { CredentialService } from '../infra/credentials/service';
 import { SANDBOX_FIX } from '../activities/tools/sandbox';
 import { probeSandbox } from '../activities/tools/sandbox-probe';
+import { closeInheritedDescriptorsOnce } from '../activities/tools/inherited-descriptors';
 import type { AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
 import { connectClient, connectWorker } from '../infra/temporal/connect';
@@ -30,6 +31,9 @@ export async function startWorker(
   /** `npm start`: streamed answers go straight to the gateway in the same process. */
   extras: { stream?: StreamSink } = {},
 ): Promise<RunningWorker> {
+  // First, before threads and connections open descriptors of their own: what the worker's starter left open
+  // is not for the MCP servers and shell commands it starts (inherited-descriptors.ts).
+  closeInheritedDescriptorsOnce();
   const dataConverter = dataConverterFor(config.codec.payloadKey);
   const tracing = startTracing(config.tracing, 'worker');
   // What a start waits for, done at once rather than one after another (a restarted worker polls sooner):

@@ -14,7 +14,8 @@ import type { CredentialService } from '../../infra/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
 import { authorizeTool } from '../tool-credentials';
-import { closeInheritedDescriptors } from '../tools/inherited-descriptors';
+import { closeInheritedDescriptorsOnce } from '../tools/inherited-descriptors';
+import { SANDBOX_LIMITS, withOomScore } from '../tools/sandbox';
 import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
 
@@ -228,10 +229,13 @@ export class McpPool {
       // The server is the operator's program, not ours: what the worker's own starter left open (a log file,
       // a job runner's pipe) is not its to read or write. Node marks only low-numbered inherited descriptors
       // close-on-exec; the rest would pass on to it.
-      closeInheritedDescriptors();
+      closeInheritedDescriptorsOnce();
+      // A server that runs the worker's host out of memory is what the OOM killer ends (its connection is made
+      // again on next use), not the worker.
+      const [command, args] = withOomScore(SANDBOX_LIMITS.commandOomScore, server.command, server.args);
       transport = new StdioClientTransport({
-        command: server.command,
-        args: server.args,
+        command,
+        args,
         env: { ...getDefaultEnvironment(), ...server.env },
         stderr: 'ignore',
       });

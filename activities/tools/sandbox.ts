@@ -204,6 +204,18 @@ export function bwrapArgs(input: {
   ];
 }
 
+/** util-linux's choom, which starts a program with a given oom_score_adj (Node's spawn cannot set one). */
+let choom: string | undefined | null = null;
+
+/**
+ * `program` and `args` to start with oom_score_adj `score` where choom exists (Linux); as they are elsewhere,
+ * where they keep their starter's score.
+ */
+export function withOomScore(score: number, program: string, args: string[]): [string, string[]] {
+  if (choom === null) choom = findExecutable('choom');
+  return choom ? [choom, ['-n', String(score), '--', program, ...args]] : [program, args];
+}
+
 /** The bwrap executable on the worker's PATH, or none. */
 export function findBwrap(searchPath = process.env.PATH ?? ''): string | undefined {
   return findExecutable('bwrap', searchPath);

@@ -15,7 +15,7 @@ import {
   SANDBOX_LIMITS,
   SECCOMP_FD,
   bwrapArgs,
-  findExecutable,
+  withOomScore,
   runsAsRoot,
   sandboxUid,
   type ShellSandbox,
@@ -41,27 +41,14 @@ function ownWorkdir(dir: string, uid: number): void {
   walk(dir);
 }
 
-/** util-linux's choom: starts a program with a given oom_score_adj (what Node's spawn cannot set). */
-let choom: string | undefined | null = null;
-
-/**
- * `program` and `args`, started with the command's oom_score_adj where choom exists; without it the command keeps
- * the launcher's (shell-launcher-main.ts), which is also far above the worker's.
- */
-function preferredByOomKiller(program: string, args: string[]): [string, string[]] {
-  if (choom === null) choom = findExecutable('choom');
-  return choom
-    ? [choom, ['-n', String(SANDBOX_LIMITS.commandOomScore), '--', program, ...args]]
-    : [program, args];
-}
-
 function start(command: string, cwd: string, timeoutSeconds: number, sandbox: ShellSandbox): ChildProcess {
   if (sandbox.status.kind === 'bwrap') {
     const uid = runsAsRoot() ? sandboxUid(cwd) : undefined;
     if (uid !== undefined) ownWorkdir(cwd, uid);
     // bwrap gets no environment either: its own /proc/1/environ is readable from inside.
     const child = spawn(
-      ...preferredByOomKiller(
+      ...withOomScore(
+        SANDBOX_LIMITS.commandOomScore,
         sandbox.status.bwrap,
         bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
       ),
@@ -74,7 +61,7 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     filter.end(KEYRING_FILTER);
     return child;
   }
-  return spawn(...preferredByOomKiller('sh', ['-c', command]), {
+  return spawn(...withOomScore(SANDBOX_LIMITS.commandOomScore, 'sh', ['-c', command]), {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -78,6 +78,8 @@ describe('outside processes the worker starts', () => {
           held.length === 0,
           () => `the MCP server holds ${held.map((h) => `${h.fd} -> ${h.to}`).join(', ')}`,
         );
+        // Under memory pressure the OOM killer ends the server before the worker (it is connected again on use).
+        expect(readFileSync(`/proc/${servers[0]}/oom_score_adj`, 'utf8').trim()).toBe('1000');
         // Nor the worker's tokens: the server gets what it is configured with, and a minimal default.
         const leaked = readFileSync(`/proc/${servers[0]}/environ`, 'utf8').includes(SECRET);
         if (leaked) tally.lost++;
