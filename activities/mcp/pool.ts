@@ -232,11 +232,17 @@ export class McpPool {
       closeInheritedDescriptorsOnce();
       // A server that runs the worker's host out of memory is what the OOM killer ends (its connection is made
       // again on next use), not the worker.
-      const [command, args] = withOomScore(SANDBOX_LIMITS.commandOomScore, server.command, server.args);
+      const env = { ...getDefaultEnvironment(), ...server.env };
+      const [command, args] = withOomScore(
+        SANDBOX_LIMITS.commandOomScore,
+        server.command,
+        server.args,
+        env.PATH,
+      );
       transport = new StdioClientTransport({
         command,
         args,
-        env: { ...getDefaultEnvironment(), ...server.env },
+        env,
         stderr: 'ignore',
       });
     } else {

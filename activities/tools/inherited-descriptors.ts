@@ -42,9 +42,10 @@ export function closeInheritedDescriptors(): number[] {
 let closedOnce = false;
 
 /**
- * The same, once per process. A worker calls it first thing (workers/run-worker.ts), before its threads open
- * anything: done later, a descriptor found inheritable could be closed and its number reused by another thread
- * between the check and the close. The MCP pool calls it too, for processes that start servers without a worker.
+ * The same, once per process. A worker calls it first thing (workers/run-worker.ts), before its connections and
+ * MCP servers open descriptors: done later, a descriptor found inheritable could be closed and its number reused
+ * between the check and the close (threads already running open theirs close-on-exec). The MCP pool calls it
+ * too, for processes that start servers without a worker.
  */
 export function closeInheritedDescriptorsOnce(): void {
   if (closedOnce) return;

@@ -2,6 +2,7 @@
  * The bubblewrap sandbox of shell_execute: what the command sees (a read-only minimal root, its own /proc,
  * /dev and /tmp, the conversation's working directory at /work), its limits, and whether bwrap works here.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -208,12 +209,35 @@ export function bwrapArgs(input: {
 let choom: string | undefined | null = null;
 
 /**
- * `program` and `args` to start with oom_score_adj `score` where choom exists (Linux); as they are elsewhere,
- * where they keep their starter's score.
+ * choom where it can do its work: on Linux, installed, and allowed to set a score here (a read-only /proc or a
+ * security module refusing the write would make every program started through it fail).
  */
-export function withOomScore(score: number, program: string, args: string[]): [string, string[]] {
-  if (choom === null) choom = findExecutable('choom');
-  return choom ? [choom, ['-n', String(score), '--', program, ...args]] : [program, args];
+function workingChoom(score: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const found = findExecutable('choom');
+  const noop = findExecutable('true');
+  if (!found || !noop) return undefined;
+  return spawnSync(found, ['-n', String(score), '--', noop], { stdio: 'ignore', timeout: 5_000 }).status === 0
+    ? found
+    : undefined;
+}
+
+/**
+ * `program` and `args` to start with oom_score_adj `score` where choom works; as they are elsewhere, where they
+ * keep their starter's score. A program that cannot be found is left unwrapped, so its start fails as it would
+ * (ENOENT) instead of as choom's exit code 127. `searchPath`: the PATH the program is looked up on.
+ */
+export function withOomScore(
+  score: number,
+  program: string,
+  args: string[],
+  searchPath = process.env.PATH ?? '',
+): [string, string[]] {
+  if (choom === null) choom = workingChoom(score);
+  const found = program.includes('/')
+    ? existsSync(program)
+    : findExecutable(program, searchPath) !== undefined;
+  return choom && found ? [choom, ['-n', String(score), '--', program, ...args]] : [program, args];
 }
 
 /** The bwrap executable on the worker's PATH, or none. */

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { McpPool } from '../../activities/mcp/pool';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
 import { pidsWith } from '../helpers/processes';
@@ -90,5 +91,20 @@ describe('outside processes the worker starts', () => {
       }
     }
     tally.finish('MCP stdio server: descriptors and tokens it inherits');
+  });
+
+  it('reports a server command that does not exist as such (it is not started through choom)', async () => {
+    const pool = new McpPool(
+      { gone: { command: 'no-such-mcp-server-4711', args: [], env: {}, tools: {}, timeout: 10_000 } },
+      () => {
+        throw new Error('no credentials here');
+      },
+    );
+    try {
+      const { errors } = await pool.discover('U1');
+      expect(errors).toEqual([{ server: 'gone', message: expect.stringContaining('ENOENT') }]);
+    } finally {
+      await pool.close();
+    }
   });
 });
