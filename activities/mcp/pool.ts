@@ -15,7 +15,7 @@ import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
 import { MCP_SEPARATOR } from '../../common/tools/mcp';
 import { authorizeTool } from '../tool-credentials';
 import { closeInheritedDescriptorsOnce } from '../tools/inherited-descriptors';
-import { SANDBOX_LIMITS, withOomScore } from '../tools/sandbox';
+import { withOomScore } from '../tools/sandbox';
 import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
 
@@ -233,12 +233,7 @@ export class McpPool {
       // A server that runs the worker's host out of memory is what the OOM killer ends (its connection is made
       // again on next use), not the worker.
       const env = { ...getDefaultEnvironment(), ...server.env };
-      const [command, args] = withOomScore(
-        SANDBOX_LIMITS.commandOomScore,
-        server.command,
-        server.args,
-        env.PATH,
-      );
+      const [command, args] = withOomScore(server.command, server.args, env.PATH);
       transport = new StdioClientTransport({
         command,
         args,

@@ -212,32 +212,34 @@ let choom: string | undefined | null = null;
  * choom where it can do its work: on Linux, installed, and allowed to set a score here (a read-only /proc or a
  * security module refusing the write would make every program started through it fail).
  */
-function workingChoom(score: number): string | undefined {
+function workingChoom(): string | undefined {
   if (process.platform !== 'linux') return undefined;
   const found = findExecutable('choom');
   const noop = findExecutable('true');
   if (!found || !noop) return undefined;
-  return spawnSync(found, ['-n', String(score), '--', noop], { stdio: 'ignore', timeout: 5_000 }).status === 0
+  const score = String(SANDBOX_LIMITS.commandOomScore);
+  return spawnSync(found, ['-n', score, '--', noop], { stdio: 'ignore', timeout: 5_000 }).status === 0
     ? found
     : undefined;
 }
 
 /**
- * `program` and `args` to start with oom_score_adj `score` where choom works; as they are elsewhere, where they
+ * `program` and `args` to start first in the OOM killer's line (SANDBOX_LIMITS.commandOomScore) where choom works; as they are elsewhere, where they
  * keep their starter's score. A program that cannot be found is left unwrapped, so its start fails as it would
  * (ENOENT) instead of as choom's exit code 127. `searchPath`: the PATH the program is looked up on.
  */
 export function withOomScore(
-  score: number,
   program: string,
   args: string[],
   searchPath = process.env.PATH ?? '',
 ): [string, string[]] {
-  if (choom === null) choom = workingChoom(score);
+  if (choom === null) choom = workingChoom();
   const found = program.includes('/')
     ? existsSync(program)
     : findExecutable(program, searchPath) !== undefined;
-  return choom && found ? [choom, ['-n', String(score), '--', program, ...args]] : [program, args];
+  return choom && found
+    ? [choom, ['-n', String(SANDBOX_LIMITS.commandOomScore), '--', program, ...args]]
+    : [program, args];
 }
 
 /** The bwrap executable on the worker's PATH, or none. */

@@ -12,7 +12,6 @@ import { endSandbox, identifyInit, type SandboxInit } from './sandbox-init';
 import {
   INFO_FD,
   SANDBOX_FIX,
-  SANDBOX_LIMITS,
   SECCOMP_FD,
   bwrapArgs,
   withOomScore,
@@ -48,7 +47,6 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     // bwrap gets no environment either: its own /proc/1/environ is readable from inside.
     const child = spawn(
       ...withOomScore(
-        SANDBOX_LIMITS.commandOomScore,
         sandbox.status.bwrap,
         bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
       ),
@@ -61,7 +59,7 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     filter.end(KEYRING_FILTER);
     return child;
   }
-  return spawn(...withOomScore(SANDBOX_LIMITS.commandOomScore, 'sh', ['-c', command]), {
+  return spawn(...withOomScore('sh', ['-c', command]), {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd },
     stdio: ['ignore', 'pipe', 'pipe'],
