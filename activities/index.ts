@@ -32,6 +32,7 @@ import { probeSandbox } from './tools/sandbox-probe';
 import type {
   ModelReply,
   ModelRequest,
+  RunOpening,
   SessionSettings,
   ToolPlan,
   ToolPlanRequest,
@@ -102,6 +103,30 @@ export function createActivities(deps: ActivityDeps) {
     sandbox: () => deps.sandbox ?? probeSandbox(config.policy.sandbox),
   });
 
+  const readSettings = async (): Promise<SessionSettings> => ({
+    maxSteps: config.policy.maxSteps,
+    continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
+    approvers: config.policy.approvers,
+    questionTimeoutMs: config.policy.questionTimeout,
+    ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
+    credentialTimeoutMs: config.policy.credentialTimeout,
+    modelOutageTimeoutMs: config.policy.modelOutageTimeout,
+    ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
+    requestOverheadTokens: requestOverheadTokens(config),
+    ...(hasBudgets(config.policy.budgets) ? { budgets: config.policy.budgets } : {}),
+    ...(await registeredAttributes().then(
+      (names) => ({ optionalSearchAttributes: names }),
+      () => ({}),
+    )),
+    ...(mcp.configured.length
+      ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
+      : {}),
+  });
+  const readPreviousTranscript = async (): Promise<Message[]> => {
+    const workflowId = Context.current().info.workflowExecution?.workflowId;
+    return workflowId ? await previousRunTranscript(client, workflowId) : [];
+  };
+
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
       const reply = await streamedCall(
@@ -122,25 +147,7 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async loadSettings(): Promise<SessionSettings> {
-      return {
-        maxSteps: config.policy.maxSteps,
-        continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
-        approvers: config.policy.approvers,
-        questionTimeoutMs: config.policy.questionTimeout,
-        ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
-        credentialTimeoutMs: config.policy.credentialTimeout,
-        modelOutageTimeoutMs: config.policy.modelOutageTimeout,
-        ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
-        requestOverheadTokens: requestOverheadTokens(config),
-        ...(hasBudgets(config.policy.budgets) ? { budgets: config.policy.budgets } : {}),
-        ...(await registeredAttributes().then(
-          (names) => ({ optionalSearchAttributes: names }),
-          () => ({}),
-        )),
-        ...(mcp.configured.length
-          ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
-          : {}),
-      };
+      return await readSettings();
     },
 
     /** Adds a model call's usage (or a daily allowance) to the person's day; returns the day's total. */
@@ -158,8 +165,19 @@ export function createActivities(deps: ActivityDeps) {
 
     /** The transcript of this session's most recent closed run (terminated, failed, ...), or none. */
     async loadPreviousTranscript(): Promise<Message[]> {
-      const workflowId = Context.current().info.workflowExecution?.workflowId;
-      return workflowId ? await previousRunTranscript(client, workflowId) : [];
+      return await readPreviousTranscript();
+    },
+
+    /**
+     * Both reads a new run makes before its first turn, in one activity: one workflow task and one activity
+     * fewer per new conversation. Settings that cannot be read are left out (the turn reads them itself).
+     */
+    async loadRunOpening(): Promise<RunOpening> {
+      const [previousTranscript, settings] = await Promise.all([
+        readPreviousTranscript(),
+        readSettings().catch(() => undefined),
+      ]);
+      return { previousTranscript, ...(settings ? { settings } : {}) };
     },
 
     async deliver(request: DeliveryRequest): Promise<DeliveryResult> {

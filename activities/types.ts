@@ -41,4 +41,4 @@ export interface ToolPlan {
 /** The run contract is shared with workflow code, so it lives in a pure module. */
 export type { ToolRunRequest, ToolRunResult } from '../common/tools/tool-run';
 
-export type { SessionSettings } from '../workflows/session/settings';
+export type { RunOpening, SessionSettings } from '../workflows/session/settings';

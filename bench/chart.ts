@@ -135,6 +135,15 @@ export function chartRows(report: Report): [string, Row[]][] {
       ];
     });
   });
+  // The worker's share of one resume, measured alone: diagnostic, so a floor and no goal of its own.
+  const replay = r.replay as { bare: { cpuMs: number }; session: { cpuMs: number } } | undefined;
+  if (replay)
+    rates.push({
+      label: 'one replay of a parked session (CPU)',
+      value: replay.session.cpuMs,
+      floor: replay.bare.cpuMs,
+      unit: 'ms',
+    });
   if (rates.length) sections.push(['Parked workflows (worker cache 500)', rates]);
 
   const recovery = r.recovery as Recovery | undefined;

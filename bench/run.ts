@@ -6,7 +6,8 @@
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
  * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
- * floor, memory, parked, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, session, session-question (all).
+ * floor, memory, parked, replay, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, session, session-question
+ * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +28,7 @@ import { measureIdleTabs, measureRecovery } from './recovery';
 import { measureFloor } from './floor/measure';
 import { measureMemory } from './floor/memory';
 import { measureParked, type ParkedKind } from './floor/parked';
+import { measureReplay } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { activityHeartbeats } from '../activities/heartbeat';
 
@@ -42,6 +44,7 @@ const CACHED = Number(process.env.BENCH_CACHED ?? 500);
 const TABS = Number(process.env.BENCH_TABS ?? 200);
 const RECOVERY_RUNS = Number(process.env.BENCH_RECOVERY_RUNS ?? 10);
 const MEMORY_WORKFLOWS = Number(process.env.BENCH_MEMORY_WORKFLOWS ?? 200);
+const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 500);
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
 const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
 
@@ -316,6 +319,23 @@ async function main(): Promise<void> {
         line(`polling -> click made while down took effect (${sticky})`, recovery[sticky]!.clickAfterPollMs),
       );
     }
+  }
+
+  // The worker's share of a resume alone: one replay of a parked session against one of a parked bare workflow.
+  if (want('replay')) {
+    const replay = await measureReplay({
+      sessionCode: await bundleWorkflows(),
+      bareCode: (await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/bare-workflow') })).code,
+      count: REPLAYS,
+    });
+    results.replay = replay;
+    for (const [label, cost] of [
+      ['bare workflow (floor)', replay.bare],
+      ['session on a question', replay.session],
+    ] as const)
+      note(
+        `${`replay of a parked ${label}`.padEnd(52)} ${cost.cpuMs} ms CPU, ${cost.promises} workflow promises, ${cost.workflowTasks} workflow tasks`,
+      );
   }
 
   // Parked sessions against parked bare workflows (#20 goal 2): each kind in a real worker process with the same

@@ -335,6 +335,16 @@ const feedbackScenarios: Record<string, Scenario> = {
     await s.say('hello');
     await s.idle();
   },
+  // A new run reads the previous transcript and the settings in one activity (`opening-in-one-activity`); the
+  // first turn reuses those settings. Parked on a question, answered, then a second message.
+  'opening-in-one-activity': async (s) => {
+    await s.say('ask one');
+    const gate = await s.pendingQuestion();
+    await s.answer(gate.id, [{ question: 'Environment', selected: ['staging'] }]);
+    await s.idle();
+    await s.say('hello');
+    await s.idle();
+  },
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
   'settings-scheduled': async (s) => {
     for (const text of ['hello', 'and again']) {

@@ -132,7 +132,11 @@ describe('a failing activity', () => {
 
   it('goes on with the settings it had when they cannot be loaded, and says so', async () => {
     await withWorkerWhere(
-      { loadSettings: refused('the policy file cannot be read', 'SettingsUnavailable') },
+      {
+        // The run's opening could not read them either (it then leaves them out), and the turn's own read fails.
+        loadRunOpening: async () => await Promise.resolve({ previousTranscript: [] }),
+        loadSettings: refused('the policy file cannot be read', 'SettingsUnavailable'),
+      },
       async (taskQueue) => {
         const session = new TestSession(env.client, taskQueue);
         await session.say('what time is it');

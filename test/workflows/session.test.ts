@@ -109,6 +109,32 @@ describe('session workflow', () => {
     });
   });
 
+  it('answers the first message of a new conversation in three workflow tasks and two activities', async () => {
+    await withSession(async (session) => {
+      await session.say('hello');
+      const view = await session.idle();
+      expect(lastAnswer(view)).toContain('You said: "hello"');
+      const { events } = await session.handle.fetchHistory();
+      const activities = events!.flatMap((e) => {
+        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      });
+      const tasks = events!.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+      // The previous run's transcript and the settings come in one read (they used to be two), then the model.
+      expect(activities).toEqual(['loadRunOpening', 'callModel']);
+      expect(tasks).toBe(3);
+
+      // Within a minute the next message reuses those settings: one task to call the model, one to answer.
+      await session.say('again');
+      await session.waitFor(
+        (v) => v.status === 'idle' && lastAnswer(v).includes('again'),
+        'the second answer',
+      );
+      const next = await session.handle.fetchHistory();
+      expect(next.events!.filter((e) => e.activityTaskScheduledEventAttributes).length).toBe(3);
+    });
+  });
+
   it('tells the model the reason when a call is denied, and does not run it', async () => {
     await withSession(async (session, config) => {
       await session.say('run `echo ran >> count.txt`');

@@ -43,6 +43,11 @@ export const SETTINGS_LOCAL = 'settings-local-activity';
  * a nondeterminism error. Histories recorded with the local activity still replay with it.
  */
 export const SETTINGS_SCHEDULED = 'settings-scheduled-activity';
+/**
+ * A new run reads the previous run's transcript and the settings in one activity (`loadRunOpening`), so its
+ * first turn needs no settings activity of its own: one workflow task and one activity fewer per conversation.
+ */
+export const OPENING_IN_ONE_ACTIVITY = 'opening-in-one-activity';
 /** A turn within a minute of the settings' last read uses them as they are (no activity). */
 export const SETTINGS_REUSED = 'settings-reused';
 /** `stop` typed while a turn runs stops it instead of queueing. */

@@ -3,16 +3,30 @@
  * terminated one) repairs its tail first, so the model never sees a tool call without a result.
  */
 import * as wf from '@temporalio/workflow';
-import { RECOVER_PREVIOUS_RUN, REPAIR_ORPHAN_BEHIND_RESULTS, REPORT_LOST_PREVIOUS_RUN } from './patches';
+import type { Message } from './contract';
+import {
+  OPENING_IN_ONE_ACTIVITY,
+  RECOVER_PREVIOUS_RUN,
+  REPAIR_ORPHAN_BEHIND_RESULTS,
+  REPORT_LOST_PREVIOUS_RUN,
+} from './patches';
 import { orphanRuleMatters, repairTranscript } from './repair';
-import { loadPreviousTranscript } from './session-activities';
+import { loadPreviousTranscript, loadRunOpening } from './session-activities';
 import type { SessionRun } from './session-run';
 import { unresolvedToolCalls } from './transcript';
+
+/** The previous run's transcript; since `opening-in-one-activity` read together with the settings. */
+async function loadPrevious(run: SessionRun): Promise<Message[]> {
+  if (!wf.patched(OPENING_IN_ONE_ACTIVITY)) return await loadPreviousTranscript();
+  const opening = await loadRunOpening();
+  if (opening.settings) run.useSettings(opening.settings);
+  return opening.previousTranscript;
+}
 
 export async function restoreTranscript(run: SessionRun): Promise<void> {
   const { input, state, sessionId } = run;
   if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
-    const previous = await loadPreviousTranscript().catch((error: unknown) => {
+    const previous = await loadPrevious(run).catch((error: unknown) => {
       if (!wf.patched(REPORT_LOST_PREVIOUS_RUN)) return [];
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
       wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });

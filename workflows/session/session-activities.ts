@@ -49,11 +49,17 @@ export const { discoverMcpTools } = wf.proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-export const { planToolCall, saveUserGrant, loadSettings, loadPreviousTranscript, recordSpend } =
-  wf.proxyActivities<Activities>({
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-  });
+export const {
+  planToolCall,
+  saveUserGrant,
+  loadSettings,
+  loadPreviousTranscript,
+  loadRunOpening,
+  recordSpend,
+} = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
 
 /**
  * Settings are the worker's configuration read in memory: a local activity, run inside the workflow task that

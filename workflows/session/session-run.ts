@@ -521,16 +521,22 @@ export class SessionRun {
     if (fresh && wf.patched(SETTINGS_REUSED)) return;
     try {
       const local = !wf.patched(SETTINGS_SCHEDULED) && wf.patched(SETTINGS_LOCAL);
-      this.settings = local ? await loadSettingsLocally() : await loadSettings();
-      this.settingsReadAt = Date.now();
+      this.useSettings(local ? await loadSettingsLocally() : await loadSettings());
     } catch (error) {
       if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
       this.state.appendAssistantNote(
         `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
       );
+      this.continueAfterEvents = this.settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
     }
-    this.continueAfterEvents = this.settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
+  }
+
+  /** Settings just read (by the turn, or with the run's opening): the turns of the next minute use them. */
+  useSettings(settings: SessionSettings): void {
+    this.settings = settings;
+    this.settingsReadAt = Date.now();
+    this.continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
   }
 
   shouldContinueAsNew(): boolean {

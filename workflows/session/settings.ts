@@ -1,3 +1,4 @@
+import type { Message } from './contract';
 import type { Budgets } from '../../common/budgets';
 
 /** Per-turn settings the worker's configuration supplies to a session (via the loadSettings activity). */
@@ -26,4 +27,14 @@ export interface SessionSettings {
   budgets?: Budgets;
   /** The optional search attributes the namespace has (absent: unknown, so none is set). */
   optionalSearchAttributes?: string[];
+}
+
+/**
+ * What a run without a carried transcript reads before its first turn, in one activity: the transcript of the
+ * session's last closed run (empty when none) and the settings. `settings` is absent when they could not be
+ * read; the turn then reads them itself (and says so if that fails too).
+ */
+export interface RunOpening {
+  previousTranscript: Message[];
+  settings?: SessionSettings;
 }
