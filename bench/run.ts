@@ -265,6 +265,9 @@ async function main(): Promise<void> {
     note(line('bare workflow: signal -> activity -> answer (floor)', stat(floor.bare)));
     note(line('session: message -> answer, same way', stat(floor.session)));
     note(`${'session over floor, p50'.padEnd(52)} ${results.floorMessageRatio}x (goal <= 1.5x)`);
+    results.floorFirstMessage = { bare: stat(floor.firstBare), session: stat(floor.firstSession) };
+    note(line('bare workflow: first signal (with start) -> answer', stat(floor.firstBare)));
+    note(line('session: first message of a conversation -> answer', stat(floor.firstSession)));
   }
 
   // Memory per cached workflow against the floor, each kind in a process of its own (#20 goal 1).
