@@ -76,8 +76,27 @@ function hasBudgets(budgets: AppConfig['policy']['budgets']): boolean {
   return !!(budgets.perTurn || budgets.perConversation || budgets.perPersonPerDay || budgets.perMissionRun);
 }
 
+/** How long a run's opening waits for the settings before leaving them to the first turn. */
+const OPENING_SETTINGS_MS = 5_000;
+
+/** `work`, or a rejection once `ms` have passed without it. */
+async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createActivities(deps: ActivityDeps) {
   const { config, client } = deps;
+  const log = createLogger('activities', config.logLevel);
   const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
   const { urls: streamUrls, token: streamToken } = config.stream;
   const streamLog = createLogger('stream', config.logLevel);
@@ -163,19 +182,28 @@ export function createActivities(deps: ActivityDeps) {
       return await toolCalls.run(request);
     },
 
-    /** The transcript of this session's most recent closed run (terminated, failed, ...), or none. */
+    /**
+     * The transcript of this session's most recent closed run (terminated, failed, ...), or none. Runs since
+     * `opening-in-one-activity` read it with `loadRunOpening`; kept for histories recorded before.
+     */
     async loadPreviousTranscript(): Promise<Message[]> {
       return await readPreviousTranscript();
     },
 
     /**
      * Both reads a new run makes before its first turn, in one activity: one workflow task and one activity
-     * fewer per new conversation. Settings that cannot be read are left out (the turn reads them itself).
+     * fewer per new conversation. Settings that cannot be read, or not within OPENING_SETTINGS_MS, are left out
+     * (the turn reads them itself, and says so if that fails), so they never cost the transcript its read.
      */
     async loadRunOpening(): Promise<RunOpening> {
       const [previousTranscript, settings] = await Promise.all([
         readPreviousTranscript(),
-        readSettings().catch(() => undefined),
+        withinMs(readSettings(), OPENING_SETTINGS_MS).catch((error: unknown) => {
+          log.warn('settings left out of the run opening; the first turn reads them', {
+            error: error instanceof Error ? error.message : String(error),
+          });
+          return undefined;
+        }),
       ]);
       return { previousTranscript, ...(settings ? { settings } : {}) };
     },

@@ -345,6 +345,14 @@ const feedbackScenarios: Record<string, Scenario> = {
     await s.say('hello');
     await s.idle();
   },
+  // After a terminated run, the opening reads its transcript (repaired) and the settings; the turn reuses them.
+  'opening-after-terminated': async (s) => {
+    await s.say('run `echo never`');
+    await s.pendingGate();
+    await s.handle.terminate('recording');
+    await s.say('hello again');
+    await s.idle();
+  },
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
   'settings-scheduled': async (s) => {
     for (const text of ['hello', 'and again']) {

@@ -202,6 +202,12 @@ describe('reopening a session', () => {
       });
       expect(view.transcript.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant']);
       expect(lastAnswer(view)).toContain('hello');
+      // The run's opening failed with it, so the turn read the settings itself before calling the model.
+      const { events } = await session.handle.fetchHistory();
+      const scheduled = events!.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
+      expect(scheduled).toEqual(['loadRunOpening', 'loadSettings', 'callModel']);
     });
   });
 });

@@ -1,6 +1,7 @@
 /**
  * A session that starts from an existing transcript (continue-as-new, an import, or a new run after a
- * terminated one) repairs its tail first, so the model never sees a tool call without a result.
+ * terminated one) repairs its tail first, so the model never sees a tool call without a result. A run without a
+ * carried transcript reads the previous run's first, and since `opening-in-one-activity` the settings with it.
  */
 import * as wf from '@temporalio/workflow';
 import type { Message } from './contract';
@@ -15,8 +16,11 @@ import { loadPreviousTranscript, loadRunOpening } from './session-activities';
 import type { SessionRun } from './session-run';
 import { unresolvedToolCalls } from './transcript';
 
-/** The previous run's transcript; since `opening-in-one-activity` read together with the settings. */
-async function loadPrevious(run: SessionRun): Promise<Message[]> {
+/**
+ * The previous run's transcript. Since `opening-in-one-activity` read together with the settings, which the run
+ * then uses (its first turn reads none of its own).
+ */
+async function openRun(run: SessionRun): Promise<Message[]> {
   if (!wf.patched(OPENING_IN_ONE_ACTIVITY)) return await loadPreviousTranscript();
   const opening = await loadRunOpening();
   if (opening.settings) run.useSettings(opening.settings);
@@ -26,7 +30,7 @@ async function loadPrevious(run: SessionRun): Promise<Message[]> {
 export async function restoreTranscript(run: SessionRun): Promise<void> {
   const { input, state, sessionId } = run;
   if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
-    const previous = await loadPrevious(run).catch((error: unknown) => {
+    const previous = await openRun(run).catch((error: unknown) => {
       if (!wf.patched(REPORT_LOST_PREVIOUS_RUN)) return [];
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
       wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });

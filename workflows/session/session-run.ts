@@ -528,7 +528,6 @@ export class SessionRun {
       this.state.appendAssistantNote(
         `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
       );
-      this.continueAfterEvents = this.settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
     }
   }
 

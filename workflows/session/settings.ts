@@ -1,7 +1,7 @@
 import type { Message } from './contract';
 import type { Budgets } from '../../common/budgets';
 
-/** Per-turn settings the worker's configuration supplies to a session (via the loadSettings activity). */
+/** Per-turn settings the worker's configuration supplies to a session (`loadRunOpening`, `loadSettings`). */
 export interface SessionSettings {
   maxSteps: number;
   /** Absent in histories recorded before it existed; the workflow then uses its built-in limit. */
