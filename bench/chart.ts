@@ -117,14 +117,14 @@ export function chartRows(report: Report): [string, Row[]][] {
   const rates: Row[] = counts.flatMap((count) => {
     const bare = parked.find((p) => p.parked === count && p.kind === 'bare');
     return [
-      ['session', 'approved shell command'],
+      ['session', 'approved command'],
       ['session-question', 'answered question'],
     ].flatMap(([kind, what]) => {
       const session = parked.find((p) => p.parked === count && p.kind === kind);
       if (!session) return [];
       return [
         {
-          label: `resolving ${count} parked (${what}): resumes`,
+          label: `${count} parked, ${what}: resumes`,
           value: session.resumesPerSecond,
           ...(bare
             ? { floor: bare.resumesPerSecond, goal: Number((bare.resumesPerSecond * 0.9).toFixed(1)) }
@@ -139,7 +139,7 @@ export function chartRows(report: Report): [string, Row[]][] {
   const replay = r.replay as { bare: { cpuMs: number }; session: { cpuMs: number } } | undefined;
   if (replay)
     rates.push({
-      label: 'one replay of a parked session (CPU)',
+      label: 'one replay of a parked session: CPU',
       value: replay.session.cpuMs,
       floor: replay.bare.cpuMs,
       unit: 'ms',
