@@ -36,6 +36,15 @@ type Scenario = (
   config: AppConfig,
 ) => Promise<void | Record<string, string>>;
 
+/** A run terminated while it waits on an approval, then a new message: the next run continues from it. */
+const terminatedThenRecovered: Scenario = async (s) => {
+  await s.say('run `echo never`');
+  await s.pendingGate();
+  await s.handle.terminate('recording');
+  await s.say('hello again');
+  await s.idle();
+};
+
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
   'continue-as-new-mid-wait': async (s) => {
@@ -165,13 +174,7 @@ const scenarios: Record<string, Scenario> = {
       'typed answer',
     );
   },
-  'terminated-then-recovered': async (s) => {
-    await s.say('run `echo never`');
-    await s.pendingGate();
-    await s.handle.terminate('recording');
-    await s.say('hello again');
-    await s.idle();
-  },
+  'terminated-then-recovered': terminatedThenRecovered,
   'always-everywhere': async (s, next) => {
     await s.say('run `git status`', 'carol');
     const [gate] = await s.pendingGate();
@@ -346,13 +349,7 @@ const feedbackScenarios: Record<string, Scenario> = {
     await s.idle();
   },
   // After a terminated run, the opening reads its transcript (repaired) and the settings; the turn reuses them.
-  'opening-after-terminated': async (s) => {
-    await s.say('run `echo never`');
-    await s.pendingGate();
-    await s.handle.terminate('recording');
-    await s.say('hello again');
-    await s.idle();
-  },
+  'opening-after-terminated': terminatedThenRecovered,
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
   'settings-scheduled': async (s) => {
     for (const text of ['hello', 'and again']) {
