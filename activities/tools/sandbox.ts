@@ -224,9 +224,10 @@ function workingChoom(): string | undefined {
 }
 
 /**
- * `program` and `args` to start first in the OOM killer's line (SANDBOX_LIMITS.commandOomScore) where choom works; as they are elsewhere, where they
- * keep their starter's score. A program that cannot be found is left unwrapped, so its start fails as it would
- * (ENOENT) instead of as choom's exit code 127. `searchPath`: the PATH the program is looked up on.
+ * `program` and `args`, started first in the OOM killer's line (SANDBOX_LIMITS.commandOomScore) where choom
+ * works; elsewhere as they are, keeping their starter's score. A program that cannot be found is left unwrapped,
+ * so its start fails as it would (ENOENT) instead of as choom's exit code 127. `searchPath`: the PATH the program
+ * is looked up on.
  */
 export function withOomScore(
   program: string,
