@@ -17,10 +17,12 @@ COPY workers ./workers
 COPY gateways ./gateways
 COPY scripts ./scripts
 
-# Compiled code (with the web chat's static files), then the workflow bundle from it: workers start in
-# seconds and every replica runs byte-identical workflow code.
+# Compiled code (with the web chat's static files), then the workflow bundle: workers start in seconds and
+# every replica runs byte-identical workflow code. The bundle is made from the TypeScript sources (./workflows),
+# as `npm start` and the tests make it: webpack concatenates their ES modules, which the compiled CommonJS
+# would not allow (about 30 KiB more per cached session, docs/BENCHMARKS.md).
 RUN npm run build \
- && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js
+ && node dist/scripts/bundle-workflows.js dist/workflow-bundle.js workflows
 
 FROM node:24-slim
 

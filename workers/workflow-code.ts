@@ -19,7 +19,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
 import type { Tracing } from '../infra/telemetry';
 
 // A directory: the bundler finds index.ts (source) or index.js (dist), also under test runners.
@@ -32,7 +32,7 @@ const workflowsPath = path.resolve(__dirname, '../workflows');
  * deep-freezes what these export, and what they import; so none may export a schema or import a module that does
  * (test/common/shared-schemas.test.ts checks the first, every workflow test the second), and none may keep state.
  */
-export const sharedWorkflowModules = [
+const SHARED_MODULES = [
   '../common/shared-schemas',
   '../common/errors',
   '../common/search-attributes',
@@ -44,23 +44,56 @@ export const sharedWorkflowModules = [
   'session/transcript',
   'session/state',
   'session/settings',
-].map((module) => path.resolve(workflowsPath, module));
+];
+
+/** The shared modules of the workflow code in `dir` (the sources, or the compiled code beside them). */
+const sharedModulesIn = (dir: string) => SHARED_MODULES.map((module) => path.resolve(dir, module));
+
+export const sharedWorkflowModules = sharedModulesIn(workflowsPath);
+
+/**
+ * How the workflow code is bundled, everywhere (workers, tests, replay, bench): the shared modules above, and
+ * module concatenation (webpack's scope hoisting, off in the SDK's development build). The SDK gives each cached
+ * workflow its own instance of every module it does not share, and each instance costs a record in the
+ * workflow's module cache, an exports object with a getter per export and a closure per function. Concatenated,
+ * the workflow code's ~60 modules become a handful, about 30 KiB less per cached session (docs/BENCHMARKS.md,
+ * memory). Only the layout changes, not what runs: the recorded histories replay the same.
+ */
+export function workflowBundleOptions(
+  from = workflowsPath,
+): Pick<BundleOptions, 'workflowsPath' | 'preloadModules' | 'webpackConfigHook'> {
+  return {
+    workflowsPath: from,
+    // The same modules of the code being bundled: shared copies of other files would be loaded beside them.
+    preloadModules: sharedModulesIn(from),
+    webpackConfigHook: (config) => ({
+      ...config,
+      optimization: { ...config.optimization, concatenateModules: true },
+    }),
+  };
+}
+
+/**
+ * Changes whenever the bundle's layout does for the same sources (the options above), so a bundle kept by
+ * cachedWorkflowBundle from before is not reused.
+ */
+const BUNDLE_LAYOUT = 'concatenated-modules';
 
 /** Worker options for the workflow code: from a prebuilt bundle when given, else bundled at start. */
 export function workflowCode(
   bundlePath?: string,
   tracing?: Pick<Tracing, 'activity' | 'client'>,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> {
+  const { workflowsPath: from, ...bundlerOptions } = workflowBundleOptions();
   return {
-    ...(bundlePath
-      ? { workflowBundle: { codePath: bundlePath } }
-      : { workflowsPath, bundlerOptions: { preloadModules: sharedWorkflowModules } }),
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: from, bundlerOptions }),
     ...(tracing ? { interceptors: { activity: tracing.activity, client: tracing.client } } : {}),
   };
 }
 
-export async function bundleWorkflows(): Promise<string> {
-  return (await bundleWorkflowCode({ workflowsPath, preloadModules: sharedWorkflowModules })).code;
+/** The workflow bundle of `from` (a directory with the workflows' index, TypeScript or compiled). */
+export async function bundleWorkflows(from = workflowsPath): Promise<string> {
+  return (await bundleWorkflowCode(workflowBundleOptions(from))).code;
 }
 
 /**
@@ -102,6 +135,7 @@ function bundleVersion(): string {
   };
   walk(workflowsPath);
   walk(path.resolve(workflowsPath, '../common'));
+  hash.update(`layout:${BUNDLE_LAYOUT}\0`);
   for (const shared of sharedWorkflowModules)
     hash.update(`preload:${path.relative(workflowsPath, shared)}\0`);
   for (const pkg of ['@temporalio/workflow', '@temporalio/common', 'zod'])

@@ -6,13 +6,15 @@
  * precise figure) and in resident memory (what the machine sees, including the heap's spare room).
  *
  * Env: TEMPORAL_ADDRESS, PROBE_BUNDLE (a workflow bundle file), PROBE_KIND (bare: park on a signal, as the floor
- * does; session: a session parked on an approval gate, as the parked-sessions bench does), PROBE_COUNT.
+ * does; session: a session parked on an approval gate, as the parked-sessions bench does), PROBE_COUNT, and
+ * optionally PROBE_SNAPSHOTS (a directory: heap snapshots before and after, for bench/floor/heap-diff.ts).
  * Prints one JSON line: { kind, count, heapKiB, rssKiB } (per cached workflow).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
@@ -24,6 +26,8 @@ const address = process.env.TEMPORAL_ADDRESS!;
 const bundle = process.env.PROBE_BUNDLE!;
 const kind = process.env.PROBE_KIND as 'bare' | 'session';
 const count = Number(process.env.PROBE_COUNT ?? 200);
+/** A directory to write heap snapshots into (base and after), to see what a cached workflow holds. */
+const snapshots = process.env.PROBE_SNAPSHOTS;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
@@ -79,10 +83,15 @@ async function main(): Promise<void> {
 
   await worker.runUntil(async () => {
     await park();
+    // Snapshots are written before measuring: writing one leaves garbage of its own behind.
+    if (snapshots)
+      v8.writeHeapSnapshot(path.join(snapshots, `${path.basename(bundle, '.js')}-base.heapsnapshot`));
     const base = await memory();
     for (let i = 0; i < count; i += 20)
       await Promise.all(Array.from({ length: Math.min(20, count - i) }, park));
     const after = await memory();
+    if (snapshots)
+      v8.writeHeapSnapshot(path.join(snapshots, `${path.basename(bundle, '.js')}-after.heapsnapshot`));
     const cached = worker.getStatus().numCachedWorkflows;
     if (cached !== count + 1)
       throw new Error(`expected ${count + 1} cached workflows, the worker has ${cached}`);

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { bundleWorkflows, sharedWorkflowModules } from '../../workers/workflow-code';
+import { bundleWorkflows, workflowBundleOptions } from '../../workers/workflow-code';
 
 const run = promisify(execFile);
 
@@ -46,8 +46,8 @@ export async function probeMemory(options: {
 
 /**
  * What single modules cost each cached workflow: the bare workflow plus one import, measured like the bare one,
- * with zod and the schema groups shared as in the real bundle (except the first row, which shows what zod cost
- * every workflow before it was shared).
+ * bundled as the real bundle is (zod and the schema groups shared, modules concatenated), except the first row,
+ * which shows what zod cost every workflow before it was shared.
  */
 export const moduleProbes: { label: string; module: string; shared: boolean }[] = [
   { label: 'zod, if each workflow had its own', module: 'zod', shared: false },
@@ -81,9 +81,9 @@ export async function writeModuleProbeBundle(
   );
   try {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: source,
+      // The real workflow code's shared modules, preloaded as workers do.
+      ...(probe.shared ? { ...workflowBundleOptions(), workflowsPath: source } : { workflowsPath: source }),
       logger: quiet,
-      ...(probe.shared ? { preloadModules: sharedWorkflowModules } : {}),
     });
     const file = path.join(dir, `${path.basename(source, '.ts')}.js`);
     writeFileSync(file, code);

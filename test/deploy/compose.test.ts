@@ -178,8 +178,8 @@ describe('Dockerfile', () => {
     expect(stages[0]).toContain('COPY tsconfig.json tsconfig.build.json ./');
   });
 
-  it('prebuilds the workflow bundle with the compiled script and points workers at it', () => {
-    expect(stages[0]).toContain('node dist/scripts/bundle-workflows.js dist/workflow-bundle.js');
+  it('prebuilds the workflow bundle from the sources with the compiled script and points workers at it', () => {
+    expect(stages[0]).toContain('node dist/scripts/bundle-workflows.js dist/workflow-bundle.js workflows');
     expect(stages[1]).toContain('WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js');
   });
 

@@ -49,7 +49,7 @@ function startAsCompose(service: string, extra: Record<string, string>) {
 beforeAll(async () => {
   await run('npm', ['run', 'build'], { cwd: ROOT });
   bundle = path.join(tempDir(), 'workflow-bundle.js');
-  await run(process.execPath, ['dist/scripts/bundle-workflows.js', bundle], { cwd: ROOT });
+  await run(process.execPath, ['dist/scripts/bundle-workflows.js', bundle, 'workflows'], { cwd: ROOT });
   [env, postgres] = await Promise.all([startTestTemporal(), startPostgres()]);
 }, 300_000);
 
@@ -70,7 +70,13 @@ describe('the compiled build', () => {
       expect(existsSync(path.join(ROOT, compose.services[service]!.command[1]!)), service).toBe(true);
     for (const file of ['static/index.html', 'static/app.css', 'client/app.ts'])
       expect(existsSync(path.join(ROOT, 'dist/gateways/web', file)), file).toBe(true);
-    expect(readFileSync(bundle, 'utf8').length).toBeGreaterThan(100_000);
+    const code = readFileSync(bundle, 'utf8');
+    expect(code.length).toBeGreaterThan(100_000);
+    // Made from the sources, so webpack concatenated the workflow modules (a cached session costs less memory).
+    expect(code).toMatch(/^;\/\/ \.\/workflows\/session\/turn\.ts$/m);
+    // ...and preloaded the sources' shared modules, not compiled copies that the workflows would not use.
+    expect(code).toMatch(/^\/\*\*\*\/ "\.\/workflows\/session\/state\.ts"$/m);
+    expect(code).not.toMatch(/^\/\*\*\*\/ "\.\/dist\//m);
   });
 
   it('runs the worker and gateway from dist/ with the prebuilt bundle: a web chat message is answered', async () => {
