@@ -22,9 +22,12 @@ export interface ReplayCost {
 
 type JsonHistory = { events: Record<string, unknown>[] };
 
-/** The recorded session history up to the timer of its first question gate: parked, waiting for an answer. */
+/**
+ * The recorded session history up to the timer of its first question gate: parked, waiting for an answer (recorded
+ * with today's flat gate wait; opening-in-one-activity.json is the same scenario on the earlier wait).
+ */
 function parkedSession(): JsonHistory {
-  const file = path.resolve(__dirname, '../../test/histories/opening-in-one-activity.json');
+  const file = path.resolve(__dirname, '../../test/histories/flat-wait-question.json');
   const { events } = JSON.parse(readFileSync(file, 'utf8')) as JsonHistory;
   const timer = events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED');
   if (timer < 0) throw new Error(`${file} has no gate timer to cut at`);

@@ -45,21 +45,36 @@ const terminatedThenRecovered: Scenario = async (s) => {
   await s.idle();
 };
 
+/** A question asked, answered, then a plain message. */
+const questionAnswered: Scenario = async (s) => {
+  await s.say('ask one');
+  const gate = await s.pendingQuestion();
+  await s.answer(gate.id, [{ question: 'Environment', selected: ['staging'] }]);
+  await s.idle();
+  await s.say('hello');
+  await s.idle();
+};
+
+/** Two approvals open at once: more clicks than the history allows, so the wait continues as new mid-wait. */
+const continueAsNewMidWait: Scenario = async (s) => {
+  await s.say('run `echo a` and `echo b`');
+  const gates = await s.pendingGate(2);
+  const first = (await s.handle.describe()).runId;
+  for (let i = 0; i < 4; i++)
+    await s.decide({ gateId: gates[0]!.id, choice: 'approve', userId: `mallory${i}` });
+  while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
+  await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+  for (const gate of gates) await s.decide({ gateId: gate.id, choice: 'approve' });
+  await s.idle();
+  await s.say('and a second turn');
+  await s.idle();
+};
+
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
-  'continue-as-new-mid-wait': async (s) => {
-    await s.say('run `echo a` and `echo b`');
-    const gates = await s.pendingGate(2);
-    const first = (await s.handle.describe()).runId;
-    for (let i = 0; i < 4; i++)
-      await s.decide({ gateId: gates[0]!.id, choice: 'approve', userId: `mallory${i}` });
-    while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
-    await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
-    for (const gate of gates) await s.decide({ gateId: gate.id, choice: 'approve' });
-    await s.idle();
-    await s.say('and a second turn');
-    await s.idle();
-  },
+  'continue-as-new-mid-wait': continueAsNewMidWait,
+  // The same with the flat gate wait (FLAT_GATE_WAIT).
+  'flat-wait-continue-as-new': continueAsNewMidWait,
 };
 
 const scenarios: Record<string, Scenario> = {
@@ -210,6 +225,22 @@ const missionAnswered = (s: TestSession, name: string) =>
     'the run result',
   );
 
+/** A sign-in asked for, the credential written to the vault, then a second call that needs no sign-in. */
+const credentialConnected: Scenario = async (s, _next, config) => {
+  await s.say('fetch http://127.0.0.1:9/files with acme');
+  await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');
+  const credentials = CredentialService.fromConfig(config);
+  await credentials.vault.put('alice', 'acme', { accessToken: 'recording-token' }, null);
+  await credentials.close();
+  await s.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
+  await s.idle();
+  await s.say('fetch http://127.0.0.1:9/more with acme');
+  await s.waitFor(
+    (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+    'the second call',
+  );
+};
+
 /** Recorded with a credential provider configured; the sign-in is simulated by writing the vault directly. */
 const credentialScenarios: Record<string, Scenario> = {
   'mission-approved-run': async (s, _next, config) => {
@@ -262,20 +293,42 @@ const credentialScenarios: Record<string, Scenario> = {
     const record = records.find((r) => r.name === 'weekly');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },
-  'credential-connected': async (s, _next, config) => {
-    await s.say('fetch http://127.0.0.1:9/files with acme');
-    await s.waitFor((v) => v.status === 'waiting_credential', 'the credential gate');
-    const credentials = CredentialService.fromConfig(config);
-    await credentials.vault.put('alice', 'acme', { accessToken: 'recording-token' }, null);
-    await credentials.close();
-    await s.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
-    await s.idle();
-    await s.say('fetch http://127.0.0.1:9/more with acme');
+  'credential-connected': credentialConnected,
+};
+
+/**
+ * The flat gate wait (FLAT_GATE_WAIT): two approvals decided one after the other, an approval that expires, a
+ * mission run's gate reminded twice before it is approved, and a sign-in. Recorded with reminders after a second
+ * and approvals expiring after four.
+ */
+const flatWaitScenarios: Record<string, Scenario> = {
+  'flat-wait-gates': async (s) => {
+    await s.say('run `echo a` and `echo b`');
+    const [a, b] = await s.pendingGate(2);
+    await s.decide({ gateId: a!.id, choice: 'approve' });
     await s.waitFor(
-      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
-      'the second call',
+      (v) => v.gates.some((g) => g.id === a!.id && g.status === 'resolved'),
+      'the first decision',
+    );
+    await s.decide({ gateId: b!.id, choice: 'deny', reason: 'one is enough' });
+    await s.idle();
+    await s.say('run `echo late`');
+    await s.pendingGate();
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool' && m.status === 'expired'),
+      'the approval to expire',
     );
   },
+  'flat-wait-mission-reminded': async (s) => {
+    const gate = await firedMissionGate(s, 'reminded');
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // two reminders
+    await s.decide({ gateId: gate.id, choice: 'approve' });
+    await missionAnswered(s, 'reminded');
+    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const record = records.find((r) => r.name === 'reminded');
+    return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
+  },
+  'flat-wait-credential': credentialConnected,
 };
 
 /** Recorded with a stdio MCP server whose tool list is looked at again after a second, or on request. */
@@ -340,14 +393,9 @@ const feedbackScenarios: Record<string, Scenario> = {
   },
   // A new run reads the previous transcript and the settings in one activity (`opening-in-one-activity`); the
   // first turn reuses those settings. Parked on a question, answered, then a second message.
-  'opening-in-one-activity': async (s) => {
-    await s.say('ask one');
-    const gate = await s.pendingQuestion();
-    await s.answer(gate.id, [{ question: 'Environment', selected: ['staging'] }]);
-    await s.idle();
-    await s.say('hello');
-    await s.idle();
-  },
+  'opening-in-one-activity': questionAnswered,
+  // The same with the flat gate wait (FLAT_GATE_WAIT); bench/floor/replay.ts replays it up to the question.
+  'flat-wait-question': questionAnswered,
   // After a terminated run, the opening reads its transcript (repaired) and the settings; the turn reuses them.
   'opening-after-terminated': terminatedThenRecovered,
   // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
@@ -482,6 +530,17 @@ async function main(): Promise<void> {
     { tools: { shell_execute: { selfApprove: false, approvals: 2, approvers: ['bob', 'carol'] } } },
     quorumScenarios,
     only,
+  );
+  await record(
+    env,
+    {
+      reminderAfter: '1s',
+      tools: { shell_execute: { approvalTimeout: '4s' } },
+      providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', apiHosts: ['127.0.0.1:9'] } },
+    },
+    flatWaitScenarios,
+    only,
+    { OAUTH_ACME_CLIENT_ID: 'recording-client' },
   );
   await env.teardown();
 }

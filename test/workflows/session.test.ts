@@ -195,6 +195,21 @@ describe('session workflow', () => {
     );
   });
 
+  it('still expires the approval nobody decides after another of the same step is approved', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `echo decided` and `echo forgotten`');
+        const [decided] = await session.pendingGate(2);
+        await session.decide({ gateId: decided!.id, choice: 'approve' });
+        const view = await session.idle();
+        expect(toolResults(view).map((r) => r.status)).toEqual(['ok', 'expired']);
+        expect(toolResults(view)[0]!.content).toContain('decided');
+        expect(view.gates.map((g) => g.resolution?.outcome)).toEqual(['approved', 'expired']);
+      },
+      { tools: { shell_execute: { approvalTimeout: '3s' } } },
+    );
+  });
+
   it('refuses a click from someone who may not decide, and accepts a configured approver', async () => {
     await withSession(
       async (session) => {

@@ -61,3 +61,8 @@ export const FEEDBACK = 'answer-feedback';
  * visibility write on the server; a tool turn wrote its unchanged "waiting for" memo twice).
  */
 export const VISIBILITY_UNCHANGED_SKIPPED = 'visibility-unchanged-skipped';
+/**
+ * A turn waits on its gates in one flat loop (one timer, one condition), which holds far fewer promises while it
+ * is parked (workflows/session/gate-wait.ts); histories from before wait as they did.
+ */
+export const FLAT_GATE_WAIT = 'flat-gate-wait';

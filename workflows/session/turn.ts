@@ -23,20 +23,13 @@ import {
   clock,
   describeOutcome,
   describeWaiting,
-  expireGate,
   openApprovalGate,
   openCredentialGate,
   openQuestionGate,
   resultWithoutRun,
   stopGate,
 } from './gates';
-import {
-  ACTIVITY_FAILURES_TOLD,
-  CONTEXT_WINDOW,
-  MODEL_OUTAGE_WAIT,
-  RUN_GATE_REMINDERS,
-  STOP_REPEATED_ERRORS,
-} from './patches';
+import { ACTIVITY_FAILURES_TOLD, CONTEXT_WINDOW, MODEL_OUTAGE_WAIT, STOP_REPEATED_ERRORS } from './patches';
 import {
   callModel,
   failureMessage,
@@ -47,6 +40,7 @@ import {
   saveUserGrant,
   summarizeConversation,
 } from './session-activities';
+import { waitForGates } from './gate-wait';
 import type { SessionRun } from './session-run';
 import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
 import { bounded, hasResult, MAX_TOOL_ARGS_CHARS, unresolvedToolCalls } from './transcript';
@@ -57,7 +51,6 @@ const MODEL_OUTAGE_MAX_RETRY_MS = 5 * 60_000;
 const DEFAULT_MODEL_OUTAGE_TIMEOUT_MS = 6 * 3_600_000;
 /** The agent loop stops once the same call has failed the same way this many times in one turn. */
 const MAX_IDENTICAL_ERRORS = 3;
-const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 
 /** callModel gave up on something that may pass (5xx, 429, a timeout), not on a refusal that will not. */
@@ -143,7 +136,7 @@ export async function continueTurn(
       }
       const waitAtBudget = async (gate: Gate) => {
         run.setStatus('waiting_approval', describeWaiting([gate]));
-        await decidedOrLongWait(run, [gate]);
+        await waitForGates(run, [gate], true);
         if (gate.status === 'pending') await handOverMidWait(run, { requesterId, step, atBudgetGate: true });
         run.setStatus('running');
       };
@@ -440,7 +433,7 @@ async function handleToolCalls(
       describeWaiting(gates),
     );
     // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
-    await decidedOrLongWait(run, gates);
+    await waitForGates(run, gates, true);
     if (gates.some((gate) => gate.status === 'pending')) await handOverMidWait(run, { requesterId, step });
     run.setStatus('running');
   }
@@ -552,7 +545,7 @@ async function execute(
         ],
       },
     ]);
-    await waitForDecision(run, gate);
+    await waitForGates(run, [gate], false);
     wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
     run.setStatus('running');
     const unrun = resultWithoutRun(gate);
@@ -565,24 +558,6 @@ async function execute(
   }
 }
 
-/**
- * Resolves once every gate is decided, or once a long wait has outgrown the history (then some gate is still
- * pending and the caller hands over mid-wait). Only events that arrive during the wait (clicks, notices) count,
- * so a resumed wait never churns. Not async: callers await this very promise, so the commands that follow a
- * decision keep the order recorded histories have.
- */
-function decidedOrLongWait(run: SessionRun, gates: Gate[]): Promise<unknown> {
-  const eventsAtWaitStart = wf.workflowInfo().historyLength;
-  return Promise.race([
-    Promise.all(gates.map((gate) => waitForDecision(run, gate))),
-    wf.condition(
-      () =>
-        wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
-        run.shouldContinueAsNew(),
-    ),
-  ]);
-}
-
 /** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
 async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<never> {
   run.continuingAsNew = true;
@@ -592,34 +567,6 @@ async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<neve
     ...run.input,
     carried: { ...run.carry(), turn: { ...turn, ...spent } },
   });
-}
-
-async function waitForDecision(run: SessionRun, gate: Gate): Promise<void> {
-  // Chat platforms get a reminder (the prompt posted again) while a gate stays open; the web chat shows it live.
-  // A mission run's gate is shown in its owner's conversation, which may be a chat platform: it is reminded too.
-  const reminds =
-    run.emitsToPlatform ||
-    (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined && wf.patched(RUN_GATE_REMINDERS));
-  const reminderMs = reminds ? run.settings.reminderAfterMs : undefined;
-  for (;;) {
-    const untilExpiry = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
-    const wait =
-      reminderMs !== undefined && (untilExpiry === undefined || reminderMs < untilExpiry)
-        ? reminderMs
-        : untilExpiry;
-    const decided =
-      wait === undefined
-        ? await wf.condition(() => gate.status !== 'pending').then(() => true)
-        : await wf.condition(() => gate.status !== 'pending', wait);
-    if (decided || gate.status !== 'pending') break;
-    if (wait === untilExpiry) {
-      expireGate(gate, Date.now());
-      break;
-    }
-    run.emit({ type: 'gate', gate, reason: 'reminder' });
-  }
-  run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-  run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
 }
 
 function closeUnresolvedCalls(run: SessionRun, status: ToolResultStatus, content: string): void {

@@ -1,0 +1,112 @@
+/**
+ * How a turn waits on its open gates (approvals, questions, a sign-in): until each is decided, reminding people on
+ * chat platforms while a gate stays open and expiring it at its deadline, or until a long wait has outgrown the
+ * history (then the caller continues as new, carrying the open gates).
+ *
+ * A parked turn is what a worker keeps in memory for every waiting conversation, and the SDK records a stack
+ * trace for every promise a workflow still waits on (about 1.4 KiB each, for the Temporal UI's stack trace view).
+ * So the wait is flat: one loop, one timer at a time (for the earliest reminder or expiry among the open gates)
+ * and one condition, instead of a wait per gate raced against a second condition (docs/BENCHMARKS.md, memory).
+ * Histories recorded with the earlier wait replay with it (`FLAT_GATE_WAIT`).
+ */
+import * as wf from '@temporalio/workflow';
+import type { Gate } from './contract';
+import { describeOutcome, expireGate } from './gates';
+import { FLAT_GATE_WAIT, RUN_GATE_REMINDERS } from './patches';
+import type { SessionRun } from './session-run';
+
+/** A wait hands over (continues as new) only once at least this many events arrived during it. */
+const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
+
+/**
+ * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history (then some
+ * gate is still pending and the caller hands over mid-wait). Not async: on the earlier path callers await the
+ * very promise they awaited before, so recorded histories keep their order of commands.
+ */
+export function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<unknown> {
+  if (wf.patched(FLAT_GATE_WAIT)) return waitOnGates(run, gates, handsOver);
+  return handsOver ? decidedOrLongWait(run, gates) : waitForDecision(run, gates[0]!);
+}
+
+async function waitOnGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
+  const longWait = longWaitOver(run, handsOver);
+  const reminderMs = reminderInterval(run);
+  const remindAt = new Map<Gate, number>();
+  const told = new Set<Gate>();
+  for (;;) {
+    const now = Date.now();
+    let due = Infinity;
+    for (const gate of gates) {
+      if (gate.status === 'pending' && gate.expiresAt !== null && gate.expiresAt <= now)
+        expireGate(gate, now);
+      if (gate.status !== 'pending') {
+        if (!told.has(gate)) tellDecided(run, gate);
+        told.add(gate);
+        continue;
+      }
+      if (reminderMs !== undefined) {
+        const at = remindAt.get(gate) ?? now + reminderMs;
+        if (at <= now) run.emit({ type: 'gate', gate, reason: 'reminder' });
+        remindAt.set(gate, at <= now ? now + reminderMs : at);
+      }
+      due = Math.min(due, gate.expiresAt ?? Infinity, remindAt.get(gate) ?? Infinity);
+    }
+    if (told.size === gates.length || longWait()) return;
+    const woken = () => gates.some((gate) => gate.status !== 'pending' && !told.has(gate)) || longWait();
+    if (due === Infinity) await wf.condition(woken);
+    else await wf.condition(woken, due - now);
+  }
+}
+
+/** Whether a wait that began now has outgrown the history: only events that arrive during it count. */
+function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
+  const eventsAtWaitStart = wf.workflowInfo().historyLength;
+  return () =>
+    handsOver &&
+    wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
+    run.shouldContinueAsNew();
+}
+
+/**
+ * Chat platforms get a reminder (the prompt posted again) while a gate stays open; the web chat shows it live.
+ * A mission run's gate is shown in its owner's conversation, which may be a chat platform: it is reminded too.
+ */
+function reminderInterval(run: SessionRun): number | undefined {
+  const reminds =
+    run.emitsToPlatform ||
+    (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined && wf.patched(RUN_GATE_REMINDERS));
+  return reminds ? run.settings.reminderAfterMs : undefined;
+}
+
+function tellDecided(run: SessionRun, gate: Gate): void {
+  run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
+  run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
+}
+
+/** The earlier wait (histories from before FLAT_GATE_WAIT): a wait per gate, raced against the long wait. */
+function decidedOrLongWait(run: SessionRun, gates: Gate[]): Promise<unknown> {
+  const longWait = longWaitOver(run, true);
+  return Promise.race([Promise.all(gates.map((gate) => waitForDecision(run, gate))), wf.condition(longWait)]);
+}
+
+async function waitForDecision(run: SessionRun, gate: Gate): Promise<void> {
+  const reminderMs = reminderInterval(run);
+  for (;;) {
+    const untilExpiry = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
+    const wait =
+      reminderMs !== undefined && (untilExpiry === undefined || reminderMs < untilExpiry)
+        ? reminderMs
+        : untilExpiry;
+    const decided =
+      wait === undefined
+        ? await wf.condition(() => gate.status !== 'pending').then(() => true)
+        : await wf.condition(() => gate.status !== 'pending', wait);
+    if (decided || gate.status !== 'pending') break;
+    if (wait === untilExpiry) {
+      expireGate(gate, Date.now());
+      break;
+    }
+    run.emit({ type: 'gate', gate, reason: 'reminder' });
+  }
+  tellDecided(run, gate);
+}
