@@ -2,7 +2,10 @@
  * `npm run record-histories`: runs the main session scenarios against a fresh dev server and saves their
  * histories here. test/workflows/replay.test.ts replays them on every CI run, so a change that would break
  * workflows already running in production fails the build. Record again only for a deliberate,
- * versioned change (patched with `patched()`), never to make a failing replay pass.
+ * versioned change (patched with `patched()`), never to make a failing replay pass. Name the new scenarios
+ * (`npm run record-histories -- <name>...`): without names every scenario is recorded again with today's code,
+ * overwriting the histories that keep older paths replaying (several scenarios are recorded twice on purpose, once
+ * before a patch and once after, under two names).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
