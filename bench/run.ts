@@ -281,6 +281,10 @@ async function main(): Promise<void> {
     note(
       `${'session over floor'.padEnd(52)} heap ${memory.heapRatio}x, resident ${memory.rssRatio}x (goal <= 2.5x)`,
     );
+    const { compacted } = memory;
+    note(
+      `${'  once V8 returns its free pages: bare, session'.padEnd(52)} resident ${compacted.bare.rssKiB} KiB, ${compacted.session.rssKiB} KiB (${compacted.rssRatio}x)`,
+    );
     for (const m of memory.modules) note(`${`  module: ${m.label}`.padEnd(52)} +${m.heapKiB} KiB heap`);
   }
 

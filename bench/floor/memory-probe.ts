@@ -7,7 +7,8 @@
  *
  * Env: TEMPORAL_ADDRESS, PROBE_BUNDLE (a workflow bundle file), PROBE_KIND (bare: park on a signal, as the floor
  * does; session: a session parked on an approval gate, as the parked-sessions bench does), PROBE_COUNT, and
- * optionally PROBE_SNAPSHOTS (a directory: heap snapshots before and after, for bench/floor/heap-diff.ts).
+ * optionally PROBE_SNAPSHOTS (a directory: heap snapshots before and after, for bench/floor/heap-diff.ts) and
+ * PROBE_COMPACTED=1 (measure after a memory-reducing collection, see below).
  * Prints one JSON line: { kind, count, heapKiB, rssKiB } (per cached workflow).
  */
 import { randomUUID } from 'node:crypto';
@@ -29,7 +30,14 @@ const count = Number(process.env.PROBE_COUNT ?? 200);
 /** A directory to write heap snapshots into (base and after), to see what a cached workflow holds. */
 const snapshots = process.env.PROBE_SNAPSHOTS;
 
-const gc = (globalThis as { gc?: () => void }).gc;
+/**
+ * Measure after a memory-reducing collection (V8 compacts its heap, returns its free pages and drops compiled
+ * code it can rebuild; it runs one by itself when a process goes quiet). Right after parking, most of the resident
+ * growth is free heap pages the parking's garbage left committed, not what the parked workflows hold.
+ */
+const compacted = process.env.PROBE_COMPACTED === '1';
+
+const gc = (globalThis as { gc?: (options?: object) => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 
 /** The V8 heap in use after a full collection, and the process's resident memory, in MiB. */
@@ -38,6 +46,7 @@ async function memory(): Promise<{ heap: number; rss: number }> {
   gc!();
   await new Promise((resolve) => setTimeout(resolve, 50));
   gc!();
+  if (compacted) gc!({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   const { heapUsed, rss } = process.memoryUsage();
   return { heap: heapUsed / 2 ** 20, rss: rss / 2 ** 20 };
 }

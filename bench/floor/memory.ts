@@ -25,6 +25,8 @@ export async function probeMemory(options: {
   bundle: string;
   kind: 'bare' | 'session';
   count: number;
+  /** Measured after memory-reducing collections (memory-probe.ts, PROBE_COMPACTED). */
+  compacted?: boolean;
 }): Promise<ProbeResult> {
   const { stdout } = await run(
     process.execPath,
@@ -37,6 +39,7 @@ export async function probeMemory(options: {
         PROBE_BUNDLE: options.bundle,
         PROBE_KIND: options.kind,
         PROBE_COUNT: String(options.count),
+        PROBE_COMPACTED: options.compacted ? '1' : '0',
       },
       maxBuffer: 16 * 2 ** 20,
     },
@@ -116,15 +119,19 @@ export async function writeBundles(
   return out;
 }
 
+type PerWorkflow = { heapKiB: number; rssKiB: number };
+
 export interface MemoryFigures {
   /** Cached workflows per probe. */
   count: number;
-  bare: { heapKiB: number; rssKiB: number };
-  session: { heapKiB: number; rssKiB: number };
-  sessionUnshared: { heapKiB: number; rssKiB: number };
+  bare: PerWorkflow;
+  session: PerWorkflow;
+  sessionUnshared: PerWorkflow;
   /** session over bare, by heap and by resident memory. */
   heapRatio: number;
   rssRatio: number;
+  /** Bare and session again, each measured after memory-reducing collections, and the session's resident ratio. */
+  compacted: { bare: PerWorkflow; session: PerWorkflow; rssRatio: number };
   /** Each module's cost per cached workflow above the bare workflow (heap, KiB). */
   modules: { label: string; heapKiB: number }[];
 }
@@ -132,12 +139,14 @@ export interface MemoryFigures {
 /** #20 goal 1, in one run: bare, session and session-unshared, then the module probes. */
 export async function measureMemory(address: string, dir: string, count: number): Promise<MemoryFigures> {
   const bundles = await writeBundles(dir);
-  const probe = async (bundle: string, kind: 'bare' | 'session') => {
-    const { heapKiB, rssKiB } = await probeMemory({ address, bundle, kind, count });
+  const probe = async (bundle: string, kind: 'bare' | 'session', compacted = false) => {
+    const { heapKiB, rssKiB } = await probeMemory({ address, bundle, kind, count, compacted });
     return { heapKiB, rssKiB };
   };
   const bare = await probe(bundles.bare, 'bare');
   const session = await probe(bundles.session, 'session');
+  const compactedBare = await probe(bundles.bare, 'bare', true);
+  const compactedSession = await probe(bundles.session, 'session', true);
   const sessionUnshared = await probe(bundles.unshared, 'session');
   const modules: MemoryFigures['modules'] = [];
   for (const module of moduleProbes) {
@@ -152,6 +161,11 @@ export async function measureMemory(address: string, dir: string, count: number)
     sessionUnshared,
     heapRatio: ratio(session.heapKiB, bare.heapKiB),
     rssRatio: ratio(session.rssKiB, bare.rssKiB),
+    compacted: {
+      bare: compactedBare,
+      session: compactedSession,
+      rssRatio: ratio(compactedSession.rssKiB, compactedBare.rssKiB),
+    },
     modules,
   };
 }
