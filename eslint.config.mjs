@@ -33,6 +33,19 @@ const nodeBuiltins = [
   'zlib',
 ];
 
+// Every cached workflow gets its own instance of workflow modules: a schema built at module level is built
+// again per workflow (about 2 KiB a node). Build it once per worker in a sharedSchemas group instead.
+const moduleLevelZod = {
+  selector: "CallExpression[callee.object.name='z']:not(:function CallExpression)",
+  message:
+    'A module-level zod schema is built once per cached workflow: define it in a sharedSchemas(...) group (common/shared-schemas.ts).',
+};
+// Each patch asked about costs a run a marker and a visibility write; workflows/versions.ts asks once for all.
+const directPatchCheck = {
+  selector: "CallExpression[callee.object.name='wf'][callee.property.name=/^(patched|deprecatePatch)$/]",
+  message: 'Check patches with patched() from workflows/versions.ts (one baseline marker per run).',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'data/**', 'test/artifacts/**', 'gateways/web/static/**'] },
   js.configs.recommended,
@@ -85,17 +98,13 @@ export default tseslint.config(
           ],
         },
       ],
-      // Every cached workflow gets its own instance of these modules: a schema built at module level is built
-      // again per workflow (about 2 KiB a node). Build it once per worker in a sharedSchemas group instead.
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.object.name='z']:not(:function CallExpression)",
-          message:
-            'A module-level zod schema is built once per cached workflow: define it in a sharedSchemas(...) group (common/shared-schemas.ts).',
-        },
-      ],
+      'no-restricted-syntax': ['error', moduleLevelZod, directPatchCheck],
     },
+  },
+  {
+    // The one place that asks the SDK about a patch (the baseline, see the file).
+    files: ['workflows/versions.ts'],
+    rules: { 'no-restricted-syntax': ['error', moduleLevelZod] },
   },
   {
     // A platform's worker-role files (what activities/deliver.ts sends with) never reach into the gateway.

@@ -24,10 +24,11 @@ type JsonHistory = { events: Record<string, unknown>[] };
 
 /**
  * The recorded session history up to the timer of its first question gate: parked, waiting for an answer (recorded
- * with today's flat gate wait; opening-in-one-activity.json is the same scenario on the earlier wait).
+ * with today's code: the flat gate wait and the patches baseline; opening-in-one-activity.json and
+ * flat-wait-question.json are the same scenario recorded before each).
  */
 function parkedSession(): JsonHistory {
-  const file = path.resolve(__dirname, '../../test/histories/flat-wait-question.json');
+  const file = path.resolve(__dirname, '../../test/histories/baseline-flat-wait-question.json');
   const { events } = JSON.parse(readFileSync(file, 'utf8')) as JsonHistory;
   const timer = events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED');
   if (timer < 0) throw new Error(`${file} has no gate timer to cut at`);

@@ -5,7 +5,8 @@
  * versioned change (patched with `patched()`), never to make a failing replay pass. Name the new scenarios
  * (`npm run record-histories -- <name>...`): without names every scenario is recorded again with today's code,
  * overwriting the histories that keep older paths replaying (several scenarios are recorded twice on purpose, once
- * before a patch and once after, under two names).
+ * before a patch and once after, under two names). Record scenarios that create missions in a run of their own
+ * group: the mission directory is one workflow per namespace, polled only by the worker of the group that started it.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -438,13 +439,40 @@ const budgetScenarios: Record<string, Scenario> = {
   },
 };
 
+/**
+ * Scenarios recorded again under `baseline-<name>` once runs recorded the patches baseline (one marker for every
+ * patch, workflows/versions.ts), so that path is replayed as well as the per-patch one.
+ */
+const RECORDED_WITH_BASELINE = [
+  'continue-as-new-mid-wait',
+  'tool-runs-once',
+  'deny-edit-always-typed',
+  'stopped-turns',
+  'superseded-and-queued',
+  'question-drafts',
+  'question-answered',
+  'terminated-then-recovered',
+  'mission-approved-run',
+  'mission-denied-run',
+  'mission-refused-click',
+  'credential-connected',
+  'flat-wait-mission-reminded',
+  'mcp-approved-refreshed',
+  'quorum-approved',
+  'answer-feedback',
+  'flat-wait-question',
+  'budget-gates',
+];
+
 async function record(
   env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
-  scenarios: Record<string, Scenario>,
+  group: Record<string, Scenario>,
   only: string[],
   extraEnv: Record<string, string> = {},
 ) {
+  const scenarios = { ...group };
+  for (const name of RECORDED_WITH_BASELINE) if (group[name]) scenarios[`baseline-${name}`] = group[name];
   const config = testConfig(policy, extraEnv);
   const taskQueue = `record-${Object.keys(scenarios)[0]}`;
   // Closed at the end: a stdio MCP server left running would keep this script from exiting.

@@ -135,6 +135,29 @@ describe('session workflow', () => {
     });
   });
 
+  it('records one patch marker per run, not one marker and one search attribute write per patch', async () => {
+    await withSession(async (session) => {
+      await session.say('run `echo hi`');
+      const [gate] = await session.pendingGate();
+      await session.decide({ gateId: gate!.id, choice: 'approve' });
+      await session.idle();
+      await session.say('ask one');
+      const question = await session.pendingQuestion();
+      await session.answer(question.id, [{ question: 'Environment', selected: ['staging'] }]);
+      await session.idle();
+      const { events } = await session.handle.fetchHistory();
+      const markers = events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+      const versionWrites = events!.filter(
+        (e) =>
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields
+            ?.TemporalChangeVersion,
+      );
+      // A run used to record about a dozen here (opening, settings, context, budgets, gate memo, the tool run...).
+      expect(markers).toHaveLength(1);
+      expect(versionWrites).toHaveLength(1);
+    });
+  });
+
   it('tells the model the reason when a call is denied, and does not run it', async () => {
     await withSession(async (session, config) => {
       await session.say('run `echo ran >> count.txt`');

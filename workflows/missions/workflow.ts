@@ -10,17 +10,22 @@
  * - N consecutive failed runs pause the mission with the reason; guardrails cap runs per day and space them.
  */
 import * as wf from '@temporalio/workflow';
+import { patched, startVersions } from '../versions';
 import type { createActivities } from '../../activities';
 import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
 import type { MissionStatus } from '../../common/missions/types';
 import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
 import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../session/gates';
+import {
+  ACTIVITY_FAILURES_TOLD,
+  CANCELLED_RUN_FAILS,
+  MISSION_RUN_TYPE,
+  RUN_END_CLOSES_GATE,
+} from '../session/patches';
 import type { missionRunWorkflow } from '../session/workflow';
 import { missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
 
-/** Patch marker: runs start as `missionRunWorkflow`; missions recorded before started `sessionWorkflow`. */
-const MISSION_RUN_TYPE = 'mission-run-type';
 import {
   completeSignal,
   fireSignal,
@@ -48,13 +53,9 @@ const MAX_SKIP_RECORDS = 20;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
-/** Patch markers: a run cancelled from outside fails the mission; a run that ends closes its gate shown to the owner. */
-const CANCELLED_RUN_FAILS = 'cancelled-run-fails-mission';
-const RUN_END_CLOSES_GATE = 'run-end-closes-gate';
-/** Patch marker: a schedule that cannot be computed, or a run that cannot start, pauses the mission and is told. */
-const ACTIVITY_FAILURES_TOLD = 'activity-failures-told';
 
 export async function missionWorkflow(input: MissionInput): Promise<void> {
+  startVersions();
   const missionId = input.id;
   const workflowId = wf.workflowInfo().workflowId;
   let name = input.name;
@@ -253,7 +254,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     try {
       // Runs have their own workflow type (searchable apart from conversations); older histories started sessions.
       handle = await wf.startChild<typeof missionRunWorkflow>(
-        wf.patched(MISSION_RUN_TYPE) ? 'missionRunWorkflow' : 'sessionWorkflow',
+        patched(MISSION_RUN_TYPE) ? 'missionRunWorkflow' : 'sessionWorkflow',
         {
           workflowId: runWorkflowId,
           args: [runInput],
@@ -261,7 +262,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         },
       );
     } catch (error) {
-      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
       return skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
     }
     const record: RunRecord = { n, workflowId: runWorkflowId, trigger, startedAt: Date.now() };
@@ -284,7 +285,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   async function closeOpenGate(record: RunRecord): Promise<void> {
     const open = openGate;
     openGate = null;
-    if (!open || !wf.patched(RUN_END_CLOSES_GATE)) return;
+    if (!open || !patched(RUN_END_CLOSES_GATE)) return;
     const closed: Gate = {
       ...open,
       status: 'cancelled',
@@ -322,7 +323,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     await closeOpenGate(record);
     if (status === 'failed') return await endFailedRun(record);
     // Someone cancelled the run (the Temporal UI, the operator CLI): a deliberate stop, so the mission fails.
-    if (wf.isCancellation(error) && status !== 'completed' && wf.patched(CANCELLED_RUN_FAILS)) {
+    if (wf.isCancellation(error) && status !== 'completed' && patched(CANCELLED_RUN_FAILS)) {
       setStatus('failed', `run ${record.n} was cancelled`);
       return await endFailedRun(record);
     }
@@ -364,7 +365,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         after: Date.now(),
       });
     } catch (error) {
-      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
       const why = `its next run time could not be computed (${failureMessage(error)})`;
       if (status === 'active') setStatus('paused', `paused: ${why}`);
       await notifyOwner({

@@ -6,6 +6,7 @@
  * anything else ends the turn with a note. The session never fails on a budget.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import {
   addUsage,
   budgetQuestion,
@@ -36,7 +37,7 @@ export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
 
 /** Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day. */
 export async function countUsage(run: SessionRun, requesterId: string, usage: ModelUsage | undefined) {
-  if (!usage || !wf.patched(BUDGETS)) return;
+  if (!usage || !patched(BUDGETS)) return;
   run.turnSpend.spend = addUsage(run.turnSpend.spend, usage);
   run.state.usage = addUsage(run.state.usage, usage);
   run.state.touch();
@@ -100,7 +101,7 @@ export async function withinBudget(
   wait: (gate: ApprovalGate) => Promise<void>,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
-  if (!budgets || !wf.patched(BUDGETS)) return true;
+  if (!budgets || !patched(BUDGETS)) return true;
   for (;;) {
     if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
     const reached = reachedLimit(checks(run, requesterId));

@@ -10,6 +10,7 @@
  * Histories recorded with the earlier wait replay with it (`FLAT_GATE_WAIT`).
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import type { Gate } from './contract';
 import { describeOutcome, expireGate } from './gates';
 import { FLAT_GATE_WAIT, RUN_GATE_REMINDERS } from './patches';
@@ -24,7 +25,7 @@ const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
  * very promise they awaited before, so recorded histories keep their order of commands.
  */
 export function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<unknown> {
-  if (wf.patched(FLAT_GATE_WAIT)) return waitOnGates(run, gates, handsOver);
+  if (patched(FLAT_GATE_WAIT)) return waitOnGates(run, gates, handsOver);
   return handsOver ? decidedOrLongWait(run, gates) : waitForDecision(run, gates[0]!);
 }
 
@@ -74,7 +75,7 @@ function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
 function reminderInterval(run: SessionRun): number | undefined {
   const reminds =
     run.emitsToPlatform ||
-    (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined && wf.patched(RUN_GATE_REMINDERS));
+    (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined && patched(RUN_GATE_REMINDERS));
   return reminds ? run.settings.reminderAfterMs : undefined;
 }
 

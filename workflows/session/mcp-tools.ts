@@ -4,6 +4,7 @@
  * server that comes back or changes its tools is picked up. A server's outage is told once, and its return too.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import {
   describeMcpDiscovery,
   MCP_REFRESH_TOOL,
@@ -51,9 +52,9 @@ export class McpTools {
     const age = Date.now() - this.discoveredAt;
     const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
     const stale = ttl !== 'never' && age > (this.down.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
-    if (!now && this.tools && !(stale && wf.patched(MCP_DISCOVERY_TTL))) return undefined;
+    if (!now && this.tools && !(stale && patched(MCP_DISCOVERY_TTL))) return undefined;
     const discovery = await discoverMcpTools({ userId }).catch((error: unknown) => {
-      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
       // Told like a server that is down (once, and again when it is back): the tools known so far stay.
       const message = `looking up its tools failed: ${failureMessage(error)}`;
       return {

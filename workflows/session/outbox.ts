@@ -4,6 +4,7 @@
  * platform does not take after every retry is told there once a delivery goes through again.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import { runGateSignal, runNoticeSignal } from '../missions/contract';
 import type { SessionInput } from './contract';
 import type { OutboundEvent } from './outbound';
@@ -79,7 +80,7 @@ export class Outbox {
           this.undelivered = [...this.telling.told, ...this.undelivered].slice(-MAX_UNDELIVERED);
         } else {
           const what = lostInDelivery(event);
-          if (what && !this.runOf && wf.patched(ACTIVITY_FAILURES_TOLD))
+          if (what && !this.runOf && patched(ACTIVITY_FAILURES_TOLD))
             this.undelivered = [...this.undelivered, { what, reason: failureMessage(error) }].slice(
               -MAX_UNDELIVERED,
             );

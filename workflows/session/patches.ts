@@ -2,6 +2,8 @@
  * Patch markers (`wf.patched`) of the session engine, in one place. Each keeps histories recorded before its
  * change replaying exactly as they ran; a marker is removed only once no running workflow can lack it.
  */
+/** Side effects run once without the per-host ledger, keyed by the workflow's own call id. */
+export const TOOL_RUNS_ONCE = 'tool-runs-once';
 /** Runs started before previous-run recovery existed replay without the extra activity. */
 export const RECOVER_PREVIOUS_RUN = 'recover-previous-run';
 /** An orphan user turn behind interrupted calls gets its marker; a failed load is reported. */
@@ -66,3 +68,47 @@ export const VISIBILITY_UNCHANGED_SKIPPED = 'visibility-unchanged-skipped';
  * is parked (workflows/session/gate-wait.ts); histories from before wait as they did.
  */
 export const FLAT_GATE_WAIT = 'flat-gate-wait';
+/** Patch markers of the mission workflow (workflows/missions/workflow.ts). */
+/** Runs start as `missionRunWorkflow`; missions recorded before started `sessionWorkflow`. */
+export const MISSION_RUN_TYPE = 'mission-run-type';
+/** A run cancelled from outside fails the mission; a run that ends closes its gate shown to the owner. */
+export const CANCELLED_RUN_FAILS = 'cancelled-run-fails-mission';
+export const RUN_END_CLOSES_GATE = 'run-end-closes-gate';
+
+/**
+ * One marker for every patch above (workflows/versions.ts): a run that records it takes all of them as present
+ * without a marker (and a TemporalChangeVersion upsert) each. Never add to BASELINE_PATCHES: a patch added later is
+ * checked on its own, since runs recorded with this baseline predate it.
+ */
+export const PATCHES_BASELINE = 'patches-baseline-1';
+export const BASELINE_PATCHES: readonly string[] = [
+  TOOL_RUNS_ONCE,
+  RECOVER_PREVIOUS_RUN,
+  REPAIR_ORPHAN_BEHIND_RESULTS,
+  REPORT_LOST_PREVIOUS_RUN,
+  STOP_REPEATED_ERRORS,
+  APPROVAL_PROGRESS,
+  GATE_MEMO,
+  TYPED_ANSWERS,
+  RUN_GATES_DECIDED_BY_RUN,
+  RUN_GATE_REMINDERS,
+  RUN_NOTICES_TO_OWNER,
+  ACTIVITY_FAILURES_TOLD,
+  MODEL_OUTAGE_WAIT,
+  MCP_DISCOVERY_TTL,
+  BOUNDED_INBOX,
+  BOUNDED_CARRY,
+  CONTEXT_WINDOW,
+  SETTINGS_LOCAL,
+  SETTINGS_SCHEDULED,
+  OPENING_IN_ONE_ACTIVITY,
+  SETTINGS_REUSED,
+  TYPED_STOP,
+  BUDGETS,
+  FEEDBACK,
+  VISIBILITY_UNCHANGED_SKIPPED,
+  FLAT_GATE_WAIT,
+  MISSION_RUN_TYPE,
+  CANCELLED_RUN_FAILS,
+  RUN_END_CLOSES_GATE,
+];

@@ -4,6 +4,7 @@
  * carried transcript reads the previous run's first, and since `opening-in-one-activity` the settings with it.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import type { Message } from './contract';
 import {
   OPENING_IN_ONE_ACTIVITY,
@@ -21,7 +22,7 @@ import { unresolvedToolCalls } from './transcript';
  * then uses (its first turn reads none of its own).
  */
 async function openRun(run: SessionRun): Promise<Message[]> {
-  if (!wf.patched(OPENING_IN_ONE_ACTIVITY)) return await loadPreviousTranscript();
+  if (!patched(OPENING_IN_ONE_ACTIVITY)) return await loadPreviousTranscript();
   const opening = await loadRunOpening();
   if (opening.settings) run.useSettings(opening.settings);
   return opening.previousTranscript;
@@ -29,9 +30,9 @@ async function openRun(run: SessionRun): Promise<Message[]> {
 
 export async function restoreTranscript(run: SessionRun): Promise<void> {
   const { input, state, sessionId } = run;
-  if (!input.carried?.transcript.length && wf.patched(RECOVER_PREVIOUS_RUN)) {
+  if (!input.carried?.transcript.length && patched(RECOVER_PREVIOUS_RUN)) {
     const previous = await openRun(run).catch((error: unknown) => {
-      if (!wf.patched(REPORT_LOST_PREVIOUS_RUN)) return [];
+      if (!patched(REPORT_LOST_PREVIOUS_RUN)) return [];
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
       wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });
       state.appendAssistantNote(
@@ -52,7 +53,7 @@ export async function restoreTranscript(run: SessionRun): Promise<void> {
       : state.pendingGates().map((gate) => gate.toolCallId),
   );
   const orphanBehindResults =
-    !orphanRuleMatters(state.transcript, live) || wf.patched(REPAIR_ORPHAN_BEHIND_RESULTS);
+    !orphanRuleMatters(state.transcript, live) || patched(REPAIR_ORPHAN_BEHIND_RESULTS);
   const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
     liveCallIds: live,
     orphanBehindResults,

@@ -3,6 +3,7 @@
  * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import {
   AgentChannel,
   AgentCostUsd,
@@ -138,7 +139,7 @@ export class SessionRun {
         notice: (notice) =>
           this.emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
       };
-    } else if (this.runOf && wf.patched(RUN_NOTICES_TO_OWNER)) {
+    } else if (this.runOf && patched(RUN_NOTICES_TO_OWNER)) {
       // A run's gates are decided from its owner's conversation, so a refused click is told there.
       this.state.listener = {
         assistantText: () => {},
@@ -169,7 +170,7 @@ export class SessionRun {
     // Each upsert is a write to the server's visibility store: what this run already wrote is not written again,
     // neither a search attribute with the same value nor the same waiting line (runs recorded before this patch
     // wrote them all every time, and replay the same).
-    this.skipsUnchangedVisibility ??= wf.patched(VISIBILITY_UNCHANGED_SKIPPED);
+    this.skipsUnchangedVisibility ??= patched(VISIBILITY_UNCHANGED_SKIPPED);
     const last = this.skipsUnchangedVisibility ? this.lastWritten : undefined;
     const changed = last
       ? attributes.filter(({ key, value }) => last.attributes.get(key.name) !== value)
@@ -185,7 +186,7 @@ export class SessionRun {
 
   /** A gate's dialogs are built from the memo, which the server serves while no worker runs (gate-memo.ts). */
   rememberOpenGates(): void {
-    if (wf.patched(GATE_MEMO)) wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
+    if (patched(GATE_MEMO)) wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
   }
 
   /** Chat platforms get everything; a mission run reports only its gates and its refused clicks. */
@@ -373,7 +374,7 @@ export class SessionRun {
   /** A rating of an answer: kept on the message (one per person) and added to AgentFeedback. */
   onFeedback(raw: unknown): void {
     this.signalsThisRun++;
-    if (!wf.patched(FEEDBACK)) return; // a rating buffered before this code existed is dropped, as it was then
+    if (!patched(FEEDBACK)) return; // a rating buffered before this code existed is dropped, as it was then
     const parsed = feedbackSchema.safeParse(raw);
     if (!parsed.success) return;
     const { messageId, userId, rating } = parsed.data;
@@ -402,7 +403,7 @@ export class SessionRun {
     const state = this.state;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
     // `stop` typed while a turn runs stops it (while idle it is an ordinary message to the model).
-    if (this.turn && isStopCommand(message.text) && wf.patched(TYPED_STOP)) return this.stop(message.userId);
+    if (this.turn && isStopCommand(message.text) && patched(TYPED_STOP)) return this.stop(message.userId);
     const textAnswer = this.answerFromText(message);
     if (textAnswer === 'refused') return;
     if (textAnswer) return this.applyAnswer(textAnswer);
@@ -425,11 +426,11 @@ export class SessionRun {
     }
     for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
       // A mission run's gate shown here is decided only by the run: a new message here does not end it.
-      if (gate.remote && wf.patched(RUN_GATES_DECIDED_BY_RUN)) continue;
+      if (gate.remote && patched(RUN_GATES_DECIDED_BY_RUN)) continue;
       supersedeGate(gate, message.userId, Date.now());
       state.supersededTurn = true;
     }
-    const full = wf.patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
+    const full = patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
     if (full) {
       // Told at the first refusal and every tenth after it: a flood is not answered with a flood of notices.
       const refused = (this.refusedWhileFull.get(message.userId) ?? 0) + 1;
@@ -465,7 +466,7 @@ export class SessionRun {
     if (!check.resolution) {
       // One more approval of a call that needs several: the approver is told, every prompt shows the count.
       this.state.notify(check.notice, decision.userId);
-      if (wf.patched(APPROVAL_PROGRESS)) this.emit({ type: 'gate_updated', gate: gate! });
+      if (patched(APPROVAL_PROGRESS)) this.emit({ type: 'gate_updated', gate: gate! });
       return;
     }
     resolveGate(gate!, check.resolution);
@@ -500,7 +501,7 @@ export class SessionRun {
       return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
     }
     const typed = parseTextAnswers(gate.questions, message.text);
-    if (!typed || !wf.patched(TYPED_ANSWERS)) return undefined;
+    if (!typed || !patched(TYPED_ANSWERS)) return undefined;
     if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
     this.state.notify(
       `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,
@@ -518,12 +519,12 @@ export class SessionRun {
    */
   async refreshSettings(): Promise<void> {
     const fresh = this.settingsReadAt !== undefined && Date.now() - this.settingsReadAt < SETTINGS_FRESH_MS;
-    if (fresh && wf.patched(SETTINGS_REUSED)) return;
+    if (fresh && patched(SETTINGS_REUSED)) return;
     try {
-      const local = !wf.patched(SETTINGS_SCHEDULED) && wf.patched(SETTINGS_LOCAL);
+      const local = !patched(SETTINGS_SCHEDULED) && patched(SETTINGS_LOCAL);
       this.useSettings(local ? await loadSettingsLocally() : await loadSettings());
     } catch (error) {
-      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
       this.state.appendAssistantNote(
         `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
@@ -549,7 +550,7 @@ export class SessionRun {
 
   /** The state the next run starts from; the transcript is bounded so the carried payload stays under 2 MB. */
   carry() {
-    return wf.patched(BOUNDED_CARRY)
+    return patched(BOUNDED_CARRY)
       ? this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } })
       : this.state.carry();
   }

@@ -11,9 +11,6 @@ import { FailureType } from '../../common/errors';
 
 type Activities = ReturnType<typeof createActivities>;
 
-/** Patch marker: side effects run once without the per-host ledger, keyed by the workflow's own call id. */
-export const TOOL_RUNS_ONCE = 'tool-runs-once';
-
 /** Attempts of a call that cannot start, 1, 2, 4 and 8 seconds apart. */
 const NOT_STARTED_ATTEMPTS = 5;
 

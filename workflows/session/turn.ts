@@ -4,6 +4,7 @@
  * one result. A model API outage waits; a request too long for the model's context is summarised and retried.
  */
 import * as wf from '@temporalio/workflow';
+import { patched } from '../versions';
 import { AgentCredentialWaits, ANYONE, credentialWaitValue } from '../../common/search-attributes';
 import { FailureType } from '../../common/errors';
 import type { Grant } from '../../common/grants';
@@ -29,7 +30,13 @@ import {
   resultWithoutRun,
   stopGate,
 } from './gates';
-import { ACTIVITY_FAILURES_TOLD, CONTEXT_WINDOW, MODEL_OUTAGE_WAIT, STOP_REPEATED_ERRORS } from './patches';
+import {
+  ACTIVITY_FAILURES_TOLD,
+  CONTEXT_WINDOW,
+  MODEL_OUTAGE_WAIT,
+  STOP_REPEATED_ERRORS,
+  TOOL_RUNS_ONCE,
+} from './patches';
 import {
   callModel,
   failureMessage,
@@ -42,7 +49,7 @@ import {
 } from './session-activities';
 import { waitForGates } from './gate-wait';
 import type { SessionRun } from './session-run';
-import { runWithSideEffects, TOOL_RUNS_ONCE } from './tool-runs';
+import { runWithSideEffects } from './tool-runs';
 import { bounded, hasResult, MAX_TOOL_ARGS_CHARS, unresolvedToolCalls } from './transcript';
 import type { sessionWorkflow } from './workflow';
 
@@ -156,7 +163,7 @@ export async function continueTurn(
       await handleToolCalls(run, reply.toolCalls, requesterId, step);
       step++;
       const repeated = repeatedFailure(run, reply.toolCalls, failures);
-      if (repeated && wf.patched(STOP_REPEATED_ERRORS)) {
+      if (repeated && patched(STOP_REPEATED_ERRORS)) {
         state.appendAssistantNote(
           `I stopped: ${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times (${repeated.content.slice(0, 300)}). Tell me how to proceed.`,
         );
@@ -225,7 +232,7 @@ function repeatedFailure(run: SessionRun, calls: ToolCall[], failures: Map<strin
  */
 async function modelTranscript(run: SessionRun, shrink: boolean, extraTools: unknown[]): Promise<Message[]> {
   const { state, settings } = run;
-  if (!wf.patched(CONTEXT_WINDOW)) return state.transcript;
+  if (!patched(CONTEXT_WINDOW)) return state.transcript;
   const budget = Math.max(
     MIN_CONTEXT_TOKENS,
     Math.floor((settings.contextTokens ?? DEFAULT_CONTEXT_TOKENS) / (shrink ? 2 : 1)),
@@ -276,7 +283,7 @@ async function askModel(run: SessionRun, requesterId: string) {
       return answer;
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
-      if (!shrink && failureType(error) === FailureType.ContextTooLong && wf.patched(CONTEXT_WINDOW)) {
+      if (!shrink && failureType(error) === FailureType.ContextTooLong && patched(CONTEXT_WINDOW)) {
         shrink = true;
         continue;
       }
@@ -285,7 +292,7 @@ async function askModel(run: SessionRun, requesterId: string) {
       if (
         isModelOutage(error) &&
         Date.now() - (outageSince ?? Date.now()) < budget &&
-        wf.patched(MODEL_OUTAGE_WAIT)
+        patched(MODEL_OUTAGE_WAIT)
       ) {
         if (outageSince === undefined) {
           outageSince = Date.now();
@@ -389,7 +396,7 @@ async function handleToolCalls(
         sessionGrants: state.grants,
       });
     } catch (error) {
-      if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
       state.appendToolResult(
         call,
         'failed',
@@ -476,7 +483,7 @@ async function saveGrant(run: SessionRun, grant: Grant, toolName: string): Promi
   try {
     await saveUserGrant(grant);
   } catch (error) {
-    if (wf.isCancellation(error) || !wf.patched(ACTIVITY_FAILURES_TOLD)) throw error;
+    if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
     run.state.appendAssistantNote(
       `⚠️ @${grant.userId}'s standing approval for ${toolName} could not be saved (${failureMessage(error)}): this call runs as approved, and the next one will be asked about again.`,
     );
@@ -498,7 +505,7 @@ async function execute(
 ): Promise<void> {
   const { state, settings, sessionId } = run;
   // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
-  const once = wf.patched(TOOL_RUNS_ONCE);
+  const once = patched(TOOL_RUNS_ONCE);
   const idempotencyKey = `${sessionId}:${once ? wf.uuid4() : call.id}`;
   const tool = sessionTool(toolName, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
   const sideEffects = once && toolEffect(tool, args) === 'side-effects';

@@ -26,6 +26,7 @@ import {
 } from './contract';
 import type { RunResult } from '../missions/contract';
 import { restoreTranscript } from './restore';
+import { startVersions } from '../versions';
 import { SessionRun } from './session-run';
 import { continueTurn, runTurn, stoppable } from './turn';
 import { unresolvedToolCalls } from './transcript';
@@ -36,6 +37,7 @@ import { serveViewWatches } from './view-watch';
  * keep replaying through here, so this function still finishes a run it is given.
  */
 export async function sessionWorkflow(input: SessionInput): Promise<RunResult | void> {
+  startVersions();
   const run = new SessionRun(input);
   registerHandlers(run);
   await resumeCarriedTurn(run);
@@ -46,6 +48,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<RunResult | 
 /** One run of a mission: the goal is its one turn; the result goes back to the mission. */
 export async function missionRunWorkflow(input: SessionInput): Promise<RunResult> {
   if (!input.run) throw wf.ApplicationFailure.nonRetryable('a mission run needs input.run', 'InvalidInput');
+  startVersions();
   const run = new SessionRun(input);
   registerHandlers(run);
   await resumeCarriedTurn(run);
