@@ -11,7 +11,8 @@
  *
  * A patch added after the baseline is not in BASELINE_PATCHES, so it is always asked about (runs recorded with the
  * baseline but before that patch must replay without it). Module state: each workflow has its own instance of
- * this module (it must never be preloaded, see workers/workflow-code.ts).
+ * this module (it must never be preloaded, see workers/workflow-code.ts). Should the worker ever set the SDK's
+ * patch activation callback, note that it is asked about the baseline only, not each patch it stands for.
  */
 import * as wf from '@temporalio/workflow';
 import { BASELINE_PATCHES, PATCHES_BASELINE } from './session/patches';
