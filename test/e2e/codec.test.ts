@@ -85,7 +85,7 @@ describe('payload encryption', () => {
     for (const text of plainOnes.map((p) => Buffer.from(p.data, 'base64').toString())) {
       if (text.startsWith('{"seq"'))
         expect(LOCAL_ACTIVITY_KEYS).toEqual(expect.arrayContaining(Object.keys(JSON.parse(text))));
-      else expect(text).toMatch(/^\{"id":"[a-z-]+","deprecated":(true|false)\}$/);
+      else expect(text).toMatch(/^\{"id":"[a-z0-9-]+","deprecated":(true|false)\}$/);
     }
 
     const decode = (body: unknown, auth = `Bearer ${CODEC_TOKEN}`) =>
