@@ -24,7 +24,8 @@ export const RUN_NOTICES_TO_OWNER = 'run-notices-to-owner';
 /**
  * An activity that fails after its retries (settings, the policy check, a grant write, MCP discovery, a
  * delivery) becomes a message in the conversation and the session goes on; histories from before fail the
- * run (or the turn) as they did. Only the failure paths record it.
+ * run (or the turn) as they did. Only the failure paths record it. In a mission: a schedule that cannot be
+ * computed, or a run that cannot start, pauses the mission and is told.
  */
 export const ACTIVITY_FAILURES_TOLD = 'activity-failures-told';
 /** A model API that stays down after callModel's own retries: the turn waits (the message is kept). */
