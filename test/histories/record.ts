@@ -74,8 +74,29 @@ const continueAsNewMidWait: Scenario = async (s) => {
   await s.idle();
 };
 
+/**
+ * One of two approvals decided, then more clicks than the history allows: the wait continues as new with the
+ * decision already told, and the next run does not tell it again (CarriedTurn.told).
+ */
+const toldOnceAcrossContinueAsNew: Scenario = async (s) => {
+  await s.say('run `echo a` and `echo b`');
+  const [decided, open] = await s.pendingGate(2);
+  const first = (await s.handle.describe()).runId;
+  await s.decide({ gateId: decided!.id, choice: 'approve' });
+  await s.waitFor(
+    (v) => v.gates.find((g) => g.id === decided!.id)?.status !== 'pending',
+    'the first gate decided',
+  );
+  for (let i = 0; i < 4; i++) await s.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
+  while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
+  await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+  await s.decide({ gateId: open!.id, choice: 'approve' });
+  await s.idle();
+};
+
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
+  'told-once-across-continue-as-new': toldOnceAcrossContinueAsNew,
   'continue-as-new-mid-wait': continueAsNewMidWait,
   // The same with the flat gate wait (FLAT_GATE_WAIT).
   'flat-wait-continue-as-new': continueAsNewMidWait,

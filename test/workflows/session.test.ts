@@ -521,6 +521,37 @@ describe('session workflow', () => {
     );
   });
 
+  it('tells a decision once when the wait continues as new after it (the next run does not tell it again)', async () => {
+    await withSession(
+      async (session) => {
+        await session.say('run `echo a` and `echo b`');
+        const [decided, open] = await session.pendingGate(2);
+        const firstRun = (await session.handle.describe()).runId;
+        await session.decide({ gateId: decided!.id, choice: 'approve' });
+        await session.waitFor(
+          (v) => v.gates.find((g) => g.id === decided!.id)?.resolution?.outcome === 'approved',
+          'the first gate approved',
+        );
+        for (let i = 0; i < 4; i++)
+          await session.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
+        const deadline = Date.now() + 20_000;
+        while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 100));
+        expect(
+          (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
+        ).toBe('CONTINUED_AS_NEW');
+        await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+
+        await session.decide({ gateId: open!.id, choice: 'approve' });
+        const view = await session.idle();
+        expect(toolResults(view).map((r) => r.status)).toEqual(['ok', 'ok']);
+        const told = view.notices.filter((n) => !n.to && / approved by @/.test(n.text));
+        expect(told.map((n) => n.text)).toHaveLength(2);
+      },
+      { continueAsNewAfterEvents: 20 },
+    );
+  });
+
   describe('ask_user', () => {
     it('asks as a question gate (never an approval, never a tool run) and returns the structured answers', async () => {
       await withSession(

@@ -314,6 +314,8 @@ export interface CarriedTurn {
   spend?: { spend: Spend; continuedAt?: Continued };
   /** It waited at a budget gate, before its next model call (not at a step's tool calls). */
   atBudgetGate?: true;
+  /** Gates whose decision this run already told (gate_resolved and a notice): the next run does not tell them again. */
+  told?: string[];
 }
 
 export interface SessionView {

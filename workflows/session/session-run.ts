@@ -103,6 +103,11 @@ export class SessionRun {
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   runFailure: string | undefined;
   continuingAsNew = false;
+  /**
+   * Gates whose decision was told (gate-wait.ts), in this run or, for a turn carried across continue-as-new, in
+   * the run before: a decision is told once, not again by the run that resumes the wait.
+   */
+  readonly toldGates: Set<string>;
   /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
   turnSpend: TurnSpend = newTurnSpend();
   daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
@@ -123,6 +128,7 @@ export class SessionRun {
       () => wf.uuid4(),
     );
     this.runOf = input.run;
+    this.toldGates = new Set(input.carried?.turn?.told);
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
     this.mcp = new McpTools(this.state);

@@ -570,9 +570,12 @@ async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<neve
   run.continuingAsNew = true;
   await wf.condition(() => run.readyToHandOver());
   const spent = run.turnSpend.spend.calls ? { spend: run.turnSpend } : {};
+  const carried = run.carry();
+  // Only the carried gates: the list stays as small as what it refers to.
+  const told = carried.gates.filter((gate) => run.toldGates.has(gate.id)).map((gate) => gate.id);
   return await wf.continueAsNew<typeof sessionWorkflow>({
     ...run.input,
-    carried: { ...run.carry(), turn: { ...turn, ...spent } },
+    carried: { ...carried, turn: { ...turn, ...spent, ...(told.length ? { told } : {}) } },
   });
 }
 
