@@ -28,7 +28,7 @@ import { measureIdleTabs, measureRecovery } from './recovery';
 import { measureFloor } from './floor/measure';
 import { measureMemory } from './floor/memory';
 import { measureParked, type ParkedKind } from './floor/parked';
-import { measureReplay } from './floor/replay';
+import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { activityHeartbeats } from '../activities/heartbeat';
 
@@ -335,14 +335,23 @@ async function main(): Promise<void> {
       bareCode: (await bundleWorkflowCode({ workflowsPath: require.resolve('./floor/bare-workflow') })).code,
       count: REPLAYS,
     });
-    results.replay = replay;
+    const watchdog = measureWatchdog();
+    results.replay = { ...replay, watchdog };
     for (const [label, cost] of [
       ['bare workflow (floor)', replay.bare],
       ['session on a question', replay.session],
-    ] as const)
+    ] as const) {
+      const capture =
+        cost.withoutStackCaptureMs === undefined
+          ? ''
+          : `; ${(cost.cpuMs - cost.withoutStackCaptureMs).toFixed(2)} ms of it the SDK's stack capture`;
       note(
-        `${`replay of a parked ${label}`.padEnd(52)} ${cost.cpuMs} ms CPU, ${cost.promises} workflow promises, ${cost.workflowTasks} workflow tasks`,
+        `${`replay of a parked ${label}`.padEnd(52)} ${cost.cpuMs} ms CPU, ${cost.promises} workflow promises, ${cost.workflowTasks} workflow tasks, ${cost.sandboxCalls} calls into the sandbox${capture}`,
       );
+    }
+    note(
+      `${'one call into the sandbox (5 s timeout: a watchdog thread)'.padEnd(52)} ${watchdog.withTimeoutUs} us CPU (${watchdog.withoutUs} us without a timeout)`,
+    );
   }
 
   // Parked sessions against parked bare workflows (#20 goal 2): each kind in a real worker process with the same

@@ -4,10 +4,17 @@
  * it waits on a question) and a parked bare workflow many times in this process, with the SDK's own replayer,
  * and reports CPU per replay and the promises workflow code created (each records a stack trace in the SDK).
  * No server is involved: this is the worker's share of a resume, measured alone and without noise from the rest.
+ *
+ * Two costs the SDK adds to every replay are attributed here (#20 goal 2: what bounds the session's resume rate):
+ * - each call into the workflow sandbox runs Node's `vm` with the SDK's 5 s isolate timeout, and Node starts and
+ *   joins a watchdog thread for every such call (nodejs/node#47739): `sandboxCalls` per replay, `watchdogUs` each;
+ * - each promise workflow code creates gets a stack trace recorded (for the Temporal UI's stack trace view):
+ *   `withoutStackCaptureMs` is the same replay with that switched off, measured only to say what it costs.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 
@@ -18,6 +25,45 @@ export interface ReplayCost {
   promises: number;
   /** Workflow tasks in the replayed history. */
   workflowTasks: number;
+  /** Calls into the workflow sandbox per replay (each one a `vm` run with the SDK's timeout). */
+  sandboxCalls: number;
+  /** CPU milliseconds per replay with the SDK's per-promise stack capture off (attribution only). */
+  withoutStackCaptureMs?: number;
+}
+
+/** The SDK's per-promise stack capture, switched off and on again (internal API: undefined if it moved). */
+interface StackCapture {
+  off(): void;
+  on(): void;
+}
+
+function stackCaptureSwitch(): StackCapture | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an SDK internal, for attribution only
+    const { globalHandlers } = require('@temporalio/worker/lib/workflow/vm-shared') as {
+      globalHandlers?: { stopPromiseHook?: () => void; setPromiseHook?: () => void };
+    };
+    const { stopPromiseHook, setPromiseHook } = globalHandlers ?? {};
+    if (!globalHandlers || typeof stopPromiseHook !== 'function' || typeof setPromiseHook !== 'function')
+      return undefined;
+    return { off: () => globalHandlers.stopPromiseHook!(), on: () => globalHandlers.setPromiseHook!() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU microseconds one `vm` call costs with a timeout (a watchdog thread each) and without. */
+export function measureWatchdog(calls = 20_000): { withTimeoutUs: number; withoutUs: number } {
+  const context = vm.createContext({}, { microtaskMode: 'afterEvaluate' });
+  const script = new vm.Script('1 + 1');
+  const perCall = (options: vm.RunningScriptOptions) => {
+    for (let i = 0; i < 1_000; i++) script.runInContext(context, options); // warm-up
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < calls; i++) script.runInContext(context, options);
+    const used = process.cpuUsage(cpu);
+    return Number(((used.user + used.system) / calls).toFixed(1));
+  };
+  return { withoutUs: perCall({}), withTimeoutUs: perCall({ timeout: 5_000 }) };
 }
 
 type JsonHistory = { events: Record<string, unknown>[] };
@@ -54,6 +100,13 @@ function parkedBare(session: JsonHistory): JsonHistory {
 
 async function replayMany(code: string, history: JsonHistory, count: number): Promise<ReplayCost> {
   let promises = 0;
+  let sandboxCalls = 0;
+  // The replayer runs workflows in this thread: its calls into the sandbox are counted here.
+  const runInContext = vm.Script.prototype.runInContext;
+  vm.Script.prototype.runInContext = function (this: vm.Script, ...args) {
+    sandboxCalls++;
+    return runInContext.apply(this, args);
+  };
   // Promises made in a workflow's vm context have that context's Promise, not this one.
   const hook = v8.promiseHooks.createHook({
     init: (promise) => void (promise.constructor !== Promise && promises++),
@@ -68,11 +121,14 @@ async function replayMany(code: string, history: JsonHistory, count: number): Pr
       if (result.error) throw result.error;
   } finally {
     hook();
+    vm.Script.prototype.runInContext = runInContext;
   }
   const used = process.cpuUsage(cpu);
   return {
     cpuMs: Number(((used.user + used.system) / 1000 / count).toFixed(2)),
     promises: Math.round(promises / count),
+    // Creating the replay worker calls into the sandbox a few times too: spread over `count`, it rounds away.
+    sandboxCalls: Math.round(sandboxCalls / count),
     workflowTasks: history.events.filter((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED').length,
   };
 }
@@ -87,8 +143,21 @@ export async function measureReplay(options: {
   const bare = parkedBare(session);
   await replayMany(options.bareCode, bare, 20);
   await replayMany(options.sessionCode, session, 20);
-  return {
+  const costs = {
     bare: await replayMany(options.bareCode, bare, options.count),
     session: await replayMany(options.sessionCode, session, options.count),
   };
+  const capture = stackCaptureSwitch();
+  if (capture) {
+    capture.off();
+    try {
+      costs.bare.withoutStackCaptureMs = (await replayMany(options.bareCode, bare, options.count)).cpuMs;
+      costs.session.withoutStackCaptureMs = (
+        await replayMany(options.sessionCode, session, options.count)
+      ).cpuMs;
+    } finally {
+      capture.on();
+    }
+  }
+  return costs;
 }
