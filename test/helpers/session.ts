@@ -1,7 +1,7 @@
 /** Driving a session workflow from a test the way a gateway does: signal-with-start, signals, queries. */
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { webSessionWorkflowId } from '../../common/ids';
+import { slackSessionWorkflowIdOf, webSessionWorkflowId } from '../../common/ids';
 import {
   answerSignal,
   decideSignal,
@@ -16,8 +16,9 @@ import {
 } from '../../workflows/session/contract';
 
 export class TestSession {
-  readonly sessionId: string = randomUUID();
+  sessionId: string = randomUUID();
   workflowId = webSessionWorkflowId(this.sessionId);
+  channel: SessionInput['channel'] = 'web';
   /** How often waitFor polls the workflow's state (benchmarks poll faster for finer figures). */
   pollMs = 150;
 
@@ -26,12 +27,20 @@ export class TestSession {
     private readonly taskQueue: string,
   ) {}
 
+  /** The same session as a Slack thread's (its deliveries go to the Slack Web API the worker is given). */
+  inSlackThread(): this {
+    const threadTs = `${Math.floor(Date.now() / 1000)}.${String(randomInt(1e6)).padStart(6, '0')}`;
+    this.sessionId = this.workflowId = slackSessionWorkflowIdOf('T1', 'C1', threadTs);
+    this.channel = 'slack';
+    return this;
+  }
+
   get handle(): WorkflowHandle {
     return this.client.workflow.getHandle(this.workflowId);
   }
 
   async say(text: string, userId = 'alice'): Promise<void> {
-    const input: SessionInput = { sessionId: this.sessionId, channel: 'web', ownerId: userId };
+    const input: SessionInput = { sessionId: this.sessionId, channel: this.channel, ownerId: userId };
     await this.client.workflow.signalWithStart('sessionWorkflow', {
       workflowId: this.workflowId,
       taskQueue: this.taskQueue,

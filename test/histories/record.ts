@@ -30,6 +30,7 @@ import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/t
 import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
+import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -78,7 +79,7 @@ const continueAsNewMidWait: Scenario = async (s) => {
  * One of two approvals decided, then more clicks than the history allows: the wait continues as new with the
  * decision already told, and the next run does not tell it again (CarriedTurn.told).
  */
-const toldOnceAcrossContinueAsNew: Scenario = async (s) => {
+const toldOnceAcrossContinueAsNew = async (s: TestSession, awaitResumedWait = true): Promise<void> => {
   await s.say('run `echo a` and `echo b`');
   const [decided, open] = await s.pendingGate(2);
   const first = (await s.handle.describe()).runId;
@@ -89,17 +90,30 @@ const toldOnceAcrossContinueAsNew: Scenario = async (s) => {
   );
   for (let i = 0; i < 4; i++) await s.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
   while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
-  await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+  // Before CarriedTurn.told, in a Slack thread, each new run's second tell (a delivery) outgrew this worker's
+  // 20-event history again, so the wait kept continuing as new: it never settled to wait for the decision.
+  if (awaitResumedWait) await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
   await s.decide({ gateId: open!.id, choice: 'approve' });
   await s.idle();
 };
 
+/**
+ * Recorded in a Slack thread (a local Slack Web API), where telling a decision is a command (a delivery that edits
+ * the prompt): a second tell would change what a replay must find. Continues as new after 20 events.
+ */
+const slackScenarios: Record<string, Scenario> = {
+  'slack-told-once-across-continue-as-new': async (s) => await toldOnceAcrossContinueAsNew(s.inSlackThread()),
+  // The same recorded on d5e94b7, before CarriedTurn.told: each new run told the first decision again. Never record again.
+  'slack-told-again-before-carried-told': async (s) =>
+    await toldOnceAcrossContinueAsNew(s.inSlackThread(), false),
+};
+
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
-  'told-once-across-continue-as-new': toldOnceAcrossContinueAsNew,
+  'told-once-across-continue-as-new': (s) => toldOnceAcrossContinueAsNew(s),
   // The same recorded on d5e94b7, before CarriedTurn.told: its second run tells the first decision again, and its
   // continue-as-new input has no `told` (today's code adds one: replay must not compare it). Never record again.
-  'told-twice-before-carried-told': toldOnceAcrossContinueAsNew,
+  'told-twice-before-carried-told': (s) => toldOnceAcrossContinueAsNew(s),
   'continue-as-new-mid-wait': continueAsNewMidWait,
   // The same with the flat gate wait (FLAT_GATE_WAIT).
   'flat-wait-continue-as-new': continueAsNewMidWait,
@@ -552,6 +566,14 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
+  if (!only.length || only.some((name) => name in slackScenarios)) {
+    const slack = await new FakeSlack().start();
+    await record(env, { continueAsNewAfterEvents: 20 }, slackScenarios, only, {
+      SLACK_BOT_TOKEN: 'xoxb-recording',
+      SLACK_API_URL: `${slack.url}/api/`,
+    });
+    await slack.stop();
+  }
   await record(env, {}, feedbackScenarios, only);
   await record(
     env,

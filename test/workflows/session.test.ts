@@ -6,6 +6,7 @@ import { sessionWorkdir } from '../../activities/tools/shell';
 import type { AppConfig } from '../../infra/config';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
+import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker, withWorker } from '../helpers/worker';
@@ -550,6 +551,49 @@ describe('session workflow', () => {
       },
       { continueAsNewAfterEvents: 20 },
     );
+  });
+
+  it('in a Slack thread, edits a decided prompt once when the wait continues as new after it', async () => {
+    const slack = await new FakeSlack().start();
+    try {
+      await withSession(
+        async (session) => {
+          session.inSlackThread();
+          await session.say('run `echo a` and `echo b`', 'U1');
+          const [decided, open] = await session.pendingGate(2);
+          const firstRun = (await session.handle.describe()).runId;
+          await session.decide({ gateId: decided!.id, choice: 'approve', userId: 'U1' });
+          await session.waitFor(
+            (v) => v.gates.find((g) => g.id === decided!.id)?.resolution?.outcome === 'approved',
+            'the first gate approved',
+          );
+          for (let i = 0; i < 4; i++)
+            await session.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
+          const deadline = Date.now() + 20_000;
+          while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 100));
+          expect(
+            (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
+          ).toBe('CONTINUED_AS_NEW');
+          await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+          await session.decide({ gateId: open!.id, choice: 'approve', userId: 'U1' });
+          const view = await session.idle();
+
+          // Each prompt is edited once to show its decision (notices for everyone are not posted in Slack).
+          const editsOf = (gateId: string) => {
+            const posts = view.gates.find((g) => g.id === gateId)?.posts ?? [];
+            expect(posts).toHaveLength(1);
+            return slack.of('chat.update').filter((body) => posts.includes(String(body.ts)));
+          };
+          expect(editsOf(decided!.id)).toHaveLength(1);
+          expect(editsOf(open!.id)).toHaveLength(1);
+        },
+        { continueAsNewAfterEvents: 20 },
+        { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: `${slack.url}/api/` },
+      );
+    } finally {
+      await slack.stop();
+    }
   });
 
   describe('ask_user', () => {

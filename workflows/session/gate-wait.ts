@@ -81,7 +81,7 @@ function reminderInterval(run: SessionRun): number | undefined {
 
 /** A decision told before the wait continued as new is not told again by the run that resumes it. */
 function tellDecided(run: SessionRun, gate: Gate): void {
-  if (run.toldGates.has(gate.id)) return;
+  if (run.toldBefore.has(gate.id)) return;
   run.toldGates.add(gate.id);
   run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
   run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);

@@ -104,10 +104,13 @@ export class SessionRun {
   runFailure: string | undefined;
   continuingAsNew = false;
   /**
-   * Gates whose decision was told (gate-wait.ts), in this run or, for a turn carried across continue-as-new, in
-   * the run before: a decision is told once, not again by the run that resumes the wait.
+   * Gates whose decision the run before told, for a turn carried across continue-as-new: this run does not tell
+   * them again (gate-wait.ts). Only what the previous run carried is skipped, so histories recorded before (whose
+   * carried turn has no `told`) tell exactly what they told.
    */
-  readonly toldGates: Set<string>;
+  readonly toldBefore: ReadonlySet<string>;
+  /** Gates whose decision this run told: carried, with toldBefore, when the wait continues as new again. */
+  readonly toldGates = new Set<string>();
   /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
   turnSpend: TurnSpend = newTurnSpend();
   daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
@@ -128,7 +131,7 @@ export class SessionRun {
       () => wf.uuid4(),
     );
     this.runOf = input.run;
-    this.toldGates = new Set(input.carried?.turn?.told);
+    this.toldBefore = new Set(input.carried?.turn?.told);
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
     this.mcp = new McpTools(this.state);

@@ -572,7 +572,9 @@ async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<neve
   const spent = run.turnSpend.spend.calls ? { spend: run.turnSpend } : {};
   const carried = run.carry();
   // Only the carried gates: the list stays as small as what it refers to.
-  const told = carried.gates.filter((gate) => run.toldGates.has(gate.id)).map((gate) => gate.id);
+  const told = carried.gates
+    .filter((gate) => run.toldGates.has(gate.id) || run.toldBefore.has(gate.id))
+    .map((gate) => gate.id);
   return await wf.continueAsNew<typeof sessionWorkflow>({
     ...run.input,
     carried: { ...carried, turn: { ...turn, ...spent, ...(told.length ? { told } : {}) } },
