@@ -40,6 +40,32 @@ function countLines(config: AppConfig, session: TestSession, file: string): numb
   return text.split('\n').filter(Boolean).length;
 }
 
+/**
+ * Two approvals asked by `owner`; the first approved, then more refusals than the history allows, so the wait
+ * continues as new; once the next run waits, the second approved. Returns the final view and both gates.
+ */
+async function decideOneThenContinueAsNew(session: TestSession, owner: string) {
+  await session.say('run `echo a` and `echo b`', owner);
+  const [decided, open] = await session.pendingGate(2);
+  const firstRun = (await session.handle.describe()).runId;
+  await session.decide({ gateId: decided!.id, choice: 'approve', userId: owner });
+  await session.waitFor(
+    (v) => v.gates.find((g) => g.id === decided!.id)?.resolution?.outcome === 'approved',
+    'the first gate approved',
+  );
+  for (let i = 0; i < 4; i++)
+    await session.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
+  const deadline = Date.now() + 20_000;
+  while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  expect((await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name).toBe(
+    'CONTINUED_AS_NEW',
+  );
+  await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+  await session.decide({ gateId: open!.id, choice: 'approve', userId: owner });
+  return { view: await session.idle(), decided: decided!, open: open! };
+}
+
 describe('session workflow', () => {
   it('answers a message that needs no tool', async () => {
     await withSession(async (session) => {
@@ -525,26 +551,7 @@ describe('session workflow', () => {
   it('tells a decision once when the wait continues as new after it (the next run does not tell it again)', async () => {
     await withSession(
       async (session) => {
-        await session.say('run `echo a` and `echo b`');
-        const [decided, open] = await session.pendingGate(2);
-        const firstRun = (await session.handle.describe()).runId;
-        await session.decide({ gateId: decided!.id, choice: 'approve' });
-        await session.waitFor(
-          (v) => v.gates.find((g) => g.id === decided!.id)?.resolution?.outcome === 'approved',
-          'the first gate approved',
-        );
-        for (let i = 0; i < 4; i++)
-          await session.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
-        const deadline = Date.now() + 20_000;
-        while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 100));
-        expect(
-          (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
-        ).toBe('CONTINUED_AS_NEW');
-        await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
-
-        await session.decide({ gateId: open!.id, choice: 'approve' });
-        const view = await session.idle();
+        const { view } = await decideOneThenContinueAsNew(session, 'alice');
         expect(toolResults(view).map((r) => r.status)).toEqual(['ok', 'ok']);
         const told = view.notices.filter((n) => !n.to && / approved by @/.test(n.text));
         expect(told.map((n) => n.text)).toHaveLength(2);
@@ -558,26 +565,7 @@ describe('session workflow', () => {
     try {
       await withSession(
         async (session) => {
-          session.inSlackThread();
-          await session.say('run `echo a` and `echo b`', 'U1');
-          const [decided, open] = await session.pendingGate(2);
-          const firstRun = (await session.handle.describe()).runId;
-          await session.decide({ gateId: decided!.id, choice: 'approve', userId: 'U1' });
-          await session.waitFor(
-            (v) => v.gates.find((g) => g.id === decided!.id)?.resolution?.outcome === 'approved',
-            'the first gate approved',
-          );
-          for (let i = 0; i < 4; i++)
-            await session.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
-          const deadline = Date.now() + 20_000;
-          while ((await session.handle.describe()).runId === firstRun && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 100));
-          expect(
-            (await env.client.workflow.getHandle(session.workflowId, firstRun).describe()).status.name,
-          ).toBe('CONTINUED_AS_NEW');
-          await session.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
-          await session.decide({ gateId: open!.id, choice: 'approve', userId: 'U1' });
-          const view = await session.idle();
+          const { view, decided, open } = await decideOneThenContinueAsNew(session.inSlackThread(), 'U1');
 
           // Each prompt is edited once to show its decision (notices for everyone are not posted in Slack).
           const editsOf = (gateId: string) => {
