@@ -31,6 +31,8 @@ export class FakeSlack {
   private socket: WebSocket | undefined;
   private readonly acks = new Map<string, (payload: unknown) => void>();
   private readonly failures: { method: string; left: number; error: string }[] = [];
+  /** Methods Slack is slow to answer: their requests wait until released (see `hold`). */
+  private readonly held = new Map<string, Promise<void>>();
   url = '';
 
   /** Set: chat.startStream answers with this Slack error (a workspace without streaming messages). */
@@ -40,9 +42,10 @@ export class FakeSlack {
     this.server = createServer((req, res) => {
       let raw = '';
       req.on('data', (chunk) => (raw += chunk));
-      req.on('end', () => {
+      req.on('end', async () => {
         const body = parseBody(raw, req.headers['content-type'] ?? '');
         const method = (req.url ?? '').replace(/^\/api\//, '').replace(/^\/response\/.*/, 'response_url');
+        await this.held.get(method);
         const failure = this.failures.find((f) => f.method === method);
         if (failure && --failure.left === 0) {
           // Refused, so not recorded: nothing was posted.
@@ -165,6 +168,16 @@ export class FakeSlack {
       SLACK_BOT_TOKEN: 'xoxb-test-token',
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: `${this.url}/api/`,
+    };
+  }
+
+  /** Answers no call of `method` until the returned function is called (the calls wait, then go through). */
+  hold(method: string): () => void {
+    let release: () => void = () => undefined;
+    this.held.set(method, new Promise<void>((resolve) => (release = resolve)));
+    return () => {
+      this.held.delete(method);
+      release();
     };
   }
 

@@ -30,6 +30,7 @@ import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/t
 import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
+import { budgetGates, decideBudgetWhileHandingOver } from '../helpers/budget-handover';
 import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -107,6 +108,55 @@ const slackScenarios: Record<string, Scenario> = {
   'slack-told-again-before-carried-told': async (s) =>
     await toldOnceAcrossContinueAsNew(s.inSlackThread(), false),
 };
+
+/** The local Slack Web API the Slack groups record against (a scenario may hold its answers). */
+let recordingSlack: FakeSlack | undefined;
+
+/**
+ * In a Slack thread with a 1-token conversation limit, continuing as new after 20 events: the budget gate is
+ * decided while its run waits to hand over. Today's next run takes the decision up; before CarriedTurn.budgetGateId
+ * it asked again (a second gate, approved here so the turn ends).
+ */
+const slackBudgetScenarios: Record<string, Scenario> = {
+  'slack-budget-decided-while-handing-over': async (s) => await budgetDecidedWhileHandingOver(s),
+  // The same recorded on b3ca0ee, before CarriedTurn.budgetGateId: the next run opened a second gate. Never record again.
+  'slack-budget-asked-again-before-carried-gate': async (s) => await budgetDecidedWhileHandingOver(s),
+};
+
+async function budgetDecidedWhileHandingOver(session: TestSession): Promise<void> {
+  const s = session.inSlackThread();
+  await decideBudgetWhileHandingOver(s, recordingSlack!, 'approve');
+  // Before the fix each new run could ask again (and hand over again while asking): approve until answered.
+  for (let asked = 0; asked < 5; asked++) {
+    const view = await s.waitFor(
+      (v) =>
+        (v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant') ||
+        budgetGates(v).some((g) => g.status === 'pending'),
+      'the answer or another budget gate',
+    );
+    const again = budgetGates(view).find((g) => g.status === 'pending');
+    if (!again) return;
+    // Decided while a run sits at the gate, not as one hands over (which would ask once more).
+    await runSettled(s);
+    await s.decide({ gateId: again.id, choice: 'approve' });
+    await s.waitFor(
+      (v) => budgetGates(v).find((g) => g.id === again.id)?.status !== 'pending',
+      'the decision',
+    );
+  }
+  throw new Error('asked about the budget five times');
+}
+
+/** Waits until the session's run has not changed for a second (a recording aid, never used in tests). */
+async function runSettled(s: TestSession): Promise<void> {
+  let last = '';
+  let since = Date.now();
+  while (Date.now() - since < 1000) {
+    const runId = (await s.handle.describe()).runId;
+    if (runId !== last) [last, since] = [runId, Date.now()];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
@@ -566,12 +616,17 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
-  if (!only.length || only.some((name) => name in slackScenarios)) {
-    const slack = await new FakeSlack().start();
-    await record(env, { continueAsNewAfterEvents: 20 }, slackScenarios, only, {
-      SLACK_BOT_TOKEN: 'xoxb-recording',
-      SLACK_API_URL: `${slack.url}/api/`,
-    });
+  if (!only.length || only.some((name) => name in slackScenarios || name in slackBudgetScenarios)) {
+    const slack = (recordingSlack = await new FakeSlack().start());
+    const slackEnv = { SLACK_BOT_TOKEN: 'xoxb-recording', SLACK_API_URL: `${slack.url}/api/` };
+    await record(env, { continueAsNewAfterEvents: 20 }, slackScenarios, only, slackEnv);
+    await record(
+      env,
+      { continueAsNewAfterEvents: 20, budgets: { perConversation: { tokens: 1 } } },
+      slackBudgetScenarios,
+      only,
+      slackEnv,
+    );
     await slack.stop();
   }
   await record(env, {}, feedbackScenarios, only);

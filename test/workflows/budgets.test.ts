@@ -8,11 +8,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userWorkflowId } from '../../common/ids';
 import { AgentCostUsd, AgentTokens } from '../../common/search-attributes';
-import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
+import { RECOVERY_MARKER } from '../../workflows/session/repair';
 import { spendQuery } from '../../workflows/user/contract';
 import { Tally } from '../chaos/summary';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
+import { budgetGates, decideBudgetWhileHandingOver } from '../helpers/budget-handover';
+import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
@@ -46,9 +48,6 @@ function billed(model: FakeOpenAi) {
     ),
   };
 }
-
-const budgetGates = (view: SessionView) =>
-  view.gates.filter((g): g is ApprovalGate => g.kind === 'approval' && g.toolName === 'budget');
 
 describe('budgets', () => {
   it('counts what the provider reports, opens a conversation budget gate, and survives a worker restart at it', async () => {
@@ -172,6 +171,47 @@ describe('budgets', () => {
       await model.stop();
     }
   });
+
+  it.each([
+    { choice: 'approve' as const, outcome: 'approved', ends: 'You said: "second question"' },
+    { choice: 'deny' as const, outcome: 'denied', ends: '⏸️ I stopped here' },
+  ])(
+    'keeps a budget decision made while the wait hands over to a new run: $choice (no second gate)',
+    async ({ choice, outcome, ends }) => {
+      const slack = await new FakeSlack().start();
+      const config = testConfig(
+        { budgets: { perConversation: { tokens: 1 } }, continueAsNewAfterEvents: 20 },
+        { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: `${slack.url}/api/` },
+      );
+      const { worker, taskQueue } = await createTestWorker(env, config);
+      try {
+        await worker.runUntil(async () => {
+          const session = new TestSession(env.client, taskQueue).inSlackThread();
+          const { firstRun } = await decideBudgetWhileHandingOver(session, slack, choice);
+          const view = await session.waitFor(
+            (v) => v.status === 'idle' && !!lastAnswer(v)?.startsWith(ends),
+            'the turn to end',
+          );
+          expect((await session.handle.describe()).runId).not.toBe(firstRun);
+          expect(budgetGates(view).map((g) => g.resolution?.outcome)).toEqual([outcome]);
+          // The new run goes on with the turn it was handed: the person is not told it was interrupted.
+          expect(view.transcript.filter((m) => m.role === 'assistant' && m.text === RECOVERY_MARKER)).toEqual(
+            [],
+          );
+          const sent = ['chat.postMessage', 'chat.startStream', 'chat.appendStream', 'chat.stopStream'];
+          expect(
+            sent.flatMap((m) => slack.of(m)).filter((b) => JSON.stringify(b).includes('interrupted')),
+          ).toEqual([]);
+          // The decision is told once, by the new run: the prompt in the thread is edited to show it.
+          const posts = budgetGates(view)[0]!.posts ?? [];
+          expect(posts).toHaveLength(1);
+          expect(slack.of('chat.update').filter((body) => posts.includes(String(body.ts)))).toHaveLength(1);
+        });
+      } finally {
+        await slack.stop();
+      }
+    },
+  );
 
   it('refuses every way around a budget gate (scoreboard)', async () => {
     const model = await new FakeOpenAi(() => ({ text: 'ok' }), { latency: [20, 60] }).start();

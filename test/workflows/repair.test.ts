@@ -33,6 +33,13 @@ function repair(transcript: Message[], live: string[] = []) {
 }
 
 describe('transcript repair', () => {
+  it('leaves a user turn that is still being answered (carried at a budget gate) without a recovery marker', () => {
+    const transcript = [user('u1'), assistant('a1', [], 'hello'), user('u2')];
+    expect(repair(transcript).report.recoveredUserTurn).toBe(true);
+    const live = repairTranscript(transcript, at + 1, () => 'r1', { userTurnIsLive: true });
+    expect(live).toEqual({ transcript, report: { interruptedCalls: [], recoveredUserTurn: false } });
+  });
+
   it('gives every missing tail tool call one synthetic error result', () => {
     const { transcript, report } = repair([user('u1'), assistant('a1', ['c1', 'c2'])]);
     expect(report).toEqual({ interruptedCalls: ['c1', 'c2'], recoveredUserTurn: false });

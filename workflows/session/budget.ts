@@ -102,6 +102,7 @@ export async function withinBudget(
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
   if (!budgets || !patched(BUDGETS)) return true;
+  let decidedWhileHandingOver = takeDecidedWhileHandingOver(run);
   for (;;) {
     if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
     const reached = reachedLimit(checks(run, requesterId));
@@ -109,7 +110,8 @@ export async function withinBudget(
       closeLeftoverGates(run);
       return true;
     }
-    const gate = openBudgetGate(run, requesterId, reached);
+    const gate = openBudgetGate(run, requesterId, reached, decidedWhileHandingOver);
+    decidedWhileHandingOver = undefined;
     await wait(gate);
     if (gate.resolution?.outcome !== 'approved') {
       run.state.appendAssistantNote(
@@ -160,11 +162,29 @@ function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
   }
 }
 
+/**
+ * The budget gate a carried turn waited at, if it was decided while the previous run handed over (a pending one
+ * is found among the open gates). Taken once, at the run's first budget check, whatever that check finds: a
+ * decision is never reused for a limit reached later. Only runs carried with `budgetGateId` have one, so runs
+ * recorded before open a gate as they did.
+ */
+function takeDecidedWhileHandingOver(run: SessionRun): ApprovalGate | undefined {
+  const id = run.resumedBudgetGateId;
+  run.resumedBudgetGateId = undefined;
+  const gate = id === undefined ? undefined : run.state.gates.get(id);
+  return gate?.kind === 'approval' && isBudgetGate(gate) && gate.status !== 'pending' ? gate : undefined;
+}
+
 /** The open budget gate of the same limit carried over continue-as-new, or a new one for the limit reached. */
-function openBudgetGate(run: SessionRun, requesterId: string, reached: ReachedLimit): ApprovalGate {
-  const open = openBudgetGates(run).find(
-    (gate) => gate.args.scope === reached.scope && gate.requesterId === requesterId,
-  );
+function openBudgetGate(
+  run: SessionRun,
+  requesterId: string,
+  reached: ReachedLimit,
+  decided: ApprovalGate | undefined,
+): ApprovalGate {
+  const sameLimit = (gate: ApprovalGate) =>
+    gate.args.scope === reached.scope && gate.requesterId === requesterId;
+  const open = (decided && sameLimit(decided) ? decided : undefined) ?? openBudgetGates(run).find(sameLimit);
   closeLeftoverGates(run, open);
   if (open) return open;
   const id = wf.uuid4();

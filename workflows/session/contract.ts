@@ -316,6 +316,11 @@ export interface CarriedTurn {
   atBudgetGate?: true;
   /** Gates whose decision this run already told (gate_resolved and a notice): the next run does not tell them again. */
   told?: string[];
+  /**
+   * The budget gate it waited at (with atBudgetGate). A decision that arrived while the run was handing over is
+   * carried with the gate: the next run takes that gate up again instead of asking anew.
+   */
+  budgetGateId?: string;
 }
 
 export interface SessionView {

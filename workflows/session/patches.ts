@@ -113,3 +113,8 @@ export const BASELINE_PATCHES: readonly string[] = [
   CANCELLED_RUN_FAILS,
   RUN_END_CLOSES_GATE,
 ];
+
+// Patches added after the baseline: each is asked about on its own, only where it matters.
+
+/** A turn carried at a budget gate before its first model call is live, not an orphan (restore.ts). */
+export const CARRIED_TURN_IS_LIVE = 'carried-turn-is-live';

@@ -23,6 +23,11 @@ export interface RepairOptions {
    * results (so a user turn behind an interrupted call was missed); `false` keeps that for replay.
    */
   orphanBehindResults?: boolean;
+  /**
+   * The user turn is still being answered (a turn carried across continue-as-new at a budget gate, before its
+   * first model call): it is not an orphan, even with no call live.
+   */
+  userTurnIsLive?: boolean;
 }
 
 export const INTERRUPTED_RESULT =
@@ -36,7 +41,7 @@ export function repairTranscript(
   newId: () => string,
   options: RepairOptions = {},
 ): { transcript: Message[]; report: RepairReport } {
-  const { liveCallIds = new Set<string>(), orphanBehindResults = true } = options;
+  const { liveCallIds = new Set<string>(), orphanBehindResults = true, userTurnIsLive = false } = options;
   const repaired = [...transcript];
   const missing = unansweredTailCalls(repaired).filter((call) => !liveCallIds.has(call.id));
   const orphanBefore = orphanBehindResults && hasUnansweredUserTurn(transcript, liveCallIds.size > 0);
@@ -52,7 +57,7 @@ export function repairTranscript(
       synthetic: true,
     });
   }
-  const orphan = orphanBefore || repaired.at(-1)?.role === 'user';
+  const orphan = !userTurnIsLive && (orphanBefore || repaired.at(-1)?.role === 'user');
   if (orphan)
     repaired.push({
       role: 'assistant',

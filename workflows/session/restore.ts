@@ -7,6 +7,7 @@ import * as wf from '@temporalio/workflow';
 import { patched } from '../versions';
 import type { Message } from './contract';
 import {
+  CARRIED_TURN_IS_LIVE,
   OPENING_IN_ONE_ACTIVITY,
   RECOVER_PREVIOUS_RUN,
   REPAIR_ORPHAN_BEHIND_RESULTS,
@@ -54,10 +55,17 @@ export async function restoreTranscript(run: SessionRun): Promise<void> {
   );
   const orphanBehindResults =
     !orphanRuleMatters(state.transcript, live) || patched(REPAIR_ORPHAN_BEHIND_RESULTS);
-  const { transcript, report } = repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
-    liveCallIds: live,
-    orphanBehindResults,
-  });
+  const repair = (userTurnIsLive: boolean) =>
+    repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
+      liveCallIds: live,
+      orphanBehindResults,
+      userTurnIsLive,
+    });
+  let { transcript, report } = repair(false);
+  // A turn carried at a budget gate before its first model call looks unanswered but is being answered. Runs
+  // recorded before told the person it was interrupted (and then answered): asked only where that happens.
+  if (report.recoveredUserTurn && input.carried?.turn && patched(CARRIED_TURN_IS_LIVE))
+    ({ transcript, report } = repair(true));
   if (report.interruptedCalls.length || report.recoveredUserTurn) {
     state.transcript = transcript;
     state.touch();

@@ -111,6 +111,8 @@ export class SessionRun {
   readonly toldBefore: ReadonlySet<string>;
   /** Gates whose decision this run told: carried, with toldBefore, when the wait continues as new again. */
   readonly toldGates = new Set<string>();
+  /** The budget gate a carried turn waited at, until this run's first budget check takes it up (budget.ts). */
+  resumedBudgetGateId: string | undefined;
   /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
   turnSpend: TurnSpend = newTurnSpend();
   daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
@@ -132,6 +134,7 @@ export class SessionRun {
     );
     this.runOf = input.run;
     this.toldBefore = new Set(input.carried?.turn?.told);
+    this.resumedBudgetGateId = input.carried?.turn?.budgetGateId;
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
     this.mcp = new McpTools(this.state);

@@ -144,7 +144,8 @@ export async function continueTurn(
       const waitAtBudget = async (gate: Gate) => {
         run.setStatus('waiting_approval', describeWaiting([gate]));
         await waitForGates(run, [gate], true);
-        if (gate.status === 'pending') await handOverMidWait(run, { requesterId, step, atBudgetGate: true });
+        if (gate.status === 'pending')
+          await handOverMidWait(run, { requesterId, step, atBudgetGate: true, budgetGateId: gate.id });
         run.setStatus('running');
       };
       if (!(await withinBudget(run, requesterId, waitAtBudget))) break;
