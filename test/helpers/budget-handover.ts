@@ -1,6 +1,7 @@
 /**
- * A budget gate decided while its run hands over to the next one (continue-as-new waits for the Slack outbox to
- * drain). Used by the budgets test and to record the histories that replay it.
+ * A budget gate whose run is handing over to the next one (continue-as-new waits for the Slack outbox to drain),
+ * so that what happens to the gate meanwhile can be tested. Used by the budgets tests and to record the histories
+ * that replay it.
  */
 import type { ApprovalGate, SessionView } from '../../workflows/session/contract';
 import type { FakeSlack } from './fake-slack';
@@ -11,34 +12,30 @@ export const budgetGates = (view: SessionView) =>
 
 /**
  * In a Slack thread on a worker with a 1-token conversation limit that continues as new after 20 events: the
- * second message reaches the limit; four refusals (their ephemeral deliveries held by Slack) outgrow the history,
- * so the run must hand over but cannot until they are delivered; the requester decides meanwhile. Returns the gate
- * and the run that held it, once the decision is recorded and Slack is let go.
+ * second message reaches the limit; four refusals, whose ephemeral deliveries Slack holds, outgrow the history,
+ * so the run must hand over but cannot until they are delivered. Returns the gate, the run that holds it, and
+ * `release` (Slack takes the deliveries; the run hands over), after checking the run is still the first.
  */
-export async function decideBudgetWhileHandingOver(
+export async function budgetGateHandingOver(
   session: TestSession,
   slack: FakeSlack,
-  choice: 'approve' | 'deny',
-): Promise<{ gate: ApprovalGate; firstRun: string }> {
+): Promise<{ gate: ApprovalGate; firstRun: string; release: () => Promise<void> }> {
   await session.say('first question');
   await session.idle();
   await session.say('second question');
   const [gate] = budgetGates(await session.waitFor((v) => budgetGates(v).length === 1, 'the budget gate'));
   const firstRun = (await session.handle.describe()).runId;
-  const release = slack.hold('chat.postEphemeral');
-  try {
-    for (let i = 0; i < 4; i++)
-      await session.decide({ gateId: gate!.id, choice: 'approve', userId: `mallory${i}` });
-    await session.waitFor(
-      (v) => v.notices.filter((n) => n.to?.startsWith('mallory')).length === 4,
-      'four refusals',
-    );
-    await session.decide({ gateId: gate!.id, choice });
-    await session.waitFor((v) => budgetGates(v)[0]?.status !== 'pending', 'the decision recorded');
-    if ((await session.handle.describe()).runId !== firstRun)
-      throw new Error('the run handed over before the decision: the scenario tests nothing');
-  } finally {
-    release();
-  }
-  return { gate: gate!, firstRun };
+  const unhold = slack.hold('chat.postEphemeral');
+  for (let i = 0; i < 4; i++)
+    await session.decide({ gateId: gate!.id, choice: 'approve', userId: `mallory${i}` });
+  await session.waitFor(
+    (v) => v.notices.filter((n) => n.to?.startsWith('mallory')).length === 4,
+    'four refusals',
+  );
+  const release = async () => {
+    const sameRun = (await session.handle.describe()).runId === firstRun;
+    unhold();
+    if (!sameRun) throw new Error('the run handed over before it was let go: the scenario tests nothing');
+  };
+  return { gate: gate!, firstRun, release };
 }

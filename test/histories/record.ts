@@ -30,7 +30,7 @@ import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/t
 import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
-import { budgetGates, decideBudgetWhileHandingOver } from '../helpers/budget-handover';
+import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
 import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -123,9 +123,18 @@ const slackBudgetScenarios: Record<string, Scenario> = {
   'slack-budget-asked-again-before-carried-gate': async (s) => await budgetDecidedWhileHandingOver(s),
 };
 
-async function budgetDecidedWhileHandingOver(session: TestSession): Promise<void> {
+/** The same with budget gates lasting 4 s, approved once the deadline passed: the gate expires (LATE_DECISION_EXPIRES). */
+const slackLateScenarios: Record<string, Scenario> = {
+  'slack-budget-approved-too-late': async (s) => await budgetDecidedWhileHandingOver(s, true),
+};
+
+async function budgetDecidedWhileHandingOver(session: TestSession, late = false): Promise<void> {
   const s = session.inSlackThread();
-  await decideBudgetWhileHandingOver(s, recordingSlack!, 'approve');
+  const { gate, release } = await budgetGateHandingOver(s, recordingSlack!);
+  if (late) await new Promise((resolve) => setTimeout(resolve, gate.expiresAt! - Date.now() + 200));
+  await s.decide({ gateId: gate.id, choice: 'approve' });
+  await s.waitFor((v) => budgetGates(v)[0]?.status !== 'pending', 'the decision recorded');
+  await release();
   // Before the fix each new run could ask again (and hand over again while asking): approve until answered.
   for (let asked = 0; asked < 5; asked++) {
     const view = await s.waitFor(
@@ -616,7 +625,8 @@ async function main(): Promise<void> {
   const env = await startTestTemporal();
   await record(env, { maxSteps: 4 }, scenarios, only);
   await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
-  if (!only.length || only.some((name) => name in slackScenarios || name in slackBudgetScenarios)) {
+  const slackGroups = [slackScenarios, slackBudgetScenarios, slackLateScenarios];
+  if (!only.length || only.some((name) => slackGroups.some((group) => name in group))) {
     const slack = (recordingSlack = await new FakeSlack().start());
     const slackEnv = { SLACK_BOT_TOKEN: 'xoxb-recording', SLACK_API_URL: `${slack.url}/api/` };
     await record(env, { continueAsNewAfterEvents: 20 }, slackScenarios, only, slackEnv);
@@ -624,6 +634,13 @@ async function main(): Promise<void> {
       env,
       { continueAsNewAfterEvents: 20, budgets: { perConversation: { tokens: 1 } } },
       slackBudgetScenarios,
+      only,
+      slackEnv,
+    );
+    await record(
+      env,
+      { continueAsNewAfterEvents: 20, budgets: { perConversation: { tokens: 1 } }, questionTimeout: '4s' },
+      slackLateScenarios,
       only,
       slackEnv,
     );

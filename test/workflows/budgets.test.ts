@@ -8,12 +8,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userWorkflowId } from '../../common/ids';
 import { AgentCostUsd, AgentTokens } from '../../common/search-attributes';
+import { stopSignal } from '../../workflows/session/contract';
 import { RECOVERY_MARKER } from '../../workflows/session/repair';
 import { spendQuery } from '../../workflows/user/contract';
 import { Tally } from '../chaos/summary';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
-import { budgetGates, decideBudgetWhileHandingOver } from '../helpers/budget-handover';
+import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
 import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -172,46 +173,92 @@ describe('budgets', () => {
     }
   });
 
+  /** A worker in a Slack thread with a 1-token conversation limit, continuing as new after 20 events. */
+  async function inSlackHandingOver(
+    policy: Record<string, unknown>,
+    body: (session: TestSession, slack: FakeSlack) => Promise<void>,
+  ): Promise<void> {
+    const slack = await new FakeSlack().start();
+    const config = testConfig(
+      { budgets: { perConversation: { tokens: 1 } }, continueAsNewAfterEvents: 20, ...policy },
+      { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: `${slack.url}/api/` },
+    );
+    const { worker, taskQueue } = await createTestWorker(env, config);
+    try {
+      await worker.runUntil(() => body(new TestSession(env.client, taskQueue).inSlackThread(), slack));
+    } finally {
+      await slack.stop();
+    }
+  }
+
   it.each([
-    { choice: 'approve' as const, outcome: 'approved', ends: 'You said: "second question"' },
-    { choice: 'deny' as const, outcome: 'denied', ends: '⏸️ I stopped here' },
+    {
+      case: 'approved',
+      choice: 'approve' as const,
+      outcome: 'approved',
+      ends: 'You said: "second question"',
+    },
+    { case: 'denied', choice: 'deny' as const, outcome: 'denied', ends: '⏸️ I stopped here' },
+    // Approved after the deadline: no wait's timer ran, yet the gate expired, as its deadline promised.
+    {
+      case: 'approved too late',
+      choice: 'approve' as const,
+      outcome: 'expired',
+      ends: '⏸️ I stopped here',
+      late: true,
+    },
   ])(
-    'keeps a budget decision made while the wait hands over to a new run: $choice (no second gate)',
-    async ({ choice, outcome, ends }) => {
-      const slack = await new FakeSlack().start();
-      const config = testConfig(
-        { budgets: { perConversation: { tokens: 1 } }, continueAsNewAfterEvents: 20 },
-        { SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: `${slack.url}/api/` },
-      );
-      const { worker, taskQueue } = await createTestWorker(env, config);
-      try {
-        await worker.runUntil(async () => {
-          const session = new TestSession(env.client, taskQueue).inSlackThread();
-          const { firstRun } = await decideBudgetWhileHandingOver(session, slack, choice);
-          const view = await session.waitFor(
-            (v) => v.status === 'idle' && !!lastAnswer(v)?.startsWith(ends),
-            'the turn to end',
-          );
-          expect((await session.handle.describe()).runId).not.toBe(firstRun);
-          expect(budgetGates(view).map((g) => g.resolution?.outcome)).toEqual([outcome]);
-          // The new run goes on with the turn it was handed: the person is not told it was interrupted.
-          expect(view.transcript.filter((m) => m.role === 'assistant' && m.text === RECOVERY_MARKER)).toEqual(
-            [],
-          );
-          const sent = ['chat.postMessage', 'chat.startStream', 'chat.appendStream', 'chat.stopStream'];
-          expect(
-            sent.flatMap((m) => slack.of(m)).filter((b) => JSON.stringify(b).includes('interrupted')),
-          ).toEqual([]);
-          // The decision is told once, by the new run: the prompt in the thread is edited to show it.
-          const posts = budgetGates(view)[0]!.posts ?? [];
-          expect(posts).toHaveLength(1);
-          expect(slack.of('chat.update').filter((body) => posts.includes(String(body.ts)))).toHaveLength(1);
-        });
-      } finally {
-        await slack.stop();
-      }
+    'keeps a budget decision made while the wait hands over to a new run: $case, asked once, told once',
+    async ({ choice, outcome, ends, late }) => {
+      await inSlackHandingOver(late ? { questionTimeout: '4s' } : {}, async (session, slack) => {
+        const { gate, firstRun, release } = await budgetGateHandingOver(session, slack);
+        // Budget gates last as long as questions (policy questionTimeout).
+        if (late) await new Promise((resolve) => setTimeout(resolve, gate.expiresAt! - Date.now() + 200));
+        await session.decide({ gateId: gate.id, choice });
+        await session.waitFor((v) => budgetGates(v)[0]?.status !== 'pending', 'the decision recorded');
+        await release();
+
+        const view = await session.waitFor(
+          (v) => v.status === 'idle' && !!lastAnswer(v)?.startsWith(ends),
+          'the turn to end',
+        );
+        expect((await session.handle.describe()).runId).not.toBe(firstRun);
+        expect(budgetGates(view).map((g) => g.resolution?.outcome)).toEqual([outcome]);
+        // The new run goes on with the turn it was handed: the person is not told it was interrupted.
+        expect(view.transcript.filter((m) => m.role === 'assistant' && m.text === RECOVERY_MARKER)).toEqual(
+          [],
+        );
+        const sent = ['chat.postMessage', 'chat.startStream', 'chat.appendStream', 'chat.stopStream'];
+        expect(
+          sent.flatMap((m) => slack.of(m)).filter((b) => JSON.stringify(b).includes('interrupted')),
+        ).toEqual([]);
+        // The decision is told once, by the new run: the prompt in the thread is edited to show it.
+        const posts = budgetGates(view)[0]!.posts ?? [];
+        expect(posts).toHaveLength(1);
+        expect(slack.of('chat.update').filter((body) => posts.includes(String(body.ts)))).toHaveLength(1);
+      });
     },
   );
+
+  it('ends a turn stopped while its run hands over: the gate closes as stopped, and the next message is answered', async () => {
+    await inSlackHandingOver({}, async (session, slack) => {
+      const { gate, release } = await budgetGateHandingOver(session, slack);
+      await session.handle.signal(stopSignal, { userId: 'alice' });
+      const stopped = await session.waitFor(
+        (v) => v.status === 'idle' && !!lastAnswer(v)?.startsWith('⏹️ Stopped by @alice'),
+        'the turn to stop while Slack still holds the deliveries',
+      );
+      expect(budgetGates(stopped).find((g) => g.id === gate.id)?.resolution?.outcome).toBe('stopped');
+      await release();
+      await session.say('third question');
+      const [next] = (await session.pendingGate()).filter((g) => g.id !== gate.id);
+      await session.decide({ gateId: next!.id, choice: 'approve' });
+      await session.waitFor(
+        (v) => v.status === 'idle' && !!lastAnswer(v)?.startsWith('You said: "third question"'),
+        'the third answer',
+      );
+    });
+  });
 
   it('refuses every way around a budget gate (scoreboard)', async () => {
     const model = await new FakeOpenAi(() => ({ text: 'ok' }), { latency: [20, 60] }).start();

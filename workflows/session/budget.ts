@@ -21,9 +21,9 @@ import {
   type ReachedLimit,
   type Spend,
 } from '../../common/budgets';
-import type { ApprovalGate } from './contract';
+import type { ApprovalGate, CarriedTurn } from './contract';
 import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
-import { BUDGETS } from './patches';
+import { BUDGETS, CARRIED_BUDGET_DECISION } from './patches';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
 
@@ -99,10 +99,10 @@ export async function withinBudget(
   run: SessionRun,
   requesterId: string,
   wait: (gate: ApprovalGate) => Promise<void>,
+  decidedWhileHandingOver?: ApprovalGate,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
   if (!budgets || !patched(BUDGETS)) return true;
-  let decidedWhileHandingOver = takeDecidedWhileHandingOver(run);
   for (;;) {
     if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
     const reached = reachedLimit(checks(run, requesterId));
@@ -163,16 +163,24 @@ function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
 }
 
 /**
- * The budget gate a carried turn waited at, if it was decided while the previous run handed over (a pending one
- * is found among the open gates). Taken once, at the run's first budget check, whatever that check finds: a
- * decision is never reused for a limit reached later. Only runs carried with `budgetGateId` have one, so runs
- * recorded before open a gate as they did.
+ * The budget gate a turn carried across continue-as-new waited at, if it was decided while the previous run
+ * handed over (a pending one is found among the open gates). Read once, where the carried turn resumes, and
+ * offered to that turn's first budget check only: a decision is never reused for a later check or turn. Runs
+ * recorded before (or by a worker without this code, during a deploy) opened a new gate: `carried-budget-decision`
+ * is asked only where the two differ.
  */
-function takeDecidedWhileHandingOver(run: SessionRun): ApprovalGate | undefined {
-  const id = run.resumedBudgetGateId;
-  run.resumedBudgetGateId = undefined;
+export function budgetDecidedWhileHandingOver(
+  run: SessionRun,
+  resume: CarriedTurn | undefined,
+): ApprovalGate | undefined {
+  const id = resume?.atBudgetGate ? resume.budgetGateId : undefined;
   const gate = id === undefined ? undefined : run.state.gates.get(id);
-  return gate?.kind === 'approval' && isBudgetGate(gate) && gate.status !== 'pending' ? gate : undefined;
+  return gate?.kind === 'approval' &&
+    isBudgetGate(gate) &&
+    gate.status !== 'pending' &&
+    patched(CARRIED_BUDGET_DECISION)
+    ? gate
+    : undefined;
 }
 
 /** The open budget gate of the same limit carried over continue-as-new, or a new one for the limit reached. */

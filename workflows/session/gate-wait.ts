@@ -13,7 +13,7 @@ import * as wf from '@temporalio/workflow';
 import { patched } from '../versions';
 import type { Gate } from './contract';
 import { describeOutcome, expireGate } from './gates';
-import { FLAT_GATE_WAIT, RUN_GATE_REMINDERS } from './patches';
+import { CARRIED_TOLD, FLAT_GATE_WAIT, RUN_GATE_REMINDERS } from './patches';
 import type { SessionRun } from './session-run';
 
 /** A wait hands over (continues as new) only once at least this many events arrived during it. */
@@ -79,9 +79,12 @@ function reminderInterval(run: SessionRun): number | undefined {
   return reminds ? run.settings.reminderAfterMs : undefined;
 }
 
-/** A decision told before the wait continued as new is not told again by the run that resumes it. */
+/**
+ * A decision told before the wait continued as new is not told again by the run that resumes it. Runs recorded
+ * before, or started by a worker without this code during a deploy, told it again: asked only where it differs.
+ */
 function tellDecided(run: SessionRun, gate: Gate): void {
-  if (run.toldBefore.has(gate.id)) return;
+  if (run.toldBefore.has(gate.id) && patched(CARRIED_TOLD)) return;
   run.toldGates.add(gate.id);
   run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
   run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);

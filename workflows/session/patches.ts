@@ -118,3 +118,12 @@ export const BASELINE_PATCHES: readonly string[] = [
 
 /** A turn carried at a budget gate before its first model call is live, not an orphan (restore.ts). */
 export const CARRIED_TURN_IS_LIVE = 'carried-turn-is-live';
+
+/** A budget decision made while the run handed over is taken up by the next run (budget.ts). */
+export const CARRIED_BUDGET_DECISION = 'carried-budget-decision';
+
+/** A decision the previous run told (CarriedTurn.told) is not told again (gate-wait.ts). */
+export const CARRIED_TOLD = 'carried-told';
+
+/** A decision or answer that arrives after its gate's deadline expires the gate instead (session-run.ts). */
+export const LATE_DECISION_EXPIRES = 'late-decision-expires';

@@ -41,6 +41,7 @@ import {
   describeOutcome,
   evaluateAnswer,
   evaluateDecision,
+  expireGate,
   mayDecide,
   mergeDraft,
   mirrorRemoteGate,
@@ -61,6 +62,7 @@ import {
   BOUNDED_INBOX,
   FEEDBACK,
   GATE_MEMO,
+  LATE_DECISION_EXPIRES,
   RUN_GATES_DECIDED_BY_RUN,
   RUN_NOTICES_TO_OWNER,
   SETTINGS_LOCAL,
@@ -111,8 +113,6 @@ export class SessionRun {
   readonly toldBefore: ReadonlySet<string>;
   /** Gates whose decision this run told: carried, with toldBefore, when the wait continues as new again. */
   readonly toldGates = new Set<string>();
-  /** The budget gate a carried turn waited at, until this run's first budget check takes it up (budget.ts). */
-  resumedBudgetGateId: string | undefined;
   /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
   turnSpend: TurnSpend = newTurnSpend();
   daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
@@ -134,7 +134,6 @@ export class SessionRun {
     );
     this.runOf = input.run;
     this.toldBefore = new Set(input.carried?.turn?.told);
-    this.resumedBudgetGateId = input.carried?.turn?.budgetGateId;
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
     this.mcp = new McpTools(this.state);
@@ -464,11 +463,13 @@ export class SessionRun {
     const gate = this.state.gates.get(decision.gateId);
     if (gate?.remote)
       return this.forward(gate.remote.workflowId, (h) => h.signal(decideSignal, decision), decision.userId);
+    const now = Date.now();
+    this.expireIfPastDeadline(gate, now);
     const tool = gate ? findTool(gate.toolName) : undefined;
     const check = evaluateDecision({
       gate,
       decision,
-      now: Date.now(),
+      now,
       checkArgs: (args) => (tool ? checkToolArgs(tool, args) : { ok: false, error: 'unknown tool' }),
       newGrantId: () => wf.uuid4(),
       sessionId: this.sessionId,
@@ -493,9 +494,23 @@ export class SessionRun {
         (h) => h.signal(answerSignal, submission),
         submission.userId,
       );
-    const check = evaluateAnswer(gate, submission, Date.now());
+    const now = Date.now();
+    this.expireIfPastDeadline(gate, now);
+    const check = evaluateAnswer(gate, submission, now);
     if (!check.ok) return this.state.notify(check.notice, submission.userId);
     resolveGate(gate!, check.resolution);
+    this.state.touch();
+  }
+
+  /**
+   * A decision or answer that arrives after the gate's deadline but before a wait expired it (the run was handing
+   * over, so no wait's timer ran; or the timer fires in the same workflow task) finds the gate expired, as the
+   * deadline promised, and is refused like any late one. Asked only where it differs from runs recorded before.
+   */
+  private expireIfPastDeadline(gate: Gate | undefined, now: number): void {
+    if (gate?.status !== 'pending' || gate.expiresAt === null || now < gate.expiresAt) return;
+    if (!patched(LATE_DECISION_EXPIRES)) return;
+    expireGate(gate, now);
     this.state.touch();
   }
 

@@ -16,7 +16,7 @@ import {
   MIN_CONTEXT_TOKENS,
   SUMMARY_SHARE,
 } from './context-window';
-import { countUsage, newTurnSpend, withinBudget } from './budget';
+import { budgetDecidedWhileHandingOver, countUsage, newTurnSpend, withinBudget } from './budget';
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import {
   answeredResult,
@@ -127,6 +127,8 @@ export async function continueTurn(
   run.turnSpend = resume?.spend ?? newTurnSpend();
   /** Failing calls of this turn by (tool, arguments, error), to stop a loop on the same failure. */
   const failures = new Map<string, number>();
+  /** Offered to this turn's first budget check only (then dropped, whether or not it was used). */
+  let decidedWhileHandingOver = budgetDecidedWhileHandingOver(run, resume);
   try {
     // Resumed at a budget gate: the model call it waited before is next.
     if (resume && !resume.atBudgetGate) {
@@ -148,7 +150,9 @@ export async function continueTurn(
           await handOverMidWait(run, { requesterId, step, atBudgetGate: true, budgetGateId: gate.id });
         run.setStatus('running');
       };
-      if (!(await withinBudget(run, requesterId, waitAtBudget))) break;
+      const within = await withinBudget(run, requesterId, waitAtBudget, decidedWhileHandingOver);
+      decidedWhileHandingOver = undefined;
+      if (!within) break;
       const reply = await askModel(run, requesterId);
       if (!reply) break;
       await countUsage(run, requesterId, reply.usage);
