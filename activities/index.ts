@@ -23,7 +23,6 @@ import { httpStreamSink, type StreamSink } from '../infra/stream-relay';
 import { previousRunTranscript } from './previous-run';
 import { withHeartbeat } from './heartbeat';
 import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
-import { uniqueCallIds } from './model/unique-call-ids';
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
 import { streamContextOf } from '../common/stream-context';
 import { streamedCall } from './model/streaming';
@@ -158,8 +157,7 @@ export function createActivities(deps: ActivityDeps) {
         },
         (signal, onText) => complete(request.transcript, signal, request.extraTools ?? [], onText),
       );
-      const priced = pricedReply(reply, config.policy.prices[modelNameOf(config.model)]);
-      return boundedReply(uniqueCallIds(priced, request.transcript));
+      return boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
     },
 
     /** The durable summary of older messages that stands in for them in model requests. */

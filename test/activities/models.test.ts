@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAnthropic } from '../../activities/model/anthropic';
 import { requestOrder } from '../../activities/model/request-order';
 import { scriptedModel } from '../../activities/model/scripted';
-import { uniqueCallIds } from '../../activities/model/unique-call-ids';
+import { distinctCallIds } from '../../workflows/session/call-ids';
 import type { Message } from '../../workflows/session/contract';
 import { INTERRUPTED_RESULT, RECOVERY_MARKER } from '../../workflows/session/repair';
 import { FakeAnthropic, validateMessages } from '../helpers/fake-anthropic';
+import { approveReusedIdCalls, reusedCallIdModel } from '../helpers/reused-call-ids';
 import { FakeOpenAi, toolThenAnswer, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -299,66 +300,47 @@ describe('requests in the order the providers accept', () => {
     { role: 'user', id: 'u3', userId: 'a', text: 'and now?', at },
   ];
 
-  it('makes call ids unique: repeated in one reply, reused from an earlier call, or missing', () => {
-    const transcript: Message[] = [
-      { role: 'user', id: 'u1', userId: 'alice', text: 'hi', at: 1 },
-      {
-        role: 'assistant',
-        id: 'a1',
-        text: '',
-        toolCalls: [{ id: 'old', name: 'current_time', args: {} }],
-        at: 1,
-      },
-    ];
+  it('makes call ids unique: repeated in one reply, reused from an earlier call or gate, or missing', () => {
     const call = (id: unknown) => ({ id: id as string, name: 'current_time', args: {} });
-    const reply = { text: '', toolCalls: [call('x'), call('x'), call('old'), call(undefined), call('')] };
-    expect(uniqueCallIds(reply, transcript).toolCalls.map((c) => c.id)).toEqual([
+    const calls = [call('x'), call('x'), call('old'), call('old-2'), call(undefined), call('')];
+    const distinct = distinctCallIds(calls, new Set(['old', 'budget:1']));
+    expect(distinct.same ? [] : distinct.calls.map((c) => c.id)).toEqual([
       'x',
       'x-2',
       'old-2',
+      'old-2-2',
       'call',
       'call-2',
     ]);
-    const fine = { text: '', toolCalls: [call('a'), call('b')] };
-    expect(uniqueCallIds(fine, transcript)).toBe(fine);
+    expect(distinctCallIds([call('a'), call('b')], new Set(['old']))).toEqual({ same: true });
   });
 
-  it('runs each tool call once when the model repeats a call id, in one message and in the next', async () => {
-    const fake = await new FakeOpenAi(
-      (_request, index) =>
-        [
-          {
-            toolCalls: [
-              { id: 'dup', name: 'shell_execute', args: { command: 'echo first' } },
-              { id: 'dup', name: 'shell_execute', args: { command: 'echo second' } },
-            ],
-          },
-          { toolCalls: [{ id: 'dup', name: 'current_time', args: {} }] },
-        ][index] ?? { text: 'all done' },
-      { latency: [20, 60] },
-    ).start();
+  it('asks for and runs each tool call once when the model reuses a call id, in one reply and in later ones', async () => {
+    const fake = await reusedCallIdModel().start();
     try {
       await withModel(
         { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
         async (s) => {
-          await s.say('run two commands');
-          const gates = await s.pendingGate(2);
-          expect(new Set(gates.map((g) => g.toolCallId)).size).toBe(2);
-          for (const gate of gates) await s.decide({ gateId: gate.id, choice: 'approve' });
+          // The third reply reuses the id of an approved call with other arguments: asked about like any other.
+          const gates = await approveReusedIdCalls(s);
+          expect(gates.map((g) => g.args.command)).toEqual(['echo first', 'echo second', 'echo third']);
           const view = await s.waitFor(
             (v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant',
             'the answer',
           );
           expect(lastAnswer(view)).toBe('all done');
           const results = toolResults(view);
-          expect(results.map((r) => r.toolCallId)).toEqual(['dup', 'dup-2', 'dup-3']);
-          expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok']);
-          expect(results[0]!.content).toContain('first');
-          expect(results[1]!.content).toContain('second');
-          expect(results[2]!.name).toBe('current_time');
+          expect(results.map((r) => r.toolCallId)).toEqual(['dup', 'dup-2', 'dup-3', 'dup-4']);
+          expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+          expect(results.map((r) => r.content.match(/first|second|third/)?.[0] ?? r.name)).toEqual([
+            'first',
+            'second',
+            'current_time',
+            'third',
+          ]);
           // Every call reached the model with its own result (the fake refuses anything else, like the API).
           expect(fake.refusals).toEqual([]);
-          expect(fake.requests.at(-1)!.messages.filter((m) => m.role === 'tool')).toHaveLength(3);
+          expect(fake.requests.at(-1)!.messages.filter((m) => m.role === 'tool')).toHaveLength(4);
         },
       );
     } finally {

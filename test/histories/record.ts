@@ -31,6 +31,7 @@ import { missionRecordsQuery } from '../../workflows/missions/contract';
 import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
 import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
+import { approveReusedIdCalls, reusedCallIdModel } from '../helpers/reused-call-ids';
 import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -475,6 +476,17 @@ const quorumScenarios: Record<string, Scenario> = {
 };
 
 /** Ratings of an answer (Slack's feedback buttons signal the same): recorded, and the search attribute set. */
+/**
+ * Recorded against a local Chat Completions API that reuses one tool call id: twice in a reply, then in the next
+ * two replies (DISTINCT_CALL_IDS renames them; the third reply's shell call is asked about again).
+ */
+const reusedIdScenarios: Record<string, Scenario> = {
+  'reused-call-ids': async (s) => {
+    await approveReusedIdCalls(s);
+    await s.waitFor((v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant', 'the answer');
+  },
+};
+
 const feedbackScenarios: Record<string, Scenario> = {
   // A second turn within a minute reuses the settings the first one read (`settings-reused`): no activity.
   'settings-reused': async (s) => {
@@ -647,6 +659,15 @@ async function main(): Promise<void> {
     await slack.stop();
   }
   await record(env, {}, feedbackScenarios, only);
+  if (!only.length || only.some((name) => name in reusedIdScenarios)) {
+    const model = await reusedCallIdModel().start();
+    await record(env, {}, reusedIdScenarios, only, {
+      MODEL_PROVIDER: 'openai',
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: 'recording-key',
+    });
+    await model.stop();
+  }
   await record(
     env,
     { budgets: { perConversation: { tokens: 1 }, perPersonPerDay: { tokens: 1_000_000 } } },

@@ -99,7 +99,7 @@ export async function withinBudget(
   run: SessionRun,
   requesterId: string,
   wait: (gate: ApprovalGate) => Promise<void>,
-  decidedWhileHandingOver?: ApprovalGate,
+  carriedGateId?: string,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
   if (!budgets || !patched(BUDGETS)) return true;
@@ -110,8 +110,8 @@ export async function withinBudget(
       closeLeftoverGates(run);
       return true;
     }
-    const gate = openBudgetGate(run, requesterId, reached, decidedWhileHandingOver);
-    decidedWhileHandingOver = undefined;
+    const gate = openBudgetGate(run, requesterId, reached, carriedGateId);
+    carriedGateId = undefined;
     await wait(gate);
     if (gate.resolution?.outcome !== 'approved') {
       run.state.appendAssistantNote(
@@ -163,21 +163,28 @@ function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
 }
 
 /**
- * The budget gate a turn carried across continue-as-new waited at, if it was decided while the previous run
- * handed over (a pending one is found among the open gates). Read once, where the carried turn resumes, and
- * offered to that turn's first budget check only: a decision is never reused for a later check or turn. Runs
- * recorded before (or by a worker without this code, during a deploy) opened a new gate: `carried-budget-decision`
- * is asked only where the two differ.
+ * The budget gate a turn carried across continue-as-new waited at: read where the carried turn resumes and offered
+ * to that turn's first budget check only, so a decision is never reused for a later check or turn.
  */
-export function budgetDecidedWhileHandingOver(
+export const carriedBudgetGateId = (resume: CarriedTurn | undefined): string | undefined =>
+  resume?.atBudgetGate ? resume.budgetGateId : undefined;
+
+/**
+ * The carried budget gate, if it was decided while the previous run handed over and is about the limit reached
+ * now (a pending one is found among the open gates). Looked up when the check opens a gate, so a decision made
+ * while the check read the day's ledger counts too. Runs recorded before (or by a worker without this code,
+ * during a deploy) opened a new gate: `carried-budget-decision` is asked only where the two differ.
+ */
+function decidedWhileHandingOver(
   run: SessionRun,
-  resume: CarriedTurn | undefined,
+  carriedId: string | undefined,
+  sameLimit: (gate: ApprovalGate) => boolean,
 ): ApprovalGate | undefined {
-  const id = resume?.atBudgetGate ? resume.budgetGateId : undefined;
-  const gate = id === undefined ? undefined : run.state.gates.get(id);
+  const gate = carriedId === undefined ? undefined : run.state.gates.get(carriedId);
   return gate?.kind === 'approval' &&
     isBudgetGate(gate) &&
     gate.status !== 'pending' &&
+    sameLimit(gate) &&
     patched(CARRIED_BUDGET_DECISION)
     ? gate
     : undefined;
@@ -188,11 +195,11 @@ function openBudgetGate(
   run: SessionRun,
   requesterId: string,
   reached: ReachedLimit,
-  decided: ApprovalGate | undefined,
+  carriedId: string | undefined,
 ): ApprovalGate {
   const sameLimit = (gate: ApprovalGate) =>
     gate.args.scope === reached.scope && gate.requesterId === requesterId;
-  const open = (decided && sameLimit(decided) ? decided : undefined) ?? openBudgetGates(run).find(sameLimit);
+  const open = decidedWhileHandingOver(run, carriedId, sameLimit) ?? openBudgetGates(run).find(sameLimit);
   closeLeftoverGates(run, open);
   if (open) return open;
   const id = wf.uuid4();

@@ -81,7 +81,8 @@ function reminderInterval(run: SessionRun): number | undefined {
 
 /**
  * A decision told before the wait continued as new is not told again by the run that resumes it. Runs recorded
- * before, or started by a worker without this code during a deploy, told it again: asked only where it differs.
+ * before, or started by a worker without this code during a rolling deploy, told it again: asked only where it
+ * differs. (The builds that skipped without this patch, a2bbb76 to b3ca0ee, never landed.)
  */
 function tellDecided(run: SessionRun, gate: Gate): void {
   if (run.toldBefore.has(gate.id) && patched(CARRIED_TOLD)) return;

@@ -127,3 +127,6 @@ export const CARRIED_TOLD = 'carried-told';
 
 /** A decision or answer that arrives after its gate's deadline expires the gate instead (session-run.ts). */
 export const LATE_DECISION_EXPIRES = 'late-decision-expires';
+
+/** A model reply's tool call ids that clash with earlier calls or gates (or each other) are renamed (call-ids.ts). */
+export const DISTINCT_CALL_IDS = 'distinct-call-ids';

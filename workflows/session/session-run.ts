@@ -503,11 +503,14 @@ export class SessionRun {
   }
 
   /**
-   * A decision or answer that arrives after the gate's deadline but before a wait expired it (the run was handing
-   * over, so no wait's timer ran; or the timer fires in the same workflow task) finds the gate expired, as the
-   * deadline promised, and is refused like any late one. Asked only where it differs from runs recorded before.
+   * A decision or answer that arrives past the gate's deadline while the run hands over (no wait's timer runs
+   * then) finds the gate expired, as the deadline promised, and is refused like any late one. Only then: while a
+   * wait runs, its timer expires the gate, and a click made in time but delivered late (every worker was down)
+   * still counts, since signals are applied before the timer that fires in the same workflow task. Asked only
+   * where it differs from runs recorded before.
    */
   private expireIfPastDeadline(gate: Gate | undefined, now: number): void {
+    if (!this.continuingAsNew) return;
     if (gate?.status !== 'pending' || gate.expiresAt === null || now < gate.expiresAt) return;
     if (!patched(LATE_DECISION_EXPIRES)) return;
     expireGate(gate, now);

@@ -16,7 +16,8 @@ import {
   MIN_CONTEXT_TOKENS,
   SUMMARY_SHARE,
 } from './context-window';
-import { budgetDecidedWhileHandingOver, countUsage, newTurnSpend, withinBudget } from './budget';
+import { distinctCallIds } from './call-ids';
+import { carriedBudgetGateId, countUsage, newTurnSpend, withinBudget } from './budget';
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import {
   answeredResult,
@@ -33,6 +34,7 @@ import {
 import {
   ACTIVITY_FAILURES_TOLD,
   CONTEXT_WINDOW,
+  DISTINCT_CALL_IDS,
   MODEL_OUTAGE_WAIT,
   STOP_REPEATED_ERRORS,
   TOOL_RUNS_ONCE,
@@ -128,7 +130,7 @@ export async function continueTurn(
   /** Failing calls of this turn by (tool, arguments, error), to stop a loop on the same failure. */
   const failures = new Map<string, number>();
   /** Offered to this turn's first budget check only (then dropped, whether or not it was used). */
-  let decidedWhileHandingOver = budgetDecidedWhileHandingOver(run, resume);
+  let carriedGateId = carriedBudgetGateId(resume);
   try {
     // Resumed at a budget gate: the model call it waited before is next.
     if (resume && !resume.atBudgetGate) {
@@ -150,24 +152,25 @@ export async function continueTurn(
           await handOverMidWait(run, { requesterId, step, atBudgetGate: true, budgetGateId: gate.id });
         run.setStatus('running');
       };
-      const within = await withinBudget(run, requesterId, waitAtBudget, decidedWhileHandingOver);
-      decidedWhileHandingOver = undefined;
+      const within = await withinBudget(run, requesterId, waitAtBudget, carriedGateId);
+      carriedGateId = undefined;
       if (!within) break;
       const reply = await askModel(run, requesterId);
       if (!reply) break;
       await countUsage(run, requesterId, reply.usage);
+      const calls = withDistinctIds(run, reply.toolCalls);
       state.append({
         role: 'assistant',
         id: wf.uuid4(),
         text: bounded(reply.text),
-        toolCalls: reply.toolCalls,
+        toolCalls: calls,
         at: Date.now(),
         ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
       });
-      if (reply.toolCalls.length === 0) break;
-      await handleToolCalls(run, reply.toolCalls, requesterId, step);
+      if (calls.length === 0) break;
+      await handleToolCalls(run, calls, requesterId, step);
       step++;
-      const repeated = repeatedFailure(run, reply.toolCalls, failures);
+      const repeated = repeatedFailure(run, calls, failures);
       if (repeated && patched(STOP_REPEATED_ERRORS)) {
         state.appendAssistantNote(
           `I stopped: ${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times (${repeated.content.slice(0, 300)}). Tell me how to proceed.`,
@@ -571,6 +574,19 @@ async function execute(
 }
 
 /** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
+/**
+ * The reply's calls with ids no earlier call, gate or other call of the reply has (call-ids.ts). Histories recorded
+ * before kept a clashing id as sent: the patch is asked only when an id clashes.
+ */
+function withDistinctIds(run: SessionRun, calls: ToolCall[]): ToolCall[] {
+  if (!calls.length) return calls;
+  const known = new Set([...run.state.gates.values()].map((gate) => gate.toolCallId));
+  for (const message of run.state.transcript)
+    if (message.role === 'assistant') for (const call of message.toolCalls) known.add(call.id);
+  const distinct = distinctCallIds(calls, known);
+  return distinct.same || !patched(DISTINCT_CALL_IDS) ? calls : distinct.calls;
+}
+
 async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<never> {
   run.continuingAsNew = true;
   await wf.condition(() => run.readyToHandOver());
