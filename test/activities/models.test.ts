@@ -8,6 +8,7 @@ import { scriptedModel } from '../../activities/model/scripted';
 import { distinctCallIds } from '../../workflows/session/call-ids';
 import type { Message } from '../../workflows/session/contract';
 import { INTERRUPTED_RESULT, RECOVERY_MARKER } from '../../workflows/session/repair';
+import { Tally } from '../chaos/summary';
 import { FakeAnthropic, validateMessages } from '../helpers/fake-anthropic';
 import { approveReusedIdCalls, reusedCallIdModel } from '../helpers/reused-call-ids';
 import { FakeOpenAi, toolThenAnswer, type ChatRequest, type Reply } from '../helpers/fake-openai';
@@ -323,13 +324,20 @@ describe('requests in the order the providers accept', () => {
         async (s) => {
           // The third reply reuses the id of an approved call with other arguments: asked about like any other.
           const gates = await approveReusedIdCalls(s);
-          expect(gates.map((g) => g.args.command)).toEqual(['echo first', 'echo second', 'echo third']);
           const view = await s.waitFor(
             (v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant',
             'the answer',
           );
           expect(lastAnswer(view)).toBe('all done');
           const results = toolResults(view);
+          // Scoreboard: the reused id of an approved call got nothing through (no approval skipped, nothing rerun).
+          const tally = new Tally();
+          const firstRuns = results.filter((r) => r.content.includes('first')).length;
+          const refused = gates.length === 3 && firstRuns === 1;
+          tally.check(refused, () => `${gates.length} approvals asked, 'echo first' ran ${firstRuns} times`);
+          if (!refused) tally.lost++;
+          tally.finish("approvals: a model reusing an approved call's id");
+          expect(gates.map((g) => g.args.command)).toEqual(['echo first', 'echo second', 'echo third']);
           expect(results.map((r) => r.toolCallId)).toEqual(['dup', 'dup-2', 'dup-3', 'dup-4']);
           expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
           expect(results.map((r) => r.content.match(/first|second|third/)?.[0] ?? r.name)).toEqual([

@@ -19,12 +19,23 @@ export function reusedCallIdModel(): FakeOpenAi {
   );
 }
 
-/** Asks, approves the first reply's two calls, then the third reply's call (asked about on its own). */
+/**
+ * Asks, approves the first reply's two calls, then the third reply's call if it is asked about on its own (a
+ * session that took the reused id for the approved call asks nothing): returns the approvals asked for.
+ */
 export async function approveReusedIdCalls(s: TestSession): Promise<ApprovalGate[]> {
   await s.say('run two commands');
   const gates = await s.pendingGate(2);
   for (const gate of gates) await s.decide({ gateId: gate.id, choice: 'approve' });
-  const [third] = (await s.pendingGate()).filter((g) => !gates.some((earlier) => earlier.id === g.id));
-  await s.decide({ gateId: third!.id, choice: 'approve' });
-  return [...gates, third!];
+  const isNew = (g: ApprovalGate) => g.status === 'pending' && !gates.some((earlier) => earlier.id === g.id);
+  const view = await s.waitFor(
+    (v) =>
+      v.gates.some((g) => g.kind === 'approval' && isNew(g)) ||
+      (v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant'),
+    'a third approval or the answer',
+  );
+  const third = view.gates.find((g): g is ApprovalGate => g.kind === 'approval' && isNew(g));
+  if (!third) return gates;
+  await s.decide({ gateId: third.id, choice: 'approve' });
+  return [...gates, third];
 }
