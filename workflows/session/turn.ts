@@ -573,7 +573,6 @@ async function execute(
   }
 }
 
-/** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
 /**
  * The reply's calls with ids no earlier call, gate or other call of the reply has (call-ids.ts). Histories recorded
  * before kept a clashing id as sent: the patch is asked only when an id clashes.
@@ -587,6 +586,7 @@ function withDistinctIds(run: SessionRun, calls: ToolCall[]): ToolCall[] {
   return distinct.same || !patched(DISTINCT_CALL_IDS) ? calls : distinct.calls;
 }
 
+/** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
 async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<never> {
   run.continuingAsNew = true;
   await wf.condition(() => run.readyToHandOver());
