@@ -122,19 +122,34 @@ const slackBudgetScenarios: Record<string, Scenario> = {
   'slack-budget-decided-while-handing-over': async (s) => await budgetDecidedWhileHandingOver(s),
   // The same recorded on b3ca0ee, before CarriedTurn.budgetGateId: the next run opened a second gate. Never record again.
   'slack-budget-asked-again-before-carried-gate': async (s) => await budgetDecidedWhileHandingOver(s),
+  // The limit raised while the run hands over: the next run needs no approval and tells the decision.
+  'slack-budget-approved-limit-raised': async (s, _sessions, config) => {
+    const before = config.policy.budgets.perConversation;
+    try {
+      await budgetDecidedWhileHandingOver(s, {
+        beforeRelease: () => (config.policy.budgets.perConversation = { tokens: 1_000_000 }),
+      });
+    } finally {
+      config.policy.budgets.perConversation = before;
+    }
+  },
 };
 
 /** The same with budget gates lasting 4 s, approved once the deadline passed: the gate expires (LATE_DECISION_EXPIRES). */
 const slackLateScenarios: Record<string, Scenario> = {
-  'slack-budget-approved-too-late': async (s) => await budgetDecidedWhileHandingOver(s, true),
+  'slack-budget-approved-too-late': async (s) => await budgetDecidedWhileHandingOver(s, { late: true }),
 };
 
-async function budgetDecidedWhileHandingOver(session: TestSession, late = false): Promise<void> {
+async function budgetDecidedWhileHandingOver(
+  session: TestSession,
+  options: { late?: boolean; beforeRelease?: () => void } = {},
+): Promise<void> {
   const s = session.inSlackThread();
   const { gate, release } = await budgetGateHandingOver(s, recordingSlack!);
-  if (late) await new Promise((resolve) => setTimeout(resolve, gate.expiresAt! - Date.now() + 200));
+  if (options.late) await new Promise((resolve) => setTimeout(resolve, gate.expiresAt! - Date.now() + 200));
   await s.decide({ gateId: gate.id, choice: 'approve' });
   await s.waitFor((v) => budgetGates(v)[0]?.status !== 'pending', 'the decision recorded');
+  options.beforeRelease?.();
   await release();
   // Before the fix each new run could ask again (and hand over again while asking): approve until answered.
   for (let asked = 0; asked < 5; asked++) {

@@ -12,6 +12,7 @@ import { stopSignal } from '../../workflows/session/contract';
 import { RECOVERY_MARKER } from '../../workflows/session/repair';
 import { spendQuery } from '../../workflows/user/contract';
 import { Tally } from '../chaos/summary';
+import type { AppConfig } from '../../infra/config';
 import { testConfig } from '../helpers/config';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
@@ -176,7 +177,7 @@ describe('budgets', () => {
   /** A worker in a Slack thread with a 1-token conversation limit, continuing as new after 20 events. */
   async function inSlackHandingOver(
     policy: Record<string, unknown>,
-    body: (session: TestSession, slack: FakeSlack) => Promise<void>,
+    body: (session: TestSession, slack: FakeSlack, config: AppConfig) => Promise<void>,
   ): Promise<void> {
     const slack = await new FakeSlack().start();
     const config = testConfig(
@@ -185,7 +186,9 @@ describe('budgets', () => {
     );
     const { worker, taskQueue } = await createTestWorker(env, config);
     try {
-      await worker.runUntil(() => body(new TestSession(env.client, taskQueue).inSlackThread(), slack));
+      await worker.runUntil(() =>
+        body(new TestSession(env.client, taskQueue).inSlackThread(), slack, config),
+      );
     } finally {
       await slack.stop();
     }
@@ -199,6 +202,14 @@ describe('budgets', () => {
       ends: 'You said: "second question"',
     },
     { case: 'denied', choice: 'deny' as const, outcome: 'denied', ends: '⏸️ I stopped here' },
+    // Approved, and the limit raised meanwhile: the next run needs no approval, and still tells this one.
+    {
+      case: 'approved, limit raised',
+      choice: 'approve' as const,
+      outcome: 'approved',
+      ends: 'You said: "second question"',
+      raise: true,
+    },
     // Approved after the deadline: no wait's timer ran, yet the gate expired, as its deadline promised.
     {
       case: 'approved too late',
@@ -209,13 +220,15 @@ describe('budgets', () => {
     },
   ])(
     'keeps a budget decision made while the wait hands over to a new run: $case, asked once, told once',
-    async ({ choice, outcome, ends, late }) => {
-      await inSlackHandingOver(late ? { questionTimeout: '4s' } : {}, async (session, slack) => {
+    async ({ choice, outcome, ends, late, raise }) => {
+      await inSlackHandingOver(late ? { questionTimeout: '4s' } : {}, async (session, slack, config) => {
         const { gate, firstRun, release } = await budgetGateHandingOver(session, slack);
         // Budget gates last as long as questions (policy questionTimeout).
         if (late) await new Promise((resolve) => setTimeout(resolve, gate.expiresAt! - Date.now() + 200));
         await session.decide({ gateId: gate.id, choice });
         await session.waitFor((v) => budgetGates(v)[0]?.status !== 'pending', 'the decision recorded');
+        // The operator raises the limit; the next run reads the policy again.
+        if (raise) config.policy.budgets.perConversation = { tokens: 1_000_000 };
         await release();
 
         const view = await session.waitFor(

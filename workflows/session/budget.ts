@@ -24,6 +24,7 @@ import {
 import type { ApprovalGate, CarriedTurn } from './contract';
 import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
 import { BUDGETS, CARRIED_BUDGET_DECISION } from './patches';
+import { tellDecided } from './gate-wait';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
 
@@ -102,16 +103,26 @@ export async function withinBudget(
   carriedGateId?: string,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
-  if (!budgets || !patched(BUDGETS)) return true;
+  if (!budgets || !patched(BUDGETS)) {
+    tellUnused(run, carriedDecision(run, carriedGateId));
+    return true;
+  }
   for (;;) {
     if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
     const reached = reachedLimit(checks(run, requesterId));
+    // Read now, after the ledger: a decision made while it was read counts too.
+    const carried = carriedDecision(run, carriedGateId);
+    carriedGateId = undefined;
     if (!reached) {
       closeLeftoverGates(run);
+      tellUnused(run, carried);
       return true;
     }
-    const gate = openBudgetGate(run, requesterId, reached, carriedGateId);
-    carriedGateId = undefined;
+    const sameLimit = (gate: ApprovalGate) =>
+      gate.args.scope === reached.scope && gate.requesterId === requesterId;
+    const taken = carried && sameLimit(carried) && patched(CARRIED_BUDGET_DECISION) ? carried : undefined;
+    if (!taken) tellUnused(run, carried);
+    const gate = openBudgetGate(run, sameLimit, reached, requesterId, taken);
     await wait(gate);
     if (gate.resolution?.outcome !== 'approved') {
       run.state.appendAssistantNote(
@@ -170,36 +181,33 @@ export const carriedBudgetGateId = (resume: CarriedTurn | undefined): string | u
   resume?.atBudgetGate ? resume.budgetGateId : undefined;
 
 /**
- * The carried budget gate, if it was decided while the previous run handed over and is about the limit reached
- * now (a pending one is found among the open gates). Looked up when the check opens a gate, so a decision made
- * while the check read the day's ledger counts too. Runs recorded before (or by a worker without this code,
- * during a deploy) opened a new gate: `carried-budget-decision` is asked only where the two differ.
+ * The carried budget gate, if it was decided while the previous run handed over (a pending one is found among the
+ * open gates). The first check takes it up when it is about the limit reached then; otherwise (the limit is no
+ * longer reached, another one is, budgets are off) it is told, so its prompt shows the decision. Runs recorded
+ * before (or by a worker without this code, during a deploy) opened a new gate and told nothing:
+ * `carried-budget-decision` is asked only where the two differ.
  */
-function decidedWhileHandingOver(
-  run: SessionRun,
-  carriedId: string | undefined,
-  sameLimit: (gate: ApprovalGate) => boolean,
-): ApprovalGate | undefined {
+function carriedDecision(run: SessionRun, carriedId: string | undefined): ApprovalGate | undefined {
   const gate = carriedId === undefined ? undefined : run.state.gates.get(carriedId);
-  return gate?.kind === 'approval' &&
-    isBudgetGate(gate) &&
-    gate.status !== 'pending' &&
-    sameLimit(gate) &&
-    patched(CARRIED_BUDGET_DECISION)
-    ? gate
-    : undefined;
+  return gate?.kind === 'approval' && isBudgetGate(gate) && gate.status !== 'pending' ? gate : undefined;
 }
 
-/** The open budget gate of the same limit carried over continue-as-new, or a new one for the limit reached. */
+function tellUnused(run: SessionRun, carried: ApprovalGate | undefined): void {
+  if (carried && patched(CARRIED_BUDGET_DECISION)) tellDecided(run, carried);
+}
+
+/**
+ * The carried gate taken up, the open budget gate of the same limit carried over continue-as-new, or a new one
+ * for the limit reached.
+ */
 function openBudgetGate(
   run: SessionRun,
-  requesterId: string,
+  sameLimit: (gate: ApprovalGate) => boolean,
   reached: ReachedLimit,
-  carriedId: string | undefined,
+  requesterId: string,
+  carried: ApprovalGate | undefined,
 ): ApprovalGate {
-  const sameLimit = (gate: ApprovalGate) =>
-    gate.args.scope === reached.scope && gate.requesterId === requesterId;
-  const open = decidedWhileHandingOver(run, carriedId, sameLimit) ?? openBudgetGates(run).find(sameLimit);
+  const open = carried ?? openBudgetGates(run).find(sameLimit);
   closeLeftoverGates(run, open);
   if (open) return open;
   const id = wf.uuid4();

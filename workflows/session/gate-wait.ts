@@ -84,7 +84,7 @@ function reminderInterval(run: SessionRun): number | undefined {
  * before, or started by a worker without this code during a rolling deploy, told it again: asked only where it
  * differs. (The builds that skipped without this patch, a2bbb76 to b3ca0ee, never landed.)
  */
-function tellDecided(run: SessionRun, gate: Gate): void {
+export function tellDecided(run: SessionRun, gate: Gate): void {
   if (run.toldBefore.has(gate.id) && patched(CARRIED_TOLD)) return;
   run.toldGates.add(gate.id);
   run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
