@@ -183,14 +183,6 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * The transcript of this session's most recent closed run (terminated, failed, ...), or none. Runs since
-     * `opening-in-one-activity` read it with `loadRunOpening`; kept for histories recorded before.
-     */
-    async loadPreviousTranscript(): Promise<Message[]> {
-      return await readPreviousTranscript();
-    },
-
-    /**
      * Both reads a new run makes before its first turn, in one activity: one workflow task and one activity
      * fewer per new conversation. Settings that cannot be read, or not within OPENING_SETTINGS_MS, are left out
      * (the turn reads them itself, and says so if that fails), so they never cost the transcript its read.

@@ -212,6 +212,9 @@ const envSchema = z.object({
   TEMPORAL_TLS_KEY_PATH: optionalText,
   TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
   TEMPORAL_TASK_QUEUE: z.string().default('agent'),
+  TEMPORAL_DEPLOYMENT_NAME: optionalText,
+  TEMPORAL_WORKER_VERSIONING: z.enum(['on', 'off']).default('on'),
+  TEMPORAL_DEPLOY_PROMOTE: z.enum(['auto', 'manual']).default('auto'),
   TEMPORAL_CLI_PATH: optionalText,
   TEMPORAL_PORT: port(7233),
   TEMPORAL_UI_PORT: port(8233),
@@ -287,6 +290,11 @@ export interface AppConfig {
     /** TLS to the server: on (system roots), or mTLS with a client certificate. */
     tls: true | { certPath: string; keyPath: string } | undefined;
     taskQueue: string;
+    /**
+     * The Worker Deployment the worker joins (docs/VERSIONING.md): `TEMPORAL_DEPLOYMENT_NAME`, default the task
+     * queue's name. Undefined when `TEMPORAL_WORKER_VERSIONING=off` (an unversioned worker).
+     */
+    deployment: { name: string; promote: 'auto' | 'manual' } | undefined;
     cliPath: string | undefined;
     devServerPort: number;
     uiPort: number;
@@ -516,6 +524,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
               ? true
               : undefined,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+      deployment:
+        e.TEMPORAL_WORKER_VERSIONING === 'off'
+          ? undefined
+          : { name: e.TEMPORAL_DEPLOYMENT_NAME ?? e.TEMPORAL_TASK_QUEUE, promote: e.TEMPORAL_DEPLOY_PROMOTE },
       cliPath: e.TEMPORAL_CLI_PATH,
       devServerPort: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,

@@ -39,7 +39,6 @@ const SHARED_MODULES = [
   '../common/budgets',
   'session/context-window',
   'session/outbound',
-  'session/patches',
   'session/repair',
   'session/transcript',
   'session/state',

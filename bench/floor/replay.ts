@@ -68,13 +68,9 @@ export function measureWatchdog(calls = 20_000): { withTimeoutUs: number; withou
 
 type JsonHistory = { events: Record<string, unknown>[] };
 
-/**
- * The recorded session history up to the timer of its first question gate: parked, waiting for an answer (recorded
- * with today's code: the flat gate wait and the patches baseline; opening-in-one-activity.json and
- * flat-wait-question.json are the same scenario recorded before each).
- */
+/** The recorded session history up to the timer of its first question gate: parked, waiting for an answer. */
 function parkedSession(): JsonHistory {
-  const file = path.resolve(__dirname, '../../test/histories/baseline-flat-wait-question.json');
+  const file = path.resolve(__dirname, '../../test/histories/question-then-message.json');
   const { events } = JSON.parse(readFileSync(file, 'utf8')) as JsonHistory;
   const timer = events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED');
   if (timer < 0) throw new Error(`${file} has no gate timer to cut at`);

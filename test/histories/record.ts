@@ -1,17 +1,14 @@
 /**
- * `npm run record-histories`: runs the main session scenarios against a fresh dev server and saves their
- * histories here. test/workflows/replay.test.ts replays them on every CI run, so a change that would break
- * workflows already running in production fails the build. Record again only for a deliberate,
- * versioned change (patched with `patched()`), never to make a failing replay pass. Name the new scenarios
- * (`npm run record-histories -- <name>...`): without names every scenario is recorded again with today's code,
- * overwriting the histories that keep older paths replaying (several scenarios are recorded twice on purpose, once
- * before a patch and once after, under two names). Record scenarios that create missions in a run of their own
+ * `npm run record-histories`: runs every scenario against a fresh dev server and saves the histories of the paths a
+ * new run takes here. test/workflows/replay.test.ts replays them on every CI run: a failing replay means the change
+ * alters the command sequence of running workflows, so it ships as a new Worker Deployment version (record again,
+ * all of them) or, when running workflows must take it at once, behind `patched()` (docs/VERSIONING.md). Record
+ * scenarios that create missions in a run of their own
  * group: the mission directory is one workflow per namespace, polled only by the worker of the group that started it.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { activityHeartbeats } from '../../activities/heartbeat';
@@ -81,7 +78,7 @@ const continueAsNewMidWait: Scenario = async (s) => {
  * One of two approvals decided, then more clicks than the history allows: the wait continues as new with the
  * decision already told, and the next run does not tell it again (CarriedTurn.told).
  */
-const toldOnceAcrossContinueAsNew = async (s: TestSession, awaitResumedWait = true): Promise<void> => {
+const toldOnceAcrossContinueAsNew = async (s: TestSession): Promise<void> => {
   await s.say('run `echo a` and `echo b`');
   const [decided, open] = await s.pendingGate(2);
   const first = (await s.handle.describe()).runId;
@@ -92,9 +89,7 @@ const toldOnceAcrossContinueAsNew = async (s: TestSession, awaitResumedWait = tr
   );
   for (let i = 0; i < 4; i++) await s.decide({ gateId: open!.id, choice: 'approve', userId: `mallory${i}` });
   while ((await s.handle.describe()).runId === first) await new Promise((r) => setTimeout(r, 100));
-  // Before CarriedTurn.told, in a Slack thread, each new run's second tell (a delivery) outgrew this worker's
-  // 20-event history again, so the wait kept continuing as new: it never settled to wait for the decision.
-  if (awaitResumedWait) await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
+  await s.waitFor((v) => v.status === 'waiting_approval', 'the resumed wait');
   await s.decide({ gateId: open!.id, choice: 'approve' });
   await s.idle();
 };
@@ -105,9 +100,6 @@ const toldOnceAcrossContinueAsNew = async (s: TestSession, awaitResumedWait = tr
  */
 const slackScenarios: Record<string, Scenario> = {
   'slack-told-once-across-continue-as-new': async (s) => await toldOnceAcrossContinueAsNew(s.inSlackThread()),
-  // The same recorded on d5e94b7, before CarriedTurn.told: each new run told the first decision again. Never record again.
-  'slack-told-again-before-carried-told': async (s) =>
-    await toldOnceAcrossContinueAsNew(s.inSlackThread(), false),
 };
 
 /** The local Slack Web API the Slack groups record against (a scenario may hold its answers). */
@@ -120,8 +112,6 @@ let recordingSlack: FakeSlack | undefined;
  */
 const slackBudgetScenarios: Record<string, Scenario> = {
   'slack-budget-decided-while-handing-over': async (s) => await budgetDecidedWhileHandingOver(s),
-  // The same recorded on b3ca0ee, before CarriedTurn.budgetGateId: the next run opened a second gate. Never record again.
-  'slack-budget-asked-again-before-carried-gate': async (s) => await budgetDecidedWhileHandingOver(s),
   // The limit raised while the run hands over: the next run needs no approval and tells the decision.
   'slack-budget-approved-limit-raised': async (s, _sessions, config) => {
     const before = config.policy.budgets.perConversation;
@@ -186,12 +176,7 @@ async function runSettled(s: TestSession): Promise<void> {
 /** Recorded on a worker that continues as new after 20 events; both runs are kept. */
 const longScenarios: Record<string, Scenario> = {
   'told-once-across-continue-as-new': (s) => toldOnceAcrossContinueAsNew(s),
-  // The same recorded on d5e94b7, before CarriedTurn.told: its second run tells the first decision again, and its
-  // continue-as-new input has no `told` (today's code adds one: replay must not compare it). Never record again.
-  'told-twice-before-carried-told': (s) => toldOnceAcrossContinueAsNew(s),
   'continue-as-new-mid-wait': continueAsNewMidWait,
-  // The same with the flat gate wait (FLAT_GATE_WAIT).
-  'flat-wait-continue-as-new': continueAsNewMidWait,
 };
 
 const scenarios: Record<string, Scenario> = {
@@ -503,14 +488,16 @@ const reusedIdScenarios: Record<string, Scenario> = {
 };
 
 const feedbackScenarios: Record<string, Scenario> = {
-  // A second turn within a minute reuses the settings the first one read (`settings-reused`): no activity.
+  // Parked on a question, answered, then a second message; bench/floor/replay.ts replays it up to the question.
+  'question-then-message': questionAnswered,
+  // A second turn within a minute reuses the settings the first one read: no activity.
   'settings-reused': async (s) => {
     for (const text of ['hello', 'and again', 'once more']) {
       await s.say(text);
       await s.idle();
     }
   },
-  // A tool turn writes its status and waiting line only when they change (`visibility-unchanged-skipped`).
+  // A tool turn writes its status and waiting line only when they change.
   'visibility-unchanged': async (s) => {
     await s.say('run `true`');
     const [gate] = await s.pendingGate();
@@ -518,20 +505,6 @@ const feedbackScenarios: Record<string, Scenario> = {
     await s.idle();
     await s.say('hello');
     await s.idle();
-  },
-  // A new run reads the previous transcript and the settings in one activity (`opening-in-one-activity`); the
-  // first turn reuses those settings. Parked on a question, answered, then a second message.
-  'opening-in-one-activity': questionAnswered,
-  // The same with the flat gate wait (FLAT_GATE_WAIT); bench/floor/replay.ts replays it up to the question.
-  'flat-wait-question': questionAnswered,
-  // After a terminated run, the opening reads its transcript (repaired) and the settings; the turn reuses them.
-  'opening-after-terminated': terminatedThenRecovered,
-  // Settings are read by a scheduled activity (`settings-scheduled-activity`), the view read while turns work.
-  'settings-scheduled': async (s) => {
-    for (const text of ['hello', 'and again']) {
-      await s.say(text);
-      await s.idle();
-    }
   },
   'answer-feedback': async (s) => {
     await s.say('hello');
@@ -567,36 +540,16 @@ const budgetScenarios: Record<string, Scenario> = {
  * Scenarios recorded again under `baseline-<name>` once runs recorded the patches baseline (one marker for every
  * patch, workflows/versions.ts), so that path is replayed as well as the per-patch one.
  */
-const RECORDED_WITH_BASELINE = [
-  'continue-as-new-mid-wait',
-  'tool-runs-once',
-  'deny-edit-always-typed',
-  'stopped-turns',
-  'superseded-and-queued',
-  'question-drafts',
-  'question-answered',
-  'terminated-then-recovered',
-  'mission-approved-run',
-  'mission-denied-run',
-  'mission-refused-click',
-  'credential-connected',
-  'flat-wait-mission-reminded',
-  'mcp-approved-refreshed',
-  'quorum-approved',
-  'answer-feedback',
-  'flat-wait-question',
-  'budget-gates',
-];
-
+/** Records a group on a dev server of its own: per-user and per-namespace workflows start on the group's task queue. */
 async function record(
-  env: TestWorkflowEnvironment,
   policy: Record<string, unknown>,
   group: Record<string, Scenario>,
   only: string[],
   extraEnv: Record<string, string> = {},
 ) {
   const scenarios = { ...group };
-  for (const name of RECORDED_WITH_BASELINE) if (group[name]) scenarios[`baseline-${name}`] = group[name];
+  if (only.length && !Object.keys(group).some((name) => only.includes(name))) return;
+  const env = await startTestTemporal();
   const config = testConfig(policy, extraEnv);
   const taskQueue = `record-${Object.keys(scenarios)[0]}`;
   // Closed at the end: a stdio MCP server left running would keep this script from exiting.
@@ -636,7 +589,7 @@ async function record(
         process.stdout.write(`recorded ${file}: ${history.events?.length} events\n`);
       }
     }
-    if (!only.length || only.includes('always-everywhere')) {
+    if (group['always-everywhere'] && (!only.length || only.includes('always-everywhere'))) {
       const directory = await env.client.workflow.getHandle(userWorkflowId('carol')).fetchHistory();
       if (directory.events?.length)
         writeFileSync(path.join(__dirname, 'user-directory.json'), historyToJSON(directory));
@@ -644,28 +597,26 @@ async function record(
   });
   await mcp.close();
   await credentials?.close();
+  await env.teardown();
 }
 
 async function main(): Promise<void> {
   // `npm run record-histories -- <name>...` records only those scenarios; existing files stay as they are.
   const only = process.argv.slice(2);
-  const env = await startTestTemporal();
-  await record(env, { maxSteps: 4 }, scenarios, only);
-  await record(env, { continueAsNewAfterEvents: 20 }, longScenarios, only);
+  await record({ maxSteps: 4 }, scenarios, only);
+  await record({ continueAsNewAfterEvents: 20 }, longScenarios, only);
   const slackGroups = [slackScenarios, slackBudgetScenarios, slackLateScenarios];
   if (!only.length || only.some((name) => slackGroups.some((group) => name in group))) {
     const slack = (recordingSlack = await new FakeSlack().start());
     const slackEnv = { SLACK_BOT_TOKEN: 'xoxb-recording', SLACK_API_URL: `${slack.url}/api/` };
-    await record(env, { continueAsNewAfterEvents: 20 }, slackScenarios, only, slackEnv);
+    await record({ continueAsNewAfterEvents: 20 }, slackScenarios, only, slackEnv);
     await record(
-      env,
       { continueAsNewAfterEvents: 20, budgets: { perConversation: { tokens: 1 } } },
       slackBudgetScenarios,
       only,
       slackEnv,
     );
     await record(
-      env,
       { continueAsNewAfterEvents: 20, budgets: { perConversation: { tokens: 1 } }, questionTimeout: '4s' },
       slackLateScenarios,
       only,
@@ -673,10 +624,10 @@ async function main(): Promise<void> {
     );
     await slack.stop();
   }
-  await record(env, {}, feedbackScenarios, only);
+  await record({}, feedbackScenarios, only);
   if (!only.length || only.some((name) => name in reusedIdScenarios)) {
     const model = await reusedCallIdModel().start();
-    await record(env, {}, reusedIdScenarios, only, {
+    await record({}, reusedIdScenarios, only, {
       MODEL_PROVIDER: 'openai',
       OPENAI_BASE_URL: model.url,
       OPENAI_API_KEY: 'recording-key',
@@ -684,20 +635,17 @@ async function main(): Promise<void> {
     await model.stop();
   }
   await record(
-    env,
     { budgets: { perConversation: { tokens: 1 }, perPersonPerDay: { tokens: 1_000_000 } } },
     budgetScenarios,
     only,
   );
   await record(
-    env,
     { providers: { acme: { type: 'oauth2', issuer: 'https://id.acme.example', apiHosts: ['127.0.0.1:9'] } } },
     credentialScenarios,
     only,
     { OAUTH_ACME_CLIENT_ID: 'recording-client' },
   );
   await record(
-    env,
     {
       mcpRefreshAfter: '1s',
       mcpServers: {
@@ -711,13 +659,11 @@ async function main(): Promise<void> {
     only,
   );
   await record(
-    env,
     { tools: { shell_execute: { selfApprove: false, approvals: 2, approvers: ['bob', 'carol'] } } },
     quorumScenarios,
     only,
   );
   await record(
-    env,
     {
       reminderAfter: '1s',
       tools: { shell_execute: { approvalTimeout: '4s' } },
@@ -727,7 +673,6 @@ async function main(): Promise<void> {
     only,
     { OAUTH_ACME_CLIENT_ID: 'recording-client' },
   );
-  await env.teardown();
 }
 
 main().catch((error: unknown) => {

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromJsonl, toJsonl } from '../../common/transcript-format';
 import type { Message } from '../../workflows/session/contract';
-import {
-  INTERRUPTED_RESULT,
-  orphanRuleMatters,
-  RECOVERY_MARKER,
-  repairTranscript,
-} from '../../workflows/session/repair';
+import { INTERRUPTED_RESULT, RECOVERY_MARKER, repairTranscript } from '../../workflows/session/repair';
 
 const at = Date.UTC(2026, 10, 22);
 const user = (id: string, text = 'hi'): Message => ({ role: 'user', id, userId: 'alice', text, at });
@@ -116,13 +111,9 @@ describe('transcript repair', () => {
     });
   });
 
-  it('marks a user turn whose only followers are tool results, and keeps the old rule for replay', () => {
+  it('marks a user turn whose only followers are tool results', () => {
     const damaged = [user('u1'), assistant('a1', ['c1']), user('u2'), result('t1', 'c1')];
     expect(repair(damaged).report.recoveredUserTurn).toBe(true);
-    expect(orphanRuleMatters(damaged, new Set())).toBe(true);
-    const legacy = repairTranscript(damaged, at, () => 'x', { orphanBehindResults: false });
-    expect(legacy.report).toEqual({ interruptedCalls: [], recoveredUserTurn: false });
-    expect(orphanRuleMatters([user('u1'), assistant('a1', ['c1'])], new Set())).toBe(false);
   });
 
   it('is a no-op on a healthy transcript and on its own output, and never changes earlier rows', () => {

@@ -5,8 +5,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { sharedWorkflowModules, workflowCode } from '../../workers/workflow-code';
-import { BASELINE_PATCHES } from '../../workflows/session/patches';
+import { workflowCode } from '../../workers/workflow-code';
 
 const DIR = path.resolve(__dirname, '../histories');
 const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
@@ -19,46 +18,6 @@ describe('recorded workflow histories', () => {
   it.each(files)('replays %s without non-determinism', async (file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(path.join(DIR, file), 'utf8')));
     await Worker.runReplayHistory(workflowCode(inject('workflowBundlePath')), history, file);
-  });
-
-  // Runs recorded with the patches baseline (baseline-*.json) record no marker for these. Adding an ID would make
-  // their replays skip a marker they did record; removing one would ask about a marker they never recorded.
-  it('keeps the patches baseline exactly as the runs that recorded it', () => {
-    expect([...BASELINE_PATCHES].sort()).toEqual(
-      [
-        'activity-failures-told',
-        'approval-progress',
-        'answer-feedback',
-        'bounded-carry',
-        'bounded-inbox',
-        'budgets',
-        'cancelled-run-fails-mission',
-        'context-window',
-        'flat-gate-wait',
-        'gate-memo',
-        'mcp-discovery-ttl',
-        'mission-run-type',
-        'model-outage-wait',
-        'opening-in-one-activity',
-        'recover-previous-run',
-        'repair-orphan-behind-results',
-        'report-lost-previous-run',
-        'run-end-closes-gate',
-        'run-gate-reminders',
-        'run-gates-decided-by-run',
-        'run-notices-to-owner',
-        'settings-local-activity',
-        'settings-reused',
-        'settings-scheduled-activity',
-        'stop-repeated-errors',
-        'tool-runs-once',
-        'typed-answers',
-        'typed-stop',
-        'visibility-unchanged-skipped',
-      ].sort(),
-    );
-    // Whether a run has the baseline is per workflow: the module that keeps it must never be shared.
-    expect(sharedWorkflowModules.filter((module) => /versions$/.test(module))).toEqual([]);
   });
 
   // Why workers bundle no workflow interceptors (workers/workflow-code.ts): the SDK's OpenTelemetry ones

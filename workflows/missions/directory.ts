@@ -4,6 +4,7 @@
  * the mission at once. Status changes arrive as signals from the mission workflows.
  */
 import * as wf from '@temporalio/workflow';
+import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
 import type { MissionRecord } from '../../common/missions/types';
 import {
   missionRecordSignal,
@@ -20,6 +21,7 @@ const clash = (records: MissionRecord[], ownerId: string, name: string, except?:
   );
 
 export async function missionDirectoryWorkflow(input: { records?: MissionRecord[] } = {}): Promise<void> {
+  listenForUpgrade();
   const records: MissionRecord[] = [...(input.records ?? [])];
   wf.setHandler(missionRecordsQuery, () => records);
   wf.setHandler(
@@ -63,8 +65,13 @@ export async function missionDirectoryWorkflow(input: { records?: MissionRecord[
   });
   await wf.condition(
     () =>
-      wf.workflowInfo().continueAsNewSuggested || wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE,
+      upgradeRequested() ||
+      wf.workflowInfo().continueAsNewSuggested ||
+      wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE,
   );
   await wf.condition(wf.allHandlersFinished);
-  await wf.continueAsNew<typeof missionDirectoryWorkflow>({ records });
+  await continueOnCurrentVersion<typeof missionDirectoryWorkflow>({ records });
 }
+
+/** PINNED; a small entity that moves to the current version at its next continue-as-new (workflows/upgrade.ts). */
+wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionDirectoryWorkflow);

@@ -10,20 +10,14 @@
  * - N consecutive failed runs pause the mission with the reason; guardrails cap runs per day and space them.
  */
 import * as wf from '@temporalio/workflow';
-import { patched, startVersions } from '../versions';
 import type { createActivities } from '../../activities';
 import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
 import type { MissionStatus } from '../../common/missions/types';
 import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
 import { missionEventSignal, type Gate, type MissionEvent, type SessionInput } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../session/gates';
-import {
-  ACTIVITY_FAILURES_TOLD,
-  CANCELLED_RUN_FAILS,
-  MISSION_RUN_TYPE,
-  RUN_END_CLOSES_GATE,
-} from '../session/patches';
 import type { missionRunWorkflow } from '../session/workflow';
+import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
 import { missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
 
 import {
@@ -54,8 +48,12 @@ const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
 
+/**
+ * PINNED; moves to the current version at a continue-as-new between runs (a run in flight finishes first, on its own
+ * version or, asked by the sweep, on the current one after its own hand-over).
+ */
 export async function missionWorkflow(input: MissionInput): Promise<void> {
-  startVersions();
+  listenForUpgrade();
   const missionId = input.id;
   const workflowId = wf.workflowInfo().workflowId;
   let name = input.name;
@@ -252,17 +250,14 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     };
     let handle;
     try {
-      // Runs have their own workflow type (searchable apart from conversations); older histories started sessions.
-      handle = await wf.startChild<typeof missionRunWorkflow>(
-        patched(MISSION_RUN_TYPE) ? 'missionRunWorkflow' : 'sessionWorkflow',
-        {
-          workflowId: runWorkflowId,
-          args: [runInput],
-          parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
-        },
-      );
+      // Runs have their own workflow type, searchable apart from conversations.
+      handle = await wf.startChild<typeof missionRunWorkflow>('missionRunWorkflow', {
+        workflowId: runWorkflowId,
+        args: [runInput],
+        parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+      });
     } catch (error) {
-      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error)) throw error;
       return skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
     }
     const record: RunRecord = { n, workflowId: runWorkflowId, trigger, startedAt: Date.now() };
@@ -285,7 +280,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   async function closeOpenGate(record: RunRecord): Promise<void> {
     const open = openGate;
     openGate = null;
-    if (!open || !patched(RUN_END_CLOSES_GATE)) return;
+    if (!open) return;
     const closed: Gate = {
       ...open,
       status: 'cancelled',
@@ -323,7 +318,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     await closeOpenGate(record);
     if (status === 'failed') return await endFailedRun(record);
     // Someone cancelled the run (the Temporal UI, the operator CLI): a deliberate stop, so the mission fails.
-    if (wf.isCancellation(error) && status !== 'completed' && patched(CANCELLED_RUN_FAILS)) {
+    if (wf.isCancellation(error) && status !== 'completed') {
       setStatus('failed', `run ${record.n} was cancelled`);
       return await endFailedRun(record);
     }
@@ -365,7 +360,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
         after: Date.now(),
       });
     } catch (error) {
-      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error)) throw error;
       const why = `its next run time could not be computed (${failureMessage(error)})`;
       if (status === 'active') setStatus('paused', `paused: ${why}`);
       await notifyOwner({
@@ -384,7 +379,9 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       nextFireAt = settings.cadence.kind === 'cron' ? await scheduleNext() : null;
     }
     const wait = nextFireAt === null ? undefined : Math.max(0, nextFireAt - Date.now());
-    const woke = () => fires.length > 0 || scheduleChanged || status === 'completed';
+    // A deploy's request to move waits for the run in flight: a continue-as-new would cancel it (parent close policy).
+    const moves = () => upgradeRequested() && !running;
+    const woke = () => fires.length > 0 || scheduleChanged || status === 'completed' || moves();
     if (wait === undefined) await wf.condition(woke);
     else await wf.condition(woke, wait);
     if (completed()) break;
@@ -400,10 +397,12 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     }
     if (
       !running &&
-      (wf.workflowInfo().continueAsNewSuggested || wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
+      (upgradeRequested() ||
+        wf.workflowInfo().continueAsNewSuggested ||
+        wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
     ) {
       await wf.condition(wf.allHandlersFinished);
-      return await wf.continueAsNew<typeof missionWorkflow>({
+      return await continueOnCurrentVersion<typeof missionWorkflow>({
         ...input,
         name,
         settings,
@@ -427,3 +426,5 @@ function failureMessage(error: unknown): string {
       ? error.message
       : String(error);
 }
+
+wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionWorkflow);

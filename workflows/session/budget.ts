@@ -6,7 +6,6 @@
  * anything else ends the turn with a note. The session never fails on a budget.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import {
   addUsage,
   budgetQuestion,
@@ -23,7 +22,6 @@ import {
 } from '../../common/budgets';
 import type { ApprovalGate, CarriedTurn } from './contract';
 import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
-import { BUDGETS, CARRIED_BUDGET_DECISION } from './patches';
 import { tellDecided } from './gate-wait';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
@@ -38,7 +36,7 @@ export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
 
 /** Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day. */
 export async function countUsage(run: SessionRun, requesterId: string, usage: ModelUsage | undefined) {
-  if (!usage || !patched(BUDGETS)) return;
+  if (!usage) return;
   run.turnSpend.spend = addUsage(run.turnSpend.spend, usage);
   run.state.usage = addUsage(run.state.usage, usage);
   run.state.touch();
@@ -103,7 +101,7 @@ export async function withinBudget(
   carriedGateId?: string,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
-  if (!budgets || !patched(BUDGETS)) {
+  if (!budgets) {
     tellUnused(run, carriedDecision(run, carriedGateId));
     return true;
   }
@@ -120,7 +118,7 @@ export async function withinBudget(
     }
     const sameLimit = (gate: ApprovalGate) =>
       gate.args.scope === reached.scope && gate.requesterId === requesterId;
-    const taken = carried && sameLimit(carried) && patched(CARRIED_BUDGET_DECISION) ? carried : undefined;
+    const taken = carried && sameLimit(carried) ? carried : undefined;
     if (!taken) tellUnused(run, carried);
     const gate = openBudgetGate(run, sameLimit, reached, requesterId, taken);
     await wait(gate);
@@ -183,9 +181,7 @@ export const carriedBudgetGateId = (resume: CarriedTurn | undefined): string | u
 /**
  * The carried budget gate, if it was decided while the previous run handed over (a pending one is found among the
  * open gates). The first check takes it up when it is about the limit reached then; otherwise (the limit is no
- * longer reached, another one is, budgets are off) it is told, so its prompt shows the decision. Runs recorded
- * before (or by a worker without this code, during a deploy) opened a new gate and told nothing:
- * `carried-budget-decision` is asked only where the two differ.
+ * longer reached, another one is, budgets are off) it is told, so its prompt shows the decision.
  */
 function carriedDecision(run: SessionRun, carriedId: string | undefined): ApprovalGate | undefined {
   const gate = carriedId === undefined ? undefined : run.state.gates.get(carriedId);
@@ -193,7 +189,7 @@ function carriedDecision(run: SessionRun, carriedId: string | undefined): Approv
 }
 
 function tellUnused(run: SessionRun, carried: ApprovalGate | undefined): void {
-  if (carried && patched(CARRIED_BUDGET_DECISION)) tellDecided(run, carried);
+  if (carried) tellDecided(run, carried);
 }
 
 /**

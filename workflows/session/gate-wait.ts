@@ -7,29 +7,21 @@
  * trace for every promise a workflow still waits on (about 1.4 KiB each, for the Temporal UI's stack trace view).
  * So the wait is flat: one loop, one timer at a time (for the earliest reminder or expiry among the open gates)
  * and one condition, instead of a wait per gate raced against a second condition (docs/BENCHMARKS.md, memory).
- * Histories recorded with the earlier wait replay with it (`FLAT_GATE_WAIT`).
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import type { Gate } from './contract';
 import { describeOutcome, expireGate } from './gates';
-import { CARRIED_TOLD, FLAT_GATE_WAIT, RUN_GATE_REMINDERS } from './patches';
 import type { SessionRun } from './session-run';
+import { upgradeRequested } from '../upgrade';
 
 /** A wait hands over (continues as new) only once at least this many events arrived during it. */
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 
 /**
- * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history (then some
- * gate is still pending and the caller hands over mid-wait). Not async: on the earlier path callers await the
- * very promise they awaited before, so recorded histories keep their order of commands.
+ * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history or a deploy
+ * asked the run to move (then some gate is still pending and the caller hands over mid-wait).
  */
-export function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<unknown> {
-  if (patched(FLAT_GATE_WAIT)) return waitOnGates(run, gates, handsOver);
-  return handsOver ? decidedOrLongWait(run, gates) : waitForDecision(run, gates[0]!);
-}
-
-async function waitOnGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
+export async function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
   const longWait = longWaitOver(run, handsOver);
   const reminderMs = reminderInterval(run);
   const remindAt = new Map<Gate, number>();
@@ -59,13 +51,17 @@ async function waitOnGates(run: SessionRun, gates: Gate[], handsOver: boolean): 
   }
 }
 
-/** Whether a wait that began now has outgrown the history: only events that arrive during it count. */
+/**
+ * Whether a wait that began now should hand over: a deploy asked this run to move to the current version, or the
+ * wait has outgrown the history (only events that arrive during it count).
+ */
 function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
   const eventsAtWaitStart = wf.workflowInfo().historyLength;
   return () =>
     handsOver &&
-    wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
-    run.shouldContinueAsNew();
+    (upgradeRequested() ||
+      (wf.workflowInfo().historyLength - eventsAtWaitStart >= MIN_WAIT_EVENTS_BEFORE_CONTINUE &&
+        run.shouldContinueAsNew()));
 }
 
 /**
@@ -74,47 +70,14 @@ function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
  */
 function reminderInterval(run: SessionRun): number | undefined {
   const reminds =
-    run.emitsToPlatform ||
-    (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined && patched(RUN_GATE_REMINDERS));
+    run.emitsToPlatform || (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined);
   return reminds ? run.settings.reminderAfterMs : undefined;
 }
 
-/**
- * A decision told before the wait continued as new is not told again by the run that resumes it. Runs recorded
- * before, or started by a worker without this code during a rolling deploy, told it again: asked only where it
- * differs. (The builds that skipped without this patch, a2bbb76 to b3ca0ee, never landed.)
- */
+/** A decision told before the wait continued as new is not told again by the run that resumes it. */
 export function tellDecided(run: SessionRun, gate: Gate): void {
-  if (run.toldBefore.has(gate.id) && patched(CARRIED_TOLD)) return;
+  if (run.toldBefore.has(gate.id)) return;
   run.toldGates.add(gate.id);
   run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
   run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
-}
-
-/** The earlier wait (histories from before FLAT_GATE_WAIT): a wait per gate, raced against the long wait. */
-function decidedOrLongWait(run: SessionRun, gates: Gate[]): Promise<unknown> {
-  const longWait = longWaitOver(run, true);
-  return Promise.race([Promise.all(gates.map((gate) => waitForDecision(run, gate))), wf.condition(longWait)]);
-}
-
-async function waitForDecision(run: SessionRun, gate: Gate): Promise<void> {
-  const reminderMs = reminderInterval(run);
-  for (;;) {
-    const untilExpiry = gate.expiresAt === null ? undefined : Math.max(0, gate.expiresAt - Date.now());
-    const wait =
-      reminderMs !== undefined && (untilExpiry === undefined || reminderMs < untilExpiry)
-        ? reminderMs
-        : untilExpiry;
-    const decided =
-      wait === undefined
-        ? await wf.condition(() => gate.status !== 'pending').then(() => true)
-        : await wf.condition(() => gate.status !== 'pending', wait);
-    if (decided || gate.status !== 'pending') break;
-    if (wait === untilExpiry) {
-      expireGate(gate, Date.now());
-      break;
-    }
-    run.emit({ type: 'gate', gate, reason: 'reminder' });
-  }
-  tellDecided(run, gate);
 }

@@ -4,14 +4,12 @@
  * server that comes back or changes its tools is picked up. A server's outage is told once, and its return too.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import {
   describeMcpDiscovery,
   MCP_REFRESH_TOOL,
   type McpDiscovery,
   type McpToolSpec,
 } from '../../common/tools/mcp';
-import { ACTIVITY_FAILURES_TOLD, MCP_DISCOVERY_TTL } from './patches';
 import { discoverMcpTools, failureMessage } from './session-activities';
 import type { SessionSettings } from './settings';
 import type { SessionState } from './state';
@@ -52,9 +50,9 @@ export class McpTools {
     const age = Date.now() - this.discoveredAt;
     const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
     const stale = ttl !== 'never' && age > (this.down.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
-    if (!now && this.tools && !(stale && patched(MCP_DISCOVERY_TTL))) return undefined;
+    if (!now && this.tools && !stale) return undefined;
     const discovery = await discoverMcpTools({ userId }).catch((error: unknown) => {
-      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error)) throw error;
       // Told like a server that is down (once, and again when it is back): the tools known so far stay.
       const message = `looking up its tools failed: ${failureMessage(error)}`;
       return {

@@ -4,11 +4,9 @@
  * platform does not take after every retry is told there once a delivery goes through again.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import { runGateSignal, runNoticeSignal } from '../missions/contract';
 import type { SessionInput } from './contract';
 import type { OutboundEvent } from './outbound';
-import { ACTIVITY_FAILURES_TOLD } from './patches';
 import { deliver, failureMessage } from './session-activities';
 import type { SessionState } from './state';
 
@@ -80,7 +78,7 @@ export class Outbox {
           this.undelivered = [...this.telling.told, ...this.undelivered].slice(-MAX_UNDELIVERED);
         } else {
           const what = lostInDelivery(event);
-          if (what && !this.runOf && patched(ACTIVITY_FAILURES_TOLD))
+          if (what && !this.runOf)
             this.undelivered = [...this.undelivered, { what, reason: failureMessage(error) }].slice(
               -MAX_UNDELIVERED,
             );

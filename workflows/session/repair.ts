@@ -19,11 +19,6 @@ export interface RepairOptions {
   /** Calls still being decided (open gates carried across continue-as-new) are live, not interrupted. */
   liveCallIds?: ReadonlySet<string>;
   /**
-   * Runs recorded before this rule looked for the orphan only at the very tail, after the synthetic
-   * results (so a user turn behind an interrupted call was missed); `false` keeps that for replay.
-   */
-  orphanBehindResults?: boolean;
-  /**
    * The user turn is still being answered (a turn carried across continue-as-new at a budget gate, before its
    * first model call): it is not an orphan, even with no call live.
    */
@@ -41,10 +36,10 @@ export function repairTranscript(
   newId: () => string,
   options: RepairOptions = {},
 ): { transcript: Message[]; report: RepairReport } {
-  const { liveCallIds = new Set<string>(), orphanBehindResults = true, userTurnIsLive = false } = options;
+  const { liveCallIds = new Set<string>(), userTurnIsLive = false } = options;
   const repaired = [...transcript];
   const missing = unansweredTailCalls(repaired).filter((call) => !liveCallIds.has(call.id));
-  const orphanBefore = orphanBehindResults && hasUnansweredUserTurn(transcript, liveCallIds.size > 0);
+  const orphanBefore = hasUnansweredUserTurn(transcript, liveCallIds.size > 0);
   for (const call of missing) {
     repaired.push({
       role: 'tool',
@@ -71,14 +66,6 @@ export function repairTranscript(
     transcript: repaired,
     report: { interruptedCalls: missing.map((c) => c.id), recoveredUserTurn: orphan },
   };
-}
-
-/** Whether the two orphan rules disagree here, i.e. whether a replayed run must be asked which one it used. */
-export function orphanRuleMatters(transcript: readonly Message[], liveCallIds: ReadonlySet<string>): boolean {
-  const noIds = () => '';
-  const now = repairTranscript(transcript, 0, noIds, { liveCallIds });
-  const before = repairTranscript(transcript, 0, noIds, { liveCallIds, orphanBehindResults: false });
-  return now.report.recoveredUserTurn !== before.report.recoveredUserTurn;
 }
 
 /**

@@ -1,29 +1,17 @@
 /**
  * A session that starts from an existing transcript (continue-as-new, an import, or a new run after a
  * terminated one) repairs its tail first, so the model never sees a tool call without a result. A run without a
- * carried transcript reads the previous run's first, and since `opening-in-one-activity` the settings with it.
+ * carried transcript reads the previous run's first, and the settings with it.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import type { Message } from './contract';
-import {
-  CARRIED_TURN_IS_LIVE,
-  OPENING_IN_ONE_ACTIVITY,
-  RECOVER_PREVIOUS_RUN,
-  REPAIR_ORPHAN_BEHIND_RESULTS,
-  REPORT_LOST_PREVIOUS_RUN,
-} from './patches';
-import { orphanRuleMatters, repairTranscript } from './repair';
-import { loadPreviousTranscript, loadRunOpening } from './session-activities';
+import { repairTranscript } from './repair';
+import { loadRunOpening } from './session-activities';
 import type { SessionRun } from './session-run';
 import { unresolvedToolCalls } from './transcript';
 
-/**
- * The previous run's transcript. Since `opening-in-one-activity` read together with the settings, which the run
- * then uses (its first turn reads none of its own).
- */
+/** The previous run's transcript, read together with the settings, which the run then uses (its first turn reads none of its own). */
 async function openRun(run: SessionRun): Promise<Message[]> {
-  if (!patched(OPENING_IN_ONE_ACTIVITY)) return await loadPreviousTranscript();
   const opening = await loadRunOpening();
   if (opening.settings) run.useSettings(opening.settings);
   return opening.previousTranscript;
@@ -31,9 +19,8 @@ async function openRun(run: SessionRun): Promise<Message[]> {
 
 export async function restoreTranscript(run: SessionRun): Promise<void> {
   const { input, state, sessionId } = run;
-  if (!input.carried?.transcript.length && patched(RECOVER_PREVIOUS_RUN)) {
+  if (!input.carried?.transcript.length) {
     const previous = await openRun(run).catch((error: unknown) => {
-      if (!patched(REPORT_LOST_PREVIOUS_RUN)) return [];
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
       wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });
       state.appendAssistantNote(
@@ -53,19 +40,14 @@ export async function restoreTranscript(run: SessionRun): Promise<void> {
       ? unresolvedToolCalls(state.transcript).map((call) => call.id)
       : state.pendingGates().map((gate) => gate.toolCallId),
   );
-  const orphanBehindResults =
-    !orphanRuleMatters(state.transcript, live) || patched(REPAIR_ORPHAN_BEHIND_RESULTS);
   const repair = (userTurnIsLive: boolean) =>
     repairTranscript(state.transcript, Date.now(), () => wf.uuid4(), {
       liveCallIds: live,
-      orphanBehindResults,
       userTurnIsLive,
     });
   let { transcript, report } = repair(false);
-  // A turn carried at a budget gate before its first model call looks unanswered but is being answered. Runs
-  // recorded before told the person it was interrupted (and then answered): asked only where that happens.
-  if (report.recoveredUserTurn && input.carried?.turn && patched(CARRIED_TURN_IS_LIVE))
-    ({ transcript, report } = repair(true));
+  // A turn carried at a budget gate before its first model call looks unanswered but is being answered.
+  if (report.recoveredUserTurn && input.carried?.turn) ({ transcript, report } = repair(true));
   if (report.interruptedCalls.length || report.recoveredUserTurn) {
     state.transcript = transcript;
     state.touch();

@@ -37,7 +37,7 @@ export const { summarizeConversation } = wf.proxyActivities<Activities>({
   },
 });
 
-/** Read-only tool runs (and every run in histories from before `tool-runs-once`): retried freely. */
+/** Read-only tool runs: retried freely. */
 export const { runTool } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '20 seconds',
@@ -49,27 +49,11 @@ export const { discoverMcpTools } = wf.proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
-export const {
-  planToolCall,
-  saveUserGrant,
-  loadSettings,
-  loadPreviousTranscript,
-  loadRunOpening,
-  recordSpend,
-} = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-});
-
-/**
- * Settings are the worker's configuration read in memory: a local activity, run inside the workflow task that
- * asked for it, saved a plain message one activity round trip and one workflow task, but a query answered while
- * it ran made replay diverge (patches.ts SETTINGS_SCHEDULED). Kept for histories that recorded it.
- */
-export const { loadSettings: loadSettingsLocally } = wf.proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-});
+export const { planToolCall, saveUserGrant, loadSettings, loadRunOpening, recordSpend } =
+  wf.proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+  });
 
 export const { deliver } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

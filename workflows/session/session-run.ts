@@ -3,7 +3,6 @@
  * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import {
   AgentChannel,
   AgentCostUsd,
@@ -55,24 +54,8 @@ import { newTurnSpend, type TurnSpend } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
-import {
-  ACTIVITY_FAILURES_TOLD,
-  APPROVAL_PROGRESS,
-  BOUNDED_CARRY,
-  BOUNDED_INBOX,
-  FEEDBACK,
-  GATE_MEMO,
-  LATE_DECISION_EXPIRES,
-  RUN_GATES_DECIDED_BY_RUN,
-  RUN_NOTICES_TO_OWNER,
-  SETTINGS_LOCAL,
-  SETTINGS_REUSED,
-  SETTINGS_SCHEDULED,
-  TYPED_ANSWERS,
-  TYPED_STOP,
-  VISIBILITY_UNCHANGED_SKIPPED,
-} from './patches';
-import { failureMessage, loadSettings, loadSettingsLocally } from './session-activities';
+import { failureMessage, loadSettings } from './session-activities';
+import { upgradeRequested } from '../upgrade';
 import type { SessionSettings } from './settings';
 import { SessionState } from './state';
 
@@ -99,7 +82,6 @@ export class SessionRun {
   settings: SessionSettings = { maxSteps: 12 };
   /** What `setStatus` last wrote to search attributes and memo in this run, and whether it skips a repeat. */
   private lastWritten: { attributes: Map<string, unknown>; waitingFor: string | null } | undefined;
-  private skipsUnchangedVisibility: boolean | undefined;
   /** When this run last read the settings (workflow time). */
   private settingsReadAt: number | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
@@ -150,7 +132,7 @@ export class SessionRun {
         notice: (notice) =>
           this.emit({ type: 'notice', text: notice.text, ...(notice.to ? { to: notice.to } : {}) }),
       };
-    } else if (this.runOf && patched(RUN_NOTICES_TO_OWNER)) {
+    } else if (this.runOf) {
       // A run's gates are decided from its owner's conversation, so a refused click is told there.
       this.state.listener = {
         assistantText: () => {},
@@ -179,10 +161,8 @@ export class SessionRun {
     ] as const;
     const waiting = waitingFor ?? null;
     // Each upsert is a write to the server's visibility store: what this run already wrote is not written again,
-    // neither a search attribute with the same value nor the same waiting line (runs recorded before this patch
-    // wrote them all every time, and replay the same).
-    this.skipsUnchangedVisibility ??= patched(VISIBILITY_UNCHANGED_SKIPPED);
-    const last = this.skipsUnchangedVisibility ? this.lastWritten : undefined;
+    // neither a search attribute with the same value nor the same waiting line.
+    const last = this.lastWritten;
     const changed = last
       ? attributes.filter(({ key, value }) => last.attributes.get(key.name) !== value)
       : attributes;
@@ -197,7 +177,7 @@ export class SessionRun {
 
   /** A gate's dialogs are built from the memo, which the server serves while no worker runs (gate-memo.ts). */
   rememberOpenGates(): void {
-    if (patched(GATE_MEMO)) wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
+    wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
   }
 
   /** Chat platforms get everything; a mission run reports only its gates and its refused clicks. */
@@ -385,7 +365,6 @@ export class SessionRun {
   /** A rating of an answer: kept on the message (one per person) and added to AgentFeedback. */
   onFeedback(raw: unknown): void {
     this.signalsThisRun++;
-    if (!patched(FEEDBACK)) return; // a rating buffered before this code existed is dropped, as it was then
     const parsed = feedbackSchema.safeParse(raw);
     if (!parsed.success) return;
     const { messageId, userId, rating } = parsed.data;
@@ -414,7 +393,7 @@ export class SessionRun {
     const state = this.state;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
     // `stop` typed while a turn runs stops it (while idle it is an ordinary message to the model).
-    if (this.turn && isStopCommand(message.text) && patched(TYPED_STOP)) return this.stop(message.userId);
+    if (this.turn && isStopCommand(message.text)) return this.stop(message.userId);
     const textAnswer = this.answerFromText(message);
     if (textAnswer === 'refused') return;
     if (textAnswer) return this.applyAnswer(textAnswer);
@@ -437,11 +416,11 @@ export class SessionRun {
     }
     for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
       // A mission run's gate shown here is decided only by the run: a new message here does not end it.
-      if (gate.remote && patched(RUN_GATES_DECIDED_BY_RUN)) continue;
+      if (gate.remote) continue;
       supersedeGate(gate, message.userId, Date.now());
       state.supersededTurn = true;
     }
-    const full = patched(BOUNDED_INBOX) ? state.inboxFull(message) : undefined;
+    const full = state.inboxFull(message);
     if (full) {
       // Told at the first refusal and every tenth after it: a flood is not answered with a flood of notices.
       const refused = (this.refusedWhileFull.get(message.userId) ?? 0) + 1;
@@ -479,7 +458,7 @@ export class SessionRun {
     if (!check.resolution) {
       // One more approval of a call that needs several: the approver is told, every prompt shows the count.
       this.state.notify(check.notice, decision.userId);
-      if (patched(APPROVAL_PROGRESS)) this.emit({ type: 'gate_updated', gate: gate! });
+      this.emit({ type: 'gate_updated', gate: gate! });
       return;
     }
     resolveGate(gate!, check.resolution);
@@ -506,13 +485,11 @@ export class SessionRun {
    * A decision or answer that arrives past the gate's deadline while the run hands over (no wait's timer runs
    * then) finds the gate expired, as the deadline promised, and is refused like any late one. Only then: while a
    * wait runs, its timer expires the gate, and a click made in time but delivered late (every worker was down)
-   * still counts, since signals are applied before the timer that fires in the same workflow task. Asked only
-   * where it differs from runs recorded before.
+   * still counts, since signals are applied before the timer that fires in the same workflow task.
    */
   private expireIfPastDeadline(gate: Gate | undefined, now: number): void {
     if (!this.continuingAsNew) return;
     if (gate?.status !== 'pending' || gate.expiresAt === null || now < gate.expiresAt) return;
-    if (!patched(LATE_DECISION_EXPIRES)) return;
     expireGate(gate, now);
     this.state.touch();
   }
@@ -531,7 +508,7 @@ export class SessionRun {
       return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
     }
     const typed = parseTextAnswers(gate.questions, message.text);
-    if (!typed || !patched(TYPED_ANSWERS)) return undefined;
+    if (!typed) return undefined;
     if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
     this.state.notify(
       `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,
@@ -549,12 +526,11 @@ export class SessionRun {
    */
   async refreshSettings(): Promise<void> {
     const fresh = this.settingsReadAt !== undefined && Date.now() - this.settingsReadAt < SETTINGS_FRESH_MS;
-    if (fresh && patched(SETTINGS_REUSED)) return;
+    if (fresh) return;
     try {
-      const local = !patched(SETTINGS_SCHEDULED) && patched(SETTINGS_LOCAL);
-      this.useSettings(local ? await loadSettingsLocally() : await loadSettings());
+      this.useSettings(await loadSettings());
     } catch (error) {
-      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error)) throw error;
       wf.log.error('loading settings failed', { sessionId: this.sessionId, error: failureMessage(error) });
       this.state.appendAssistantNote(
         `⚠️ I could not load my settings (${failureMessage(error)}), so this turn goes on with the ones I had.`,
@@ -569,9 +545,11 @@ export class SessionRun {
     this.continueAfterEvents = settings.continueAsNewAfterEvents ?? EVENTS_BEFORE_CONTINUE;
   }
 
+  /** Between turns: the history is long, or a deploy asked this run to move to the current version. */
   shouldContinueAsNew(): boolean {
     const info = wf.workflowInfo();
     return (
+      upgradeRequested() ||
       info.continueAsNewSuggested ||
       info.historyLength > this.continueAfterEvents ||
       this.signalsThisRun > SIGNALS_BEFORE_CONTINUE
@@ -580,9 +558,7 @@ export class SessionRun {
 
   /** The state the next run starts from; the transcript is bounded so the carried payload stays under 2 MB. */
   carry() {
-    return patched(BOUNDED_CARRY)
-      ? this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } })
-      : this.state.carry();
+    return this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } });
   }
 
   /** Nothing left to hand over: every handler finished and the outbox delivered. */

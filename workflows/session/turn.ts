@@ -4,7 +4,6 @@
  * one result. A model API outage waits; a request too long for the model's context is summarised and retried.
  */
 import * as wf from '@temporalio/workflow';
-import { patched } from '../versions';
 import { AgentCredentialWaits, ANYONE, credentialWaitValue } from '../../common/search-attributes';
 import { FailureType } from '../../common/errors';
 import type { Grant } from '../../common/grants';
@@ -32,14 +31,6 @@ import {
   stopGate,
 } from './gates';
 import {
-  ACTIVITY_FAILURES_TOLD,
-  CONTEXT_WINDOW,
-  DISTINCT_CALL_IDS,
-  MODEL_OUTAGE_WAIT,
-  STOP_REPEATED_ERRORS,
-  TOOL_RUNS_ONCE,
-} from './patches';
-import {
   callModel,
   failureMessage,
   failureType,
@@ -50,6 +41,7 @@ import {
   summarizeConversation,
 } from './session-activities';
 import { waitForGates } from './gate-wait';
+import { continueOnCurrentVersion } from '../upgrade';
 import type { SessionRun } from './session-run';
 import { runWithSideEffects } from './tool-runs';
 import { bounded, hasResult, MAX_TOOL_ARGS_CHARS, unresolvedToolCalls } from './transcript';
@@ -171,7 +163,7 @@ export async function continueTurn(
       await handleToolCalls(run, calls, requesterId, step);
       step++;
       const repeated = repeatedFailure(run, calls, failures);
-      if (repeated && patched(STOP_REPEATED_ERRORS)) {
+      if (repeated) {
         state.appendAssistantNote(
           `I stopped: ${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times (${repeated.content.slice(0, 300)}). Tell me how to proceed.`,
         );
@@ -240,7 +232,6 @@ function repeatedFailure(run: SessionRun, calls: ToolCall[], failures: Map<strin
  */
 async function modelTranscript(run: SessionRun, shrink: boolean, extraTools: unknown[]): Promise<Message[]> {
   const { state, settings } = run;
-  if (!patched(CONTEXT_WINDOW)) return state.transcript;
   const budget = Math.max(
     MIN_CONTEXT_TOKENS,
     Math.floor((settings.contextTokens ?? DEFAULT_CONTEXT_TOKENS) / (shrink ? 2 : 1)),
@@ -291,17 +282,13 @@ async function askModel(run: SessionRun, requesterId: string) {
       return answer;
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
-      if (!shrink && failureType(error) === FailureType.ContextTooLong && patched(CONTEXT_WINDOW)) {
+      if (!shrink && failureType(error) === FailureType.ContextTooLong) {
         shrink = true;
         continue;
       }
       // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
       const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
-      if (
-        isModelOutage(error) &&
-        Date.now() - (outageSince ?? Date.now()) < budget &&
-        patched(MODEL_OUTAGE_WAIT)
-      ) {
+      if (isModelOutage(error) && Date.now() - (outageSince ?? Date.now()) < budget) {
         if (outageSince === undefined) {
           outageSince = Date.now();
           state.notify(
@@ -404,7 +391,7 @@ async function handleToolCalls(
         sessionGrants: state.grants,
       });
     } catch (error) {
-      if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+      if (wf.isCancellation(error)) throw error;
       state.appendToolResult(
         call,
         'failed',
@@ -491,7 +478,7 @@ async function saveGrant(run: SessionRun, grant: Grant, toolName: string): Promi
   try {
     await saveUserGrant(grant);
   } catch (error) {
-    if (wf.isCancellation(error) || !patched(ACTIVITY_FAILURES_TOLD)) throw error;
+    if (wf.isCancellation(error)) throw error;
     run.state.appendAssistantNote(
       `⚠️ @${grant.userId}'s standing approval for ${toolName} could not be saved (${failureMessage(error)}): this call runs as approved, and the next one will be asked about again.`,
     );
@@ -513,10 +500,9 @@ async function execute(
 ): Promise<void> {
   const { state, settings, sessionId } = run;
   // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
-  const once = patched(TOOL_RUNS_ONCE);
-  const idempotencyKey = `${sessionId}:${once ? wf.uuid4() : call.id}`;
+  const idempotencyKey = `${sessionId}:${wf.uuid4()}`;
   const tool = sessionTool(toolName, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
-  const sideEffects = once && toolEffect(tool, args) === 'side-effects';
+  const sideEffects = toolEffect(tool, args) === 'side-effects';
   for (let attempt = 1; ; attempt++) {
     let result;
     try {
@@ -573,17 +559,14 @@ async function execute(
   }
 }
 
-/**
- * The reply's calls with ids no earlier call, gate or other call of the reply has (call-ids.ts). Histories recorded
- * before kept a clashing id as sent: the patch is asked only when an id clashes.
- */
+/** The reply's calls with ids no earlier call, gate or other call of the reply has (call-ids.ts). */
 function withDistinctIds(run: SessionRun, calls: ToolCall[]): ToolCall[] {
   if (!calls.length) return calls;
   const known = new Set([...run.state.gates.values()].map((gate) => gate.toolCallId));
   for (const message of run.state.transcript)
     if (message.role === 'assistant') for (const call of message.toolCalls) known.add(call.id);
   const distinct = distinctCallIds(calls, known);
-  return distinct.same || !patched(DISTINCT_CALL_IDS) ? calls : distinct.calls;
+  return distinct.same ? calls : distinct.calls;
 }
 
 /** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
@@ -596,7 +579,7 @@ async function handOverMidWait(run: SessionRun, turn: CarriedTurn): Promise<neve
   const told = carried.gates
     .filter((gate) => run.toldGates.has(gate.id) || run.toldBefore.has(gate.id))
     .map((gate) => gate.id);
-  return await wf.continueAsNew<typeof sessionWorkflow>({
+  return await continueOnCurrentVersion<typeof sessionWorkflow>({
     ...run.input,
     carried: { ...carried, turn: { ...turn, ...spent, ...(told.length ? { told } : {}) } },
   });

@@ -26,36 +26,40 @@ import {
 } from './contract';
 import type { RunResult } from '../missions/contract';
 import { restoreTranscript } from './restore';
-import { startVersions } from '../versions';
 import { SessionRun } from './session-run';
 import { continueTurn, runTurn, stoppable } from './turn';
 import { unresolvedToolCalls } from './transcript';
 import { serveViewWatches } from './view-watch';
+import { continueOnCurrentVersion, listenForUpgrade } from '../upgrade';
 
 /**
- * Runs recorded before mission runs had their own type started as `sessionWorkflow` with `input.run`; they
- * keep replaying through here, so this function still finishes a run it is given.
+ * A conversation: one per channel thread (web, Slack, Discord), each message a turn. PINNED to the version that
+ * started the run; it moves to the current version when it continues as new (between turns, or mid-wait carrying
+ * its open gates), which the drain sweep asks for after a deploy (workflows/upgrade.ts).
  */
-export async function sessionWorkflow(input: SessionInput): Promise<RunResult | void> {
-  startVersions();
+export async function sessionWorkflow(input: SessionInput): Promise<void> {
+  if (input.run)
+    throw wf.ApplicationFailure.nonRetryable('a mission run starts as missionRunWorkflow', 'InvalidInput');
   const run = new SessionRun(input);
   registerHandlers(run);
   await resumeCarriedTurn(run);
-  if (run.runOf) return await finishMissionRun(run);
   return await converse(run);
 }
 
-/** One run of a mission: the goal is its one turn; the result goes back to the mission. */
+/** One run of a mission: the goal is its one turn; the result goes back to the mission. PINNED, moves like a session. */
 export async function missionRunWorkflow(input: SessionInput): Promise<RunResult> {
   if (!input.run) throw wf.ApplicationFailure.nonRetryable('a mission run needs input.run', 'InvalidInput');
-  startVersions();
   const run = new SessionRun(input);
   registerHandlers(run);
   await resumeCarriedTurn(run);
   return await finishMissionRun(run);
 }
 
+wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, sessionWorkflow);
+wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionRunWorkflow);
+
 function registerHandlers(run: SessionRun): void {
+  listenForUpgrade();
   // Signals, not updates: clicks and messages must be accepted while no worker runs.
   wf.setHandler(repostPendingSignal, (raw) => run.onRepostPending(raw));
   wf.setHandler(stateQuery, () => run.state.view(run.sessionId));
@@ -116,7 +120,7 @@ async function converse(run: SessionRun): Promise<never> {
     await wf.condition(() => run.state.inbox.length > 0 || run.shouldContinueAsNew());
     if (run.shouldContinueAsNew()) {
       await wf.condition(() => run.readyToHandOver());
-      return await wf.continueAsNew<typeof sessionWorkflow>({ ...run.input, carried: run.carry() });
+      return await continueOnCurrentVersion<typeof sessionWorkflow>({ ...run.input, carried: run.carry() });
     }
     await runTurn(run, run.state.inbox.shift()!);
   }

@@ -3,6 +3,7 @@
  * before history grows large.
  */
 import * as wf from '@temporalio/workflow';
+import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
 import { grantSchema, type Grant } from '../../common/grants';
 import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
@@ -23,6 +24,7 @@ const SPEND_KEYS_KEPT = 500;
 const HISTORY_EVENTS_BEFORE_CONTINUE = 2_000;
 
 export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<void> {
+  listenForUpgrade();
   const grants: Grant[] = [...(input.grants ?? [])];
   wf.upsertSearchAttributes([{ key: AgentOwner, value: input.userId }]);
 
@@ -72,11 +74,17 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
 
   await wf.condition(
     () =>
+      upgradeRequested() ||
       wf.workflowInfo().continueAsNewSuggested ||
       wf.workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
   );
   await wf.condition(wf.allHandlersFinished);
-  await wf.continueAsNew<typeof userDirectoryWorkflow>({ userId: input.userId, grants, spend, spendKeys });
+  await continueOnCurrentVersion<typeof userDirectoryWorkflow>({
+    userId: input.userId,
+    grants,
+    spend,
+    spendKeys,
+  });
 }
 
 function validateSpendRecord(record: SpendRecord): void {
@@ -88,3 +96,6 @@ function validateSpendRecord(record: SpendRecord): void {
   if (usage && !(count(usage.inputTokens) && count(usage.outputTokens) && count(usage.costUsd ?? 0)))
     throw new Error('usage must be non-negative numbers');
 }
+
+/** PINNED; a small entity that moves to the current version at its next continue-as-new (workflows/upgrade.ts). */
+wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, userDirectoryWorkflow);

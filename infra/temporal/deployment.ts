@@ -1,0 +1,145 @@
+/**
+ * The worker's Worker Deployment (docs/VERSIONING.md): its version is the digest of the workflow bundle it runs, a
+ * new version makes itself current once (unless promotion is manual), and the sweep finds the workflows still
+ * pinned to other versions.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+export interface DeploymentVersion {
+  deploymentName: string;
+  buildId: string;
+}
+
+/** The build id of a workflow bundle: the same code gives the same version on every machine of a fleet. */
+export function buildIdOfBundle(bundlePath: string): string {
+  return createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
+}
+
+/** As visibility stores it in `TemporalWorkerDeploymentVersion`. */
+export const versionKey = (version: DeploymentVersion) => `${version.deploymentName}:${version.buildId}`;
+
+const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+type VersionInfo = temporal.api.deployment.v1.IWorkerDeploymentVersionInfo;
+
+export async function describeVersion(
+  client: Client,
+  namespace: string,
+  version: DeploymentVersion,
+): Promise<VersionInfo | undefined> {
+  try {
+    const reply = await client.workflowService.describeWorkerDeploymentVersion({
+      namespace,
+      deploymentVersion: version,
+    });
+    return reply.workerDeploymentVersionInfo ?? undefined;
+  } catch (error) {
+    if ((error as { code?: number }).code === 5) return undefined; // NOT_FOUND: no worker of it ever polled
+    throw error;
+  }
+}
+
+/** The deployment's current version's build id (undefined: none yet, unversioned workers get new workflows). */
+export async function currentBuildId(
+  client: Client,
+  namespace: string,
+  deploymentName: string,
+): Promise<string | undefined> {
+  try {
+    const reply = await client.workflowService.describeWorkerDeployment({ namespace, deploymentName });
+    const current = reply.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion;
+    return current?.buildId || undefined;
+  } catch (error) {
+    if ((error as { code?: number }).code === 5) return undefined;
+    throw error;
+  }
+}
+
+export async function setCurrentVersion(
+  client: Client,
+  namespace: string,
+  version: DeploymentVersion,
+  identity: string,
+): Promise<void> {
+  await client.workflowService.setWorkerDeploymentCurrentVersion({
+    namespace,
+    deploymentName: version.deploymentName,
+    buildId: version.buildId,
+    identity,
+  });
+}
+
+/**
+ * Makes `version` current if it never was current or ramping (a brand-new build). A version that was current before
+ * and was replaced (a newer deploy, or an operator's rollback) does not take over again when one of its workers
+ * restarts: going back is an operator's decision (`agentctl deploy promote`). Waits until the server has seen
+ * this version's pollers (the worker must be running).
+ */
+export async function promoteIfNew(
+  client: Client,
+  namespace: string,
+  version: DeploymentVersion,
+  identity: string,
+  timeoutMs = 60_000,
+): Promise<'promoted' | 'already current' | 'replaced before'> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const info = await describeVersion(client, namespace, version);
+    if (
+      info?.status ===
+      temporal.api.enums.v1.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT
+    )
+      return 'already current';
+    if (info?.firstActivationTime) return 'replaced before';
+    if (info) {
+      try {
+        await setCurrentVersion(client, namespace, version, identity);
+        return 'promoted';
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+      }
+    } else if (Date.now() > deadline) {
+      throw new Error(
+        `the server has not seen this worker's version ${versionKey(version)} within ${timeoutMs / 1000} s`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+export interface PinnedWorkflow {
+  workflowId: string;
+  runId: string;
+  type: string;
+  buildId: string | undefined;
+}
+
+/**
+ * Running workflows of this deployment's task queue on a version other than `buildId` (or on none: started by an
+ * unversioned worker, such as every 0.1 install's).
+ */
+export async function workflowsOffVersion(
+  client: Client,
+  taskQueue: string,
+  version: DeploymentVersion,
+): Promise<PinnedWorkflow[]> {
+  const query = [
+    `ExecutionStatus = 'Running'`,
+    `TaskQueue = ${quoted(taskQueue)}`,
+    `(TemporalWorkerDeploymentVersion IS NULL OR TemporalWorkerDeploymentVersion != ${quoted(versionKey(version))})`,
+  ].join(' AND ');
+  const found: PinnedWorkflow[] = [];
+  for await (const execution of client.workflow.list({ query, pageSize: 500 })) {
+    const versioning = execution.raw.versioningInfo;
+    found.push({
+      workflowId: execution.workflowId,
+      runId: execution.runId,
+      type: execution.type,
+      buildId: versioning?.deploymentVersion?.buildId || undefined,
+    });
+  }
+  return found;
+}
