@@ -269,6 +269,7 @@ const envSchema = z.object({
   /** Workflows a worker keeps in memory; more are evicted and replayed from history when they wake. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   WORKER_STICKY_TIMEOUT: durationSchema.pipe(z.number().min(100).max(60_000)).default(1_000),
+  WORKER_DRAIN_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
@@ -367,6 +368,8 @@ export interface AppConfig {
    * it (replaying its history). Short: a crashed worker's sessions move on quickly; see docs/OPERATIONS.md.
    */
   stickyTimeoutMs: number;
+  /** How often the current version's worker sweeps workflows pinned to other versions (workers/drain.ts). */
+  drainIntervalMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
 }
@@ -588,6 +591,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
+    drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
     logLevel: e.LOG_LEVEL,
     policy,
   };

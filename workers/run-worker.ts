@@ -1,5 +1,5 @@
 /** Builds and runs the worker: connects, registers search attributes, serves workflows and activities. */
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { McpPool } from '../activities/mcp/pool';
@@ -14,9 +14,19 @@ import { registerSearchAttributes } from '../infra/temporal/search-attributes';
 import type { StreamSink } from '../infra/stream-relay';
 import { dataConverterFor } from '../infra/temporal/codec';
 import { startTracing } from '../infra/telemetry';
+import { copyFileSync, existsSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { cachedWorkflowBundle, workflowCode } from './workflow-code';
 import { activityHeartbeats } from '../activities/heartbeat';
+import {
+  buildIdOfBundle,
+  promoteIfNew,
+  versionKey,
+  workflowsOffVersion,
+  type DeploymentVersion,
+} from '../infra/temporal/deployment';
+import { Drain } from './drain';
+import { LegacyRecovery } from './legacy';
 
 export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
@@ -73,33 +83,58 @@ export async function startWorker(
   if (sandbox.kind === 'unavailable')
     log.warn(`shell_execute will refuse every command: ${sandbox.reason}; ${SANDBOX_FIX}`);
   const bundlePath = await bundle;
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    ...(dataConverter ? { dataConverter } : {}),
-    activities: createActivities({
-      config,
-      client,
-      mcp,
-      credentials: openCredentials,
-      sandbox: Promise.resolve(sandbox),
-      ...(extras.stream ? { stream: extras.stream } : {}),
-    }),
-    ...workflowCode(bundlePath, tracing),
-    ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
-    stickyQueueScheduleToStartTimeout: config.stickyTimeoutMs,
-    ...activityHeartbeats,
-    // Workers shut down within this window; in-flight activities are then cancelled: read-only tool runs and
-    // model calls are retried elsewhere, a tool run with side effects is reported as interrupted.
-    shutdownGraceTime: '5s',
+  const deployment = config.temporal.deployment;
+  const version = deployment
+    ? { deploymentName: deployment.name, buildId: buildIdOfBundle(bundlePath) }
+    : undefined;
+  const activities = createActivities({
+    config,
+    client,
+    mcp,
+    credentials: openCredentials,
+    sandbox: Promise.resolve(sandbox),
+    ...(extras.stream ? { stream: extras.stream } : {}),
   });
+  /** A worker of `codePath`'s workflow code: this version's, or an earlier one's being drained. */
+  const createWorker = (codePath: string, as: DeploymentVersion | undefined) =>
+    Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      ...(dataConverter ? { dataConverter } : {}),
+      activities,
+      ...workflowCode(codePath, tracing),
+      ...(as
+        ? {
+            workerDeploymentOptions: {
+              version: as,
+              useWorkerVersioning: true,
+              // Every workflow type says so itself too (workflows/upgrade.ts explains the choice).
+              defaultVersioningBehavior: 'PINNED' as const,
+            },
+          }
+        : {}),
+      ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
+      stickyQueueScheduleToStartTimeout: config.stickyTimeoutMs,
+      ...activityHeartbeats,
+      // Workers shut down within this window; in-flight activities are then cancelled: read-only tool runs and
+      // model calls are retried elsewhere, a tool run with side effects is reported as interrupted.
+      shutdownGraceTime: '5s',
+    });
+  const worker = await createWorker(bundlePath, version);
+  const running = worker.run();
+  running.catch(() => {}); // awaited as `done` below
+  const deploy = version
+    ? await joinDeployment(config, client, version, bundlePath, createWorker, log)
+    : undefined;
   log.info('worker started', {
     taskQueue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
     address,
+    ...(version ? { version: versionKey(version) } : {}),
   });
-  const done = worker.run().finally(async () => {
+  const done = running.finally(async () => {
+    await deploy?.stop();
     // Open MCP connections (and stdio server processes) would keep the process alive after shutdown.
     await mcp.close();
     await credentials?.close();
@@ -110,8 +145,80 @@ export async function startWorker(
   return {
     done,
     async shutdown() {
+      await deploy?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
   };
+}
+
+/**
+ * The worker's part in its Worker Deployment (docs/VERSIONING.md): 0.1's workflows are kept off today's code
+ * (workers/legacy.ts) before this version may become current; a new version becomes current (unless promotion is
+ * manual); then the drain sweep moves whatever runs on other versions onto this one.
+ */
+async function joinDeployment(
+  config: AppConfig,
+  client: Client,
+  version: DeploymentVersion,
+  bundlePath: string,
+  createWorker: (codePath: string, as: DeploymentVersion) => Promise<Worker>,
+  log: Logger,
+): Promise<{ stop(): Promise<void> }> {
+  const { namespace, taskQueue } = config.temporal;
+  const bundlesDir = path.join(config.dataDir, 'workflow-bundles');
+  keepBundle(bundlePath, bundlesDir, version.buildId);
+  const legacy = new LegacyRecovery({
+    client,
+    namespace,
+    taskQueue,
+    deploymentName: version.deploymentName,
+    bundlesDir,
+    currentBundle: bundlePath,
+    dataConverter: dataConverterFor(config.codec.payloadKey),
+    startDrainWorker: createWorker,
+    log,
+  });
+  const unversioned = (await workflowsOffVersion(client, taskQueue, version)).filter((w) => !w.buildId);
+  await legacy.adopt(unversioned);
+  if (config.temporal.deployment?.promote === 'auto') {
+    const outcome = await promoteIfNew(client, namespace, version, `worker@${process.pid}`);
+    if (outcome === 'promoted')
+      log.info('this version is now the current one', { version: versionKey(version) });
+    if (outcome === 'replaced before')
+      log.warn(
+        'this version was current before and was replaced: it serves only what is pinned to it (agentctl deploy promote makes it current again)',
+        { version: versionKey(version) },
+      );
+  }
+  const drain = new Drain({
+    client,
+    namespace,
+    taskQueue,
+    version,
+    bundlesDir,
+    startDrainWorker: createWorker,
+    legacy,
+    log,
+  });
+  drain.start(config.drainIntervalMs);
+  return {
+    async stop() {
+      await drain.stop();
+      await legacy.stop();
+    },
+  };
+}
+
+/**
+ * A prebuilt bundle (WORKFLOW_BUNDLE_PATH, the image's) is kept in DATA_DIR too: when the next image replaces this
+ * one, workflows still pinned to this version are drained from it (workers/drain.ts).
+ */
+function keepBundle(bundlePath: string, bundlesDir: string, buildId: string): void {
+  if (path.resolve(path.dirname(bundlePath)) === path.resolve(bundlesDir)) return;
+  const kept = path.join(bundlesDir, `workflows-${buildId}.js`);
+  if (existsSync(kept)) return;
+  mkdirSync(bundlesDir, { recursive: true });
+  copyFileSync(bundlePath, `${kept}.${process.pid}.tmp`);
+  renameSync(`${kept}.${process.pid}.tmp`, kept);
 }

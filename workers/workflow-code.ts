@@ -14,7 +14,6 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -115,9 +114,8 @@ export async function cachedWorkflowBundle(
   const partial = `${file}.${process.pid}.tmp`;
   writeFileSync(partial, code);
   renameSync(partial, file);
-  for (const old of readdirSync(cacheDir))
-    if (old !== path.basename(file) && /^workflows-[0-9a-f]+\.js$/.test(old))
-      rmSync(path.join(cacheDir, old), { force: true });
+  // Bundles of earlier versions stay: workflows pinned to them are drained by this process (workers/drain.ts), which
+  // removes each once nothing runs on its version.
   log(`workflow bundle built in ${Date.now() - started} ms and kept for later starts: ${file}`);
   return file;
 }

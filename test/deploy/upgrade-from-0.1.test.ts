@@ -1,0 +1,202 @@
+/**
+ * Upgrading a 0.1 install the way people do it: conversations waiting on people under 0.1 (a web approval, a Slack
+ * approval, an ask_user question, a credential sign-in, a mission run on a gate), 0.1's worker stopped, today's
+ * worker started (the production start path, with Worker Versioning). Every old button, answer and sign-in then
+ * takes effect once, transcripts and grants are intact, nothing fails with a nondeterminism error, and the
+ * conversations end up on today's version.
+ *
+ * "0.1's worker" is an unversioned worker running the frozen 0.1 workflow bundle (workers/legacy/workflows-0.1.js.gz,
+ * built from 0.1.0) with today's activities, which 0.1's call with the same arguments.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities';
+import { activityHeartbeats } from '../../activities/heartbeat';
+import { McpPool } from '../../activities/mcp/pool';
+import { CredentialService } from '../../infra/credentials/service';
+import { createLogger } from '../../infra/log';
+import { currentBuildId } from '../../infra/temporal/deployment';
+import { credentialProvidedSignal, type Gate } from '../../workflows/session/contract';
+import { startWorker, type RunningWorker } from '../../workers/run-worker';
+import { tempDir, testConfig } from '../helpers/config';
+import { FakeSlack } from '../helpers/fake-slack';
+import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { nondeterminismIn, runsOf } from '../helpers/history';
+
+const LEGACY = path.resolve(__dirname, '../../workers/legacy/workflows-0.1.js.gz');
+const PROVIDERS = {
+  acme: { type: 'oauth2', issuer: 'https://id.acme.example', apiHosts: ['127.0.0.1:9'] },
+};
+
+let env: TestWorkflowEnvironment;
+let slack: FakeSlack;
+let today: RunningWorker | undefined;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  slack = await new FakeSlack().start();
+});
+
+afterAll(async () => {
+  await today?.shutdown();
+  await slack?.stop();
+  await env?.teardown();
+});
+
+/** Creates a manual mission from the conversation, fires it, and returns its run's gate as shown there. */
+async function firedMissionGate(s: TestSession, name: string): Promise<Gate> {
+  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
+  await s.idle();
+  await s.say(`call mission_fire "${name}"`);
+  const shown = await s.waitFor(
+    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+    'the run gate',
+  );
+  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
+}
+
+describe('upgrading from 0.1', () => {
+  it('carries every waiting 0.1 conversation onto today’s version: old buttons, answers and sign-ins take effect once', async () => {
+    const taskQueue = `upgrade-${randomUUID()}`;
+    const config = testConfig(
+      { providers: PROVIDERS },
+      {
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        OAUTH_ACME_CLIENT_ID: 'upgrade-client',
+        SLACK_BOT_TOKEN: 'xoxb-upgrade',
+        SLACK_API_URL: `${slack.url}/api/`,
+        WORKER_DRAIN_INTERVAL: '500ms',
+      },
+    );
+    const legacyBundle = path.join(tempDir('legacy-'), 'workflows-0.1.js');
+    writeFileSync(legacyBundle, gunzipSync(readFileSync(LEGACY)));
+    const mcp = new McpPool({}, () => CredentialService.fromConfig(config));
+    const v01 = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: legacyBundle },
+      activities: createActivities({ config, client: env.client, mcp }),
+      ...activityHeartbeats,
+    });
+
+    const web = new TestSession(env.client, taskQueue);
+    const inSlack = new TestSession(env.client, taskQueue).inSlackThread();
+    const asked = new TestSession(env.client, taskQueue);
+    const signIn = new TestSession(env.client, taskQueue);
+    const owner = new TestSession(env.client, taskQueue);
+    const gates: Partial<Record<'web' | 'slack' | 'question' | 'mission', Gate>> = {};
+
+    // Under 0.1: five people's waits.
+    const before = await v01.runUntil(async () => {
+      await web.say('run `echo web >> web.txt`');
+      await web.waitFor((v) => v.status === 'waiting_approval', 'the web approval');
+      [gates.web] = await web.pendingGate();
+      await inSlack.say('run `echo slack`');
+      [gates.slack] = await inSlack.pendingGate();
+      await asked.say('run `echo granted`');
+      const [standing] = await asked.pendingGate();
+      await asked.decide({ gateId: standing!.id, choice: 'always', scope: 'session' });
+      await asked.idle();
+      await asked.say('ask one');
+      gates.question = await asked.pendingQuestion();
+      await signIn.say('fetch http://127.0.0.1:9/files with acme');
+      await signIn.waitFor((v) => v.status === 'waiting_credential', 'the sign-in');
+      gates.mission = await firedMissionGate(owner, 'nightly');
+      return await Promise.all([web, inSlack, asked, signIn].map((s) => s.state()));
+    });
+    await mcp.close();
+
+    // The upgrade: today's worker, as `npm start` and `npm run worker` start it.
+    today = await startWorker(config, env.address, createLogger('worker', 'error'));
+    const current = await currentBuildId(env.client, 'default', taskQueue);
+    expect(current).toBeTruthy();
+
+    // The old buttons and answers, each once.
+    await web.decide({ gateId: gates.web!.id, choice: 'approve' });
+    await inSlack.decide({ gateId: gates.slack!.id, choice: 'approve' });
+    await asked.answer(gates.question!.id, [{ question: 'Environment', selected: ['staging'] }]);
+    const credentials = CredentialService.fromConfig(config);
+    await credentials.vault.put('alice', 'acme', { accessToken: 'upgrade-token' }, null);
+    await credentials.close();
+    await signIn.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
+    await owner.decide({ gateId: gates.mission!.id, choice: 'approve' });
+
+    const webView = await web.waitFor(
+      (v) => v.status === 'idle' && toolResults(v).length === 1 && v.queued === 0,
+      'the web turn and the queued message answered',
+    );
+    expect(toolResults(webView)[0]).toMatchObject({ status: 'ok' });
+    expect(
+      readFileSync(
+        path.join(config.dataDir, 'workdirs', web.workflowId.replace(/:/g, '_'), 'web.txt'),
+        'utf8',
+      ),
+    ).toBe('web\n');
+    const slackView = await inSlack.idle();
+    expect(toolResults(slackView)).toEqual([expect.objectContaining({ status: 'ok' })]);
+    const askedView = await asked.idle();
+    expect(toolResults(askedView)[1]!.content).toContain('staging');
+    // The standing approval given under 0.1 still holds: no prompt this time.
+    expect(askedView.grants).toHaveLength(1);
+    await asked.say('run `echo still granted`');
+    const granted = await asked.waitFor(
+      (v) => v.status === 'idle' && toolResults(v).length === 3,
+      'the call the grant covers',
+    );
+    expect(toolResults(granted)[2]).toMatchObject({ status: 'ok' });
+    expect(granted.gates.filter((g) => g.kind === 'approval')).toHaveLength(1);
+    const signInView = await signIn.waitFor(
+      (v) => v.status === 'idle' && toolResults(v).length === 1,
+      'the call after the sign-in',
+    );
+    expect(toolResults(signInView)[0]!.status).not.toBe('denied');
+    await owner.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 1)')),
+      'the mission run’s result',
+    );
+
+    // Transcripts kept: everything said under 0.1 is still there, in order.
+    for (const [index, session] of [web, inSlack, asked, signIn].entries()) {
+      const view = await session.state();
+      const earlier = before[index]!.transcript.map((m) => m.id);
+      expect(view.transcript.map((m) => m.id).slice(0, earlier.length)).toEqual(earlier);
+    }
+
+    // The mission itself moves once its run has ended, and fires on today's code.
+    await owner.say('call mission_fire "nightly"');
+    const second = await owner.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.status === 'pending' && g.id !== gates.mission!.id),
+      'run 2’s gate',
+    );
+    const gate2 = second.gates.find((g) => g.remote && g.status === 'pending' && g.id !== gates.mission!.id)!;
+    await owner.decide({ gateId: gate2.id, choice: 'approve' });
+    await owner.waitFor(
+      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 2)')),
+      'run 2’s result',
+    );
+
+    // Every conversation now runs on today's version; no run anywhere failed a task on nondeterminism.
+    for (const session of [web, inSlack, asked, signIn, owner]) {
+      const described = await session.handle.describe();
+      expect(described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe(current);
+    }
+    // Each 0.1 conversation was carried over by ending its 0.1 run, once.
+    for (const session of [web, inSlack, asked, signIn, owner]) {
+      const runs = await runsOf(
+        env.client,
+        `WorkflowId = '${session.workflowId}' AND ExecutionStatus = 'Terminated'`,
+      );
+      expect(runs).toHaveLength(1);
+    }
+    const all = await runsOf(env.client, `TaskQueue = '${taskQueue}'`);
+    expect(all.length).toBeGreaterThan(10);
+    expect(await nondeterminismIn(env.client, all)).toEqual([]);
+    expect(lastAnswer(await web.state())).not.toBe('');
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The drain sweep (docs/VERSIONING.md): once this worker's version is current, every workflow still pinned to
+ * another version is asked to move (the `upgrade` signal; it continues as new onto the current version at its next
+ * safe point, carrying its open gates). A version whose bundle this machine kept (DATA_DIR/workflow-bundles, every
+ * `npm start` upgrade) gets a drain worker in this process until none of its workflows is left, so a single-process
+ * upgrade needs no old process. Versions with neither are told in the log: their own workers must run until they
+ * drain (a fleet's rollout).
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { Logger } from '../infra/log';
+import {
+  buildIdOfBundle,
+  currentBuildId,
+  workflowsOffVersion,
+  type DeploymentVersion,
+  type PinnedWorkflow,
+} from '../infra/temporal/deployment';
+import { upgradeSignal } from '../workflows/upgrade';
+import type { LegacyRecovery } from './legacy';
+
+export interface DrainOptions {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  /** This worker's version: the sweep runs only while it is the deployment's current version. */
+  version: DeploymentVersion;
+  /** Kept bundles of earlier versions (cachedWorkflowBundle keeps them until their version has drained). */
+  bundlesDir: string;
+  /** Starts (and runs) a worker of an earlier version from its bundle. */
+  startDrainWorker: (bundlePath: string, version: DeploymentVersion) => Promise<Worker>;
+  /** 0.1's workflows (unversioned, then pinned to the frozen 0.1 bundle): workers/legacy.ts. */
+  legacy?: LegacyRecovery;
+  log: Logger;
+}
+
+export interface SweepReport {
+  /** Workflows per other version (build id; `unversioned` for none). */
+  waiting: Record<string, number>;
+  signalled: number;
+  drainWorkers: string[];
+}
+
+export class Drain {
+  private readonly workers = new Map<string, { worker: Worker; done: Promise<void>; bundle: string }>();
+  /** Runs already asked to move: each is asked once (it remembers the request until it moves). */
+  private readonly asked = new Set<string>();
+  private readonly bundleIds = new Map<string, string>();
+  private readonly toldMissing = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<SweepReport> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: DrainOptions) {}
+
+  /** Sweeps now and then every `intervalMs`, until `stop()`. */
+  start(intervalMs: number): void {
+    const tick = () => {
+      void this.sweep()
+        .catch((error: unknown) =>
+          this.options.log.warn('drain sweep failed; trying again later', {
+            error: (error as Error).message,
+          }),
+        )
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, intervalMs);
+        });
+    };
+    tick();
+  }
+
+  /** One sweep; concurrent callers share it. */
+  sweep(): Promise<SweepReport> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.sweeping?.catch(() => {});
+    for (const { worker, done } of this.workers.values()) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done.catch(() => {});
+    }
+    this.workers.clear();
+  }
+
+  private async sweepOnce(): Promise<SweepReport> {
+    const { client, namespace, taskQueue, version, log } = this.options;
+    const report: SweepReport = { waiting: {}, signalled: 0, drainWorkers: [] };
+    if ((await currentBuildId(client, namespace, version.deploymentName)) !== version.buildId) return report;
+    const off = await workflowsOffVersion(client, taskQueue, version);
+    const byVersion = new Map<string | undefined, PinnedWorkflow[]>();
+    for (const workflow of off)
+      byVersion.set(workflow.buildId, [...(byVersion.get(workflow.buildId) ?? []), workflow]);
+    for (const [buildId, workflows] of byVersion) report.waiting[buildId ?? 'unversioned'] = workflows.length;
+
+    const { legacy } = this.options;
+    const unversioned = byVersion.get(undefined);
+    if (unversioned?.length) await legacy?.adopt(unversioned);
+    await legacy?.recover(byVersion.get(legacy.buildId));
+
+    for (const [buildId, workflows] of byVersion) {
+      if (buildId === undefined || buildId === legacy?.buildId) continue;
+      const old = { deploymentName: version.deploymentName, buildId };
+      if (!this.workers.has(buildId)) {
+        const bundle = this.keptBundle(buildId);
+        if (bundle) {
+          const worker = await this.options.startDrainWorker(bundle, old);
+          this.workers.set(buildId, { worker, done: worker.run(), bundle });
+          log.info('draining an earlier version in this process', { buildId, workflows: workflows.length });
+        } else if (!this.toldMissing.has(buildId)) {
+          this.toldMissing.add(buildId);
+          log.warn(
+            `${workflows.length} workflow(s) are pinned to version ${buildId}, whose bundle this worker does not have: keep a worker of that version running until they move (agentctl deploy status)`,
+          );
+        }
+      }
+      for (const workflow of workflows) {
+        if (this.asked.has(workflow.runId)) continue;
+        try {
+          await client.workflow.getHandle(workflow.workflowId, workflow.runId).signal(upgradeSignal);
+          this.asked.add(workflow.runId);
+          report.signalled++;
+        } catch (error) {
+          log.warn('could not ask a workflow to move to the current version', {
+            workflowId: workflow.workflowId,
+            error: (error as Error).message,
+          });
+        }
+      }
+    }
+    // A drain worker whose version has nothing left stops, and its bundle goes.
+    for (const [buildId, drainer] of this.workers) {
+      if (byVersion.has(buildId)) continue;
+      if (drainer.worker.getState() === 'RUNNING') drainer.worker.shutdown();
+      await drainer.done.catch(() => {});
+      this.workers.delete(buildId);
+      rmSync(drainer.bundle, { force: true });
+      log.info('an earlier version has drained: its worker stopped and its bundle was removed', { buildId });
+    }
+    this.removeDrainedBundles(
+      new Set([version.buildId, ...byVersion.keys()].filter((id) => id !== undefined)),
+    );
+    report.drainWorkers = [...this.workers.keys()];
+    return report;
+  }
+
+  /** Kept bundles of versions that no running workflow needs any more (the sweep runs only on the current one). */
+  private removeDrainedBundles(needed: Set<string>): void {
+    const dir = this.options.bundlesDir;
+    if (!existsSync(dir)) return;
+    for (const name of readdirSync(dir)) {
+      if (!/^workflows-[0-9a-f]+\.js$/.test(name)) continue;
+      const file = path.join(dir, name);
+      const id = this.bundleIds.get(file) ?? buildIdOfBundle(file);
+      this.bundleIds.set(file, id);
+      if (needed.has(id)) continue;
+      rmSync(file, { force: true });
+      this.bundleIds.delete(file);
+    }
+  }
+
+  /** The kept bundle of `buildId` in the bundles folder, if this machine ran that version. */
+  private keptBundle(buildId: string): string | undefined {
+    const dir = this.options.bundlesDir;
+    if (!existsSync(dir)) return undefined;
+    for (const name of readdirSync(dir)) {
+      if (!/^workflows-[0-9a-f]+\.js$/.test(name)) continue;
+      const file = path.join(dir, name);
+      let id = this.bundleIds.get(file);
+      if (!id) this.bundleIds.set(file, (id = buildIdOfBundle(file)));
+      if (id === buildId) return file;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * Conversations and missions that 0.1 started (before the 0.2 history epoch, docs/VERSIONING.md) are carried onto
+ * today's code, with no step for the person who upgrades.
+ *
+ * 0.1 workers were unversioned, so their running workflows belong to no version, and the server would send their
+ * next task to the current version: today's code, which cannot replay a 0.1 history (its patch markers are gone).
+ * So, before this worker's version becomes current, each unversioned workflow whose history does not replay on
+ * today's code is pinned to a worker of the frozen 0.1 workflow bundle (legacy/workflows-0.1.js.gz, built from
+ * 0.1.0 at 50574548) run in this process. Then each is recovered onto today's code from its own state: a
+ * conversation once it is idle or waiting on people (its transcript, grants, notices and open gates, the turn
+ * resumed at those same gates, so the old buttons decide them), a mission once no run is in flight (its records and
+ * settings). Until then the 0.1 worker runs it as 0.1 did. Unversioned workflows that do replay (the per-user and
+ * mission directories) simply move to the current version at their next task.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
+import {
+  AgentChannel,
+  AgentMissionName,
+  AgentMissionStatus,
+  AgentOwner,
+  AgentStatus,
+} from '../common/search-attributes';
+import type { Logger } from '../infra/log';
+import {
+  buildIdOfBundle,
+  describeVersion,
+  type DeploymentVersion,
+  type PinnedWorkflow,
+} from '../infra/temporal/deployment';
+import { missionViewQuery, type MissionInput, type MissionView } from '../workflows/missions/contract';
+import {
+  stateQuery,
+  type CarriedState,
+  type CarriedTurn,
+  type SessionInput,
+  type SessionView,
+} from '../workflows/session/contract';
+import { isBudgetGate } from '../workflows/session/gates';
+
+const LEGACY_BUNDLE = path.resolve(__dirname, 'legacy/workflows-0.1.js.gz');
+
+export interface LegacyOptions {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  deploymentName: string;
+  /** Where the 0.1 bundle is unpacked (DATA_DIR/workflow-bundles). */
+  bundlesDir: string;
+  /** Today's bundle: a history that replays on it needs nothing. */
+  currentBundle: string;
+  dataConverter: DataConverter | undefined;
+  startDrainWorker: (bundlePath: string, version: DeploymentVersion) => Promise<Worker>;
+  log: Logger;
+}
+
+export class LegacyRecovery {
+  private worker: { worker: Worker; done: Promise<void> } | undefined;
+  /** The 0.1 version: this deployment's name, the frozen bundle's digest. */
+  readonly version: DeploymentVersion;
+  private readonly bundle: string;
+  /** Unversioned runs that replay on today's code: left to move by themselves. */
+  private readonly replayable = new Set<string>();
+  /** Runs on the 0.1 version (pinned here, or found pinned by an earlier start), by run id. */
+  private readonly pinned = new Map<string, PinnedWorkflow>();
+
+  constructor(private readonly options: LegacyOptions) {
+    this.bundle = this.unpackedBundle();
+    this.version = {
+      deploymentName: options.deploymentName,
+      buildId: `v0.1-${buildIdOfBundle(this.bundle)}`,
+    };
+  }
+
+  get buildId(): string {
+    return this.version.buildId;
+  }
+
+  /** Pins every unversioned run that today's code cannot replay to the 0.1 worker. Call before promoting. */
+  async adopt(unversioned: PinnedWorkflow[]): Promise<number> {
+    const { client, log } = this.options;
+    const fresh = unversioned.filter((w) => !this.replayable.has(w.runId) && !this.pinned.has(w.runId));
+    if (!fresh.length) return 0;
+    const legacy: PinnedWorkflow[] = [];
+    const histories = fresh.map(async (workflow) => ({
+      workflowId: workflow.workflowId,
+      history: await client.workflow.getHandle(workflow.workflowId, workflow.runId).fetchHistory(),
+    }));
+    const results = Worker.runReplayHistories(
+      {
+        workflowBundle: { codePath: this.options.currentBundle },
+        ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
+      },
+      (async function* () {
+        for (const history of histories) yield await history;
+      })(),
+    );
+    for await (const result of results) {
+      const workflow = fresh.find((w) => w.workflowId === result.workflowId)!;
+      if (result.error) legacy.push(workflow);
+      else this.replayable.add(workflow.runId);
+    }
+    if (!legacy.length) return 0;
+    await this.startWorker();
+    for (const workflow of legacy) {
+      await client.workflowService.updateWorkflowExecutionOptions({
+        namespace: this.options.namespace,
+        workflowExecution: { workflowId: workflow.workflowId, runId: workflow.runId },
+        workflowExecutionOptions: {
+          versioningOverride: {
+            pinned: { behavior: 1 /* PINNED_OVERRIDE_BEHAVIOR_PINNED */, version: this.version },
+          },
+        },
+        updateMask: { paths: ['versioning_override'] },
+      });
+      this.pinned.set(workflow.runId, workflow);
+    }
+    log.info('0.1 workflows kept on the 0.1 code until each is carried onto this version', {
+      count: legacy.length,
+    });
+    return legacy.length;
+  }
+
+  /**
+   * Carries each 0.1 run that is at rest onto today's code (`found`: runs visibility shows on the 0.1 version, after
+   * a restart of this worker); stops the 0.1 worker once none is left.
+   */
+  async recover(found: PinnedWorkflow[] = []): Promise<number> {
+    for (const workflow of found) this.pinned.set(workflow.runId, workflow);
+    if (!this.pinned.size) return 0;
+    await this.startWorker();
+    let recovered = 0;
+    for (const workflow of [...this.pinned.values()]) {
+      try {
+        const { status } = await this.options.client.workflow
+          .getHandle(workflow.workflowId, workflow.runId)
+          .describe();
+        if (status.name !== 'RUNNING' || (await this.recoverOne(workflow))) {
+          this.pinned.delete(workflow.runId);
+          recovered++;
+        }
+      } catch (error) {
+        this.options.log.warn('a 0.1 workflow could not be carried over yet; it stays on the 0.1 code', {
+          workflowId: workflow.workflowId,
+          error: (error as Error).message,
+        });
+      }
+    }
+    if (!this.pinned.size) await this.stop();
+    return recovered;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.worker) return;
+    const { worker, done } = this.worker;
+    this.worker = undefined;
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await done.catch(() => {});
+    this.options.log.info('no workflow runs on the 0.1 code any more: its worker stopped');
+  }
+
+  private async startWorker(): Promise<void> {
+    if (this.worker) return;
+    const worker = await this.options.startDrainWorker(this.bundle, this.version);
+    this.worker = { worker, done: worker.run() };
+    // A pin needs the version to exist on the server: it does once the worker has polled.
+    const deadline = Date.now() + 60_000;
+    while (!(await describeVersion(this.options.client, this.options.namespace, this.version))) {
+      if (Date.now() > deadline)
+        throw new Error('the 0.1 worker did not register with the server within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  private unpackedBundle(): string {
+    const file = path.join(this.options.bundlesDir, 'legacy-0.1.js');
+    if (existsSync(file)) return file;
+    mkdirSync(this.options.bundlesDir, { recursive: true });
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, gunzipSync(readFileSync(LEGACY_BUNDLE)));
+    renameSync(partial, file);
+    return file;
+  }
+
+  /**
+   * Ends the 0.1 run and starts today's with what it holds. Terminated first, then read (a query of a closed run is
+   * answered by the 0.1 worker): nothing the 0.1 code does after the read can be lost or done twice.
+   */
+  private async recoverOne(workflow: PinnedWorkflow): Promise<boolean> {
+    const { client, log } = this.options;
+    const handle = client.workflow.getHandle(workflow.workflowId, workflow.runId);
+    if (workflow.type === 'sessionWorkflow') {
+      const before = await handle.query(stateQuery);
+      if (!atRest(before)) return false;
+      await handle.terminate('0.1 conversation carried onto the current version (docs/VERSIONING.md)');
+      const view = await handle.query(stateQuery);
+      const input: SessionInput = {
+        sessionId: view.sessionId,
+        channel: view.channel as SessionInput['channel'],
+        ownerId: view.ownerId,
+        carried: carriedFromView(view),
+      };
+      await this.startFresh(workflow.workflowId, 'sessionWorkflow', input, [
+        { key: AgentStatus, value: view.status },
+        { key: AgentChannel, value: view.channel },
+        { key: AgentOwner, value: view.ownerId },
+      ]);
+      log.info('a 0.1 conversation continues on this version', { workflowId: workflow.workflowId });
+      return true;
+    }
+    if (workflow.type === 'missionWorkflow') {
+      const before = await handle.query(missionViewQuery);
+      if (before.running) return false; // its run finishes first (on the 0.1 code), then the mission moves
+      await handle.terminate('0.1 mission carried onto the current version (docs/VERSIONING.md)');
+      const view = await handle.query(missionViewQuery);
+      await this.startFresh(workflow.workflowId, 'missionWorkflow', missionInputFromView(view), [
+        { key: AgentOwner, value: view.ownerId },
+        { key: AgentMissionName, value: view.name },
+        { key: AgentMissionStatus, value: view.status },
+      ]);
+      log.info('a 0.1 mission continues on this version', { workflowId: workflow.workflowId });
+      return true;
+    }
+    return false; // a mission run finishes where it started
+  }
+
+  private async startFresh(
+    workflowId: string,
+    type: string,
+    input: unknown,
+    searchAttributes: { key: { name: string; type: string }; value: unknown }[],
+  ): Promise<void> {
+    try {
+      await this.options.client.workflow.start(type, {
+        workflowId,
+        taskQueue: this.options.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: searchAttributes as never,
+      });
+    } catch (error) {
+      // A message arrived in between and started a run: it reads the 0.1 transcript itself (restore.ts).
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+}
+
+/** Idle, or waiting on people: nothing of the turn is in flight, nothing queued. */
+function atRest(view: SessionView): boolean {
+  return view.channel !== 'mission' && view.status !== 'running' && view.queued === 0;
+}
+
+/** What a continue-as-new would have carried, from the 0.1 run's state; open gates resume their turn. */
+export function carriedFromView(view: SessionView): CarriedState {
+  const pending = view.gates.filter((gate) => gate.status === 'pending');
+  const lastUser = view.transcript.findLastIndex((m) => m.role === 'user');
+  const steps = view.transcript
+    .slice(lastUser + 1)
+    .filter((m) => m.role === 'assistant' && m.toolCalls.length > 0).length;
+  const budgetGate = pending.find((gate) => isBudgetGate(gate));
+  const requester = pending[0]?.requesterId ?? view.ownerId;
+  const turn: CarriedTurn | undefined = !pending.length
+    ? undefined
+    : budgetGate
+      ? { requesterId: requester, step: steps, atBudgetGate: true, budgetGateId: budgetGate.id }
+      : { requesterId: requester, step: Math.max(0, steps - 1) };
+  return {
+    transcript: view.transcript,
+    grants: view.grants,
+    inbox: [],
+    notices: view.notices,
+    gates: view.gates,
+    ...(turn ? { turn } : {}),
+    ...(view.usage?.calls ? { usage: view.usage } : {}),
+  };
+}
+
+export function missionInputFromView(view: MissionView): MissionInput {
+  return {
+    id: view.id,
+    name: view.name,
+    ownerId: view.ownerId,
+    settings: view.settings,
+    guardrails: view.guardrails,
+    carried: {
+      status: view.status,
+      reason: view.reason,
+      runs: view.runs,
+      skipped: view.skipped,
+      consecutiveFailures: view.consecutiveFailures,
+      runCount: Math.max(0, ...view.runs.map((run) => run.n)),
+    },
+  };
+}
