@@ -133,13 +133,21 @@ export async function workflowsOffVersion(
   ].join(' AND ');
   const found: PinnedWorkflow[] = [];
   for await (const execution of client.workflow.list({ query, pageSize: 500 })) {
-    const versioning = execution.raw.versioningInfo;
+    // Listing does not fill in versioningInfo: the version is read from the search attribute visibility keeps.
+    const [pinned] = (execution.searchAttributes?.TemporalWorkerDeploymentVersion ?? []) as unknown[];
     found.push({
       workflowId: execution.workflowId,
       runId: execution.runId,
       type: execution.type,
-      buildId: versioning?.deploymentVersion?.buildId || undefined,
+      buildId: typeof pinned === 'string' ? buildIdIn(pinned, version.deploymentName) : undefined,
     });
   }
   return found;
+}
+
+/** `name:build` (or the older `name.build`) as visibility stores a version; another deployment's stays whole. */
+export function buildIdIn(stored: string, deploymentName: string): string {
+  for (const separator of [':', '.'])
+    if (stored.startsWith(`${deploymentName}${separator}`)) return stored.slice(deploymentName.length + 1);
+  return stored;
 }

@@ -1,0 +1,292 @@
+/**
+ * Deploy chaos: version N+1 changes the command sequence (test/helpers/next-version.ts) while people's waits are open
+ * on N, and the old buttons are clicked at each stage of the rollout (docs/VERSIONING.md):
+ *   1. both versions run, N current (N+1 started with TEMPORAL_DEPLOY_PROMOTE=manual): a click on N's approval;
+ *   2. N+1 made current (as `agentctl deploy promote` does): the drain sweep moves every conversation, a question and
+ *      a mission run waiting on a gate onto N+1 (continue-as-new carrying the gates); the old answer and the old
+ *      run button are clicked;
+ *   3. N's worker stopped once nothing is pinned to it; a new turn and approval on N+1;
+ *   4. rollback: N started again and made current; a gate opened on N+1 is decided after the move back.
+ * And the single-process upgrade (`npm start` stopped, updated, started): one worker process of N, stopped; one of
+ * N+1 on the same DATA_DIR, which drains N from the bundle it kept. Each decision takes effect once, every workflow
+ * ends on the version that is current, and no run anywhere fails a workflow task on nondeterminism.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
+import {
+  buildIdOfBundle,
+  setCurrentVersion,
+  workflowsOffVersion,
+  type DeploymentVersion,
+} from '../../infra/temporal/deployment';
+import { testEnv } from '../helpers/config';
+import { nondeterminismIn, runsOf } from '../helpers/history';
+import { nextVersionBundle } from '../helpers/next-version';
+import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
+import { TestSession, toolResults } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import type { Gate } from '../../workflows/session/contract';
+import { chaosRuns, Tally } from './summary';
+
+const RUNS = chaosRuns();
+
+let env: TestWorkflowEnvironment;
+let bundleN: string;
+let bundleN1: string;
+const running: ManagedProcess[] = [];
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  bundleN = inject('workflowBundlePath');
+  bundleN1 = await nextVersionBundle();
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((worker) => worker.kill('SIGTERM')));
+  await env?.teardown();
+});
+
+async function startWorker(
+  base: Record<string, string>,
+  bundle: string,
+  promote: 'auto' | 'manual',
+): Promise<ManagedProcess> {
+  const worker = workerProcess({
+    ...base,
+    WORKFLOW_BUNDLE_PATH: bundle,
+    TEMPORAL_DEPLOY_PROMOTE: promote,
+  });
+  running.push(worker);
+  await worker.start(workerReady);
+  return worker;
+}
+
+async function stopWorker(worker: ManagedProcess): Promise<void> {
+  await worker.kill('SIGTERM');
+  running.splice(running.indexOf(worker), 1);
+}
+
+/** The build id a conversation's current run is pinned to. */
+async function versionOf(session: TestSession): Promise<string | undefined> {
+  const described = await session.handle.describe();
+  return described.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
+}
+
+/** Waits until nothing on the task queue runs on another version than `version` (the drain is done). */
+async function drainedOnto(taskQueue: string, version: DeploymentVersion, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (!(await workflowsOffVersion(env.client, taskQueue, version)).length) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const left = await workflowsOffVersion(env.client, taskQueue, version);
+  throw new Error(`${what}: still on other versions: ${JSON.stringify(left)}`);
+}
+
+/** How many times `command`'s line was written in a conversation's working directory (under a DATA_DIR). */
+function linesIn(dataDir: string, session: TestSession, file: string): number {
+  const workdir = session.workflowId.replace(/[^A-Za-z0-9_.-]/g, '_');
+  const full = path.join(dataDir, 'workdirs', workdir, file);
+  return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
+/** The workers' warnings and errors, for a failure's message. */
+function problems(workers: Record<string, ManagedProcess | undefined>): string {
+  return Object.entries(workers)
+    .map(([name, worker]) => {
+      const lines = (worker?.output ?? '')
+        .split('\n')
+        .filter((line) => /"level":"(warn|error)"|Error/.test(line));
+      return lines.length ? `\n${name}: ${lines.slice(-8).join('\n').slice(0, 1500)}` : '';
+    })
+    .join('');
+}
+
+async function firedMissionGate(s: TestSession, name: string): Promise<Gate> {
+  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
+  await s.idle();
+  await s.say(`call mission_fire "${name}"`);
+  const shown = await s.waitFor(
+    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+    'the run gate',
+  );
+  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
+}
+
+const missionAnswered = (s: TestSession, name: string, run: number) =>
+  s.waitFor(
+    (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run ${run})`)),
+    `run ${run} of ${name}`,
+  );
+
+describe('deploying a version with a changed command sequence', () => {
+  it('proves N+1 really changes the command sequence (N’s histories do not replay on it)', async () => {
+    const history = historyFromJSON(
+      JSON.parse(readFileSync(path.resolve(__dirname, '../histories/approve-then-answer.json'), 'utf8')),
+    );
+    let failed = false;
+    try {
+      await Worker.runReplayHistory({ workflowBundle: { codePath: bundleN1 } }, history);
+    } catch {
+      failed = true;
+    }
+    if (!failed) throw new Error('the N+1 bundle replays N’s history: the deploy tests would prove nothing');
+  });
+
+  it(`rolls out N+1 and back while people wait, clicks at every stage taking effect once (${RUNS} runs)`, async () => {
+    const tally = new Tally();
+    for (let run = 0; run < RUNS; run++) {
+      const taskQueue = `deploy-${run}-${randomUUID().slice(0, 8)}`;
+      const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
+      const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
+      const base = testEnv(
+        {},
+        {
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          WORKER_DRAIN_INTERVAL: '300ms',
+          LOG_LEVEL: 'info',
+        },
+      );
+      const workers = { n: await startWorker(base, bundleN, 'auto') } as Record<string, ManagedProcess>;
+      const approval = new TestSession(env.client, taskQueue);
+      const question = new TestSession(env.client, taskQueue);
+      const owner = new TestSession(env.client, taskQueue);
+      const label = (what: string) => () => `run ${run}: ${what}`;
+      try {
+        // Waits opened on N.
+        await approval.say('run `echo one >> count.txt`');
+        const [first] = await approval.pendingGate();
+        await question.say('ask one');
+        const asked = await question.pendingQuestion();
+        const runGate = await firedMissionGate(owner, `nightly${run}`);
+        tally.check((await versionOf(approval)) === vN.buildId, label('the first conversation runs on N'));
+
+        // 1. Both versions run; N is current.
+        workers.n1 = await startWorker(base, bundleN1, 'manual');
+        await approval.decide({ gateId: first!.id, choice: 'approve' });
+        await approval.waitFor(
+          (v) => v.status === 'idle' && toolResults(v).length === 1,
+          'the approved call',
+        );
+        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('N’s click ran once'));
+
+        // 2. N+1 current: the sweep moves everything; the old answer and run button still work.
+        await setCurrentVersion(env.client, 'default', vN1, 'deploy-test');
+        await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
+        const answered = await question.idle();
+        tally.check(
+          toolResults(answered).length === 1 && toolResults(answered)[0]!.content.includes('staging'),
+          label('the answer given after the move took effect once'),
+        );
+        await owner.decide({ gateId: runGate.id, choice: 'approve' });
+        await missionAnswered(owner, `nightly${run}`, 1);
+
+        // 3. N stopped once nothing is pinned to it; a new turn on N+1.
+        await drainedOnto(taskQueue, vN1, 'the drain onto N+1');
+        await stopWorker(workers.n!);
+        await approval.say('run `echo two >> count.txt`');
+        const [second] = await approval.pendingGate();
+        await approval.decide({ gateId: second!.id, choice: 'approve' });
+        await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 2, 'the second call');
+        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 2, label('N+1’s click ran once'));
+        for (const session of [approval, question, owner])
+          tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
+
+        // 4. Rollback to N with a gate open on N+1.
+        await approval.say('run `echo three >> count.txt`');
+        const [third] = await approval.pendingGate();
+        workers.n = await startWorker(base, bundleN, 'manual');
+        await setCurrentVersion(env.client, 'default', vN, 'deploy-test');
+        await drainedOnto(taskQueue, vN, 'the drain back onto N');
+        await approval.decide({ gateId: third!.id, choice: 'approve' });
+        await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 3, 'the third call');
+        tally.check(
+          linesIn(base.DATA_DIR!, approval, 'count.txt') === 3,
+          label('the click after the rollback ran once'),
+        );
+        for (const session of [approval, question, owner])
+          tally.check((await versionOf(session)) === vN.buildId, label(`${session.workflowId} back on N`));
+
+        const failures = await nondeterminismIn(
+          env.client,
+          await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
+        );
+        tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+      } catch (error) {
+        tally.check(
+          false,
+          label(
+            `the rollout did not complete: ${(error as Error).message.slice(0, 500)}${problems(workers)}`,
+          ),
+        );
+      } finally {
+        for (const worker of Object.values(workers)) await stopWorker(worker).catch(() => {});
+      }
+    }
+    tally.finish('deploy: rollout and rollback with waits open');
+  });
+
+  it(`upgrades in place like \`npm start\`: N's process stopped, N+1's on the same data drains N (${RUNS} runs)`, async () => {
+    const tally = new Tally();
+    for (let run = 0; run < RUNS; run++) {
+      const taskQueue = `inplace-${run}-${randomUUID().slice(0, 8)}`;
+      const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
+      const base = testEnv(
+        {},
+        {
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          WORKER_DRAIN_INTERVAL: '300ms',
+          LOG_LEVEL: 'info',
+        },
+      );
+      const approval = new TestSession(env.client, taskQueue);
+      const question = new TestSession(env.client, taskQueue);
+      const label = (what: string) => () => `run ${run}: ${what}`;
+      let worker: ManagedProcess | undefined;
+      try {
+        worker = await startWorker(base, bundleN, 'auto');
+        await approval.say('run `echo one >> count.txt`');
+        const [gate] = await approval.pendingGate();
+        await question.say('ask one');
+        const asked = await question.pendingQuestion();
+        await stopWorker(worker);
+
+        worker = await startWorker(base, bundleN1, 'auto');
+        await approval.decide({ gateId: gate!.id, choice: 'approve' });
+        await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
+        await approval.waitFor(
+          (v) => v.status === 'idle' && toolResults(v).length === 1,
+          'the approved call',
+        );
+        const answered = await question.idle();
+        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('the old button ran once'));
+        tally.check(toolResults(answered)[0]?.content.includes('staging') === true, label('the old answer'));
+        await drainedOnto(taskQueue, vN1, 'the in-place drain');
+        for (const session of [approval, question])
+          tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
+        const failures = await nondeterminismIn(
+          env.client,
+          await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
+        );
+        tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+      } catch (error) {
+        tally.check(
+          false,
+          label(
+            `the upgrade did not complete: ${(error as Error).message.slice(0, 500)}${problems({ worker })}`,
+          ),
+        );
+      } finally {
+        if (worker) await stopWorker(worker).catch(() => {});
+      }
+    }
+    tally.finish('deploy: in-place upgrade (npm start) with waits open');
+  });
+});

@@ -1,0 +1,27 @@
+/**
+ * Version N+1 for deploy tests: today's workflow code with a changed command sequence (a one-millisecond timer
+ * before every model call), bundled exactly as workers bundle it. Its histories differ from today's, so replaying
+ * one version's history on the other fails with a nondeterminism error: what a careless deploy would hit.
+ */
+import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflows } from '../../workers/workflow-code';
+
+const ROOT = path.resolve(__dirname, '../..');
+const ANCHOR = '      const answer = extraTools.length';
+
+export async function nextVersionBundle(): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'next-version-'));
+  cpSync(path.join(ROOT, 'workflows'), path.join(dir, 'workflows'), { recursive: true });
+  cpSync(path.join(ROOT, 'common'), path.join(dir, 'common'), { recursive: true });
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const turn = path.join(dir, 'workflows/session/turn.ts');
+  const source = readFileSync(turn, 'utf8');
+  if (!source.includes(ANCHOR))
+    throw new Error('turn.ts changed: update the anchor of test/helpers/next-version.ts');
+  writeFileSync(turn, source.replace(ANCHOR, `      await wf.sleep(1);\n${ANCHOR}`));
+  const file = path.join(dir, 'workflows-next.js');
+  writeFileSync(file, await bundleWorkflows(path.join(dir, 'workflows')));
+  return file;
+}
