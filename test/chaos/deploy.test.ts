@@ -66,9 +66,14 @@ async function startWorker(
   return worker;
 }
 
+/** SIGTERM, as a deploy stops a worker; a worker that has not exited 20 s later is a failure (and is killed). */
 async function stopWorker(worker: ManagedProcess): Promise<void> {
-  await worker.kill('SIGTERM');
   running.splice(running.indexOf(worker), 1);
+  const exited = worker.kill('SIGTERM').then(() => true);
+  const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20_000));
+  if (await Promise.race([exited, late])) return;
+  await worker.kill('SIGKILL');
+  throw new Error(`the ${worker.name} did not exit within 20 s of SIGTERM:\n${worker.output.slice(-2000)}`);
 }
 
 /** The build id a conversation's current run is pinned to. */
@@ -138,10 +143,13 @@ describe('deploying a version with a changed command sequence', () => {
     if (!failed) throw new Error('the N+1 bundle replays N’s history: the deploy tests would prove nothing');
   });
 
-  it(`rolls out N+1 and back while people wait, clicks at every stage taking effect once (${RUNS} runs)`, async () => {
-    const tally = new Tally();
-    for (let run = 0; run < RUNS; run++) {
-      const taskQueue = `deploy-${run}-${randomUUID().slice(0, 8)}`;
+  it(
+    `rolls out N+1 and back while people wait, clicks at every stage taking effect once (${RUNS} runs)`,
+    async () => {
+      const tally = new Tally();
+      // One task queue (and deployment) for every run, as in production: each run starts where the last one's
+      // rollback left it (N current), and the missions' directory, one per namespace, stays served.
+      const taskQueue = `deploy-${randomUUID().slice(0, 8)}`;
       const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
       const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
       const base = testEnv(
@@ -153,140 +161,153 @@ describe('deploying a version with a changed command sequence', () => {
           LOG_LEVEL: 'info',
         },
       );
-      const workers = { n: await startWorker(base, bundleN, 'auto') } as Record<string, ManagedProcess>;
-      const approval = new TestSession(env.client, taskQueue);
-      const question = new TestSession(env.client, taskQueue);
-      const owner = new TestSession(env.client, taskQueue);
-      const label = (what: string) => () => `run ${run}: ${what}`;
-      try {
-        // Waits opened on N.
-        await approval.say('run `echo one >> count.txt`');
-        const [first] = await approval.pendingGate();
-        await question.say('ask one');
-        const asked = await question.pendingQuestion();
-        const runGate = await firedMissionGate(owner, `nightly${run}`);
-        tally.check((await versionOf(approval)) === vN.buildId, label('the first conversation runs on N'));
+      for (let run = 0; run < RUNS; run++) {
+        const workers = { n: await startWorker(base, bundleN, 'auto') } as Record<string, ManagedProcess>;
+        const approval = new TestSession(env.client, taskQueue);
+        const question = new TestSession(env.client, taskQueue);
+        const owner = new TestSession(env.client, taskQueue);
+        const label = (what: string) => () => `run ${run}: ${what}`;
+        try {
+          // Waits opened on N.
+          await approval.say('run `echo one >> count.txt`');
+          const [first] = await approval.pendingGate();
+          await question.say('ask one');
+          const asked = await question.pendingQuestion();
+          const runGate = await firedMissionGate(owner, `nightly${run}`);
+          tally.check((await versionOf(approval)) === vN.buildId, label('the first conversation runs on N'));
 
-        // 1. Both versions run; N is current.
-        workers.n1 = await startWorker(base, bundleN1, 'manual');
-        await approval.decide({ gateId: first!.id, choice: 'approve' });
-        await approval.waitFor(
-          (v) => v.status === 'idle' && toolResults(v).length === 1,
-          'the approved call',
-        );
-        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('N’s click ran once'));
+          // 1. Both versions run; N is current.
+          workers.n1 = await startWorker(base, bundleN1, 'manual');
+          await approval.decide({ gateId: first!.id, choice: 'approve' });
+          await approval.waitFor(
+            (v) => v.status === 'idle' && toolResults(v).length === 1,
+            'the approved call',
+          );
+          tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('N’s click ran once'));
 
-        // 2. N+1 current: the sweep moves everything; the old answer and run button still work.
-        await setCurrentVersion(env.client, 'default', vN1, 'deploy-test');
-        await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
-        const answered = await question.idle();
-        tally.check(
-          toolResults(answered).length === 1 && toolResults(answered)[0]!.content.includes('staging'),
-          label('the answer given after the move took effect once'),
-        );
-        await owner.decide({ gateId: runGate.id, choice: 'approve' });
-        await missionAnswered(owner, `nightly${run}`, 1);
+          // 2. N+1 current: the sweep moves everything; the old answer and run button still work.
+          await setCurrentVersion(env.client, 'default', vN1, 'deploy-test');
+          await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
+          const answered = await question.idle();
+          tally.check(
+            toolResults(answered).length === 1 && toolResults(answered)[0]!.content.includes('staging'),
+            label('the answer given after the move took effect once'),
+          );
+          await owner.decide({ gateId: runGate.id, choice: 'approve' });
+          await missionAnswered(owner, `nightly${run}`, 1);
 
-        // 3. N stopped once nothing is pinned to it; a new turn on N+1.
-        await drainedOnto(taskQueue, vN1, 'the drain onto N+1');
-        await stopWorker(workers.n!);
-        await approval.say('run `echo two >> count.txt`');
-        const [second] = await approval.pendingGate();
-        await approval.decide({ gateId: second!.id, choice: 'approve' });
-        await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 2, 'the second call');
-        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 2, label('N+1’s click ran once'));
-        for (const session of [approval, question, owner])
-          tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
+          // 3. N stopped once nothing is pinned to it; a new turn on N+1.
+          await drainedOnto(taskQueue, vN1, 'the drain onto N+1');
+          await stopWorker(workers.n!);
+          await approval.say('run `echo two >> count.txt`');
+          const [second] = await approval.pendingGate();
+          await approval.decide({ gateId: second!.id, choice: 'approve' });
+          await approval.waitFor(
+            (v) => v.status === 'idle' && toolResults(v).length === 2,
+            'the second call',
+          );
+          tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 2, label('N+1’s click ran once'));
+          for (const session of [approval, question, owner])
+            tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
 
-        // 4. Rollback to N with a gate open on N+1.
-        await approval.say('run `echo three >> count.txt`');
-        const [third] = await approval.pendingGate();
-        workers.n = await startWorker(base, bundleN, 'manual');
-        await setCurrentVersion(env.client, 'default', vN, 'deploy-test');
-        await drainedOnto(taskQueue, vN, 'the drain back onto N');
-        await approval.decide({ gateId: third!.id, choice: 'approve' });
-        await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 3, 'the third call');
-        tally.check(
-          linesIn(base.DATA_DIR!, approval, 'count.txt') === 3,
-          label('the click after the rollback ran once'),
-        );
-        for (const session of [approval, question, owner])
-          tally.check((await versionOf(session)) === vN.buildId, label(`${session.workflowId} back on N`));
+          // 4. Rollback to N with a gate open on N+1.
+          await approval.say('run `echo three >> count.txt`');
+          const [third] = await approval.pendingGate();
+          workers.n = await startWorker(base, bundleN, 'manual');
+          await setCurrentVersion(env.client, 'default', vN, 'deploy-test');
+          await drainedOnto(taskQueue, vN, 'the drain back onto N');
+          await approval.decide({ gateId: third!.id, choice: 'approve' });
+          await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 3, 'the third call');
+          tally.check(
+            linesIn(base.DATA_DIR!, approval, 'count.txt') === 3,
+            label('the click after the rollback ran once'),
+          );
+          for (const session of [approval, question, owner])
+            tally.check((await versionOf(session)) === vN.buildId, label(`${session.workflowId} back on N`));
 
-        const failures = await nondeterminismIn(
-          env.client,
-          await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
-        );
-        tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
-      } catch (error) {
-        tally.check(
-          false,
-          label(
-            `the rollout did not complete: ${(error as Error).message.slice(0, 500)}${problems(workers)}`,
-          ),
-        );
-      } finally {
-        for (const worker of Object.values(workers)) await stopWorker(worker).catch(() => {});
+          const failures = await nondeterminismIn(
+            env.client,
+            await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
+          );
+          tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+        } catch (error) {
+          tally.check(
+            false,
+            label(
+              `the rollout did not complete: ${(error as Error).message.slice(0, 500)}${problems(workers)}`,
+            ),
+          );
+        } finally {
+          for (const worker of Object.values(workers)) await stopWorker(worker).catch(() => {});
+        }
       }
-    }
-    tally.finish('deploy: rollout and rollback with waits open');
-  });
+      tally.finish('deploy: rollout and rollback with waits open');
+    },
+    RUNS * 120_000,
+  );
 
-  it(`upgrades in place like \`npm start\`: N's process stopped, N+1's on the same data drains N (${RUNS} runs)`, async () => {
-    const tally = new Tally();
-    for (let run = 0; run < RUNS; run++) {
-      const taskQueue = `inplace-${run}-${randomUUID().slice(0, 8)}`;
-      const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
-      const base = testEnv(
-        {},
-        {
-          TEMPORAL_ADDRESS: env.address,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          WORKER_DRAIN_INTERVAL: '300ms',
-          LOG_LEVEL: 'info',
-        },
-      );
-      const approval = new TestSession(env.client, taskQueue);
-      const question = new TestSession(env.client, taskQueue);
-      const label = (what: string) => () => `run ${run}: ${what}`;
-      let worker: ManagedProcess | undefined;
-      try {
-        worker = await startWorker(base, bundleN, 'auto');
-        await approval.say('run `echo one >> count.txt`');
-        const [gate] = await approval.pendingGate();
-        await question.say('ask one');
-        const asked = await question.pendingQuestion();
-        await stopWorker(worker);
+  it(
+    `upgrades in place like \`npm start\`: N's process stopped, N+1's on the same data drains N (${RUNS} runs)`,
+    async () => {
+      const tally = new Tally();
+      for (let run = 0; run < RUNS; run++) {
+        const taskQueue = `inplace-${run}-${randomUUID().slice(0, 8)}`;
+        const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
+        const base = testEnv(
+          {},
+          {
+            TEMPORAL_ADDRESS: env.address,
+            TEMPORAL_TASK_QUEUE: taskQueue,
+            WORKER_DRAIN_INTERVAL: '300ms',
+            LOG_LEVEL: 'info',
+          },
+        );
+        const approval = new TestSession(env.client, taskQueue);
+        const question = new TestSession(env.client, taskQueue);
+        const label = (what: string) => () => `run ${run}: ${what}`;
+        let worker: ManagedProcess | undefined;
+        try {
+          worker = await startWorker(base, bundleN, 'auto');
+          await approval.say('run `echo one >> count.txt`');
+          const [gate] = await approval.pendingGate();
+          await question.say('ask one');
+          const asked = await question.pendingQuestion();
+          await stopWorker(worker);
 
-        worker = await startWorker(base, bundleN1, 'auto');
-        await approval.decide({ gateId: gate!.id, choice: 'approve' });
-        await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
-        await approval.waitFor(
-          (v) => v.status === 'idle' && toolResults(v).length === 1,
-          'the approved call',
-        );
-        const answered = await question.idle();
-        tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('the old button ran once'));
-        tally.check(toolResults(answered)[0]?.content.includes('staging') === true, label('the old answer'));
-        await drainedOnto(taskQueue, vN1, 'the in-place drain');
-        for (const session of [approval, question])
-          tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
-        const failures = await nondeterminismIn(
-          env.client,
-          await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
-        );
-        tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
-      } catch (error) {
-        tally.check(
-          false,
-          label(
-            `the upgrade did not complete: ${(error as Error).message.slice(0, 500)}${problems({ worker })}`,
-          ),
-        );
-      } finally {
-        if (worker) await stopWorker(worker).catch(() => {});
+          worker = await startWorker(base, bundleN1, 'auto');
+          await approval.decide({ gateId: gate!.id, choice: 'approve' });
+          await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
+          await approval.waitFor(
+            (v) => v.status === 'idle' && toolResults(v).length === 1,
+            'the approved call',
+          );
+          const answered = await question.idle();
+          tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('the old button ran once'));
+          tally.check(
+            toolResults(answered)[0]?.content.includes('staging') === true,
+            label('the old answer'),
+          );
+          await drainedOnto(taskQueue, vN1, 'the in-place drain');
+          for (const session of [approval, question])
+            tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
+          const failures = await nondeterminismIn(
+            env.client,
+            await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
+          );
+          tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+        } catch (error) {
+          tally.check(
+            false,
+            label(
+              `the upgrade did not complete: ${(error as Error).message.slice(0, 500)}${problems({ worker })}`,
+            ),
+          );
+        } finally {
+          if (worker) await stopWorker(worker).catch(() => {});
+        }
       }
-    }
-    tally.finish('deploy: in-place upgrade (npm start) with waits open');
-  });
+      tally.finish('deploy: in-place upgrade (npm start) with waits open');
+    },
+    RUNS * 120_000,
+  );
 });

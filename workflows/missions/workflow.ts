@@ -66,6 +66,8 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   let consecutiveFailures = carried?.consecutiveFailures ?? 0;
   let runCount = carried?.runCount ?? 0;
   let running: { workflowId: string; n: number } | null = null;
+  /** Runs whose end is still being recorded and told (finishRun / failRun). */
+  let recording = 0;
   let gate: RecordedGate | null = null;
   /** The open gate as the run reported it, to close it in the owner's conversation if the run ends first. */
   let openGate: Gate | null = null;
@@ -265,6 +267,8 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     if (runs.length > MAX_RUN_RECORDS) runs.splice(0, runs.length - MAX_RUN_RECORDS);
     running = { workflowId: runWorkflowId, n };
     // Never awaited: whatever happens here is recorded and told, never left as an unhandled rejection.
+    // `recording` lasts until the run's end is recorded and told: a continue-as-new waits for it.
+    recording++;
     void handle
       .result()
       .then(
@@ -273,7 +277,8 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       )
       .catch((error: unknown) =>
         wf.log.error('recording a run failed', { missionId, run: record.n, error: String(error) }),
-      );
+      )
+      .finally(() => recording--);
   }
 
   /** A run that ends with its gate still open (cancelled while waiting): the prompt shown to the owner closes. */
@@ -380,7 +385,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     }
     const wait = nextFireAt === null ? undefined : Math.max(0, nextFireAt - Date.now());
     // A deploy's request to move waits for the run in flight: a continue-as-new would cancel it (parent close policy).
-    const moves = () => upgradeRequested() && !running;
+    const moves = () => upgradeRequested() && !running && recording === 0;
     const woke = () => fires.length > 0 || scheduleChanged || status === 'completed' || moves();
     if (wait === undefined) await wf.condition(woke);
     else await wf.condition(woke, wait);
@@ -397,6 +402,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     }
     if (
       !running &&
+      recording === 0 &&
       (upgradeRequested() ||
         wf.workflowInfo().continueAsNewSuggested ||
         wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
