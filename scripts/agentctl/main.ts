@@ -7,6 +7,7 @@
  *   agentctl stop <workflow> --as <operator>        stop the turn running there
  *   agentctl export <session>                      the transcript as JSON Lines on stdout
  *   agentctl import <file> --session <id> [--owner <user>]   start a web session from a JSONL transcript
+ *   agentctl deploy status | promote <build id> --as <operator> | drain   the Worker Deployment (docs/VERSIONING.md)
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
  */
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { dataConverterFor } from '../../infra/temporal/codec';
 import { connectClient } from '../../infra/temporal/connect';
 import { listWorkflows, resolveGate, showWorkflow, stopTurn, stuck } from './operate';
 import { exportTranscript, importTranscript } from './transcripts';
+import { deployDrain, deployPromote, deployStatus } from './deploy';
 
 const USAGE = `usage:
   agentctl list [--status waiting_approval] [--owner alice] [--missions]
@@ -24,7 +26,10 @@ const USAGE = `usage:
   agentctl resolve <workflow> <gate> approve|deny --as <operator> [--reason <text>]
   agentctl stop <workflow> --as <operator>
   agentctl export <session>
-  agentctl import <file> --session <id> [--owner <user>]`;
+  agentctl import <file> --session <id> [--owner <user>]
+  agentctl deploy status
+  agentctl deploy promote <build id> --as <operator>
+  agentctl deploy drain`;
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -87,6 +92,24 @@ async function main(argv: string[]): Promise<void> {
         ...(values.owner ? { owner: values.owner } : {}),
       });
       process.stdout.write(`imported ${result.messages} messages into ${result.workflowId}\n`);
+    } else if (command === 'deploy' && config.temporal.deployment) {
+      const deployment = {
+        client,
+        namespace: config.temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        deploymentName: config.temporal.deployment.name,
+      };
+      if (target === 'status') process.stdout.write(await deployStatus(deployment));
+      else if (target === 'drain') process.stdout.write(await deployDrain(deployment));
+      else if (target === 'promote' && gateId) {
+        if (!values.as)
+          throw new Error("promote needs --as <your name>: it is recorded as the change's identity");
+        process.stdout.write(await deployPromote(deployment, gateId, `operator:${values.as}`));
+      } else throw new Error(`deploy needs status, promote <build id> --as <name>, or drain\n${USAGE}`);
+    } else if (command === 'deploy') {
+      throw new Error(
+        'TEMPORAL_WORKER_VERSIONING=off: the workers are unversioned, there is no deployment to drive',
+      );
     } else {
       throw new Error(`unknown or incomplete command\n${USAGE}`);
     }

@@ -11,16 +11,17 @@
  * N+1 on the same DATA_DIR, which drains N from the bundle it kept. Each decision takes effect once, every workflow
  * ends on the version that is current, and no run anywhere fails a workflow task on nondeterminism.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import {
   buildIdOfBundle,
-  setCurrentVersion,
   workflowsOffVersion,
   type DeploymentVersion,
 } from '../../infra/temporal/deployment';
@@ -34,6 +35,8 @@ import type { Gate } from '../../workflows/session/contract';
 import { chaosRuns, Tally } from './summary';
 
 const RUNS = chaosRuns();
+const ROOT = path.resolve(__dirname, '../..');
+const exec = promisify(execFile);
 
 let env: TestWorkflowEnvironment;
 let bundleN: string;
@@ -74,6 +77,14 @@ async function stopWorker(worker: ManagedProcess): Promise<void> {
   if (await Promise.race([exited, late])) return;
   await worker.kill('SIGKILL');
   throw new Error(`the ${worker.name} did not exit within 20 s of SIGTERM:\n${worker.output.slice(-2000)}`);
+}
+
+/** The real `agentctl`, as an operator runs it against this deployment. */
+async function agentctl(base: Record<string, string>, ...args: string[]): Promise<string> {
+  const { stdout } = await exec(process.execPath, [path.join(ROOT, 'bin/agentctl.js'), ...args], {
+    env: { ...process.env, ...base },
+  });
+  return stdout;
 }
 
 /** The build id a conversation's current run is pinned to. */
@@ -186,7 +197,7 @@ describe('deploying a version with a changed command sequence', () => {
           tally.check(linesIn(base.DATA_DIR!, approval, 'count.txt') === 1, label('N’s click ran once'));
 
           // 2. N+1 current: the sweep moves everything; the old answer and run button still work.
-          await setCurrentVersion(env.client, 'default', vN1, 'deploy-test');
+          await agentctl(base, 'deploy', 'promote', vN1.buildId, '--as', 'release-bot');
           await question.answer(asked.id, [{ question: 'Environment', selected: ['staging'] }]);
           const answered = await question.idle();
           tally.check(
@@ -198,6 +209,12 @@ describe('deploying a version with a changed command sequence', () => {
 
           // 3. N stopped once nothing is pinned to it; a new turn on N+1.
           await drainedOnto(taskQueue, vN1, 'the drain onto N+1');
+          const status = await agentctl(base, 'deploy', 'status');
+          tally.check(
+            new RegExp(`${vN1.buildId}\\s+current`).test(status) &&
+              new RegExp(`${vN.buildId}\\s+\\w+\\s+0\\b`).test(status),
+            label(`agentctl deploy status shows N+1 current and nothing left on N:\n${status}`),
+          );
           await stopWorker(workers.n!);
           await approval.say('run `echo two >> count.txt`');
           const [second] = await approval.pendingGate();
@@ -214,7 +231,7 @@ describe('deploying a version with a changed command sequence', () => {
           await approval.say('run `echo three >> count.txt`');
           const [third] = await approval.pendingGate();
           workers.n = await startWorker(base, bundleN, 'manual');
-          await setCurrentVersion(env.client, 'default', vN, 'deploy-test');
+          await agentctl(base, 'deploy', 'promote', vN.buildId, '--as', 'release-bot');
           await drainedOnto(taskQueue, vN, 'the drain back onto N');
           await approval.decide({ gateId: third!.id, choice: 'approve' });
           await approval.waitFor((v) => v.status === 'idle' && toolResults(v).length === 3, 'the third call');
