@@ -43,8 +43,6 @@ export const customSearchAttributes = [
 ] as const;
 
 export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;
-/** A shared mission's run waits for anyone's sign-in to the provider. */
-export const ANYONE = '*';
 
 /** Session status as the search attribute and the web chat show it. */
 export type SessionStatus = 'idle' | 'running' | 'waiting_approval' | 'waiting_answer' | 'waiting_credential';

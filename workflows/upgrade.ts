@@ -2,7 +2,9 @@
  * Moving a running workflow to the current Worker Deployment version (docs/VERSIONING.md).
  *
  * Every workflow type is PINNED: a run finishes on the version that started it, so a deploy never replays a
- * history on code that did not write it. Long-lived workflows (conversations, mission runs, missions, the per-user
+ * history on code that did not write it. The worker says so for all of them (`defaultVersioningBehavior`,
+ * workers/run-worker.ts): a behaviour declared on a workflow function would make every unversioned worker
+ * (`TEMPORAL_WORKER_VERSIONING=off`, the tests' workers) fail its workflow tasks. Long-lived workflows (conversations, mission runs, missions, the per-user
  * and mission directories) move to the current version at their next continue-as-new, which carries everything the
  * next run needs (transcript, open gates, grants, records). Every continue-as-new asks for the current version
  * (`AUTO_UPGRADE` for the first task of the next run), and the `upgrade` signal asks a workflow to continue as new

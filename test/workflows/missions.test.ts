@@ -10,7 +10,12 @@ import type { AppConfig } from '../../infra/config';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
 import { missionRecordsQuery, missionViewQuery, type MissionView } from '../../workflows/missions/contract';
-import { stateQuery, type Message, type SessionView } from '../../workflows/session/contract';
+import {
+  credentialProvidedSignal,
+  stateQuery,
+  type Message,
+  type SessionView,
+} from '../../workflows/session/contract';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
@@ -318,7 +323,7 @@ describe('missions', () => {
     await s.waitFor((v) => notes(v).some((n) => n.includes('**files** (run 1)')), 'the result posted');
   });
 
-  it("lets anyone's sign-in resume a shared mission's run, which then acts with their credential", async () => {
+  it("never resumes a shared mission's run with someone else's sign-in: it waits for its owner's", async () => {
     const s = new TestSession(env.client, taskQueue);
     // Dora owns it and has not connected Acme (alice has, in an earlier test).
     await call(
@@ -338,18 +343,32 @@ describe('missions', () => {
       const v = await view(id);
       return v.gate?.kind === 'credential' ? v : undefined;
     });
-    // Carol is not the owner; for a shared mission her sign-in counts.
+    const run = env.client.workflow.getHandle(paused.gate!.runWorkflowId);
+    // Carol connects Acme for her own reasons: her sign-in finds nothing of Dora's to resume...
     const credentials = CredentialService.fromConfig(config);
     await credentials.vault.put('carol', 'acme', { accessToken: 'carols-token' }, null);
+    expect(await resumeWaitingWorkflows(env.client, 'carol', 'acme')).toEqual([]);
+    // ...and even a credentialProvided signal naming her, sent straight to the run, decides nothing.
+    await run.signal(credentialProvidedSignal, { provider: 'acme', userId: 'carol' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const waiting = await run.query(stateQuery);
+    expect(waiting.gates.find((g) => g.kind === 'credential')).toMatchObject({
+      status: 'pending',
+      requesterId: 'dora',
+    });
+    expect(tools(waiting).some((t) => t.content.includes('carol'))).toBe(false);
+    // Dora's own sign-in resumes it, with her account.
+    await credentials.vault.put('dora', 'acme', { accessToken: 'doras-token' }, null);
     await credentials.close();
     const resumed = await until('the run found', async () => {
-      const ids = await resumeWaitingWorkflows(env.client, 'carol', 'acme');
+      const ids = await resumeWaitingWorkflows(env.client, 'dora', 'acme');
       return ids.length ? ids : undefined;
     });
     expect(resumed).toEqual([paused.gate!.runWorkflowId]);
     await until('the run finished', async () => (await view(id)).runs[0]?.outcome);
-    const run = await env.client.workflow.getHandle(paused.gate!.runWorkflowId).query(stateQuery);
-    expect(tools(run).at(-1)!.content).toContain("ran with @carol's Acme account");
+    const done = await run.query(stateQuery);
+    expect(done.gates.find((g) => g.kind === 'credential')!.resolution).toMatchObject({ by: 'dora' });
+    expect(tools(done).at(-1)!.content).not.toContain('carol');
   });
 
   it("fails the mission when a run's approval expires, and says so in the owner's conversation", async () => {

@@ -72,6 +72,3 @@ export async function missionDirectoryWorkflow(input: { records?: MissionRecord[
   await wf.condition(wf.allHandlersFinished);
   await continueOnCurrentVersion<typeof missionDirectoryWorkflow>({ records });
 }
-
-/** PINNED; a small entity that moves to the current version at its next continue-as-new (workflows/upgrade.ts). */
-wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionDirectoryWorkflow);

@@ -432,5 +432,3 @@ function failureMessage(error: unknown): string {
       ? error.message
       : String(error);
 }
-
-wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionWorkflow);

@@ -287,7 +287,7 @@ export interface SessionInput {
   run?: {
     missionWorkflowId: string;
     missionName: string;
-    /** A shared mission: whoever signs in for a credential the run waits on becomes its identity for it. */
+    /** A shared mission: others see and may fire it; its runs still act as the owner, with the owner's credentials. */
     shared?: boolean;
   };
   /** Carried across continue-as-new. */

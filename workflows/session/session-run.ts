@@ -313,8 +313,8 @@ export class SessionRun {
     const { provider, userId } = parsed.data;
     for (const gate of this.state.pendingGates()) {
       if (gate.kind !== 'credential' || gate.provider !== provider) continue;
-      // Only the person whose credential it is — or anyone, for a shared mission's run.
-      if (gate.requesterId !== userId && !this.runOf?.shared) continue;
+      // Only the person whose credential it is (a shared mission's run acts as its owner, whoever else signs in).
+      if (gate.requesterId !== userId) continue;
       connectGate(gate, userId, Date.now());
       this.state.touch();
     }

@@ -4,7 +4,7 @@
  * one result. A model API outage waits; a request too long for the model's context is summarised and retried.
  */
 import * as wf from '@temporalio/workflow';
-import { AgentCredentialWaits, ANYONE, credentialWaitValue } from '../../common/search-attributes';
+import { AgentCredentialWaits, credentialWaitValue } from '../../common/search-attributes';
 import { FailureType } from '../../common/errors';
 import type { Grant } from '../../common/grants';
 import type { ToolDefinition } from '../../common/tools/definitions';
@@ -537,25 +537,16 @@ async function execute(
     state.gates.set(gate.id, gate);
     run.emit({ type: 'gate', gate, reason: 'opened' });
     run.setStatus('waiting_credential', describeWaiting([gate]));
+    // Only this person's own sign-in resumes the call: a shared mission's run acts as its owner, never as
+    // whoever signs in to the provider next.
     wf.upsertSearchAttributes([
-      {
-        key: AgentCredentialWaits,
-        value: [
-          credentialWaitValue(userId, gate.provider),
-          ...(run.runOf?.shared ? [credentialWaitValue(ANYONE, gate.provider)] : []),
-        ],
-      },
+      { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
     ]);
     await waitForGates(run, [gate], false);
     wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
     run.setStatus('running');
     const unrun = resultWithoutRun(gate);
     if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
-    // Someone else signed in for a shared mission: the run now acts with their credential.
-    if (gate.resolution?.outcome === 'connected' && gate.resolution.by !== userId) {
-      preface += `Note: this ran with @${gate.resolution.by}'s ${gate.providerName} account.\n`;
-      userId = gate.resolution.by;
-    }
   }
 }
 

@@ -55,9 +55,6 @@ export async function missionRunWorkflow(input: SessionInput): Promise<RunResult
   return await finishMissionRun(run);
 }
 
-wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, sessionWorkflow);
-wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, missionRunWorkflow);
-
 function registerHandlers(run: SessionRun): void {
   listenForUpgrade();
   // Signals, not updates: clicks and messages must be accepted while no worker runs.

@@ -96,6 +96,3 @@ function validateSpendRecord(record: SpendRecord): void {
   if (usage && !(count(usage.inputTokens) && count(usage.outputTokens) && count(usage.costUsd ?? 0)))
     throw new Error('usage must be non-negative numbers');
 }
-
-/** PINNED; a small entity that moves to the current version at its next continue-as-new (workflows/upgrade.ts). */
-wf.setWorkflowOptions({ versioningBehavior: 'PINNED' }, userDirectoryWorkflow);
