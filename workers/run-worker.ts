@@ -182,7 +182,14 @@ async function joinDeployment(
   const unversioned = (await workflowsOffVersion(client, taskQueue, version)).filter((w) => !w.buildId);
   await legacy.adopt(unversioned);
   if (config.temporal.deployment?.promote === 'auto') {
-    const outcome = await promoteIfNew(client, namespace, version, `worker@${process.pid}`);
+    const outcome = await promoteIfNew(client, namespace, version, `worker@${process.pid}`).catch(
+      (error: unknown) => {
+        throw new Error(
+          `could not make this worker's version current (${(error as Error).message}): the Temporal server must support Worker Deployments (1.28 or later; on a self-hosted server set the dynamic config system.enableDeploymentVersions and frontend.workerVersioningWorkflowAPIs to true), or set TEMPORAL_WORKER_VERSIONING=off (docs/VERSIONING.md)`,
+          { cause: error },
+        );
+      },
+    );
     if (outcome === 'promoted')
       log.info('this version is now the current one', { version: versionKey(version) });
     if (outcome === 'replaced before')

@@ -30,8 +30,8 @@ import { nondeterminismIn, runsOf } from '../helpers/history';
 import { nextVersionBundle } from '../helpers/next-version';
 import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
 import { TestSession, toolResults } from '../helpers/session';
+import { firedMissionGate, missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
-import type { Gate } from '../../workflows/session/contract';
 import { chaosRuns, Tally } from './summary';
 
 const RUNS = chaosRuns();
@@ -122,23 +122,6 @@ function problems(workers: Record<string, ManagedProcess | undefined>): string {
     })
     .join('');
 }
-
-async function firedMissionGate(s: TestSession, name: string): Promise<Gate> {
-  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
-  await s.idle();
-  await s.say(`call mission_fire "${name}"`);
-  const shown = await s.waitFor(
-    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
-    'the run gate',
-  );
-  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
-}
-
-const missionAnswered = (s: TestSession, name: string, run: number) =>
-  s.waitFor(
-    (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run ${run})`)),
-    `run ${run} of ${name}`,
-  );
 
 describe('deploying a version with a changed command sequence', () => {
   it('proves N+1 really changes the command sequence (N’s histories do not replay on it)', async () => {

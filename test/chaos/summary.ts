@@ -63,6 +63,12 @@ export class Tally {
     if (this.examples.length < 10) this.examples.push(what());
   }
 
+  /** One attack attempt: refused, or it got through (a failed run, and counted as lost). */
+  attempt(refused: boolean, what: () => string): void {
+    this.check(refused, what);
+    if (!refused) this.lost++;
+  }
+
   finish(scenario: string): void {
     recordChaos({ scenario, runs: this.runs, passed: this.runs - this.failed, lost: this.lost });
     if (this.failed || this.lost)

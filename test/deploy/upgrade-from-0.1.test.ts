@@ -26,6 +26,7 @@ import { startWorker, type RunningWorker } from '../../workers/run-worker';
 import { tempDir, testConfig } from '../helpers/config';
 import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
+import { firedMissionGate, missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
 import { nondeterminismIn, runsOf } from '../helpers/history';
 
@@ -48,18 +49,6 @@ afterAll(async () => {
   await slack?.stop();
   await env?.teardown();
 });
-
-/** Creates a manual mission from the conversation, fires it, and returns its run's gate as shown there. */
-async function firedMissionGate(s: TestSession, name: string): Promise<Gate> {
-  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
-  await s.idle();
-  await s.say(`call mission_fire "${name}"`);
-  const shown = await s.waitFor(
-    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
-    'the run gate',
-  );
-  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
-}
 
 describe('upgrading from 0.1', () => {
   it('carries every waiting 0.1 conversation onto today’s version: old buttons, answers and sign-ins take effect once', async () => {
@@ -156,10 +145,7 @@ describe('upgrading from 0.1', () => {
       'the call after the sign-in',
     );
     expect(toolResults(signInView)[0]!.status).not.toBe('denied');
-    await owner.waitFor(
-      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 1)')),
-      'the mission run’s result',
-    );
+    await missionAnswered(owner, 'nightly', 1);
 
     // Transcripts kept: everything said under 0.1 is still there, in order.
     for (const [index, session] of [web, inSlack, asked, signIn].entries()) {
@@ -176,10 +162,7 @@ describe('upgrading from 0.1', () => {
     );
     const gate2 = second.gates.find((g) => g.remote && g.status === 'pending' && g.id !== gates.mission!.id)!;
     await owner.decide({ gateId: gate2.id, choice: 'approve' });
-    await owner.waitFor(
-      (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**nightly** (run 2)')),
-      'run 2’s result',
-    );
+    await missionAnswered(owner, 'nightly', 2);
 
     // Every conversation now runs on today's version; no run anywhere failed a task on nondeterminism.
     for (const session of [web, inSlack, asked, signIn, owner]) {

@@ -31,6 +31,7 @@ import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
 import { approveReusedIdCalls, reusedCallIdModel } from '../helpers/reused-call-ids';
 import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
+import { firedMissionGate, missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
 
 /** A scenario may name more workflows to record (label -> workflow id), e.g. a mission and its run. */
@@ -308,24 +309,6 @@ const scenarios: Record<string, Scenario> = {
     await other.idle();
   },
 };
-
-/** Creates a manual mission, fires it, and returns its run's gate as shown in this conversation. */
-async function firedMissionGate(s: TestSession, name: string) {
-  await s.say(`call mission_create {"name": "${name}", "goal": "run \`echo ${name}\`", "cadence": "manual"}`);
-  await s.idle();
-  await s.say(`call mission_fire "${name}"`);
-  const shown = await s.waitFor(
-    (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
-    'the run gate',
-  );
-  return shown.gates.find((g) => g.remote && g.status === 'pending')!;
-}
-
-const missionAnswered = (s: TestSession, name: string) =>
-  s.waitFor(
-    (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run 1)`)),
-    'the run result',
-  );
 
 /** A sign-in asked for, the credential written to the vault, then a second call that needs no sign-in. */
 const credentialConnected: Scenario = async (s, _next, config) => {

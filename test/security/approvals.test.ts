@@ -36,11 +36,7 @@ let stack: Stack;
 let slackRequests: SlackRequests;
 let discordRequests: DiscordRequests;
 const tally = new Tally();
-/** One attack attempt: refused, or it got through (a scoreboard run failed and counted as lost). */
-const attempt = (refused: boolean, what: () => string) => {
-  tally.check(refused, what);
-  if (!refused) tally.lost++;
-};
+const attempt = (refused: boolean, what: () => string) => tally.attempt(refused, what);
 
 beforeAll(async () => {
   env = await startTestTemporal();
