@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { durationSchema } from '../common/duration';
+import { admitsAnyone, namesSomeone, type SignInRule } from '../common/sign-in-rule';
 import { providerNameSchema } from '../common/ids';
 import {
   resolveMcpProviders,
@@ -236,6 +237,11 @@ const envSchema = z.object({
   WEB_LOGIN: optionalText,
   /** How long a web sign-in (the session cookie) lasts. */
   WEB_SESSION_TTL: durationSchema.pipe(z.number()).default(12 * 3_600_000),
+  WEB_ALLOWED_USERS: optionalText,
+  WEB_ALLOWED_DOMAINS: optionalText,
+  WEB_ALLOWED_TENANTS: optionalText,
+  WEB_ALLOWED_GROUPS: optionalText,
+  WEB_ALLOW_ANY_ACCOUNT: z.enum(['true', 'false']).default('false'),
   /** Per person: messages per minute, and new conversations per minute (web API). */
   WEB_RATE_MESSAGES: z.coerce.number().int().min(1).max(100_000).default(30),
   WEB_RATE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(10),
@@ -317,6 +323,8 @@ export interface AppConfig {
     trustedUserHeader: string | undefined;
     trustedProxies: string[];
     loginProvider: string | undefined;
+    /** Sign-in mode: who may sign in (common/sign-in-rule.ts); `any` only with WEB_ALLOW_ANY_ACCOUNT=true. */
+    admit: SignInRule;
     /** Local mode's secret when set explicitly (else DATA_DIR/web-token). */
     authToken: string | undefined;
     sessionTtlMs: number;
@@ -411,6 +419,22 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     fail(
       `WEB_LOGIN=${e.WEB_LOGIN} names no provider: declare it under "providers" in the policy file (an OpenID Connect provider with an "issuer").`,
     );
+  const list = (value: string | undefined) =>
+    value
+      ?.split(',')
+      .map((item) => item.trim())
+      .filter(Boolean) ?? [];
+  const admit: SignInRule = {
+    any: e.WEB_ALLOW_ANY_ACCOUNT === 'true',
+    users: list(e.WEB_ALLOWED_USERS),
+    domains: list(e.WEB_ALLOWED_DOMAINS).map((domain) => domain.toLowerCase().replace(/^@/, '')),
+    tenants: list(e.WEB_ALLOWED_TENANTS),
+    groups: list(e.WEB_ALLOWED_GROUPS),
+  };
+  if (e.WEB_LOGIN && !admitsAnyone(admit) && !namesSomeone(admit))
+    fail(
+      `WEB_LOGIN=${e.WEB_LOGIN} would let in every account the provider signs in. Name who may sign in: WEB_ALLOWED_USERS (subjects, verified emails or users-table names), WEB_ALLOWED_DOMAINS (verified email domains, Google's hd), WEB_ALLOWED_TENANTS (Entra ID tid) or WEB_ALLOWED_GROUPS (the groups claim); or, knowingly, WEB_ALLOW_ANY_ACCOUNT=true.`,
+    );
   const trustedProxies =
     e.WEB_TRUSTED_PROXIES?.split(',')
       .map((p) => p.trim())
@@ -425,6 +449,7 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     trustedUserHeader: e.WEB_TRUSTED_USER_HEADER?.toLowerCase(),
     trustedProxies,
     loginProvider: e.WEB_LOGIN,
+    admit,
     authToken: e.WEB_AUTH_TOKEN,
     sessionTtlMs: e.WEB_SESSION_TTL,
     rate: { messagesPerMinute: e.WEB_RATE_MESSAGES, sessionsPerMinute: e.WEB_RATE_SESSIONS },

@@ -4,6 +4,7 @@
  * MCP server's own sign-in) from MCP authorization discovery. Plain HTTP is allowed only for loopback
  * addresses (local development and tests).
  */
+import type { SignInClaims } from '../../common/sign-in-rule';
 import * as oidc from 'openid-client';
 import { discoverMcpAuthorization } from './mcp-authorization';
 import type { OAuthProvider } from './providers';
@@ -132,7 +133,7 @@ export class OAuthClient {
   async signInIdentity(
     callbackUrl: URL,
     options: { verifier: string; state: string; nonce: string },
-  ): Promise<{ sub: string; preferredUsername: string | undefined }> {
+  ): Promise<SignInClaims & { preferredUsername: string | undefined }> {
     const { config } = await this.config();
     const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
       expectedState: options.state,
@@ -142,8 +143,19 @@ export class OAuthClient {
     });
     const claims = tokens.claims();
     if (!claims?.sub) throw new Error('the provider returned no ID token subject');
-    const preferred = claims.preferred_username;
-    return { sub: claims.sub, preferredUsername: typeof preferred === 'string' ? preferred : undefined };
+    const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+    const groups = Array.isArray(claims.groups)
+      ? claims.groups.filter((g): g is string => typeof g === 'string')
+      : [];
+    return {
+      sub: claims.sub,
+      preferredUsername: text(claims.preferred_username),
+      email: text(claims.email),
+      emailVerified: claims.email_verified === true,
+      hd: text(claims.hd),
+      tid: text(claims.tid),
+      groups,
+    };
   }
 
   async refresh(refreshToken: string): Promise<TokenResult> {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tally } from '../chaos/summary';
 import { launchBrowser } from '../helpers/browser';
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, TestOidcProvider } from '../helpers/oidc-provider';
 import { freePort } from '../helpers/processes';
@@ -34,6 +35,8 @@ beforeAll(async () => {
     },
     env: {
       WEB_LOGIN: 'corp',
+      // Only named accounts get in (eve, below, is not one of them).
+      WEB_ALLOWED_USERS: 'alice,mallory.as.alice,U0ALICE01',
       PUBLIC_URL: base,
       OAUTH_CORP_CLIENT_ID: OIDC_CLIENT_ID,
       OAUTH_CORP_CLIENT_SECRET: OIDC_CLIENT_SECRET,
@@ -106,6 +109,29 @@ describe('sign-in with OpenID Connect', () => {
       .poll(() => other.getByTestId('signed-in-as').textContent())
       .toBe('Signed in as @corp:U0ALICE01');
     await other.close();
+  });
+
+  it('refuses an account the operator did not name, even though the provider signed it in', async () => {
+    const tally = new Tally();
+    for (const login of ['eve', 'alice.as.eve', 'U0ALICE02']) {
+      const page = await browser.newPage();
+      await page.goto(`${base}/`);
+      await page.getByTestId('sign-in').click();
+      await page.locator('input[name="login"]').fill(login);
+      await page.locator('input[name="password"]').fill('any password');
+      await page.locator('button[type="submit"]').click();
+      await page.locator('button[type="submit"]', { hasText: 'Continue' }).click();
+      await page.waitForURL(/\/auth\/callback/);
+      const text = await page.locator('body').textContent();
+      const me = await page.request.get(`${base}/api/me`);
+      tally.attempt(
+        me.status() === 401 && /may not sign in here/.test(text ?? ''),
+        () => `${login} got in: /api/me ${me.status()}, page: ${text?.slice(0, 200)}`,
+      );
+      if (login === 'eve') await page.screenshot({ path: path.join(ARTIFACTS, 'sign-in-refused.png') });
+      await page.close();
+    }
+    tally.finish('sign-in: accounts the operator did not name');
   });
 
   it('refuses a callback that this browser did not start, and a forged session cookie', async () => {

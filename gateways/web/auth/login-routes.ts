@@ -9,6 +9,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { describeOAuthError, OAuthClient } from '../../../infra/credentials/oauth';
 import { signLoginFlow, verifyLoginFlow } from '../../../infra/credentials/signed';
 import { signInUserId } from '../../../common/identities';
+import { admits } from '../../../common/sign-in-rule';
 import type { GatewayDeps } from '../../platform';
 import { outcomePage } from '../../oauth/pages';
 import { refuseCrossSite, refuseForeignHost } from './request-guard';
@@ -76,7 +77,7 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
         'This sign-in was not started here or took too long. Sign in again.',
       );
     const url = new URL(c.req.url);
-    let identity: { sub: string; preferredUsername: string | undefined };
+    let identity: Awaited<ReturnType<OAuthClient['signInIdentity']>>;
     try {
       identity = await client().signInIdentity(new URL(`${base}/auth/callback${url.search}`), flow.value);
     } catch (error) {
@@ -86,6 +87,16 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
     // Only the subject decides who this is: people can often choose their preferred_username.
     const userId = signInUserId(deps.config.web.loginProvider!, identity.sub, deps.config.policy.users);
     if (!userId) return bad(c, 400, 'Sign-in failed', 'The provider named nobody usable.');
+    if (!admits(deps.config.web.admit, identity, userId)) {
+      const who = identity.emailVerified && identity.email ? identity.email : identity.sub;
+      deps.log.warn('web sign-in refused: the account is not on the list', { userId });
+      return bad(
+        c,
+        403,
+        'This account may not sign in here',
+        `The provider signed you in as ${who}, which this agent does not admit. Ask its operator to add you (WEB_ALLOWED_USERS, WEB_ALLOWED_DOMAINS, WEB_ALLOWED_TENANTS or WEB_ALLOWED_GROUPS).`,
+      );
+    }
     auth.signIn(c, userId);
     deps.log.info('web sign-in', { userId });
     return c.redirect('/', 302);
