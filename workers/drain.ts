@@ -133,6 +133,9 @@ export class Drain {
         }
       }
     }
+    // Runs that moved (or ended) are forgotten: the set holds only what is still waiting to move.
+    const listed = new Set(off.map((workflow) => workflow.runId));
+    for (const runId of this.asked) if (!listed.has(runId)) this.asked.delete(runId);
     // A drain worker whose version has nothing left stops, and its bundle goes.
     for (const [buildId, drainer] of this.workers) {
       if (byVersion.has(buildId)) continue;

@@ -32,15 +32,9 @@ import {
   type DeploymentVersion,
   type PinnedWorkflow,
 } from '../infra/temporal/deployment';
-import { missionViewQuery, type MissionInput, type MissionView } from '../workflows/missions/contract';
-import {
-  stateQuery,
-  type CarriedState,
-  type CarriedTurn,
-  type SessionInput,
-  type SessionView,
-} from '../workflows/session/contract';
-import { isBudgetGate } from '../workflows/session/gates';
+import { fireSignal, missionViewQuery } from '../workflows/missions/contract';
+import { stateQuery, type SessionInput } from '../workflows/session/contract';
+import { atRest, carriedFromView, missionInputFromView } from './legacy-state';
 
 const LEGACY_BUNDLE = path.resolve(__dirname, 'legacy/workflows-0.1.js.gz');
 
@@ -217,11 +211,19 @@ export class LegacyRecovery {
       if (before.running) return false; // its run finishes first (on the 0.1 code), then the mission moves
       await handle.terminate('0.1 mission carried onto the current version (docs/VERSIONING.md)');
       const view = await handle.query(missionViewQuery);
+      // A fire that landed between the look and the end started a run the end cancels: it is fired again below.
+      const firedMeanwhile = view.running !== null || view.runs.length > before.runs.length;
       await this.startFresh(workflow.workflowId, 'missionWorkflow', missionInputFromView(view), [
         { key: AgentOwner, value: view.ownerId },
         { key: AgentMissionName, value: view.name },
         { key: AgentMissionStatus, value: view.status },
       ]);
+      if (firedMeanwhile)
+        await client.workflow.getHandle(workflow.workflowId).signal(fireSignal, {
+          by: view.ownerId,
+          trigger: 'manual',
+          context: 'fired again: the first fire landed while the mission moved to a new version',
+        });
       log.info('a 0.1 mission continues on this version', { workflowId: workflow.workflowId });
       return true;
     }
@@ -247,52 +249,4 @@ export class LegacyRecovery {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
   }
-}
-
-/** Idle, or waiting on people: nothing of the turn is in flight, nothing queued. */
-function atRest(view: SessionView): boolean {
-  return view.channel !== 'mission' && view.status !== 'running' && view.queued === 0;
-}
-
-/** What a continue-as-new would have carried, from the 0.1 run's state; open gates resume their turn. */
-export function carriedFromView(view: SessionView): CarriedState {
-  const pending = view.gates.filter((gate) => gate.status === 'pending');
-  const lastUser = view.transcript.findLastIndex((m) => m.role === 'user');
-  const steps = view.transcript
-    .slice(lastUser + 1)
-    .filter((m) => m.role === 'assistant' && m.toolCalls.length > 0).length;
-  const budgetGate = pending.find((gate) => isBudgetGate(gate));
-  const requester = pending[0]?.requesterId ?? view.ownerId;
-  const turn: CarriedTurn | undefined = !pending.length
-    ? undefined
-    : budgetGate
-      ? { requesterId: requester, step: steps, atBudgetGate: true, budgetGateId: budgetGate.id }
-      : { requesterId: requester, step: Math.max(0, steps - 1) };
-  return {
-    transcript: view.transcript,
-    grants: view.grants,
-    inbox: [],
-    notices: view.notices,
-    gates: view.gates,
-    ...(turn ? { turn } : {}),
-    ...(view.usage?.calls ? { usage: view.usage } : {}),
-  };
-}
-
-export function missionInputFromView(view: MissionView): MissionInput {
-  return {
-    id: view.id,
-    name: view.name,
-    ownerId: view.ownerId,
-    settings: view.settings,
-    guardrails: view.guardrails,
-    carried: {
-      status: view.status,
-      reason: view.reason,
-      runs: view.runs,
-      skipped: view.skipped,
-      consecutiveFailures: view.consecutiveFailures,
-      runCount: Math.max(0, ...view.runs.map((run) => run.n)),
-    },
-  };
 }

@@ -52,15 +52,19 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** Through the provider's own pages: its login form, then its consent page. */
+/** Through the provider's own pages: its login form, then its consent page; back at the chat. */
 async function signIn(page: Page, login: string): Promise<void> {
+  await throughProvider(page, login);
+  await page.waitForURL(`${base}/`);
+}
+
+async function throughProvider(page: Page, login: string): Promise<void> {
   await page.goto(`${base}/`);
   await page.getByTestId('sign-in').click();
   await page.locator('input[name="login"]').fill(login);
   await page.locator('input[name="password"]').fill('any password');
   await page.locator('button[type="submit"]').click();
   await page.locator('button[type="submit"]', { hasText: 'Continue' }).click();
-  await page.waitForURL(`${base}/`);
 }
 
 describe('sign-in with OpenID Connect', () => {
@@ -115,12 +119,7 @@ describe('sign-in with OpenID Connect', () => {
     const tally = new Tally();
     for (const login of ['eve', 'alice.as.eve', 'U0ALICE02']) {
       const page = await browser.newPage();
-      await page.goto(`${base}/`);
-      await page.getByTestId('sign-in').click();
-      await page.locator('input[name="login"]').fill(login);
-      await page.locator('input[name="password"]').fill('any password');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]', { hasText: 'Continue' }).click();
+      await throughProvider(page, login);
       await page.waitForURL(/\/auth\/callback/);
       const text = await page.locator('body').textContent();
       const me = await page.request.get(`${base}/api/me`);

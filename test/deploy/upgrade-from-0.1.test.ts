@@ -28,6 +28,7 @@ import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
 import { firedMissionGate, missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
 import { nondeterminismIn, runsOf } from '../helpers/history';
 
 const LEGACY = path.resolve(__dirname, '../../workers/legacy/workflows-0.1.js.gz');
@@ -155,6 +156,12 @@ describe('upgrading from 0.1', () => {
     }
 
     // The mission itself moves once its run has ended, and fires on today's code.
+    const missionId = gates.mission!.remote!.workflowId.replace(/^mission-run:([^:]+):\d+$/, 'mission:$1');
+    await until('the 0.1 mission carried over', async () =>
+      (await runsOf(env.client, `WorkflowId = '${missionId}' AND ExecutionStatus = 'Terminated'`)).length
+        ? true
+        : undefined,
+    );
     await owner.say('call mission_fire "nightly"');
     const second = await owner.waitFor(
       (v) => v.gates.some((g) => g.remote && g.status === 'pending' && g.id !== gates.mission!.id),
