@@ -14,9 +14,11 @@ import { describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
+import { readableCheckout } from '../helpers/readable-checkout';
 import { memoryCgroup } from '../helpers/memory-cgroup';
 
-const ROOT = path.resolve(__dirname, '../..');
+/** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
+const ROOT = readableCheckout();
 const NOBODY = 65534;
 const MiB = 1024 * 1024;
 /** What the worker-like process holds beyond Node itself, as a worker holds its cached conversations. */

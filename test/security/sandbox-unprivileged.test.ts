@@ -13,9 +13,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
+import { readableCheckout } from '../helpers/readable-checkout';
 
 const NOBODY = 65534;
-const ROOT = path.resolve(__dirname, '../..');
+/** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
+const ROOT = readableCheckout();
 const mark = (what: string) => `${what}-${randomBytes(6).toString('hex')}`;
 const secrets = {
   SLACK_BOT_TOKEN: mark('xoxb-env'),

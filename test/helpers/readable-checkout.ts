@@ -1,0 +1,32 @@
+/**
+ * The checkout as an unprivileged worker can read it, wherever it was cloned: the Docker image gives its `node` user
+ * readable code by construction, but a clone under `/root` (mode 700) or a `mktemp -d` does not. A fresh directory,
+ * readable by everyone, gets the checkout by hard links (instant; a copy when the temp folder is another file
+ * system): its files are the checkout's own, its folders new and open. Always used, so every run proves it.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+let made: string | undefined;
+
+export function readableCheckout(): string {
+  if (made) return made;
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'agent-readable-'));
+  chmodSync(parent, 0o755);
+  const copy = path.join(parent, 'checkout');
+  mkdirSync(copy, { mode: 0o755 });
+  chmodSync(copy, 0o755);
+  const entries = readdirSync(ROOT)
+    .filter((name) => name !== '.git' && name !== 'data')
+    .map((name) => path.join(ROOT, name));
+  try {
+    execFileSync('cp', ['-al', '--no-preserve=mode', ...entries, copy]);
+  } catch {
+    // Hard links cannot cross file systems (a tmpfs /tmp): a copy then.
+    execFileSync('cp', ['-a', '--no-preserve=mode,ownership', ...entries, copy]);
+  }
+  return (made = copy);
+}
