@@ -10,23 +10,25 @@ import os from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
-let made: string | undefined;
+const made = new Map<string, string>();
 
-export function readableCheckout(): string {
-  if (made) return made;
+export function readableCheckout(source = ROOT): string {
+  const known = made.get(source);
+  if (known) return known;
   const parent = mkdtempSync(path.join(os.tmpdir(), 'agent-readable-'));
   chmodSync(parent, 0o755);
   const copy = path.join(parent, 'checkout');
   mkdirSync(copy, { mode: 0o755 });
   chmodSync(copy, 0o755);
-  const entries = readdirSync(ROOT)
+  const entries = readdirSync(source)
     .filter((name) => name !== '.git' && name !== 'data')
-    .map((name) => path.join(ROOT, name));
+    .map((name) => path.join(source, name));
   try {
     execFileSync('cp', ['-al', '--no-preserve=mode', ...entries, copy]);
   } catch {
     // Hard links cannot cross file systems (a tmpfs /tmp): a copy then.
     execFileSync('cp', ['-a', '--no-preserve=mode,ownership', ...entries, copy]);
   }
-  return (made = copy);
+  made.set(source, copy);
+  return copy;
 }
