@@ -32,3 +32,11 @@ export function readableCheckout(source = ROOT): string {
   made.set(source, copy);
   return copy;
 }
+
+/** What the unprivileged rows need from the machine, said plainly instead of failing on a later, unrelated error. */
+export function requireRootFor(what: string): void {
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      `${what} needs root: it starts a worker as nobody (setpriv) and hands it its data directory (chown). Run the tests as root, as .ci/run does.`,
+    );
+}

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
-import { readableCheckout } from '../helpers/readable-checkout';
+import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 
 const ROOT = path.resolve(__dirname, '../..');
 const NOBODY = 65534;
@@ -35,6 +35,7 @@ function loadAsNobody(code: string) {
 
 describe('the checkout an unprivileged worker runs', () => {
   it('loads from the readable copy even when the clone sits under a mode-700 directory', () => {
+    requireRootFor('Loading the checkout as nobody');
     const hidden = tempDir('private-home-');
     chmodSync(hidden, 0o700);
     const clone = path.join(hidden, 'clone');

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
-import { readableCheckout } from '../helpers/readable-checkout';
+import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 import { memoryCgroup } from '../helpers/memory-cgroup';
 
 /** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
@@ -58,6 +58,7 @@ async function runInTightMemory(as: 'root' | 'nobody') {
   const group = memoryCgroup(`sandbox-oom-${randomBytes(4).toString('hex')}`, GROUP_LIMIT_MIB * MiB);
   const dataDir = tempDir('sandbox-oom-');
   if (as === 'nobody') {
+    requireRootFor('The memory row as an unprivileged worker');
     chownSync(dataDir, NOBODY, NOBODY);
     chmodSync(dataDir, 0o700);
   }

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
-import { readableCheckout } from '../helpers/readable-checkout';
+import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 
 const NOBODY = 65534;
 /** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
@@ -162,6 +162,7 @@ const leaked = (result: ToolRunResult) =>
   Object.values(secrets).find((secret) => result.content.includes(secret));
 
 beforeAll(async () => {
+  requireRootFor('The unprivileged sandbox rows');
   chownSync(dataDir, NOBODY, NOBODY);
   chmodSync(dataDir, 0o700);
   writeFileSync(path.join(dataDir, 'vault.key'), secrets.vaultKeyFile, { mode: 0o600 });
