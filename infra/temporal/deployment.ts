@@ -25,21 +25,25 @@ const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g,
 
 type VersionInfo = temporal.api.deployment.v1.IWorkerDeploymentVersionInfo;
 
+/** The reply, or undefined for NOT_FOUND: no worker of that deployment (or version) has polled yet. */
+export async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if ((error as { code?: number }).code === 5) return undefined;
+    throw error;
+  }
+}
+
 export async function describeVersion(
   client: Client,
   namespace: string,
   version: DeploymentVersion,
 ): Promise<VersionInfo | undefined> {
-  try {
-    const reply = await client.workflowService.describeWorkerDeploymentVersion({
-      namespace,
-      deploymentVersion: version,
-    });
-    return reply.workerDeploymentVersionInfo ?? undefined;
-  } catch (error) {
-    if ((error as { code?: number }).code === 5) return undefined; // NOT_FOUND: no worker of it ever polled
-    throw error;
-  }
+  const reply = await unlessNotFound(
+    client.workflowService.describeWorkerDeploymentVersion({ namespace, deploymentVersion: version }),
+  );
+  return reply?.workerDeploymentVersionInfo ?? undefined;
 }
 
 /** The deployment's current version's build id (undefined: none yet, unversioned workers get new workflows). */
@@ -48,14 +52,10 @@ export async function currentBuildId(
   namespace: string,
   deploymentName: string,
 ): Promise<string | undefined> {
-  try {
-    const reply = await client.workflowService.describeWorkerDeployment({ namespace, deploymentName });
-    const current = reply.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion;
-    return current?.buildId || undefined;
-  } catch (error) {
-    if ((error as { code?: number }).code === 5) return undefined;
-    throw error;
-  }
+  const reply = await unlessNotFound(
+    client.workflowService.describeWorkerDeployment({ namespace, deploymentName }),
+  );
+  return reply?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || undefined;
 }
 
 export async function setCurrentVersion(

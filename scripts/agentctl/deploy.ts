@@ -8,6 +8,7 @@ import { temporal } from '@temporalio/proto';
 import {
   currentBuildId,
   setCurrentVersion,
+  unlessNotFound,
   workflowsOffVersion,
   type DeploymentVersion,
 } from '../../infra/temporal/deployment';
@@ -33,13 +34,10 @@ export async function deployStatus({
   taskQueue,
   deploymentName,
 }: Target): Promise<string> {
-  let versions: temporal.api.deployment.v1.WorkerDeploymentInfo.IWorkerDeploymentVersionSummary[] = [];
-  try {
-    const reply = await client.workflowService.describeWorkerDeployment({ namespace, deploymentName });
-    versions = reply.workerDeploymentInfo?.versionSummaries ?? [];
-  } catch (error) {
-    if ((error as { code?: number }).code !== 5) throw error;
-  }
+  const reply = await unlessNotFound(
+    client.workflowService.describeWorkerDeployment({ namespace, deploymentName }),
+  );
+  const versions = reply?.workerDeploymentInfo?.versionSummaries ?? [];
   if (!versions.length)
     return `deployment ${deploymentName}: no versioned worker has polled yet (TEMPORAL_WORKER_VERSIONING=off, or no worker started)\n`;
   const current = await currentBuildId(client, namespace, deploymentName);

@@ -111,6 +111,18 @@ function linesIn(dataDir: string, session: TestSession, file: string): number {
   return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
 }
 
+/** No run on the task queue failed a workflow task on nondeterminism: the row every deploy run ends with. */
+async function checkNoNondeterminism(
+  tally: Tally,
+  taskQueue: string,
+  label: (what: string) => () => string,
+): Promise<void> {
+  const failures = await nondeterminismIn(env.client, await runsOf(env.client, `TaskQueue = '${taskQueue}'`));
+  tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+}
+
+const messageOf = (error: unknown) => (error as Error).message.slice(0, 500);
+
 /** The workers' warnings and errors, for a failure's message. */
 function problems(workers: Record<string, ManagedProcess | undefined>): string {
   return Object.entries(workers)
@@ -225,18 +237,9 @@ describe('deploying a version with a changed command sequence', () => {
           for (const session of [approval, question, owner])
             tally.check((await versionOf(session)) === vN.buildId, label(`${session.workflowId} back on N`));
 
-          const failures = await nondeterminismIn(
-            env.client,
-            await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
-          );
-          tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+          await checkNoNondeterminism(tally, taskQueue, label);
         } catch (error) {
-          tally.check(
-            false,
-            label(
-              `the rollout did not complete: ${(error as Error).message.slice(0, 500)}${problems(workers)}`,
-            ),
-          );
+          tally.check(false, label(`the rollout did not complete: ${messageOf(error)}${problems(workers)}`));
         } finally {
           for (const worker of Object.values(workers)) await stopWorker(worker).catch(() => {});
         }
@@ -290,17 +293,11 @@ describe('deploying a version with a changed command sequence', () => {
           await drainedOnto(taskQueue, vN1, 'the in-place drain');
           for (const session of [approval, question])
             tally.check((await versionOf(session)) === vN1.buildId, label(`${session.workflowId} on N+1`));
-          const failures = await nondeterminismIn(
-            env.client,
-            await runsOf(env.client, `TaskQueue = '${taskQueue}'`),
-          );
-          tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+          await checkNoNondeterminism(tally, taskQueue, label);
         } catch (error) {
           tally.check(
             false,
-            label(
-              `the upgrade did not complete: ${(error as Error).message.slice(0, 500)}${problems({ worker })}`,
-            ),
+            label(`the upgrade did not complete: ${messageOf(error)}${problems({ worker })}`),
           );
         } finally {
           if (worker) await stopWorker(worker).catch(() => {});

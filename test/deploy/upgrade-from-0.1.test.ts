@@ -9,7 +9,7 @@
  * built from 0.1.0) with today's activities, which 0.1's call with the same arguments.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -20,7 +20,7 @@ import { activityHeartbeats } from '../../activities/heartbeat';
 import { McpPool } from '../../activities/mcp/pool';
 import { CredentialService } from '../../infra/credentials/service';
 import { createLogger } from '../../infra/log';
-import { currentBuildId } from '../../infra/temporal/deployment';
+import { buildIdOfBundle, currentBuildId } from '../../infra/temporal/deployment';
 import { credentialProvidedSignal, type Gate } from '../../workflows/session/contract';
 import { startWorker, type RunningWorker } from '../../workers/run-worker';
 import { tempDir, testConfig } from '../helpers/config';
@@ -104,8 +104,12 @@ describe('upgrading from 0.1', () => {
 
     // The upgrade: today's worker, as `npm start` and `npm run worker` start it.
     today = await startWorker(config, env.address, createLogger('worker', 'error'));
+    // The current version is today's bundle (the one the worker built and kept), not the 0.1 one it runs beside it.
+    const bundles = path.join(config.dataDir, 'workflow-bundles');
+    const todays = readdirSync(bundles).filter((name) => /^workflows-[0-9a-f]+\.js$/.test(name));
+    expect(todays).toHaveLength(1);
     const current = await currentBuildId(env.client, 'default', taskQueue);
-    expect(current).toBeTruthy();
+    expect(current).toBe(buildIdOfBundle(path.join(bundles, todays[0]!)));
 
     // The old buttons and answers, each once.
     await web.decide({ gateId: gates.web!.id, choice: 'approve' });

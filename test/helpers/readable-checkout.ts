@@ -40,3 +40,6 @@ export function requireRootFor(what: string): void {
       `${what} needs root: it starts a worker as nobody (setpriv) and hands it its data directory (chown). Run the tests as root, as .ci/run does.`,
     );
 }
+
+/** `setpriv` arguments that run what follows as `nobody` (uid and gid 65534, no groups), as the tests' worker. */
+export const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];

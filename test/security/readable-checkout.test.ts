@@ -8,20 +8,17 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
-import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
+import { AS_NOBODY, readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 
 const ROOT = path.resolve(__dirname, '../..');
-const NOBODY = 65534;
 
 /** Imports one module of the checkout at `code` as `nobody`, as the unprivileged worker does first. */
 function loadAsNobody(code: string) {
+  const [setpriv, ...drop] = AS_NOBODY;
   return spawnSync(
-    'setpriv',
+    setpriv!,
     [
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      '--clear-groups',
-      '--',
+      ...drop,
       process.execPath,
       '--import',
       'tsx',

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
-import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
+import { AS_NOBODY, readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 import { memoryCgroup } from '../helpers/memory-cgroup';
 
 /** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
@@ -62,8 +62,7 @@ async function runInTightMemory(as: 'root' | 'nobody') {
     chownSync(dataDir, NOBODY, NOBODY);
     chmodSync(dataDir, 0o700);
   }
-  const drop =
-    as === 'nobody' ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'] : [];
+  const drop = as === 'nobody' ? AS_NOBODY : [];
   const child = spawn(
     'sh',
     [

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
 import { tempDir } from '../helpers/config';
-import { readableCheckout, requireRootFor } from '../helpers/readable-checkout';
+import { AS_NOBODY, readableCheckout, requireRootFor } from '../helpers/readable-checkout';
 
 const NOBODY = 65534;
 /** The code the unprivileged worker runs, readable by it wherever this checkout lives (a clone under /root too). */
@@ -122,11 +122,7 @@ async function runAsNobody(): Promise<Report> {
       // The starter opens a log at 200 (not close-on-exec), then drops to nobody: the worker inherits both.
       'exec "$@" 200>>"$LOG"',
       'bash',
-      'setpriv',
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      '--clear-groups',
-      '--',
+      ...AS_NOBODY,
       process.execPath,
       '--import',
       'tsx',
