@@ -114,6 +114,8 @@ export class MissionTools {
     if (!found.ok) return error(found.error);
     const handle = this.client.workflow.getHandle(missionWorkflowId(found.record.id));
     const label = `"${found.record.name}"`;
+    const refusal = ownerRefusal(op, found.record, who.userId, args);
+    if (refusal) return error(refusal);
     switch (op) {
       case 'get':
         return ok(this.describe(await handle.query(missionViewQuery)));
@@ -150,7 +152,7 @@ export class MissionTools {
     }
   }
 
-  private settingsFrom(args: Args, sessionId: string, isOwner = true): Partial<MissionSettings> | string {
+  private settingsFrom(args: Args, sessionId: string): Partial<MissionSettings> | string {
     const settings: Partial<MissionSettings> = {};
     if (typeof args.goal === 'string') settings.goal = args.goal;
     if (typeof args.cadence === 'string') {
@@ -167,7 +169,7 @@ export class MissionTools {
       else if (notify === 'none') settings.notifySessionId = null;
       else return 'notify is "here" (this conversation) or "none"';
       // Gates and failures reach the owner where they last set this up, whatever notify says.
-      if (isOwner) settings.ownerSessionId = sessionId;
+      settings.ownerSessionId = sessionId;
     }
     if (args.notify_mode === 'always' || args.notify_mode === 'notable')
       settings.notifyMode = args.notify_mode;
@@ -248,7 +250,9 @@ export class MissionTools {
   ): Promise<ToolRunResult> {
     const found = resolveMission(records, who.userId, args);
     if (!found.ok) return error(found.error);
-    const settings = this.settingsFrom(args, who.sessionId, found.record.ownerId === who.userId);
+    const refusal = ownerRefusal('update', found.record, who.userId, args);
+    if (refusal) return error(refusal);
+    const settings = this.settingsFrom(args, who.sessionId);
     if (typeof settings === 'string') return error(settings);
     let name: string | undefined;
     const newName = typeof args.new_name === 'string' ? args.new_name.trim() : undefined;
@@ -279,6 +283,7 @@ export class MissionTools {
   private describe(view: MissionView): string {
     const lines = [
       `Mission "${view.name}" — ${view.status}${view.reason ? `: ${view.reason}` : ''}`,
+      `Owner: @${view.ownerId}${view.settings.shared ? ' (shared: others may see it and run it as written; its runs act as the owner)' : ''}`,
       `Goal: ${view.settings.goal}`,
       `Cadence: ${describeCadence(view.settings.cadence)}${view.nextFireAt ? `; next run ${new Date(view.nextFireAt).toISOString()}` : ''}`,
       `Notify: ${view.settings.notifySessionId ? 'the conversation it was created in' : 'none'} (${view.settings.notifyMode})`,
@@ -288,12 +293,33 @@ export class MissionTools {
     if (view.running) lines.push(`Running now: run ${runNumber(view.running)}`);
     for (const run of view.runs.slice(-5))
       lines.push(
-        `Run ${run.n} (${run.trigger}, ${new Date(run.startedAt).toISOString()}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
+        `Run ${run.n} (${run.trigger}${run.firedBy ? ` by @${run.firedBy}` : ''}, ${new Date(run.startedAt).toISOString()}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
       );
     for (const skip of view.skipped.slice(-3))
       lines.push(`Skipped ${new Date(skip.at).toISOString()}: ${skip.reason}`);
     return lines.join('\n');
   }
+}
+
+/**
+ * A shared mission has one owner who decides: only they change, pause, resume or complete it, and its runs act
+ * as them. Others may see it and run it as its owner wrote it, but may not add instructions (`context`) to a run
+ * that acts with the owner's grants and credentials. Undefined: allowed.
+ */
+export function ownerRefusal(
+  op: MissionOp,
+  record: MissionRecord,
+  userId: string,
+  args: Record<string, unknown>,
+): string | undefined {
+  if (record.ownerId === userId || op === 'get' || op === 'list') return undefined;
+  const label = `"${record.name}"`;
+  if (op === 'fire') {
+    if (typeof args.context !== 'string' || !args.context.trim()) return undefined;
+    return `${label} belongs to @${record.ownerId} and its runs act as them, so only they may add context to a run. mission_fire ${label} without context runs it as written.`;
+  }
+  const verb = op === 'update' ? 'change' : op;
+  return `${label} belongs to @${record.ownerId}: only they may ${verb} it (its runs act as them). You may see it with mission_get and run it as written with mission_fire.`;
 }
 
 /** Why a fire would start no run (the mission would only record a skip), in words; undefined if it would. */

@@ -104,9 +104,33 @@ export function createToolCalls(deps: ToolCallDeps) {
     approvers: [],
     timeoutMs: 'never',
   });
-  /** Standing grants never stand in for four-eyes or a quorum. */
-  const grantsFor = async (request: ToolPlanRequest, rules: ApprovalRules) =>
-    grantsMayApply(rules) ? [...request.sessionGrants, ...(await userGrants.list(request.userId))] : [];
+  /** Standing grants never stand in for four-eyes or a quorum, nor for a mission change steered by content. */
+  const grantsFor = async (request: ToolPlanRequest, rules: ApprovalRules, standing = true) =>
+    standing && grantsMayApply(rules)
+      ? [...request.sessionGrants, ...(await userGrants.list(request.userId))]
+      : [];
+
+  /**
+   * A mission tool that changes something, called by a mission run or after tool results entered the turn: a
+   * prompt-injected page or webhook body could be creating or rewriting a persistent mission. It asks by default
+   * (no standing grant stands in); only the policy file relaxes it (`"mission_update": {"policy": "auto"}`).
+   */
+  async function planMission(
+    entry: Extract<ToolEntry, { kind: 'mission' }>,
+    request: ToolPlanRequest,
+    rules: ApprovalRules,
+  ): Promise<ToolPlan> {
+    const changes = entry.op !== 'list' && entry.op !== 'get';
+    if (!changes || !request.untrusted) return await planByPolicy(entry.definition, request, rules);
+    const guarded: ToolDefinition = { ...entry.definition, defaultPolicy: () => 'ask' };
+    const plan = await planByPolicy(guarded, request, rules, undefined, false);
+    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
+    const why =
+      request.untrusted === 'mission-run'
+        ? 'a mission run changes missions only with a person’s approval'
+        : 'tool results came back in this turn, and what the model read may be steering this mission change';
+    return { ...plan, reason: `needs approval: ${why}` };
+  }
 
   async function planMcp(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {
     const policy = await mcp.policy(entry.server, entry.tool, request.userId);
@@ -127,6 +151,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     request: ToolPlanRequest,
     rules: ApprovalRules,
     builtin?: BuiltinTool,
+    standingGrants = true,
   ): Promise<ToolPlan> {
     const toolConfig = toolPolicyEntry(config.policy.tools, tool.name);
     const shell = builtin?.parseCommand(request.args);
@@ -134,7 +159,7 @@ export function createToolCalls(deps: ToolCallDeps) {
       tool,
       args: request.args,
       config: toolConfig,
-      grants: await grantsFor(request, rules),
+      grants: await grantsFor(request, rules, standingGrants),
       userId: request.userId,
       sessionId: request.sessionId,
       ...(shell ? { shell } : {}),
@@ -204,8 +229,9 @@ export function createToolCalls(deps: ToolCallDeps) {
         case 'builtin':
           return await planByPolicy(entry.definition, request, rules, builtins[entry.name]);
         case 'question':
-        case 'mission':
           return await planByPolicy(entry.definition, request, rules);
+        case 'mission':
+          return await planMission(entry, request, rules);
         case 'mcp':
           return mcp.server(entry.server) ? await planMcp(entry, request, rules) : unknownTool(entry.name);
         case 'mcp_refresh':

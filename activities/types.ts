@@ -25,6 +25,11 @@ export interface ToolPlanRequest {
   userId: string;
   sessionId: string;
   sessionGrants: Grant[];
+  /**
+   * Where content the model read may be steering this call: a mission run (its goal and trigger context), or a
+   * turn in which tool results already came back. Mission tools that change something then ask by default.
+   */
+  untrusted?: 'mission-run' | 'tool-results';
 }
 
 export interface ToolPlan {

@@ -41,14 +41,15 @@ function planFor(text: string, callId: (n: number) => string): ModelReply {
   const call = /^\s*call\s+([a-z][a-z0-9_]*)\s*([\s\S]*)$/i.exec(text);
   if (call) {
     const rest = call[2]!.trim();
-    let args: unknown = {};
-    if (rest) {
+    // A mission run's goal has the run's own note appended on a new line: the arguments are then the first line.
+    const parse = (text: string): unknown => {
       try {
-        args = JSON.parse(rest);
+        return JSON.parse(text);
       } catch {
-        args = rest;
+        return undefined;
       }
-    }
+    };
+    const args: unknown = rest ? (parse(rest) ?? parse(rest.split('\n')[0]!.trim()) ?? rest) : {};
     return { text: `Calling ${call[1]}.`, toolCalls: [{ id: callId(0), name: call[1]!, args }] };
   }
   if (/^\s*nothing to report\b/i.test(text))

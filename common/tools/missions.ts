@@ -56,7 +56,10 @@ const schemas = sharedSchemas('mission-tools', () => {
       .enum(['always', 'notable'])
       .optional()
       .describe('"notable": only tell when a run found something worth telling'),
-    shared: z.boolean().optional().describe('Let everyone see and change it'),
+    shared: z
+      .boolean()
+      .optional()
+      .describe('Let everyone see it and run it as written (only you change it; its runs act as you)'),
   };
 
   const create = z.strictObject({

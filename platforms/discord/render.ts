@@ -214,11 +214,14 @@ export function gateMessage(
         ? approvalMessage(gate, channelId, reason)
         : questionMessage(gate, channelId, reason);
   if (!gate.remote) return message;
-  // A mission run's gate, shown in its owner's conversation: which mission is asking.
+  // A mission run's gate, shown in its owner's conversation: which mission is asking, and whom its run acts as.
   const name = gate.remote.missionName.replace(/[*_~`|\\]/g, '\\$&');
   return {
     ...message,
-    content: cut(`🔁 From the mission **${name}**\n${message.content ?? ''}`, MESSAGE_LIMIT),
+    content: cut(
+      `🔁 From the mission **${name}**, acting as ${mention(gate.requesterId)}\n${message.content ?? ''}`,
+      MESSAGE_LIMIT,
+    ),
   };
 }
 

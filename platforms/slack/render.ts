@@ -261,15 +261,21 @@ export function gateBlocks(
       : gate.kind === 'approval'
         ? approvalBlocks(gate, workflowId, reason)
         : questionBlocks(gate, workflowId);
-  return gate.remote ? [missionContext(gate.remote.missionName), ...blocks] : blocks;
+  return gate.remote ? [missionContext(gate.remote.missionName, gate.requesterId), ...blocks] : blocks;
 }
 
-/** A mission run's gate, shown in its owner's conversation: which mission is asking. */
-function missionContext(missionName: string): KnownBlock {
-  const name = missionName.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+/** A mission run's gate, shown in its owner's conversation: which mission is asking, and whom its run acts as. */
+function missionContext(missionName: string, actsAs: string): KnownBlock {
+  const escape = (text: string) =>
+    text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
   return {
     type: 'context',
-    elements: [{ type: 'mrkdwn', text: `:repeat: From the mission *${name}*` }],
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: `:repeat: From the mission *${escape(missionName)}*, acting as <@${escape(actsAs)}>`,
+      },
+    ],
   };
 }
 

@@ -40,6 +40,8 @@ export interface RunRecord {
   n: number;
   workflowId: string;
   trigger: 'cron' | 'manual' | 'webhook' | 'catch-up';
+  /** Someone other than the owner ran it (a shared mission): the run still acts as the owner. */
+  firedBy?: string;
   startedAt: number;
   endedAt?: number;
   outcome?: 'ok' | 'failed' | 'cancelled';

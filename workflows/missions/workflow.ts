@@ -105,8 +105,10 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     to: 'results' | 'owner',
     event: Omit<MissionEvent, 'missionId' | 'missionName'>,
   ): Promise<void> => {
+    // Gates and failures go where the owner last set the mission up (only the owner changes it), so they reach
+    // the person its runs act as; missions from before ownerSessionId existed use their notify conversation.
     const sessionId =
-      to === 'results' ? settings.notifySessionId : (settings.notifySessionId ?? settings.ownerSessionId);
+      to === 'results' ? settings.notifySessionId : (settings.ownerSessionId ?? settings.notifySessionId);
     if (!sessionId) return;
     await wf
       .getExternalWorkflowHandle(sessionId)
@@ -133,17 +135,32 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     gate,
     nextFireAt,
   }));
+  /**
+   * Only the owner changes, pauses, resumes or completes the mission: its runs act as them. The tools refuse
+   * others with a message; this holds against a signal sent straight at the workflow too.
+   */
+  const byOwner = (by: string, what: string): boolean => {
+    if (by === input.ownerId) return true;
+    wf.log.warn('mission change refused: only its owner changes it', { missionId, by, what });
+    return false;
+  };
   wf.setHandler(fireSignal, (request) => {
     if (request.trigger === 'webhook' && settings.cadence.kind !== 'webhook')
       return skip(`webhook call refused: the cadence is ${settings.cadence.kind}`);
+    if (request.trigger === 'manual' && request.by !== input.ownerId) {
+      // Others may run a shared mission as its owner wrote it, never add to the instructions of a run acting as them.
+      if (!settings.shared) return skip(`fire by @${request.by} refused: the mission is not shared`);
+      const { context: _dropped, ...asWritten } = request;
+      return void fires.push(asWritten);
+    }
     fires.push(request);
   });
   wf.setHandler(pauseSignal, ({ by, reason: why }) => {
-    if (status === 'completed') return;
+    if (status === 'completed' || !byOwner(by, 'pause')) return;
     setStatus('paused', why ? `paused by @${by}: ${why}` : `paused by @${by}`);
   });
   wf.setHandler(resumeSignal, ({ by }) => {
-    if (status === 'completed') return;
+    if (status === 'completed' || !byOwner(by, 'resume')) return;
     // A manual resume clears the recorded gate and the failure count.
     gate = null;
     consecutiveFailures = 0;
@@ -152,9 +169,11 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     wf.log.info('mission resumed', { missionId, by });
   });
   wf.setHandler(completeSignal, ({ by, reason: why }) => {
+    if (!byOwner(by, 'complete')) return;
     setStatus('completed', why ? `completed by @${by}: ${why}` : `completed by @${by}`);
   });
-  wf.setHandler(updateMissionSignal, ({ name: newName, settings: changes }) => {
+  wf.setHandler(updateMissionSignal, ({ by, name: newName, settings: changes }) => {
+    if (!byOwner(by, 'update')) return;
     if (newName) name = newName;
     Object.assign(settings, changes);
     scheduleChanged = true;
@@ -213,7 +232,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     if (skipped.length > MAX_SKIP_RECORDS) skipped.splice(0, skipped.length - MAX_SKIP_RECORDS);
   }
 
-  async function tryStart(trigger: RunRecord['trigger'], context?: string): Promise<void> {
+  async function tryStart(trigger: RunRecord['trigger'], context?: string, firedBy?: string): Promise<void> {
     if (status !== 'active')
       return skip(`${trigger} fire skipped: the mission is ${status}${reason ? ` (${reason})` : ''}`);
     if (running) return skip(`${trigger} fire skipped: run ${running.n} is still going`);
@@ -262,10 +281,20 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
       if (wf.isCancellation(error)) throw error;
       return skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
     }
-    const record: RunRecord = { n, workflowId: runWorkflowId, trigger, startedAt: Date.now() };
+    const record: RunRecord = {
+      n,
+      workflowId: runWorkflowId,
+      trigger,
+      startedAt: Date.now(),
+      ...(firedBy && firedBy !== input.ownerId ? { firedBy } : {}),
+    };
     runs.push(record);
     if (runs.length > MAX_RUN_RECORDS) runs.splice(0, runs.length - MAX_RUN_RECORDS);
     running = { workflowId: runWorkflowId, n };
+    if (record.firedBy)
+      void notifyOwner({
+        text: `**${name}** run ${n} was started by @${record.firedBy}; it acts as you, with your approvals and accounts.`,
+      });
     // Never awaited: whatever happens here is recorded and told, never left as an unhandled rejection.
     // `recording` lasts until the run's end is recorded and told: a continue-as-new waits for it.
     recording++;
@@ -398,7 +427,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
     }
     while (fires.length) {
       const fire = fires.shift()!;
-      await tryStart(fire.trigger, fire.context);
+      await tryStart(fire.trigger, fire.context, fire.trigger === 'manual' ? fire.by : undefined);
     }
     if (
       !running &&

@@ -389,6 +389,8 @@ async function handleToolCalls(
         userId: requesterId,
         sessionId: run.sessionId,
         sessionGrants: state.grants,
+        // What the model read may be steering it: a mission run's goal and trigger, or this turn's tool results.
+        ...(run.runOf ? { untrusted: 'mission-run' } : step > 0 ? { untrusted: 'tool-results' } : {}),
       });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;

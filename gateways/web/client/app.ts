@@ -711,7 +711,11 @@ function render() {
       el(
         'div',
         { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
-        el('h3', {}, `Mission · ${gate.remote.missionName} · ${gate.toolName}`),
+        el(
+          'h3',
+          {},
+          `Mission · ${gate.remote.missionName} · ${gate.toolName} · acting as @${gate.requesterId}`,
+        ),
         gate.kind === 'approval' && !budget
           ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
           : null,
