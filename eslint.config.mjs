@@ -54,6 +54,12 @@ export default tseslint.config(
     },
   },
   {
+    // The sandbox's egress bridge runs as plain CommonJS inside the sandbox, on the worker's own Node.
+    files: ['activities/tools/egress-bridge.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The installed `agentctl` shim is plain CommonJS run by Node.
     files: ['bin/**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },

@@ -199,6 +199,8 @@ export function createToolCalls(deps: ToolCallDeps) {
       ? {
           status: await beforeStart(toolName, () => deps.sandbox()),
           network: config.policy.tools[tool.definition.name]?.network ?? 'none',
+          // "full" goes out through a proxy applying http_request's address policy (egress-proxy.ts).
+          egress: { allowHosts: config.policy.allowHosts, denyHosts: config.policy.denyHosts },
         }
       : undefined;
     // The conversation's working directory exists before anything runs: a disk that refuses it means

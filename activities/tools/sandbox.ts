@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import type { AddressPolicy } from './address-policy';
+import { EGRESS_SOCKET_NAME, SANDBOX_EGRESS_DIR, SANDBOX_PROXY_PORT } from './egress-proxy';
 
 export type SandboxMode = 'bwrap' | 'off';
 export type SandboxNetwork = 'none' | 'full';
@@ -18,6 +20,55 @@ export type SandboxStatus =
 export interface ShellSandbox {
   status: SandboxStatus;
   network: SandboxNetwork;
+  /** Under "full": the address policy its egress proxy applies (the one http_request applies). */
+  egress?: AddressPolicy;
+}
+
+/** Under "network": "full": the egress proxy's directory (its socket), bound into the sandbox. */
+export interface EgressMount {
+  dir: string;
+}
+
+const EGRESS_BIN = '/run/egress-bin';
+const EGRESS_READY = '/tmp/.egress-ready';
+/**
+ * Starts the bridge to the egress proxy and waits until it listens (it says so on a FIFO), then becomes the
+ * command. A bridge that cannot start leaves the command without network, never with more.
+ */
+const EGRESS_WRAPPER =
+  `mkfifo -m 600 ${EGRESS_READY} && { ${EGRESS_BIN}/node ${EGRESS_BIN}/bridge.cjs ` +
+  `${SANDBOX_EGRESS_DIR}/${EGRESS_SOCKET_NAME} ${SANDBOX_PROXY_PORT} >${EGRESS_READY} 2>/dev/null & ` +
+  `read -r _ <${EGRESS_READY}; rm -f ${EGRESS_READY}; }; exec sh -c "$1"`;
+
+/** The proxy variables curl, wget, git, pip, npm and Node (NODE_USE_ENV_PROXY) follow. */
+function proxyEnv(): string[] {
+  const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+  const names = ['http_proxy', 'https_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'all_proxy', 'ALL_PROXY'];
+  return [...names.flatMap((name) => ['--setenv', name, proxy]), '--setenv', 'NODE_USE_ENV_PROXY', '1'];
+}
+
+/** The binds the egress bridge needs: the proxy's socket directory, this Node and the bridge script. */
+function egressArgs(egress: EgressMount): string[] {
+  return [
+    // A parent bwrap makes itself would be 0700, out of reach of a command under another uid.
+    '--perms',
+    '0755',
+    '--dir',
+    '/run',
+    '--ro-bind',
+    egress.dir,
+    SANDBOX_EGRESS_DIR,
+    '--perms',
+    '0755',
+    '--dir',
+    EGRESS_BIN,
+    '--ro-bind',
+    process.execPath,
+    `${EGRESS_BIN}/node`,
+    '--ro-bind',
+    path.join(__dirname, 'egress-bridge.cjs'),
+    `${EGRESS_BIN}/bridge.cjs`,
+  ];
 }
 
 export const SANDBOX_LIMITS = {
@@ -107,7 +158,12 @@ export function bwrapArgs(input: {
   network: SandboxNetwork;
   timeoutSeconds: number;
   uid: number | undefined;
+  /** Under "full": the egress proxy to bridge to. Without it, "full" is refused (never the host's network). */
+  egress?: EgressMount | undefined;
 }): string[] {
+  if (input.network === 'full' && !input.egress)
+    throw new Error('"network": "full" needs its egress proxy; nothing ran');
+  const egress = input.network === 'full' ? input.egress : undefined;
   const limits = [
     'prlimit',
     `--cpu=${Math.max(1, Math.ceil(input.timeoutSeconds))}`,
@@ -143,7 +199,8 @@ export function bwrapArgs(input: {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    ...(input.network === 'none' ? ['--unshare-net'] : []),
+    // Always a network namespace of its own: "full" reaches out only through the egress proxy.
+    '--unshare-net',
     // When PID 1 ends, the kernel kills everything else in the sandbox before bwrap sees it go. The command
     // itself is PID 1 where it may be (bwrap's own PID 1 lets bwrap exit first and the rest die later; see
     // `endSandbox`); a command under another uid than bwrap's would not get --die-with-parent's signal.
@@ -185,6 +242,7 @@ export function bwrapArgs(input: {
     '--bind',
     input.workdir,
     SANDBOX_WORKDIR,
+    ...(egress ? egressArgs(egress) : []),
     '--remount-ro',
     '/',
     '--chdir',
@@ -196,12 +254,13 @@ export function bwrapArgs(input: {
     '--setenv',
     'HOME',
     SANDBOX_WORKDIR,
+    ...(egress ? proxyEnv() : []),
     '--',
     ...dropToUid,
     ...limits,
     'sh',
     '-c',
-    input.command,
+    ...(egress ? [EGRESS_WRAPPER, 'sh', input.command] : [input.command]),
   ];
 }
 

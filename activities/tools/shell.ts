@@ -20,6 +20,7 @@ import {
   type ShellSandbox,
 } from './sandbox';
 import { keyringFilter } from './sandbox-seccomp';
+import { startEgressProxy, type EgressProxy } from './egress-proxy';
 
 const KEYRING_FILTER = keyringFilter();
 
@@ -40,7 +41,13 @@ function ownWorkdir(dir: string, uid: number): void {
   walk(dir);
 }
 
-function start(command: string, cwd: string, timeoutSeconds: number, sandbox: ShellSandbox): ChildProcess {
+function start(
+  command: string,
+  cwd: string,
+  timeoutSeconds: number,
+  sandbox: ShellSandbox,
+  egress: EgressProxy | undefined,
+): ChildProcess {
   if (sandbox.status.kind === 'bwrap') {
     const uid = runsAsRoot() ? sandboxUid(cwd) : undefined;
     if (uid !== undefined) ownWorkdir(cwd, uid);
@@ -48,7 +55,7 @@ function start(command: string, cwd: string, timeoutSeconds: number, sandbox: Sh
     const child = spawn(
       ...withOomScore(
         sandbox.status.bwrap,
-        bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid }),
+        bwrapArgs({ command, workdir: cwd, network: sandbox.network, timeoutSeconds, uid, egress }),
       ),
       { cwd: '/', env: {}, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true },
     );
@@ -79,13 +86,29 @@ export async function runShell(input: {
       status: 'error',
       content: `shell_execute is refused: the sandbox cannot start on this worker (${input.sandbox.status.reason}). To fix: ${SANDBOX_FIX}.`,
     };
+  // "full" with the sandbox: out through an egress proxy that applies the address policy, never the host's network.
+  const bridged = input.sandbox.status.kind === 'bwrap' && input.sandbox.network === 'full';
+  let egress: EgressProxy | undefined;
   let child: ChildProcess;
   try {
-    child = start(input.command, input.cwd, input.timeoutSeconds, input.sandbox);
+    if (bridged) egress = await startEgressProxy(input.sandbox.egress ?? { allowHosts: [], denyHosts: [] });
+    child = start(input.command, input.cwd, input.timeoutSeconds, input.sandbox, egress);
   } catch (error) {
+    await egress?.close();
     return { status: 'error', content: `could not start the command: ${(error as Error).message}` };
   }
-  return await new Promise((resolve) => {
+  try {
+    return await watch(child, input);
+  } finally {
+    await egress?.close();
+  }
+}
+
+function watch(
+  child: ChildProcess,
+  input: { timeoutSeconds: number; signal?: AbortSignal | undefined },
+): Promise<ToolRunResult> {
+  return new Promise((resolve) => {
     let output = '';
     let timedOut = false;
     let killed = false;

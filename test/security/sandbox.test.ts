@@ -90,6 +90,7 @@ async function shell(
   const sandbox: ShellSandbox = {
     status: await probeSandbox(from.policy.sandbox),
     network: from.policy.tools[shellExecuteTool.name]?.network ?? 'none',
+    egress: { allowHosts: from.policy.allowHosts, denyHosts: from.policy.denyHosts },
   };
   return await executors[shellExecuteTool.name]!(
     { command, timeout_seconds: options.timeoutSeconds ?? 20 },
@@ -400,11 +401,18 @@ describe('the shell sandbox', () => {
       tally.finish('sandbox: network none');
     });
 
-    it('reaches the local listener when the policy says "full"', async () => {
+    it('reaches no local listener when the policy says "full" either (sandbox-egress.test.ts: public only)', async () => {
       expect(fullNetConfig.policy.tools.shell_execute?.network).toBe('full');
-      const result = await shell('session:web:net-full', attempts()[0]!, { from: fullNetConfig });
-      expect(result).toEqual({ status: 'ok', content: `exit code 0\n${greeting}\n` });
-      expect(leaked(result)).toBeUndefined();
+      const tally = new Tally();
+      for (const command of attempts()) {
+        const before = connections;
+        const result = await shell('session:web:net-full', command, { from: fullNetConfig });
+        const reached = connections > before || result.content.includes(greeting);
+        if (reached) tally.lost++;
+        tally.check(!reached, () => `${command} reached the listener: ${result.content}`);
+        expect(leaked(result)).toBeUndefined();
+      }
+      tally.finish('sandbox: network full, direct connections');
     });
   });
 });
