@@ -21,6 +21,8 @@ export interface RunningGateway {
   url: string;
   /** Local mode: the link that signs the browser in (`/?token=…`). */
   chatUrl: string;
+  /** The embedded Temporal UI behind the gateway (TEMPORAL_UI=gateway), signed in the same way; else its URL. */
+  temporalUiUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,10 @@ export async function startGateway(
     chatUrl: token
       ? `${config.publicUrl.replace(/\/$/, '')}/?token=${encodeURIComponent(token)}`
       : config.publicUrl,
+    temporalUiUrl:
+      token && config.temporal.ui === 'gateway' && config.temporal.uiUrl
+        ? `${config.temporal.uiUrl}/?token=${encodeURIComponent(token)}`
+        : config.temporal.uiUrl,
     async close() {
       // Live streams never end on their own, so open connections are cut rather than awaited.
       for (const platform of started) await platform.stop?.().catch(() => {});

@@ -197,6 +197,21 @@ const optionalText = z
   .string()
   .optional()
   .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
+/** A comma-separated setting as its items. */
+const list = (value: string | undefined) =>
+  value
+    ?.split(',')
+    .map((item) => item.trim())
+    .filter(Boolean) ?? [];
+
+/** Where the gateway serves the embedded Temporal UI. */
+export const TEMPORAL_UI_PATH = '/temporal';
+/**
+ * The embedded UI's own port under TEMPORAL_UI=gateway: one of the Fetch standard's "bad ports", which every
+ * browser refuses to load, so a DNS-rebinding page cannot reach the UI around the gateway's door.
+ */
+export const BROWSER_REFUSED_PORT = 6669;
+
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 
 const envSchema = z.object({
@@ -218,8 +233,17 @@ const envSchema = z.object({
   TEMPORAL_DEPLOY_PROMOTE: z.enum(['auto', 'manual']).default('auto'),
   TEMPORAL_CLI_PATH: optionalText,
   TEMPORAL_PORT: port(7233),
-  TEMPORAL_UI_PORT: port(8233),
+  /**
+   * The embedded dev server's UI: `gateway` (default) serves it at PUBLIC_URL/temporal/ behind the chat's own
+   * door (Host check, sign-in), from a loopback port browsers refuse to load; `direct` on its own port, answering
+   * any Host (a DNS-rebinding page could read and signal everything); `off` starts the server headless.
+   */
+  TEMPORAL_UI: z.enum(['gateway', 'direct', 'off']).default('gateway'),
+  /** The UI's own port. Under `gateway`, one the Fetch standard makes browsers refuse ("bad ports"). */
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   TEMPORAL_UI_URL: optionalText,
+  /** Under TEMPORAL_UI=gateway with several people (proxy or login mode): who may open it (it shows everything). */
+  TEMPORAL_UI_USERS: optionalText,
   MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
   MODEL: optionalText,
   OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),
@@ -304,8 +328,12 @@ export interface AppConfig {
     deployment: { name: string; promote: 'auto' | 'manual' } | undefined;
     cliPath: string | undefined;
     devServerPort: number;
+    /** The embedded dev server's UI: served through the gateway, on its own port, or not at all. */
+    ui: 'gateway' | 'direct' | 'off';
     uiPort: number;
     uiUrl: string | undefined;
+    /** Under `gateway` in proxy or login mode: the people who may open the UI. */
+    uiUsers: string[];
   };
   model: {
     provider: 'scripted' | 'openai' | 'anthropic';
@@ -419,11 +447,6 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     fail(
       `WEB_LOGIN=${e.WEB_LOGIN} names no provider: declare it under "providers" in the policy file (an OpenID Connect provider with an "issuer").`,
     );
-  const list = (value: string | undefined) =>
-    value
-      ?.split(',')
-      .map((item) => item.trim())
-      .filter(Boolean) ?? [];
   const admit: SignInRule = {
     any: e.WEB_ALLOW_ANY_ACCOUNT === 'true',
     users: list(e.WEB_ALLOWED_USERS),
@@ -558,8 +581,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
           : { name: e.TEMPORAL_DEPLOYMENT_NAME ?? e.TEMPORAL_TASK_QUEUE, promote: e.TEMPORAL_DEPLOY_PROMOTE },
       cliPath: e.TEMPORAL_CLI_PATH,
       devServerPort: e.TEMPORAL_PORT,
-      uiPort: e.TEMPORAL_UI_PORT,
-      uiUrl: e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://localhost:${e.TEMPORAL_UI_PORT}`),
+      ui: e.TEMPORAL_UI,
+      uiPort: e.TEMPORAL_UI_PORT ?? (e.TEMPORAL_UI === 'gateway' ? BROWSER_REFUSED_PORT : 8233),
+      uiUrl:
+        e.TEMPORAL_UI_URL ??
+        (e.TEMPORAL_ADDRESS || e.TEMPORAL_UI === 'off'
+          ? undefined
+          : e.TEMPORAL_UI === 'gateway'
+            ? `${(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '')}${TEMPORAL_UI_PATH}`
+            : `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}`),
+      uiUsers: list(e.TEMPORAL_UI_USERS),
     },
     model: {
       provider: e.MODEL_PROVIDER,
@@ -608,7 +639,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     codec: {
       payloadKey: e.PAYLOAD_KEY,
       authToken: e.CODEC_AUTH_TOKEN,
-      corsOrigins: (e.CODEC_CORS_ORIGINS ?? `http://localhost:${e.TEMPORAL_UI_PORT}`)
+      corsOrigins: (
+        e.CODEC_CORS_ORIGINS ??
+        (e.TEMPORAL_UI === 'direct' ? `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}` : '')
+      )
         .split(',')
         .map((o) => o.trim())
         .filter(Boolean),

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const worker = await startWorker(config, address, createLogger('worker', config.logLevel), inProcess);
   const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel), { streams });
   process.stdout.write(
-    `\n  Web chat:     ${gateway.chatUrl}\n${config.temporal.uiUrl ? `  Temporal UI:  ${config.temporal.uiUrl}\n` : ''}  Stop with Ctrl-C.\n\n`,
+    `\n  Web chat:     ${gateway.chatUrl}\n${gateway.temporalUiUrl ? `  Temporal UI:  ${gateway.temporalUiUrl}\n` : ''}  Stop with Ctrl-C.\n\n`,
   );
 
   let stopping = false;

@@ -9,6 +9,7 @@ import { outcomePage } from '../oauth/pages';
 import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
 import { webRoutes } from './routes';
+import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
 import { Sessions } from '../sessions';
@@ -69,6 +70,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
     }),
   );
   if (auth.mode === 'login') mountLogin(app, deps, auth);
+  mountTemporalUi(app, deps);
   for (const [route, file] of Object.entries(ASSETS)) {
     const body = file === 'app.js' ? pageScript() : readFileSync(path.join(STATIC_DIR, file), 'utf8');
     const type = TYPES[path.extname(file)]!;

@@ -1,8 +1,11 @@
-/** The embedded Temporal dev server: persisted to SQLite under DATA_DIR, UI on TEMPORAL_UI_PORT. */
+/**
+ * The embedded Temporal dev server: persisted to SQLite under DATA_DIR. Its UI (TEMPORAL_UI): behind the gateway at
+ * /temporal (on a loopback port browsers refuse to load), on its own port, or none.
+ */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { AppConfig } from '../config';
+import { TEMPORAL_UI_PATH, type AppConfig } from '../config';
 import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from './cli';
 
@@ -41,10 +44,16 @@ export async function startEmbeddedTemporal(
       dbFilename,
       namespace: config.temporal.namespace,
       port: config.temporal.devServerPort,
-      ui: true,
-      uiPort: config.temporal.uiPort,
+      ui: config.temporal.ui !== 'off',
+      ...(config.temporal.ui === 'off' ? {} : { uiPort: config.temporal.uiPort }),
       searchAttributes: [...customSearchAttributes],
-      extraArgs: SEARCH_ATTRIBUTE_CACHE_ARGS,
+      extraArgs: [
+        ...SEARCH_ATTRIBUTE_CACHE_ARGS,
+        // Behind the gateway: loopback only, under the path the gateway serves it at.
+        ...(config.temporal.ui === 'gateway'
+          ? ['--ui-ip', '127.0.0.1', '--ui-public-path', TEMPORAL_UI_PATH]
+          : []),
+      ],
     },
   });
   return {

@@ -22,11 +22,18 @@ describe('configuration', () => {
         address: undefined,
         namespace: 'default',
         taskQueue: 'agent',
-        uiUrl: 'http://localhost:8233',
+        // The embedded UI behind the gateway's door, on a port browsers refuse to load.
+        ui: 'gateway',
+        uiUrl: 'http://localhost:3000/temporal',
+        uiPort: 6669,
+        uiUsers: [],
       },
       model: { provider: 'scripted' },
       policy: { approvalTimeout: 86_400_000, maxSteps: 12, approvers: [] },
     });
+    const direct = loadConfig({ AGENT_CONFIG: policyFile('{}'), TEMPORAL_UI: 'direct' });
+    expect(direct.temporal).toMatchObject({ uiUrl: 'http://localhost:8233', uiPort: 8233 });
+    expect(loadConfig({ AGENT_CONFIG: policyFile('{}'), TEMPORAL_UI: 'off' }).temporal.uiUrl).toBeUndefined();
   });
 
   it('reads the policy file and merges APPROVERS from the environment', () => {

@@ -1,39 +1,13 @@
 /** `npm start` as a newcomer runs it: embedded Temporal persisted under DATA_DIR, clean Ctrl-C, state kept. */
-import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
-import { freePort, gatewayReady } from '../helpers/processes';
+import { freePort } from '../helpers/processes';
+import { startAll } from '../helpers/start-all';
 import { until } from '../helpers/until';
 import { WebClient } from '../helpers/web-client';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-async function startAll(env: Record<string, string>, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  const ready = gatewayReady(port);
-  const deadline = Date.now() + 90_000;
-  while (!(await ready())) {
-    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  const stop = async (): Promise<number | null> => {
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGINT');
-    return await exited;
-  };
-  return { stop, output: () => output };
-}
 
 async function portClosed(port: number): Promise<boolean> {
   try {
@@ -56,13 +30,23 @@ describe('npm start', () => {
       TEMPORAL_ADDRESS: '',
     };
     const first = await startAll(env, port);
-    expect(first.output()).toContain(`Temporal UI:  http://localhost:${uiPort}`);
     // The printed link carries the per-install secret (DATA_DIR/web-token, owner-only); opening it signs
     // the browser in with a cookie and cleans the address bar.
     const tokenFile = path.join(env.DATA_DIR, 'web-token');
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
     const token = readFileSync(tokenFile, 'utf8').trim();
     expect(first.output()).toContain(`Web chat:     http://localhost:${port}/?token=${token}`);
+    // The Temporal UI is behind the same door, and its printed link signs in the same way.
+    expect(first.output()).toContain(`Temporal UI:  http://localhost:${port}/temporal/?token=${token}`);
+    const ui = await fetch(`http://localhost:${port}/temporal/?token=${token}`, { redirect: 'manual' });
+    expect(ui.status).toBe(302);
+    const uiCookie = (ui.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const namespaces = await fetch(`http://localhost:${port}/temporal/api/v1/namespaces`, {
+      headers: { cookie: uiCookie },
+    });
+    expect(namespaces.status).toBe(200);
+    expect(JSON.stringify(await namespaces.json())).toContain('"name":"default"');
+    expect((await fetch(`http://localhost:${port}/temporal/api/v1/namespaces`)).status).toBe(401);
     const opened = await fetch(`http://localhost:${port}/?token=${token}`, { redirect: 'manual' });
     expect(opened.status).toBe(302);
     expect(opened.headers.get('location')).toBe('/');

@@ -4,7 +4,8 @@ import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export async function launchBrowser(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules` to play a DNS-rebinding name. */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
   try {
     accessSync(CHROMIUM_PATH, constants.X_OK);
   } catch {
@@ -23,6 +24,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }

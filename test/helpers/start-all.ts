@@ -1,0 +1,30 @@
+/** `npm start` as a process of its own (scripts/start.ts), as a newcomer runs it; ready once its gateway answers. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { gatewayReady } from './processes';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export async function startAll(env: Record<string, string>, port: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  const ready = gatewayReady(port);
+  const deadline = Date.now() + 90_000;
+  while (!(await ready())) {
+    if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const stop = async (): Promise<number | null> => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    return await exited;
+  };
+  return { stop, output: () => output };
+}
