@@ -4,6 +4,13 @@
  * per worker with its dependencies.
  */
 import { Context } from '@temporalio/activity';
+import {
+  loadOperatorKey,
+  verifyOperatorClaim,
+  type ClaimVerdict,
+  type OperatorAction,
+  type OperatorClaim,
+} from '../infra/operator-claim';
 import type { Client } from '@temporalio/client';
 import { modelNameOf, type AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
@@ -146,6 +153,8 @@ export function createActivities(deps: ActivityDeps) {
     return workflowId ? await previousRunTranscript(client, workflowId) : [];
   };
 
+  let key: string | undefined;
+  const operatorKey = () => (key ??= loadOperatorKey(config.dataDir, config.operatorKey));
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
       const reply = await streamedCall(
@@ -219,6 +228,14 @@ export function createActivities(deps: ActivityDeps) {
 
     async saveUserGrant(grant: Grant): Promise<void> {
       await userGrants.add(grant);
+    },
+
+    /** Is this `operator: true` action signed with the operator key? Only the worker holds the key. */
+    async verifyOperatorAction(request: {
+      action: OperatorAction;
+      claim: OperatorClaim | undefined;
+    }): Promise<ClaimVerdict> {
+      return verifyOperatorClaim(operatorKey(), request.action, request.claim);
     },
   };
 }

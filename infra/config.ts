@@ -244,6 +244,11 @@ const envSchema = z.object({
   TEMPORAL_UI_URL: optionalText,
   /** Under TEMPORAL_UI=gateway with several people (proxy or login mode): who may open it (it shows everything). */
   TEMPORAL_UI_USERS: optionalText,
+  /**
+   * Signs operator actions (`agentctl resolve`, `agentctl stop`); the worker accepts `operator: true` only with
+   * its signature. Default: DATA_DIR/operator-key, created on first use (owner-only).
+   */
+  OPERATOR_KEY: z.string().min(32, 'OPERATOR_KEY must be at least 32 characters').optional(),
   MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
   MODEL: optionalText,
   OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),
@@ -396,6 +401,8 @@ export interface AppConfig {
   };
   /** Payload encryption (PAYLOAD_KEY) and the gateway's codec endpoint for the Temporal UI. */
   codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
+  /** OPERATOR_KEY: the operator claims' key (infra/operator-claim.ts); else DATA_DIR/operator-key. */
+  operatorKey: string | undefined;
   workflowBundlePath: string | undefined;
   /** Bounded workflow cache of a worker (unset: the SDK's default, sized from the heap limit). */
   maxCachedWorkflows: number | undefined;
@@ -647,6 +654,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .map((o) => o.trim())
         .filter(Boolean),
     },
+    operatorKey: e.OPERATOR_KEY,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,

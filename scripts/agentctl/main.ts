@@ -10,6 +10,7 @@
  *   agentctl deploy status | promote <build id> --as <operator> | drain   the Worker Deployment (docs/VERSIONING.md)
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
  */
+import { loadOperatorKey } from '../../infra/operator-claim';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../infra/config';
@@ -76,12 +77,19 @@ async function main(argv: string[]): Promise<void> {
           gateId,
           choice,
           operator: values.as,
+          operatorKey: loadOperatorKey(config.dataDir, config.operatorKey),
           ...(values.reason ? { reason: values.reason } : {}),
         }),
       );
     } else if (command === 'stop' && target) {
       if (!values.as) throw new Error('stop needs --as <your name>: the stop is recorded as operator:<name>');
-      process.stdout.write(await stopTurn(client, { workflowId: target, operator: values.as }));
+      process.stdout.write(
+        await stopTurn(client, {
+          workflowId: target,
+          operator: values.as,
+          operatorKey: loadOperatorKey(config.dataDir, config.operatorKey),
+        }),
+      );
     } else if (command === 'export' && target) {
       process.stdout.write(await exportTranscript(client, target));
     } else if (command === 'import' && target && values.session) {

@@ -3,6 +3,7 @@
  * whom, and resolve an approval as an operator (recorded with the operator's name). Read-only commands use
  * visibility and queries; `resolve` sends the same `decide` signal a button does.
  */
+import { signOperatorClaim } from '../../infra/operator-claim';
 import type { Client } from '@temporalio/client';
 import { webSessionWorkflowId } from '../../common/ids';
 import { missionViewQuery } from '../../workflows/missions/contract';
@@ -167,6 +168,8 @@ export async function resolveGate(
     gateId: string;
     choice: 'approve' | 'deny';
     operator: string;
+    /** The operator key (OPERATOR_KEY or DATA_DIR/operator-key): the worker believes only what it signed. */
+    operatorKey: string;
     reason?: string;
   },
 ): Promise<string> {
@@ -189,6 +192,12 @@ export async function resolveGate(
     choice: options.choice,
     userId: options.operator,
     operator: true,
+    claim: signOperatorClaim(options.operatorKey, {
+      kind: 'decide',
+      target: gate.id,
+      choice: options.choice,
+      operator: options.operator,
+    }),
     ...(options.reason ? { reason: options.reason } : {}),
   });
   // An operator counts as one distinct approver: under a quorum, the call may still wait for others.
@@ -205,7 +214,7 @@ const escape = (value: string) => value.replace(/'/g, "\\'");
 /** `agentctl stop`: stops the turn running in a conversation, as an operator (recorded as operator:<name>). */
 export async function stopTurn(
   client: Client,
-  options: { workflowId: string; operator: string },
+  options: { workflowId: string; operator: string; operatorKey: string },
 ): Promise<string> {
   const workflowId = options.workflowId.includes(':')
     ? options.workflowId
@@ -214,6 +223,14 @@ export async function stopTurn(
   const status = (await handle.describe()).typedSearchAttributes.get(AgentStatus);
   if (!status || status === 'idle')
     throw new Error(`nothing is running in ${workflowId} (its status is ${status ?? 'unknown'})`);
-  await handle.signal(stopSignal, { userId: options.operator, operator: true });
+  await handle.signal(stopSignal, {
+    userId: options.operator,
+    operator: true,
+    claim: signOperatorClaim(options.operatorKey, {
+      kind: 'stop',
+      target: workflowId,
+      operator: options.operator,
+    }),
+  });
   return `stop sent to ${workflowId} as operator:${options.operator}; \`agentctl show ${workflowId}\` shows when it took effect\n`;
 }

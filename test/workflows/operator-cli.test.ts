@@ -4,13 +4,18 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideSignal } from '../../workflows/session/contract';
+import { randomBytes } from 'node:crypto';
+import { signOperatorClaim } from '../../infra/operator-claim';
+import { decideSignal, stopSignal } from '../../workflows/session/contract';
+import { Tally } from '../chaos/summary';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
+/** The operator key the worker and agentctl share (OPERATOR_KEY; DATA_DIR/operator-key by default). */
+const OPERATOR_KEY = randomBytes(32).toString('base64url');
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
   env = await startTestTemporal();
@@ -32,6 +37,7 @@ describe('agentctl for operators', () => {
                 TEMPORAL_ADDRESS: env.address,
                 TEMPORAL_TASK_QUEUE: taskQueue,
                 AGENT_CONFIG: '',
+                OPERATOR_KEY,
               },
             })
           ).stdout;
@@ -92,6 +98,76 @@ describe('agentctl for operators', () => {
         expect(stopped.transcript.at(-1)).toMatchObject({ text: '⏹️ Stopped by @operator:olivia.' });
       },
       {},
+      { OPERATOR_KEY },
     );
+  });
+
+  it('believes `operator: true` only with the operator key’s signature, never from any client of the frontend', async () => {
+    const tally = new Tally();
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const s = new TestSession(env.client, taskQueue);
+        await s.say('run `echo forged`', 'carol');
+        const [gate] = await s.pendingGate();
+        const action = { kind: 'decide' as const, target: gate!.id, choice: 'approve', operator: 'mallory' };
+        const forgeries = [
+          { what: 'no signature', claim: undefined },
+          { what: 'another key', claim: signOperatorClaim('x'.repeat(40), action) },
+          {
+            what: 'a signature of another gate',
+            claim: signOperatorClaim(OPERATOR_KEY, { ...action, target: 'another-gate' }),
+          },
+          {
+            what: 'a signature of a deny',
+            claim: signOperatorClaim(OPERATOR_KEY, { ...action, choice: 'deny' }),
+          },
+          {
+            what: 'another operator’s signature',
+            claim: signOperatorClaim(OPERATOR_KEY, { ...action, operator: 'olivia' }),
+          },
+          {
+            what: 'an expired signature',
+            claim: signOperatorClaim(OPERATOR_KEY, action, Date.now() - 3_600_000),
+          },
+        ];
+        const refusals = (v: { notices: { text: string }[] }) =>
+          v.notices.filter((n) => n.text.startsWith('An operator action as "mallory" was refused')).length;
+        for (const [i, { what, claim }] of forgeries.entries()) {
+          await s.handle.signal(decideSignal, {
+            gateId: gate!.id,
+            choice: 'approve',
+            userId: 'mallory',
+            operator: true,
+            ...(claim ? { claim } : {}),
+          });
+          const view = await s.waitFor((v) => refusals(v) === i + 1, `the refusal of ${what}`);
+          tally.attempt(
+            view.gates[0]!.status === 'pending',
+            () => `${what} decided the gate: ${JSON.stringify(view.gates[0]!.resolution)}`,
+          );
+        }
+        // A forged operator stop does not stop the turn either.
+        await s.handle.signal(stopSignal, { userId: 'mallory', operator: true });
+        const after = await s.waitFor((v) => refusals(v) > forgeries.length, 'the forged stop refused');
+        tally.attempt(
+          after.status === 'waiting_approval',
+          () => `a forged stop stopped the turn: ${after.status}`,
+        );
+        // The key's own signature, as agentctl makes it, is believed.
+        await s.handle.signal(decideSignal, {
+          gateId: gate!.id,
+          choice: 'approve',
+          userId: 'mallory',
+          operator: true,
+          claim: signOperatorClaim(OPERATOR_KEY, action),
+        });
+        const done = await s.idle();
+        expect(done.gates[0]!.resolution).toMatchObject({ outcome: 'approved', by: 'operator:mallory' });
+      },
+      {},
+      { OPERATOR_KEY },
+    );
+    tally.finish('consent: operator: true only with the operator key');
   });
 });

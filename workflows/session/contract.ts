@@ -28,6 +28,8 @@ const schemas = sharedSchemas('session-contract', () => {
   });
 
   const decisionChoice = z.enum(['approve', 'deny', 'always', 'edit']);
+  /** An operator's signature of one action (infra/operator-claim.ts): no secret, only a MAC and its time. */
+  const operatorClaim = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
 
   const decision = z.strictObject({
     gateId: z.string().min(1).max(64),
@@ -40,10 +42,12 @@ const schemas = sharedSchemas('session-contract', () => {
     /** Always allow: in this conversation (`session`) or everywhere for this user (`user`). */
     scope: grantScopeSchema.optional(),
     /**
-     * Set by `agentctl resolve`: an operator (anyone with access to the Temporal namespace) decides in place of
-     * the requester; `userId` is then the operator's name, recorded as "operator:<name>".
+     * Set by `agentctl resolve`: an operator decides in place of the requester; `userId` is then the operator's
+     * name, recorded as "operator:<name>". Believed only with `claim`, agentctl's signature with the operator key
+     * (infra/operator-claim.ts), which the worker checks.
      */
     operator: z.literal(true).optional(),
+    claim: operatorClaim.optional(),
     /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
     pattern: z.string().min(1).max(500).optional(),
   });
@@ -99,7 +103,11 @@ const schemas = sharedSchemas('session-contract', () => {
    * Stop: who asks to stop the running turn (its requester or an approver may). `operator` is set by
    * `agentctl stop` (anyone with access to the Temporal namespace), recorded as "operator:<name>".
    */
-  const stop = z.strictObject({ userId, operator: z.literal(true).optional() });
+  const stop = z.strictObject({
+    userId,
+    operator: z.literal(true).optional(),
+    claim: operatorClaim.optional(),
+  });
 
   /** A person's rating of one of the agent's answers (Slack's feedback buttons). */
   const feedback = z.strictObject({

@@ -55,6 +55,12 @@ export const { planToolCall, saveUserGrant, loadSettings, loadRunOpening, record
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
   });
 
+/** The worker checks an operator's signature: a local activity, as the key never leaves the worker. */
+export const { verifyOperatorAction } = wf.proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 5 },
+});
+
 export const { deliver } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },

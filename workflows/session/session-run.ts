@@ -54,7 +54,7 @@ import { newTurnSpend, type TurnSpend } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
-import { failureMessage, loadSettings } from './session-activities';
+import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
 import { upgradeRequested } from '../upgrade';
 import type { SessionSettings } from './settings';
 import { SessionState } from './state';
@@ -215,7 +215,7 @@ export class SessionRun {
     for (const gate of open) this.emit({ type: 'gate', gate, reason: 'repost' });
   }
 
-  onDecide(raw: { userId?: string } | undefined): void {
+  onDecide(raw: { userId?: string } | undefined): void | Promise<void> {
     this.signalsThisRun++;
     const parsed = decisionSchema.safeParse(raw);
     if (!parsed.success)
@@ -223,7 +223,37 @@ export class SessionRun {
         `That decision was malformed and was ignored: ${parsed.error.message}`,
         raw?.userId,
       );
-    this.applyDecision(parsed.data);
+    const decision = parsed.data;
+    // A mission run's gate decides there, and checks the operator's signature there.
+    if (!decision.operator || this.state.gates.get(decision.gateId)?.remote)
+      return this.applyDecision(decision);
+    return this.asOperator(
+      { kind: 'decide', target: decision.gateId, choice: decision.choice, operator: decision.userId },
+      decision.claim,
+      () => this.applyDecision(decision),
+    );
+  }
+
+  /**
+   * `operator: true` skips the decider check, so it is believed only with agentctl's signature, which the worker
+   * checks with the operator key: anyone who reaches Temporal's frontend can send the flag, not the signature.
+   */
+  private async asOperator(
+    action: { kind: 'decide' | 'stop'; target: string; choice?: string; operator: string },
+    claim: { issuedAt: number; mac: string } | undefined,
+    apply: () => void,
+  ): Promise<void> {
+    let verdict: { ok: true } | { ok: false; reason: string };
+    try {
+      verdict = await verifyOperatorAction({ action, claim });
+    } catch (error) {
+      verdict = { ok: false, reason: `the signature could not be checked (${failureMessage(error)})` };
+    }
+    if (verdict.ok) return apply();
+    wf.log.warn('operator action refused', { ...action, reason: verdict.reason });
+    this.state.notify(
+      `An operator action as "${action.operator}" was refused: ${verdict.reason}. Nothing changed.`,
+    );
   }
 
   onAnswer(raw: { userId?: string } | undefined): void {
@@ -331,17 +361,21 @@ export class SessionRun {
     );
   }
 
-  onStop(raw: unknown): void {
+  onStop(raw: unknown): void | Promise<void> {
     this.signalsThisRun++;
     const parsed = stopSchema.safeParse(raw);
     if (!parsed.success) return;
-    const { userId, operator } = parsed.data;
+    const { userId, operator, claim } = parsed.data;
     if (!this.turn) {
       // agentctl says so itself; a person is told here.
       if (!operator) this.state.notify('Nothing is running, so there is nothing to stop.', userId);
       return;
     }
-    this.stop(operator ? `operator:${userId}` : userId, operator === true);
+    if (!operator) return this.stop(userId);
+    const target = wf.workflowInfo().workflowId;
+    return this.asOperator({ kind: 'stop', target, operator: userId }, claim, () => {
+      if (this.turn) this.stop(`operator:${userId}`, true);
+    });
   }
 
   /** Stops the running turn, for its requester, an approver or an operator; anyone else is told who may. */
