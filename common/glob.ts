@@ -1,7 +1,7 @@
 /**
  * Shell-style patterns for allow and deny lists, argument rules and grants: `*` matches any run of characters,
- * `?` one character, everything else is literal. `git status*` matches "git status" and "git status -s", not
- * "git push". Pure (no Node built-ins): workflows may import it.
+ * `?` one character, `\*`, `\?` and `\\` the character itself, everything else is literal. `git status*`
+ * matches "git status" and "git status -s", not "git push". Pure (no Node built-ins): workflows may import it.
  *
  * Matching is the greedy-star two-pointer walk, not a regular expression: only the most recent `*` is ever
  * revisited (an earlier one could only stretch into text the later one already covers), so the work is at most
@@ -12,9 +12,31 @@ export function globMatches(pattern: string, subject: string): boolean {
   return matchGlob(pattern, subject).matched;
 }
 
+type Token = '*' | '?' | { literal: string };
+
+/** The pattern as tokens: `\*`, `\?` and `\\` stand for the character itself (exactPattern writes them). */
+function tokens(pattern: string): Token[] {
+  const chars = Array.from(pattern);
+  const out: Token[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const char = chars[i]!;
+    const next = chars[i + 1];
+    if (char === '\\' && (next === '*' || next === '?' || next === '\\')) {
+      out.push({ literal: next });
+      i++;
+    } else out.push(char === '*' || char === '?' ? char : { literal: char });
+  }
+  return out;
+}
+
+/** A pattern that matches exactly `subject` and nothing else: what a person saw on an "Always allow" button. */
+export function exactPattern(subject: string): string {
+  return subject.replace(/[\\*?]/g, '\\$&');
+}
+
 /** The matcher with its work counted; `steps` never exceeds (pattern length + 1) × (subject length + 1). */
 export function matchGlob(pattern: string, subject: string): { matched: boolean; steps: number } {
-  const p = Array.from(pattern);
+  const p = tokens(pattern);
   const s = Array.from(subject);
   let pi = 0;
   let si = 0;
@@ -24,11 +46,11 @@ export function matchGlob(pattern: string, subject: string): { matched: boolean;
   let steps = 0;
   while (si < s.length) {
     steps++;
-    const char = p[pi];
-    if (char === '*') {
+    const token = p[pi];
+    if (token === '*') {
       star = pi++;
       starEnd = si;
-    } else if (char !== undefined && (char === '?' || char === s[si])) {
+    } else if (token !== undefined && (token === '?' || token.literal === s[si])) {
       pi++;
       si++;
     } else if (star >= 0) {

@@ -14,7 +14,7 @@ import {
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { questionsAsText, type Question } from '../../common/tools/ask-user';
 import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
-import { decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
+import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
@@ -95,12 +95,18 @@ export function approvalMessage(
               ...(guarded
                 ? []
                 : [
-                    button(gate, channelId, 'alwaysHere', 'Always allow here', ButtonStyle.Secondary),
+                    button(
+                      gate,
+                      channelId,
+                      'alwaysHere',
+                      alwaysAllowLabel(gate.subject, 'session'),
+                      ButtonStyle.Secondary,
+                    ),
                     button(
                       gate,
                       channelId,
                       'alwaysEverywhere',
-                      'Always allow everywhere',
+                      alwaysAllowLabel(gate.subject, 'user'),
                       ButtonStyle.Secondary,
                     ),
                   ]),

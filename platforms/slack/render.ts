@@ -7,7 +7,7 @@ import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
 import { questionsAsText } from '../../common/tools/ask-user';
 import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
-import { decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
+import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 
 /** What an assistant thread shows under it while a turn runs (set by the gateway at once, then the worker). */
 export const WORKING_STATUS = 'is working on it…';
@@ -138,8 +138,8 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
     ...(guarded
       ? []
       : [
-          button('gate_always_session', 'Always allow here', 'always'),
-          button('gate_always_user', 'Always allow everywhere', 'always'),
+          button('gate_always_session', alwaysAllowLabel(gate.subject, 'session'), 'always'),
+          button('gate_always_user', alwaysAllowLabel(gate.subject, 'user'), 'always'),
         ]),
     ...((gate.approvalsNeeded ?? 1) > 1 ? [] : [button('gate_edit', 'Edit & approve…', 'edit')]),
   ];

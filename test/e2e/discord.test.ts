@@ -191,8 +191,8 @@ describe('Discord', () => {
     expect(controls(message).map((c) => c.label)).toEqual([
       'Approve',
       'Deny…',
-      'Always allow here',
-      'Always allow everywhere',
+      'Always allow “echo from-discord” here',
+      'Always allow “echo from-discord” everywhere',
       'Edit & approve…',
     ]);
     for (const c of controls(message)) expect(c.custom_id!.length).toBeLessThanOrEqual(100);

@@ -131,7 +131,12 @@ describe("Slack prompts of a mission run's gate", () => {
       const [first, ...rest] = gateBlocks(remote, workflowId, reason);
       expect(first).toEqual({
         type: 'context',
-        elements: [{ type: 'mrkdwn', text: ':repeat: From the mission *nightly &lt;cleanup&gt;*' }],
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `:repeat: From the mission *nightly &lt;cleanup&gt;*, acting as <@${gate.requesterId}>`,
+          },
+        ],
       });
       expect(rest).toEqual(approvalBlocks(gate, workflowId, reason));
     }

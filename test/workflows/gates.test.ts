@@ -129,11 +129,23 @@ describe('approval gates', () => {
     expect(decide(gate(), { choice: 'edit' })).toMatchObject({ ok: false });
   });
 
-  it('makes an always-allow grant for the requester, scoped and optionally patterned', () => {
+  it('makes an always-allow grant for the requester of exactly the call shown, or of the pattern they wrote', () => {
     const session = decide(gate(), { choice: 'always' });
     expect(session).toMatchObject({
       ok: true,
-      resolution: { grant: { id: 'grant-1', userId: 'alice', scope: 'session', sessionId: 'session:web:s' } },
+      resolution: {
+        grant: {
+          id: 'grant-1',
+          userId: 'alice',
+          scope: 'session',
+          sessionId: 'session:web:s',
+          pattern: 'ls',
+        },
+      },
+    });
+    // Never a bare tool grant from a button: a blank pattern is exactly this call too.
+    expect(decide(gate(), { choice: 'always', pattern: '  ' })).toMatchObject({
+      resolution: { grant: { pattern: 'ls' } },
     });
     const user = decide(gate(), { choice: 'always', scope: 'user', pattern: 'ls *', userId: 'bob' });
     expect(user).toMatchObject({

@@ -431,21 +431,26 @@ describe('session workflow', () => {
       const [gate] = await session.pendingGate();
       await session.decide({ gateId: gate!.id, choice: 'always', scope: 'session' });
       const first = await session.idle();
-      expect(first.grants).toHaveLength(1);
-      await session.say('run `echo two`');
+      // What the person saw: exactly this command, never every call of the tool.
+      expect(first.grants).toMatchObject([{ toolName: 'shell_execute', pattern: 'echo one' }]);
+      await session.say('run `echo one`');
       const second = await session.waitFor(
         (v) => toolResults(v).length === 2 && v.status === 'idle',
         'the second run',
       );
       expect(second.gates).toHaveLength(1);
+      await session.say('run `echo two`');
+      await session.pendingGate();
+      await session.decide({ gateId: (await session.pendingGate())[0]!.id, choice: 'deny' });
+      await session.idle();
 
       const other = new TestSession(env.client, taskQueue);
-      await other.say('run `echo three`');
+      await other.say('run `echo one`');
       await other.pendingGate();
 
       await session.handle.signal('revokeGrant', { grantId: first.grants[0]!.id, userId: 'alice' });
       await session.waitFor((v) => v.grants.length === 0, 'the grant to be revoked');
-      await session.say('run `echo four`');
+      await session.say('run `echo one`');
       await session.pendingGate();
     });
   });
@@ -488,7 +493,8 @@ describe('session workflow', () => {
         await session.idle();
         const firstRun = (await session.handle.describe()).runId;
         await session.say('second');
-        await session.say('run `echo third`');
+        // The grant is exactly the command shown: the same command runs again without asking.
+        await session.say('run `echo first`');
         const view = await session.waitFor(
           (v) =>
             v.status === 'idle' &&

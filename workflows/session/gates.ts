@@ -3,6 +3,7 @@
  * transition of its status (only here), what it waits for, and what the model and the clicker are told. The
  * workflow wires these to signals and timers and never writes a gate's status itself.
  */
+import { exactPattern } from '../../common/glob';
 import {
   parseTextAnswer,
   validateAnswers,
@@ -365,12 +366,24 @@ export function evaluateDecision(input: {
         toolName: gate.toolName,
         scope,
         createdAt: now,
-        ...(decision.pattern ? { pattern: decision.pattern } : {}),
+        // What the person saw, never a bare tool grant: the pattern they wrote, else exactly this call (a grant for
+        // every call of a tool is made only in the policy file).
+        pattern: decision.pattern?.trim() || exactPattern(gate.subject),
         ...(scope === 'session' ? { sessionId: input.sessionId } : {}),
       };
       return { ok: true, approvals: counted, resolution: { ...base, outcome: 'always', grant } };
     }
   }
+}
+
+/**
+ * An "Always allow" button's label says what it grants: exactly the call shown (its subject, shortened to fit a
+ * button; the grant holds the whole of it), here or everywhere.
+ */
+export function alwaysAllowLabel(subject: string, scope: 'session' | 'user'): string {
+  const chars = Array.from(subject.replace(/\s+/g, ' ').trim());
+  const shown = chars.length > 40 ? `${chars.slice(0, 39).join('')}…` : chars.join('');
+  return `Always allow “${shown}” ${scope === 'user' ? 'everywhere' : 'here'}`;
 }
 
 export interface UnrunResult {

@@ -495,7 +495,7 @@ function renderGate(gate: WebGate): HTMLElement {
   const pattern = el('input', {
     value: draft.pattern,
     size: 18,
-    title: 'Pattern: * matches anything; empty means every call',
+    title: 'Pattern: * matches anything; empty means exactly this call',
     dataset: { testid: 'grant-pattern' },
     oninput: (e) => (draft.pattern = valueOf(e)),
   });
