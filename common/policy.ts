@@ -6,7 +6,7 @@
  */
 import { globMatches } from './glob';
 import type { Grant } from './grants';
-import { commandViews, type ParsedShellCommand } from './shell-command';
+import { commandViews, everyView, type ParsedShellCommand } from './shell-command';
 import type { Policy, ToolDefinition } from './tools/definitions';
 
 export interface WhenRule {
@@ -78,6 +78,26 @@ function subjectsOf(tool: ToolDefinition, subject: string, shell: ParsedShellCom
   };
 }
 
+/**
+ * Why a deny pattern might match what this shell command runs although none matched its known views: a pattern
+ * matching from some later word (an unknown wrapper, `mywrap rm -rf x`), or a command the parser cannot read or
+ * prove plain (`/???/r? -rf x`, `$(printf rm) -rf x`), which could be anything. Undefined: none can.
+ */
+function mayBeDenied(
+  deny: readonly string[],
+  subjects: Subjects,
+  shell: ParsedShellCommand | undefined,
+): string | undefined {
+  if (!deny.length) return undefined;
+  for (const words of shell?.commands ?? [])
+    for (const view of everyView(words)) {
+      const pattern = deny.find((p) => globMatches(p, view));
+      if (pattern) return `the deny pattern "${pattern}" matches "${view}" inside it`;
+    }
+  if (subjects.unprovable) return `deny patterns are set and ${subjects.unprovable}`;
+  return undefined;
+}
+
 /** String arguments as they are, anything else as JSON; a missing argument matches nothing. */
 function argumentText(value: unknown): string | undefined {
   return typeof value === 'string' ? value : JSON.stringify(value);
@@ -122,6 +142,13 @@ export function decidePolicy(input: {
   for (const pattern of config?.deny ?? [])
     if (subjects.deny.some((text) => globMatches(pattern, text)))
       return { decision: 'deny', reason: `blocked by the deny pattern "${pattern}"` };
+  // A command a deny pattern might still match (through a wrapper the policy does not know, or in a part it
+  // cannot read) is never allowed without a person, whatever the policy, rules, allow patterns or grants say.
+  const mayDeny = tool.name === SHELL_TOOL ? mayBeDenied(config?.deny ?? [], subjects, input.shell) : undefined;
+  const decided = (decision: PolicyDecision): PolicyDecision =>
+    decision.decision === 'auto' && mayDeny
+      ? { decision: 'ask', reason: `needs approval: ${mayDeny} (${decision.reason} otherwise)` }
+      : decision;
 
   const shellCommand = tool.name === SHELL_TOOL ? subjects : undefined;
   const ruleIndex = (config?.when ?? []).findIndex((rule) => ruleMatches(rule, args, shellCommand));
@@ -131,16 +158,17 @@ export function decidePolicy(input: {
     if (rule.policy === 'deny') return { decision: 'deny', reason: `blocked by ${which}` };
     if (rule.policy === 'ask') return { decision: 'ask', reason: `needs approval: ${which} asks for it` };
     if (subjects.allow === undefined) return needsApproval(which);
-    return { decision: 'auto', reason: `allowed by ${which}` };
+    return decided({ decision: 'auto', reason: `allowed by ${which}` });
   }
 
   const base = config?.policy ?? tool.defaultPolicy(args);
   if (base === 'deny') return { decision: 'deny', reason: `${tool.name} is disabled by policy` };
-  if (base === 'auto') return { decision: 'auto', reason: 'allowed by policy' };
+  if (base === 'auto') return decided({ decision: 'auto', reason: 'allowed by policy' });
 
   const allows = (pattern: string) => !!subjects.allow?.some((text) => globMatches(pattern, text));
   const allowPattern = config?.allow.find(allows);
-  if (allowPattern) return { decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` };
+  if (allowPattern)
+    return decided({ decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` });
 
   const grant = grants.find(
     (candidate) =>
@@ -161,5 +189,5 @@ export function decidePolicy(input: {
         selfApprove ? `${approvals} approvals required` : 'someone other than the requester must approve'
       })`,
     };
-  return { decision: 'auto', reason: 'allowed by a standing grant', grantId: grant.id };
+  return decided({ decision: 'auto', reason: 'allowed by a standing grant', grantId: grant.id });
 }

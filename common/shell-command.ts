@@ -21,17 +21,40 @@ export interface ParsedShellCommand {
 const WRAPPERS = new Set([
   'busybox',
   'builtin',
+  'caffeinate',
+  'chroot',
+  'chrt',
+  'choom',
   'command',
   'doas',
   'env',
   'exec',
+  'fakeroot',
+  'firejail',
+  'flock',
+  'ionice',
+  'ltrace',
   'nice',
   'nohup',
+  'nsenter',
+  'parallel',
+  'prlimit',
+  'runuser',
+  'script',
+  'setpriv',
   'setsid',
+  'sg',
   'stdbuf',
+  'strace',
+  'su',
   'sudo',
+  'taskset',
   'time',
   'timeout',
+  'torsocks',
+  'unbuffer',
+  'unshare',
+  'watch',
   'xargs',
 ]);
 /** `find … -exec rm {} ;` runs the words after these. */
@@ -63,6 +86,15 @@ export function commandStarts(words: readonly string[]): { starts: number[]; com
         if (FIND_ACTIONS.has(words[next]!)) queue.push(next + 1);
   }
   return { starts: [...seen].sort((a, b) => a - b), complete: true };
+}
+
+/**
+ * Every text a program could start at in one simple command (each word onward, by its basename), beyond the
+ * starts the policy knows: where a deny pattern matches one of these, an unknown wrapper might run the denied
+ * program, so the command goes to a person.
+ */
+export function everyView(words: readonly string[]): string[] {
+  return words.map((word, index) => [basename(word), ...words.slice(index + 1)].join(' '));
 }
 
 /**

@@ -52,6 +52,11 @@ function isLiteral(word: Word): boolean {
   );
 }
 
+/** Unquoted `*`, `?` or `[` in a word: the shell expands it to file names (`/???/r?`, `[r]m`). */
+function hasGlob(word: Word): boolean {
+  return (word.parts ?? []).some((part) => part.type === 'Literal' && /[*?[]/.test(part.value));
+}
+
 /** Duplicating a descriptor (`2>&1`) or discarding output (`>/dev/null`) touches no file. */
 function isHarmlessRedirect(node: SyntaxNode): boolean {
   if (node.type !== 'Redirect' || node.descriptor?.type === 'FileDescriptorVariable' || !node.target)
@@ -84,8 +89,16 @@ function nestedScript(command: Command, words: string[], start: number): string 
   let index = start + 1;
   if (name === 'busybox' && words[index] && SHELLS.has(words[index]!)) index++;
   let sawC = false;
-  for (; index < words.length && words[index]!.startsWith('-'); index++)
-    if (/^-[a-z]*c/i.test(words[index]!)) sawC = true;
+  for (; index < words.length && /^[-+]/.test(words[index]!); index++) {
+    const option = words[index]!;
+    if (option === '--') {
+      index++;
+      break;
+    }
+    if (/^-[a-z]*c/i.test(option)) sawC = true;
+    // `-o errexit`, `+o pipefail`, `-O extglob`: the option's argument is not the script.
+    if (/^[-+][a-z]*[oO]$/.test(option)) index++;
+  }
   return sawC && index < words.length && literal(index) ? words[index] : undefined;
 }
 
@@ -142,7 +155,8 @@ export function parseShellCommand(source: string): ParsedShellCommand {
       hazards.add('no program to run');
       return;
     }
-    if (!isLiteral(command.name)) hazards.add('an expansion or pattern in the program name');
+    if (!isLiteral(command.name) || hasGlob(command.name))
+      hazards.add('an expansion or pattern in the program name');
     const words = wordsOf(command);
     commands.push(words);
     if (depth >= MAX_NESTED_SCRIPTS) return;

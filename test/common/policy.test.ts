@@ -274,10 +274,16 @@ describe('shell commands, seen as their simple commands', () => {
       expect(decidePolicy({ ...base, ...shell(command), config }).decision, command).toBe('deny');
   });
 
-  it('does not deny a command that only mentions the program as an argument', () => {
+  it('does not deny a command that only mentions the program as an argument, but asks a person', () => {
     const config = { allow: ['echo *', 'grep *'], deny: ['rm *'] };
-    expect(decidePolicy({ ...base, ...shell('echo rm -rf x'), config }).decision).toBe('auto');
-    expect(decidePolicy({ ...base, ...shell('grep rm notes.txt'), config }).decision).toBe('auto');
+    // Which words a program runs is unknowable for wrappers the policy does not know: a person looks.
+    expect(decidePolicy({ ...base, ...shell('echo rm -rf x'), config })).toEqual({
+      decision: 'ask',
+      reason:
+        'needs approval: the deny pattern "rm *" matches "rm -rf x" inside it (allowed by the pattern "echo *" otherwise)',
+    });
+    expect(decidePolicy({ ...base, ...shell('grep rm notes.txt'), config }).decision).toBe('ask');
+    expect(decidePolicy({ ...base, ...shell('grep rmdir notes.txt'), config }).decision).toBe('auto');
   });
 
   it('applies a grant pattern per simple command too', () => {
@@ -291,8 +297,16 @@ describe('shell commands, seen as their simple commands', () => {
 
   it('lets the operator auto-run every shell command by policy, deny patterns still first', () => {
     const config = { policy: 'auto' as const, allow: [], deny: ['rm *'] };
-    expect(decidePolicy({ ...base, ...shell('ls | head'), config }).decision).toBe('auto');
+    expect(decidePolicy({ ...base, ...shell('ls -la'), config }).decision).toBe('auto');
     expect(decidePolicy({ ...base, ...shell('ls | xargs /bin/rm -f'), config }).decision).toBe('deny');
+    // With deny patterns set, a command the policy cannot read whole goes to a person, never runs by itself.
+    expect(decidePolicy({ ...base, ...shell('ls | head'), config })).toMatchObject({
+      decision: 'ask',
+      reason: expect.stringContaining('deny patterns are set and the command has a pipeline (|)'),
+    });
+    expect(decidePolicy({ ...base, ...shell('ls | head'), config: { ...config, deny: [] } }).decision).toBe(
+      'auto',
+    );
   });
 });
 

@@ -10,17 +10,33 @@ import { describe, it } from 'vitest';
 import { matchGlob } from '../../common/glob';
 import { Tally } from '../chaos/summary';
 
+/**
+ * The pattern's characters with the escapes read (`\\*`, `\\?`, `\\\\` are the character itself): wildcards
+ * as `*` and `?`, literals as one-character arrays, so a literal star cannot be taken for a wildcard.
+ */
+function readPattern(pattern: string): (string | [string])[] {
+  const out: (string | [string])[] = [];
+  const chars = Array.from(pattern);
+  for (let i = 0; i < chars.length; i++) {
+    if (chars[i] === '\\' && ['*', '?', '\\'].includes(chars[i + 1] ?? '')) out.push([chars[++i]!]);
+    else out.push(chars[i] === '*' || chars[i] === '?' ? chars[i]! : [chars[i]!]);
+  }
+  return out;
+}
+
 /** The previous matcher: a regular expression, fine for small inputs only. */
 function regexReference(pattern: string, subject: string): boolean {
-  const source = Array.from(pattern)
-    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$+.()|[\]{}]/g, '\\$&')))
+  const source = readPattern(pattern)
+    .map((token) =>
+      token === '*' ? '.*' : token === '?' ? '.' : token[0]!.replace(/[\\^$+.()|[\]{}*?]/g, '\\$&'),
+    )
     .join('');
   return new RegExp(`^${source}$`, 'su').test(subject);
 }
 
 /** Dynamic programming over (pattern prefix, subject prefix): slow but obviously right, for any size. */
 function tableReference(pattern: string, subject: string): boolean {
-  const p = Array.from(pattern);
+  const p = readPattern(pattern);
   const s = Array.from(subject);
   let row = new Array<boolean>(s.length + 1).fill(false);
   row[0] = true;
@@ -30,7 +46,8 @@ function tableReference(pattern: string, subject: string): boolean {
       next[0] = row[0]!;
       for (let j = 1; j <= s.length; j++) next[j] = row[j]! || next[j - 1]!;
     } else {
-      for (let j = 1; j <= s.length; j++) next[j] = row[j - 1]! && (char === '?' || char === s[j - 1]);
+      for (let j = 1; j <= s.length; j++)
+        next[j] = row[j - 1]! && (char === '?' || (typeof char !== 'string' && char[0] === s[j - 1]));
     }
     row = next;
   }
