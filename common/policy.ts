@@ -144,7 +144,8 @@ export function decidePolicy(input: {
       return { decision: 'deny', reason: `blocked by the deny pattern "${pattern}"` };
   // A command a deny pattern might still match (through a wrapper the policy does not know, or in a part it
   // cannot read) is never allowed without a person, whatever the policy, rules, allow patterns or grants say.
-  const mayDeny = tool.name === SHELL_TOOL ? mayBeDenied(config?.deny ?? [], subjects, input.shell) : undefined;
+  const mayDeny =
+    tool.name === SHELL_TOOL ? mayBeDenied(config?.deny ?? [], subjects, input.shell) : undefined;
   const decided = (decision: PolicyDecision): PolicyDecision =>
     decision.decision === 'auto' && mayDeny
       ? { decision: 'ask', reason: `needs approval: ${mayDeny} (${decision.reason} otherwise)` }
@@ -167,8 +168,7 @@ export function decidePolicy(input: {
 
   const allows = (pattern: string) => !!subjects.allow?.some((text) => globMatches(pattern, text));
   const allowPattern = config?.allow.find(allows);
-  if (allowPattern)
-    return decided({ decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` });
+  if (allowPattern) return decided({ decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` });
 
   const grant = grants.find(
     (candidate) =>

@@ -69,7 +69,9 @@ export const httpRequestTool = defineTool({
   name: 'http_request',
   description: 'Make an HTTP request and return status, headers and the (truncated) response body.',
   schema: schemas.httpRequest,
-  defaultPolicy: (args) => (args.method === 'GET' || args.method === 'HEAD' ? 'auto' : 'ask'),
+  // A read with the person's credential asks too: an injected instruction could read private data with it and
+  // send it on in a second GET. The policy file relaxes it (`when` rules on `auth`).
+  defaultPolicy: (args) => ((args.method === 'GET' || args.method === 'HEAD') && !args.auth ? 'auto' : 'ask'),
   subject: (args) => `${args.method} ${args.url}`,
   credential: (args) => args.auth,
 });

@@ -165,6 +165,8 @@ describe('the worker: planner and runner go by the same entry', () => {
     env = await startTestTemporal();
     const config = testConfig({
       providers: { weather: { type: 'api_key', header: 'Authorization', apiHosts: ['127.0.0.1:9'] } },
+      // The product's defaults for http_request (the test helper otherwise lets reads with a credential run).
+      tools: { http_request: {} },
     });
     const client = new Client({ connection: env.connection });
     activities = createActivities({ config, client });
@@ -198,9 +200,11 @@ describe('the worker: planner and runner go by the same entry', () => {
   });
 
   it("asks for http_request's credential from the provider its arguments name, before anything runs", async () => {
+    // A read with the person's credential asks first: an injected instruction could read private data with it.
     expect(
       await plan('http_request', { method: 'GET', url: 'http://127.0.0.1:9/', auth: 'weather' }),
-    ).toMatchObject({
+    ).toMatchObject({ decision: 'ask' });
+    expect(await plan('http_request', { method: 'GET', url: 'http://127.0.0.1:9/' })).toMatchObject({
       decision: 'auto',
     });
     const result = await run('http_request', { method: 'GET', url: 'http://127.0.0.1:9/', auth: 'weather' });

@@ -8,6 +8,18 @@ export function tempDir(prefix = 'agent-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * Most suites test sign-ins, not approvals: a GET with a connected credential runs at once there, as an operator
+ * who trusts reads configures it. The product's default asks first (test/security/consent.test.ts proves it);
+ * a suite that sets any `http_request` policy of its own gets exactly that.
+ */
+const SIGNED_IN_READS = { when: [{ match: { method: ['GET', 'HEAD'], auth: '*' }, policy: 'auto' }] };
+
+function withTestDefaults(policy: Record<string, unknown>): Record<string, unknown> {
+  const tools = (policy.tools ?? {}) as Record<string, unknown>;
+  return 'http_request' in tools ? policy : { ...policy, tools: { ...tools, http_request: SIGNED_IN_READS } };
+}
+
 /** Writes a policy file and returns environment variables that point a process at it. */
 export function testEnv(
   policy: Record<string, unknown> = {},
@@ -15,7 +27,7 @@ export function testEnv(
 ): Record<string, string> {
   const dataDir = tempDir();
   const policyFile = path.join(dataDir, 'agent.config.json');
-  writeFileSync(policyFile, JSON.stringify(policy));
+  writeFileSync(policyFile, JSON.stringify(withTestDefaults(policy)));
   return {
     DATA_DIR: dataDir,
     AGENT_CONFIG: policyFile,

@@ -25,7 +25,13 @@ import { until as untilDone } from '../helpers/until';
 const policy = {
   maxSteps: 3,
   // Posting asks for approval; here it waits only seconds, so an expired gate can be seen.
-  tools: { http_request: { approvalTimeout: '3s' } },
+  // Reads with a connected account run at once here (the default asks first: test/security/consent.test.ts).
+  tools: {
+    http_request: {
+      approvalTimeout: '3s',
+      when: [{ match: { method: 'GET', auth: '*' }, policy: 'auto' }],
+    },
+  },
   missions: { maxConsecutiveFailures: 2 },
   // The scripted model estimates 4 characters a token: only a run on a very long goal reaches this.
   budgets: { perMissionRun: { tokens: 1_500 } },
