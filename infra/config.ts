@@ -305,6 +305,8 @@ const envSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   WORKER_STICKY_TIMEOUT: durationSchema.pipe(z.number().min(100).max(60_000)).default(1_000),
   WORKER_DRAIN_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
+  /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
+  CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
@@ -413,6 +415,7 @@ export interface AppConfig {
   stickyTimeoutMs: number;
   /** How often the current version's worker sweeps workflows pinned to other versions (workers/drain.ts). */
   drainIntervalMs: number;
+  credentialSweepIntervalMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
 }
@@ -659,6 +662,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
+    credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     logLevel: e.LOG_LEVEL,
     policy,
   };

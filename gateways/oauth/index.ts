@@ -1,4 +1,5 @@
 /** Sign-ins for credential gates: /oauth/<provider>/start, /callback and /key. */
+import { startResumeSweep } from './resume-sweep';
 import type { Hono } from 'hono';
 import type { GatewayDeps } from '../platform';
 import { oauthRoutes } from './routes';
@@ -14,5 +15,8 @@ export function mountOAuth(app: Hono, deps: GatewayDeps): void {
       users: deps.config.policy.users,
       log: deps.log,
     }),
+  );
+  deps.onClose(
+    startResumeSweep(deps.client, deps.credentials, deps.log, deps.config.credentialSweepIntervalMs),
   );
 }

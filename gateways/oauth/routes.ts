@@ -30,6 +30,17 @@ import { resumeWaitingWorkflows } from './resume';
 const FLOW_TTL_MS = 10 * 60_000;
 const COOKIE = 'agent_oauth_browser';
 
+/** A waiting workflow in words: a conversation, or a mission's run. */
+function describeWorkflow(workflowId: string): string {
+  const run = /^mission-run:[^:]+:(\d+)$/.exec(workflowId);
+  if (run) return `a mission run (run ${run[1]})`;
+  const [, channel] = workflowId.split(':');
+  return `your ${channel === 'web' ? 'web' : channel === 'slack' ? 'Slack' : channel === 'discord' ? 'Discord' : ''} conversation`.replace(
+    '  ',
+    ' ',
+  );
+}
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
 
 export function oauthRoutes(deps: {
@@ -77,6 +88,27 @@ export function oauthRoutes(deps: {
         'This link is for the web chat: open it in the browser where you are signed in to the chat. Nothing was connected.',
       );
     return undefined;
+  };
+
+  /**
+   * The stored credential is the person's whatever happens next: resuming their waiting conversations is
+   * best-effort here (the page says which), and the sweep (resume-sweep.ts) finishes what fails.
+   */
+  const resume = async (userId: string, provider: string): Promise<string> => {
+    try {
+      const resumed = await resumeWaitingWorkflows(deps.client, userId, provider);
+      deps.log.info('oauth connected', { provider, userId, resumed: resumed.length });
+      if (!resumed.length)
+        return 'Nothing was waiting for it; the agent uses it from now on. You can close this tab.';
+      return `It continues now in ${resumed.map(describeWorkflow).join(', ')}. You can close this tab.`;
+    } catch (error) {
+      deps.log.warn('resuming after a sign-in failed; the sweep retries', {
+        provider,
+        userId,
+        error: (error as Error).message,
+      });
+      return 'The agent could not be reached just now: what waits for this account continues within a minute, by itself. You can close this tab.';
+    }
   };
 
   app.get('/oauth/:provider/start', async (c) => {
@@ -271,15 +303,7 @@ export function oauthRoutes(deps: {
         `${described}. Nothing was connected.`,
       );
     }
-    const resumed = await resumeWaitingWorkflows(deps.client, flow.userId, name);
-    deps.log.info('oauth connected', { provider: name, userId: flow.userId, resumed: resumed.length });
-    return page(
-      c,
-      200,
-      'ok',
-      `${provider.displayName} is connected`,
-      'You can close this tab: the agent continues where it left off.',
-    );
+    return page(c, 200, 'ok', `${provider.displayName} is connected`, await resume(flow.userId, name));
   });
 
   app.post('/oauth/:provider/key', async (c) => {
@@ -323,14 +347,12 @@ export function oauthRoutes(deps: {
     if (!(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt)))
       return expired();
     await credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
-    const resumed = await resumeWaitingWorkflows(deps.client, ticket.value.userId, name);
-    deps.log.info('api key saved', { provider: name, userId: ticket.value.userId, resumed: resumed.length });
     return page(
       c,
       200,
       'ok',
       `${provider.displayName} is connected`,
-      'You can close this tab: the agent continues where it left off.',
+      await resume(ticket.value.userId, name),
     );
   });
 

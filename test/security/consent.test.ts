@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvidedSignal, type Gate, type SessionView } from '../../workflows/session/contract';
 import {
   missionRecordsQuery,
@@ -19,6 +19,8 @@ import { Tally } from '../chaos/summary';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { loadConfig } from '../../infra/config';
+import { CredentialService } from '../../infra/credentials/service';
 import { until } from '../helpers/until';
 
 let env: TestWorkflowEnvironment;
@@ -48,6 +50,7 @@ beforeAll(async () => {
       OAUTH_ACME_CLIENT_ID: CLIENT_ID,
       OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
       VAULT_KEY: randomBytes(32).toString('base64'),
+      CREDENTIAL_SWEEP_INTERVAL: '500ms',
     },
   });
 });
@@ -295,5 +298,42 @@ describe('grants are what the person saw', () => {
       () => `"ls -la" asked again: ${JSON.stringify(again.gates.at(-1))}`,
     );
     grants.finish('consent: an "Always allow" button grants exactly the command shown');
+  });
+});
+
+describe('a sign-in is never lost', () => {
+  it('resumes the waiting conversation although the gateway never signalled it (it stopped right after storing)', async () => {
+    const erin = `sweep-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(erin, `fetch ${provider.apiUrl}/files with acme`, 'erin');
+    await stack.web.waitFor(
+      erin,
+      (v) => v.gates.some((g) => g.kind === 'credential' && g.status === 'pending'),
+      'the sign-in gate',
+      60_000,
+      'erin',
+    );
+    // What the callback stores before it signals anything: the token, in the gateway's own vault.
+    const credentials = CredentialService.fromConfig(loadConfig(stack.env));
+    try {
+      await credentials.vault.put(
+        'erin',
+        'acme',
+        { accessToken: `erins-${randomBytes(8).toString('hex')}` },
+        null,
+      );
+    } finally {
+      await credentials.close();
+    }
+    const resumed = await stack.web.waitFor(
+      erin,
+      (v) => v.gates.some((g) => g.kind === 'credential' && g.status !== 'pending'),
+      'the sweep to resume the conversation',
+      60_000,
+      'erin',
+    );
+    expect(resumed.gates.find((g) => g.kind === 'credential')!.resolution).toMatchObject({
+      outcome: 'connected',
+      by: 'erin',
+    });
   });
 });
