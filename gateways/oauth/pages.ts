@@ -18,8 +18,37 @@ export function outcomePage(kind: 'ok' | 'bad', title: string, detail: string): 
   return layout(title, `<h1 class="${kind}">${escape(title)}</h1><p>${escape(detail)}</p>`);
 }
 
+/** Whose agent an account is connected to, said before anything is connected. */
+export const connectingFor = (providerName: string, owner: string) =>
+  `You are connecting your ${providerName} account to the agent conversations of @${owner}: its tools will act with it on @${owner}'s behalf.`;
+
+/**
+ * Asked before a chat link's sign-in when this browser cannot show who opens it (a link can be forwarded): it
+ * names the person the account will serve, and only a deliberate click goes on.
+ */
+export function confirmConnectPage(options: {
+  providerName: string;
+  owner: string;
+  action: string;
+  ticket: string;
+  signInUrl: string | undefined;
+}): string {
+  const { providerName, owner } = options;
+  return layout(
+    `Connect ${providerName} for @${owner}?`,
+    `<h1>Connect ${escape(providerName)} for @${escape(owner)}?</h1>
+<p>${escape(connectingFor(providerName, owner))}</p>
+<p><strong>Are you @${escape(owner)}?</strong> If someone sent you this link, close this page: nothing is connected unless you continue.</p>
+${options.signInUrl ? `<p><a href="${escape(options.signInUrl)}">Sign in to the chat first</a> to have this checked for you.</p>` : ''}
+<form method="post" action="${escape(options.action)}">
+<input type="hidden" name="ticket" value="${escape(options.ticket)}">
+<button type="submit">I am @${escape(owner)}: connect my ${escape(providerName)} account</button></form>`,
+  );
+}
+
 export function apiKeyForm(options: {
   providerName: string;
+  owner: string;
   action: string;
   ticket: string;
   help: string | undefined;
@@ -27,6 +56,7 @@ export function apiKeyForm(options: {
   return layout(
     `Connect ${options.providerName}`,
     `<h1>Connect ${escape(options.providerName)}</h1>
+<p>${escape(connectingFor(options.providerName, options.owner))}</p>
 <p>Paste your ${escape(options.providerName)} API key. It is stored encrypted and used only by your agent's tools; the agent itself never sees it.</p>
 ${options.help ? `<p>${escape(options.help)}</p>` : ''}
 <form method="post" action="${escape(options.action)}">

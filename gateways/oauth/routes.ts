@@ -24,7 +24,7 @@ import { aliasesOf, type UsersTable } from '../../common/identities';
 import type { WebAuth } from '../web/auth/web-auth';
 import { userIdSchema } from '../../common/ids';
 import type { Logger } from '../../infra/log';
-import { apiKeyForm, outcomePage } from './pages';
+import { apiKeyForm, confirmConnectPage, outcomePage } from './pages';
 import { resumeWaitingWorkflows } from './resume';
 
 const FLOW_TTL_MS = 10 * 60_000;
@@ -111,13 +111,23 @@ export function oauthRoutes(deps: {
     }
   };
 
-  app.get('/oauth/:provider/start', async (c) => {
-    const name = c.req.param('provider');
+  /**
+   * GET: the Connect link. A chat link opened where no sign-in shows who opens it asks first (the page names
+   * whose agent the account will serve); POST: the person's deliberate "continue" from that page.
+   */
+  app.get('/oauth/:provider/start', async (c) => await begin(c, c.req.query('ticket') ?? '', false));
+  app.post('/oauth/:provider/start', async (c) => {
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    return await begin(c, typeof form.ticket === 'string' ? form.ticket : '', true);
+  });
+
+  const begin = async (c: Context, ticketText: string, confirmed: boolean) => {
+    const name = c.req.param('provider')!;
     const credentials = deps.credentials();
     const provider = credentials.provider(name);
     if (!provider)
       return page(c, 404, 'bad', 'Unknown provider', `No credential provider "${name}" is configured here.`);
-    const ticket = verifyTicket(credentials.keys.signing, c.req.query('ticket') ?? '');
+    const ticket = verifyTicket(credentials.keys.signing, ticketText);
     if (!ticket.ok)
       return ticket.reason === 'expired'
         ? page(
@@ -138,6 +148,16 @@ export function oauthRoutes(deps: {
       return page(c, 400, 'bad', 'This link is not valid', 'It was made for another provider.');
     const refusal = refuseOpener(c, ticket.value);
     if (refusal) return refusal;
+    if (!confirmed && !deps.webAuth.identify(c).ok)
+      return c.html(
+        confirmConnectPage({
+          providerName: provider.displayName,
+          owner: ticket.value.userId,
+          action: `${base}/oauth/${name}/start`,
+          ticket: ticketText,
+          signInUrl: deps.webAuth.mode === 'login' ? `${base}/auth/login` : undefined,
+        }),
+      );
     if (
       ticket.value.nonce &&
       !(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))
@@ -154,6 +174,7 @@ export function oauthRoutes(deps: {
       return c.html(
         apiKeyForm({
           providerName: provider.displayName,
+          owner: ticket.value.userId,
           action: `${base}/oauth/${name}/key`,
           ticket: signTicket(credentials.keys.signing, {
             userId: ticket.value.userId,
@@ -214,7 +235,7 @@ export function oauthRoutes(deps: {
     });
     deps.log.info('oauth flow started', { provider: name, userId: ticket.value.userId });
     return c.redirect(location.href, 302);
-  });
+  };
 
   app.get('/oauth/:provider/callback', async (c) => {
     const name = c.req.param('provider');

@@ -174,15 +174,66 @@ export class Browser {
     };
   }
 
-  /** Start -> provider -> callback; returns the callback URL and the final page. */
-  async signIn(connectUrl: string): Promise<{ callbackUrl: string; status: number; text: string }> {
-    const start = await this.get(connectUrl);
+  /** A form post, as the browser sends one (urlencoded), with this browser's cookies. */
+  async post(url: string, fields: Record<string, string>) {
+    const response = await fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        ...this.headers,
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
+      },
+      body: new URLSearchParams(fields).toString(),
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const [name, ...value] = pair!.split('=');
+      this.cookies.set(name!.trim(), value.join('='));
+    }
+    return {
+      status: response.status,
+      location: response.headers.get('location') ?? undefined,
+      text: await response.text(),
+      url,
+    };
+  }
+
+  /**
+   * Start -> provider -> callback; returns the callback URL and the final page. A chat link opened without a
+   * web sign-in first asks "Connect … for @owner?": `confirm` clicks its button (as the person reading it would).
+   */
+  async signIn(
+    connectUrl: string,
+    options: { confirm?: boolean } = { confirm: true },
+  ): Promise<{ callbackUrl: string; status: number; text: string; asked?: string }> {
+    let start = await this.get(connectUrl);
+    let asked: string | undefined;
+    const form =
+      /<form method="post" action="([^"]+\/start)">\s*<input type="hidden" name="ticket" value="([^"]+)">/.exec(
+        start.text,
+      );
+    if (start.status === 200 && form) {
+      asked = start.text;
+      if (!options.confirm) return { callbackUrl: '', status: 200, text: start.text, asked };
+      const unescape = (text: string) =>
+        text
+          .replace(/&amp;/g, '&')
+          .replace(/&quot;/g, '"')
+          .replace(/&#39;/g, "'");
+      start = await this.post(unescape(form[1]!), { ticket: unescape(form[2]!) });
+    }
     if (start.status !== 302 || !start.location)
       throw new Error(`start answered ${start.status}: ${start.text}`);
     const authorize = await this.get(start.location);
     if (authorize.status !== 302 || !authorize.location)
       throw new Error(`authorize answered ${authorize.status}: ${authorize.text}`);
     const callback = await this.get(authorize.location);
-    return { callbackUrl: authorize.location, status: callback.status, text: callback.text };
+    return {
+      callbackUrl: authorize.location,
+      status: callback.status,
+      text: callback.text,
+      ...(asked ? { asked } : {}),
+    };
   }
 }

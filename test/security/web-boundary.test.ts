@@ -457,9 +457,37 @@ describe('web trust boundary', () => {
       });
       const wrongPerson = await open(chatLink, 'bob');
       tally.check(wrongPerson.status === 403, () => `chat link opened by bob: ${wrongPerson.status}`);
-      const first = await open(chatLink);
+      // Opened where no sign-in shows who opens it (a forwarded link): it asks first, naming whose agent the
+      // account would serve, and starts nothing; only the deliberate "continue" goes on, once.
+      const asked = await open(chatLink);
+      const page = await asked.text();
+      tally.attempt(
+        asked.status === 200 && !asked.headers.get('location'),
+        () => `a forwarded chat link went on without asking: ${asked.status}`,
+      );
+      tally.check(
+        page.includes('You are connecting your Acme account to the agent conversations of @U0ALICE01'),
+        () => `the page does not say whose agent: ${page.slice(0, 300)}`,
+      );
+      const ticket = new URL(chatLink).searchParams.get('ticket')!;
+      const go = (user?: string) =>
+        fetch(`http://127.0.0.1:${stack.port}/oauth/acme/start`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            ...(user ? web.headers(user) : {}),
+          },
+          body: new URLSearchParams({ ticket }).toString(),
+        });
+      const bobContinues = await go('bob');
+      tally.attempt(
+        bobContinues.status === 403,
+        () => `bob continued alice's chat link: ${bobContinues.status}`,
+      );
+      const first = await go();
       tally.check(first.status === 302, () => `chat link first use: ${first.status}`);
-      const again = await open(chatLink);
+      const again = await go();
       tally.check(again.status === 400, () => `chat link reused: ${again.status}`);
       if (again.headers.get('location')) tally.lost++;
     } finally {
