@@ -92,6 +92,16 @@ describe('docker-compose.yml', () => {
     expect(compose.gateway!.environment).toMatchObject({ HOST: '0.0.0.0', PORT: '3000' });
   });
 
+  it('has no default database password anywhere: every one is required from .env', () => {
+    const text = read('docker-compose.yml');
+    expect(text).not.toMatch(/PASSWORD: temporal|PGPASSWORD: temporal|POSTGRES_PWD: temporal|:-agent\}/);
+    const passwords = Object.values(compose).flatMap((service) =>
+      Object.entries(service.environment ?? {}).filter(([name]) => /PASSWORD|PWD/.test(name)),
+    );
+    expect(passwords.length).toBe(5);
+    for (const [name, value] of passwords) expect(value, name).toMatch(/^\$\{[A-Z_]+:\?/);
+  });
+
   it('publishes only the gateway to the network: everything else on 127.0.0.1 or not at all', () => {
     expect(compose.gateway!.ports).toEqual(['3000:3000']);
     for (const name of services.filter((s) => s !== 'gateway'))
@@ -110,6 +120,7 @@ describe('docker-compose.yml', () => {
     });
     // Required, so that a missing key stops `docker compose up` instead of each process inventing one.
     expect(worker.environment!.VAULT_KEY).toMatch(/^\$\{VAULT_KEY:\?/);
+    expect(worker.environment!.DATABASE_URL).toContain('${AGENT_DB_PASSWORD:?');
     expect(gateway.environment!.VAULT_KEY).toBe(worker.environment!.VAULT_KEY);
     for (const service of [worker, gateway]) expect(service.environment!.VAULT_PATH).toBeUndefined();
     const mounted = (service: Service) => (service.volumes ?? []).map((v) => v.split(':')[0]);
@@ -136,6 +147,7 @@ describe('the agent-database job against a real PostgreSQL', () => {
     const env = {
       ...process.env,
       ...job.environment,
+      AGENT_DB_PASSWORD: 'agent-db-secret',
       PGHOST: url.hostname,
       PGPORT: url.port,
       PGUSER: url.username,
