@@ -147,7 +147,6 @@ describe('the agent-database job against a real PostgreSQL', () => {
     const env = {
       ...process.env,
       ...job.environment,
-      AGENT_DB_PASSWORD: 'agent-db-secret',
       PGHOST: url.hostname,
       PGPORT: url.port,
       PGUSER: url.username,
