@@ -197,6 +197,14 @@ const optionalText = z
   .string()
   .optional()
   .transform((value) => (value && value.trim() !== '' ? value.trim() : undefined));
+/** TLS to Temporal beyond the system's roots: a client certificate (mTLS), and/or your own CA and server name. */
+export interface TemporalTls {
+  certPath?: string;
+  keyPath?: string;
+  caPath?: string;
+  serverName?: string;
+}
+
 /** A comma-separated setting as its items. */
 const list = (value: string | undefined) =>
   value
@@ -226,6 +234,9 @@ const envSchema = z.object({
   /** mTLS: client certificate and key files (PEM); either turns TLS on. */
   TEMPORAL_TLS_CERT_PATH: optionalText,
   TEMPORAL_TLS_KEY_PATH: optionalText,
+  /** A server certificate signed by your own CA (compose's mTLS): the CA's certificate, and the name it is for. */
+  TEMPORAL_TLS_CA_PATH: optionalText,
+  TEMPORAL_TLS_SERVER_NAME: optionalText,
   TEMPORAL_TLS: z.enum(['on', 'off']).optional(),
   TEMPORAL_TASK_QUEUE: z.string().default('agent'),
   TEMPORAL_DEPLOYMENT_NAME: optionalText,
@@ -326,7 +337,7 @@ export interface AppConfig {
     /** API key for Temporal Cloud; never logged. */
     apiKey: string | undefined;
     /** TLS to the server: on (system roots), or mTLS with a client certificate. */
-    tls: true | { certPath: string; keyPath: string } | undefined;
+    tls: true | TemporalTls | undefined;
     taskQueue: string;
     /**
      * The Worker Deployment the worker joins (docs/VERSIONING.md): `TEMPORAL_DEPLOYMENT_NAME`, default the task
@@ -579,8 +590,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       tls:
         e.TEMPORAL_TLS === 'off'
           ? undefined
-          : e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH
-            ? { certPath: e.TEMPORAL_TLS_CERT_PATH, keyPath: e.TEMPORAL_TLS_KEY_PATH }
+          : (e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH) || e.TEMPORAL_TLS_CA_PATH
+            ? {
+                ...(e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH
+                  ? { certPath: e.TEMPORAL_TLS_CERT_PATH, keyPath: e.TEMPORAL_TLS_KEY_PATH }
+                  : {}),
+                ...(e.TEMPORAL_TLS_CA_PATH ? { caPath: e.TEMPORAL_TLS_CA_PATH } : {}),
+                ...(e.TEMPORAL_TLS_SERVER_NAME ? { serverName: e.TEMPORAL_TLS_SERVER_NAME } : {}),
+              }
             : e.TEMPORAL_TLS === 'on' || e.TEMPORAL_API_KEY
               ? true
               : undefined,

@@ -4,6 +4,7 @@ import { Client, Connection, type ClientInterceptors } from '@temporalio/client'
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentError, ErrorCode } from '../../common/errors';
+import type { TemporalTls } from '../config';
 
 function unreachable(address: string, cause: unknown): AgentError {
   return new AgentError(
@@ -17,15 +18,22 @@ function unreachable(address: string, cause: unknown): AgentError {
 /** How to reach a secured server (Temporal Cloud: API key or mTLS); absent for a plain local server. */
 export interface ServerAuth {
   apiKey?: string | undefined;
-  tls?: true | { certPath: string; keyPath: string } | undefined;
+  tls?: true | TemporalTls | undefined;
 }
 
 export function connectionSecurity(auth: ServerAuth = {}) {
+  const given = auth.tls;
   const tls =
-    auth.tls === true
+    given === true
       ? true
-      : auth.tls
-        ? { clientCertPair: { crt: readFileSync(auth.tls.certPath), key: readFileSync(auth.tls.keyPath) } }
+      : given
+        ? {
+            ...(given.certPath && given.keyPath
+              ? { clientCertPair: { crt: readFileSync(given.certPath), key: readFileSync(given.keyPath) } }
+              : {}),
+            ...(given.caPath ? { serverRootCACertificate: readFileSync(given.caPath) } : {}),
+            ...(given.serverName ? { serverNameOverride: given.serverName } : {}),
+          }
         : undefined;
   return { ...(tls ? { tls } : {}), ...(auth.apiKey ? { apiKey: auth.apiKey } : {}) };
 }

@@ -160,5 +160,19 @@ describe('Temporal Cloud connection settings', () => {
     expect(
       connectionSecurity(loadConfig({ ...base, TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'off' }).temporal),
     ).toEqual({ apiKey: 'k' });
+    // Your own CA (compose's mTLS): its certificate, and the name the server's certificate is for.
+    writeFileSync(path.join(dir, 'ca.pem'), 'CA');
+    const own = connectionSecurity(
+      loadConfig({
+        ...base,
+        TEMPORAL_TLS_CERT_PATH: path.join(dir, 'c.pem'),
+        TEMPORAL_TLS_KEY_PATH: path.join(dir, 'k.pem'),
+        TEMPORAL_TLS_CA_PATH: path.join(dir, 'ca.pem'),
+        TEMPORAL_TLS_SERVER_NAME: 'temporal',
+      }).temporal,
+    ) as { tls: { serverRootCACertificate: Buffer; serverNameOverride: string; clientCertPair: unknown } };
+    expect(own.tls.serverRootCACertificate.toString()).toBe('CA');
+    expect(own.tls.serverNameOverride).toBe('temporal');
+    expect(own.tls.clientCertPair).toBeDefined();
   });
 });

@@ -4,12 +4,16 @@
  * runs the compiled code the image runs.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import tls from 'node:tls';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '../../infra/config';
 import { PgVault } from '../../infra/credentials/pg-vault';
+import { tempDir } from '../helpers/config';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -40,6 +44,7 @@ describe('docker-compose.yml', () => {
       'gateway',
       'postgresql',
       'temporal',
+      'temporal-certs',
       'temporal-namespace',
       'temporal-schema',
       'temporal-ui',
@@ -62,6 +67,7 @@ describe('docker-compose.yml', () => {
     expect(compose['temporal-namespace']!.image).toBe(`temporalio/admin-tools:${version}`);
     expect(compose.temporal!.depends_on).toEqual({
       'temporal-schema': { condition: 'service_completed_successfully' },
+      'temporal-certs': { condition: 'service_completed_successfully' },
     });
     const schema = unescape(compose['temporal-schema']!.command!.join('\n'));
     for (const db of ['temporal', 'temporal_visibility']) {
@@ -124,8 +130,134 @@ describe('docker-compose.yml', () => {
     expect(gateway.environment!.VAULT_KEY).toBe(worker.environment!.VAULT_KEY);
     for (const service of [worker, gateway]) expect(service.environment!.VAULT_PATH).toBeUndefined();
     const mounted = (service: Service) => (service.volumes ?? []).map((v) => v.split(':')[0]);
-    expect(mounted(worker).filter((v) => mounted(gateway).includes(v))).toEqual([]);
-    expect(Object.keys(file.volumes).sort()).toEqual(['postgres-data', 'worker-data']);
+    // Apart from the read-only certificates every Temporal client holds.
+    expect(mounted(worker).filter((v) => mounted(gateway).includes(v))).toEqual(['temporal-certs']);
+    expect(worker.volumes).toContain('temporal-certs:/certs:ro');
+    expect(Object.keys(file.volumes).sort()).toEqual(['postgres-data', 'temporal-certs', 'worker-data']);
+  });
+});
+
+describe('Temporal behind mTLS', () => {
+  const certs = '/certs';
+  const mounted = (service: Service) => (service.volumes ?? []).includes(`temporal-certs:${certs}:ro`);
+
+  it('lets only holders of a certificate of its own CA reach Temporal: every client is given one', () => {
+    const server = compose.temporal!.environment!;
+    expect(server).toMatchObject({
+      TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true',
+      TEMPORAL_TLS_FRONTEND_CERT: `${certs}/server.pem`,
+      TEMPORAL_TLS_CLIENT1_CA_CERT: `${certs}/ca.pem`,
+      TEMPORAL_TLS_SERVER_CA_CERT: `${certs}/ca.pem`,
+      TEMPORAL_TLS_FRONTEND_SERVER_NAME: 'temporal',
+      TEMPORAL_TLS_INTERNODE_SERVER_NAME: 'temporal',
+    });
+    expect(compose.temporal!.depends_on!['temporal-certs']).toEqual({
+      condition: 'service_completed_successfully',
+    });
+    for (const name of ['temporal', 'temporal-namespace', 'temporal-ui', 'worker', 'gateway'])
+      expect(mounted(compose[name]!), name).toBe(true);
+    for (const name of ['worker', 'gateway']) {
+      // The Temporal settings as the process reads them (the rest needs .env's values).
+      const temporal = Object.fromEntries(
+        Object.entries(compose[name]!.environment!).filter(([key]) => key.startsWith('TEMPORAL_')),
+      );
+      const config = loadConfig({ ...temporal, AGENT_CONFIG: '', DATA_DIR: tempDir() });
+      expect(config.temporal.tls, name).toEqual({
+        certPath: `${certs}/client.pem`,
+        keyPath: `${certs}/client.key`,
+        caPath: `${certs}/ca.pem`,
+        serverName: 'temporal',
+      });
+    }
+    expect(compose['temporal-namespace']!.environment).toMatchObject({
+      TEMPORAL_TLS_CLIENT_CERT_PATH: `${certs}/client.pem`,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${certs}/ca.pem`,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal',
+    });
+    expect(compose['temporal-ui']!.environment).toMatchObject({
+      TEMPORAL_TLS_CERT: `${certs}/client.pem`,
+      TEMPORAL_TLS_CA: `${certs}/ca.pem`,
+      TEMPORAL_TLS_SERVER_NAME: 'temporal',
+    });
+  });
+
+  it('makes certificates that work together, and only together, for real (openssl, then a TLS handshake)', async () => {
+    const dir = tempDir('certs-');
+    const bin = tempDir('bin-');
+    // The job's one call to the outside world (installing openssl in its image); openssl itself is real.
+    writeFileSync(path.join(bin, 'apk'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const script = unescape(compose['temporal-certs']!.command!.join('\n')).replace(
+      `cd ${certs}`,
+      `cd ${dir}`,
+    );
+    const run = () =>
+      promisify(execFile)('/bin/sh', ['-c', script], {
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
+    await run();
+    const ca = readFileSync(path.join(dir, 'ca.pem'));
+    expect(existsSync(path.join(dir, 'ca.key'))).toBe(false);
+    await run(); // again: nothing is replaced
+    expect(readFileSync(path.join(dir, 'ca.pem')).equals(ca)).toBe(true);
+    const file = (name: string) => readFileSync(path.join(dir, name));
+    const server = new X509Certificate(file('server.pem'));
+    expect(server.subjectAltName).toContain('DNS:temporal');
+    expect(server.verify(new X509Certificate(ca).publicKey)).toBe(true);
+
+    const listener = tls.createServer({
+      cert: file('server.pem'),
+      key: file('server.key'),
+      ca,
+      requestCert: true,
+      rejectUnauthorized: true,
+    });
+    listener.on('secureConnection', (socket) => socket.end('ok'));
+    listener.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as { port: number }).port;
+    const handshake = (options: tls.ConnectionOptions) =>
+      new Promise<string>((resolve) => {
+        const socket = tls.connect({ host: '127.0.0.1', port, servername: 'temporal', ca, ...options }, () =>
+          socket.once('data', (data) => resolve(String(data))),
+        );
+        socket.on('error', (error) => resolve(`refused: ${error.message}`));
+        socket.on('end', () => resolve('closed'));
+      });
+    try {
+      // The worker, the gateway, the UI (client.pem) and the server's own parts (server.pem) get in.
+      expect(await handshake({ cert: file('client.pem'), key: file('client.key') })).toBe('ok');
+      expect(await handshake({ cert: file('server.pem'), key: file('server.key') })).toBe('ok');
+      // Anyone else does not: no certificate, or one of another CA.
+      expect(await handshake({})).not.toBe('ok');
+      const other = tempDir('other-');
+      await promisify(execFile)('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=intruder',
+        '-keyout',
+        path.join(other, 'k.pem'),
+        '-out',
+        path.join(other, 'c.pem'),
+      ]);
+      expect(
+        await handshake({
+          cert: readFileSync(path.join(other, 'c.pem')),
+          key: readFileSync(path.join(other, 'k.pem')),
+        }),
+      ).not.toBe('ok');
+      // A client that checks the name refuses a server certificate for another name.
+      expect(
+        await handshake({ cert: file('client.pem'), key: file('client.key'), servername: 'evil' }),
+      ).toMatch(/^refused/);
+    } finally {
+      listener.close();
+    }
   });
 });
 
