@@ -90,12 +90,24 @@ function mayBeDenied(
 ): string | undefined {
   if (!deny.length) return undefined;
   for (const words of shell?.commands ?? [])
-    for (const view of everyView(words)) {
+    for (const view of [...everyView(words), ...everyView(innerWords(words))]) {
       const pattern = deny.find((p) => globMatches(p, view));
       if (pattern) return `the deny pattern "${pattern}" matches "${view}" inside it`;
     }
   if (subjects.unprovable) return `deny patterns are set and ${subjects.unprovable}`;
   return undefined;
+}
+
+/**
+ * The words inside a command's words, as a program handed a string might split them: on blanks, `;`, `&`, `|`,
+ * `=`, quotes and substitution marks, and an option's glued value (`-Srm …`). `flock f -c 'true; rm -rf x'` holds
+ * `rm -rf x`.
+ */
+function innerWords(words: readonly string[]): string[] {
+  return words
+    .flatMap((word) => word.split(/[\s;&|=`$()'"{}<>]+/))
+    .map((word) => word.replace(/^-[a-zA-Z]*S(?=.)/, ''))
+    .filter(Boolean);
 }
 
 /** String arguments as they are, anything else as JSON; a missing argument matches nothing. */
@@ -170,15 +182,21 @@ export function decidePolicy(input: {
   const allowPattern = config?.allow.find(allows);
   if (allowPattern) return decided({ decision: 'auto', reason: `allowed by the pattern "${allowPattern}"` });
 
-  const grant = grants.find(
+  const theirs = grants.filter(
     (candidate) =>
       candidate.userId === userId &&
       candidate.toolName === tool.name &&
-      (candidate.scope === 'user' || candidate.sessionId === sessionId) &&
-      // A grant without a pattern is every call of the tool, as its owner chose; one with a pattern is allow.
-      (!candidate.pattern || allows(candidate.pattern)),
+      (candidate.scope === 'user' || candidate.sessionId === sessionId),
   );
-  if (!grant) return needsApproval();
+  // A grant is what its person saw: the call shown (an exact pattern) or the pattern they typed. One without a
+  // pattern (made before grants were exact, from a button that did not say so) no longer applies.
+  const grant = theirs.find((candidate) => !!candidate.pattern && allows(candidate.pattern));
+  if (!grant)
+    return theirs.some((candidate) => !candidate.pattern)
+      ? needsApproval(
+          `your earlier "Always allow" of every ${tool.name} call no longer applies (a grant now covers the call it was given for; choose Always allow again)`,
+        )
+      : needsApproval();
   const selfApprove = config?.selfApprove ?? input.defaults?.selfApprove ?? true;
   const approvals = config?.approvals ?? input.defaults?.approvals ?? 1;
   // A grant is one person's standing approval: it cannot stand in for a second person or a quorum.

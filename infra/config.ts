@@ -219,6 +219,8 @@ export const TEMPORAL_UI_PATH = '/temporal';
  * browser refuses to load, so a DNS-rebinding page cannot reach the UI around the gateway's door.
  */
 export const BROWSER_REFUSED_PORT = 6669;
+/** The embedded dev server's HTTP API: also on a port browsers refuse (no browser may reach Temporal directly). */
+export const BROWSER_REFUSED_HTTP_PORT = 6668;
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 
@@ -255,6 +257,8 @@ const envSchema = z.object({
   TEMPORAL_UI_URL: optionalText,
   /** Under TEMPORAL_UI=gateway with several people (proxy or login mode): who may open it (it shows everything). */
   TEMPORAL_UI_USERS: optionalText,
+  /** The embedded dev server's HTTP API port (it answers any Host: keep it one browsers refuse). */
+  TEMPORAL_HTTP_PORT: port(BROWSER_REFUSED_HTTP_PORT),
   /**
    * Signs operator actions (`agentctl resolve`, `agentctl stop`); the worker accepts `operator: true` only with
    * its signature. Default: DATA_DIR/operator-key, created on first use (owner-only).
@@ -349,6 +353,8 @@ export interface AppConfig {
     /** The embedded dev server's UI: served through the gateway, on its own port, or not at all. */
     ui: 'gateway' | 'direct' | 'off';
     uiPort: number;
+    /** The embedded dev server's HTTP API. */
+    httpPort: number;
     uiUrl: string | undefined;
     /** Under `gateway` in proxy or login mode: the people who may open the UI. */
     uiUsers: string[];
@@ -610,6 +616,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       devServerPort: e.TEMPORAL_PORT,
       ui: e.TEMPORAL_UI,
       uiPort: e.TEMPORAL_UI_PORT ?? (e.TEMPORAL_UI === 'gateway' ? BROWSER_REFUSED_PORT : 8233),
+      httpPort: e.TEMPORAL_HTTP_PORT,
       uiUrl:
         e.TEMPORAL_UI_URL ??
         (e.TEMPORAL_ADDRESS || e.TEMPORAL_UI === 'off'

@@ -16,12 +16,15 @@ import net, { type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { vetDestination, type AddressPolicy, type Resolve, systemResolve } from './address-policy';
+import { effectivePort } from './host-patterns';
 
 /** The port the bridge listens on inside the sandbox, as the proxy variables name it. */
 export const SANDBOX_PROXY_PORT = 3128;
 /** Where the proxy's directory (its socket) appears inside the sandbox. */
 export const SANDBOX_EGRESS_DIR = '/run/egress';
 export const EGRESS_SOCKET_NAME = 'proxy.sock';
+/** Connections one command may hold through the proxy at once (each also holds one upstream). */
+export const MAX_CONNECTIONS_PER_COMMAND = 64;
 
 export interface EgressProxy {
   /** The directory holding the socket, bound into the sandbox at SANDBOX_EGRESS_DIR. */
@@ -72,6 +75,8 @@ export async function startEgressProxy(
   };
 
   const server = http.createServer((request, response) => void forward(request, response));
+  // One command's connections at once: a command opening thousands cannot exhaust the worker's descriptors.
+  server.maxConnections = MAX_CONNECTIONS_PER_COMMAND;
   server.on('connection', track);
   server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => {
     void tunnel(request, client, head);
@@ -86,7 +91,8 @@ export async function startEgressProxy(
       return void client.end(
         `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${refusal(vetted.reason)}`,
       );
-    const upstream = net.connect({ host: vetted.addresses[0]!, port: Number(url.port) });
+    // `new URL('https://h:443/').port` is '' (the default port): the effective port, not 0.
+    const upstream = net.connect({ host: vetted.addresses[0]!, port: effectivePort(url) });
     track(upstream);
     upstream.once('connect', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -117,7 +123,7 @@ export async function startEgressProxy(
     const upstream = http.request(
       {
         host: vetted.addresses[0]!,
-        port: Number(url.port || 80),
+        port: effectivePort(url),
         path: `${url.pathname}${url.search}`,
         method: request.method,
         headers: { ...headers, host: url.host },

@@ -9,7 +9,26 @@ import { basename, commandStarts, type ParsedShellCommand } from '../../common/s
 
 /** `sh -c '…'` and `eval '…'` inside a command are parsed too, this deep. */
 const MAX_NESTED_SCRIPTS = 3;
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'rbash',
+  'dash',
+  'zsh',
+  'ksh',
+  'ksh93',
+  'mksh',
+  'lksh',
+  'oksh',
+  'pdksh',
+  'yash',
+  'posh',
+  'ash',
+  'fish',
+  'csh',
+  'tcsh',
+  'busybox',
+]);
 
 const COMPOUND_COMMAND = 'a compound command (if, for, while, case, a subshell or a { } group)';
 const SUBSTITUTION = 'a command substitution ($(…) or `…`)';
@@ -74,32 +93,61 @@ function wordsOf(command: Command): string[] {
   ];
 }
 
-/** The script of `sh -c SCRIPT …` or `eval WORDS…` starting at `start`, if its words are plain text. */
+/** Programs that run a command string given with `-c` / `--command` (as a shell would read it). */
+const COMMAND_STRING_OPTION = new Set(['script', 'flock', 'su', 'runuser']);
+
+/**
+ * The script a simple command hands to a shell, starting at `start`, if its words are plain text: `sh -c SCRIPT`
+ * (options anywhere before it: `bash --rcfile f -c`, `sh -o errexit -c`), `eval WORDS…`, `script -c`, `flock -c`,
+ * `su -c`, `watch WORDS…`, `env -S STRING`.
+ */
 function nestedScript(command: Command, words: string[], start: number): string | undefined {
   const name = basename(words[start]!);
   const literal = (index: number) => {
     const word = index === 0 ? command.name : command.args[index - 1];
     return word?.type === 'Word' && isLiteral(word);
   };
-  if (name === 'eval') {
-    const rest = words.slice(start + 1);
-    return rest.every((_, offset) => literal(start + 1 + offset)) ? rest.join(' ') : undefined;
+  const plain = (from: number) => {
+    const rest = words.slice(from);
+    return rest.length && rest.every((_, offset) => literal(from + offset)) ? rest.join(' ') : undefined;
+  };
+  if (name === 'eval') return plain(start + 1);
+  if (name === 'watch') {
+    let index = start + 1;
+    while (index < words.length && words[index]!.startsWith('-')) index++;
+    return plain(index);
   }
-  if (!SHELLS.has(name)) return undefined;
+  if (name === 'env') {
+    for (let index = start + 1; index < words.length; index++) {
+      const word = words[index]!;
+      const split = /^(?:-[a-zA-Z]*S|--split-string=?)(.*)$/s.exec(word);
+      if (!split) continue;
+      if (split[1]) return literal(index) ? split[1] : undefined;
+      return index + 1 < words.length && literal(index + 1) ? words[index + 1] : undefined;
+    }
+    return undefined;
+  }
+  if (COMMAND_STRING_OPTION.has(name)) {
+    for (let index = start + 1; index < words.length; index++) {
+      const word = words[index]!;
+      const long = /^--command=(.*)$/s.exec(word);
+      if (long) return literal(index) ? long[1] : undefined;
+      if (word === '--command' || /^-[a-zA-Z]*c$/.test(word))
+        return index + 1 < words.length && literal(index + 1) ? words[index + 1] : undefined;
+    }
+    return undefined;
+  }
+  if (!SHELLS.has(name) && !/^(?:r?bash|[a-z]*sh)[0-9.]*$/.test(name)) return undefined;
   let index = start + 1;
   if (name === 'busybox' && words[index] && SHELLS.has(words[index]!)) index++;
-  let sawC = false;
-  for (; index < words.length && /^[-+]/.test(words[index]!); index++) {
+  // `-c` wherever it is among the options (`bash --rcfile f -c …`, `sh -o errexit -c …`): the script follows it.
+  for (; index < words.length; index++) {
     const option = words[index]!;
-    if (option === '--') {
-      index++;
-      break;
-    }
-    if (/^-[a-z]*c/i.test(option)) sawC = true;
-    // `-o errexit`, `+o pipefail`, `-O extglob`: the option's argument is not the script.
-    if (/^[-+][a-z]*[oO]$/.test(option)) index++;
+    if (option === '--') return undefined;
+    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(option))
+      return index + 1 < words.length && literal(index + 1) ? words[index + 1] : undefined;
   }
-  return sawC && index < words.length && literal(index) ? words[index] : undefined;
+  return undefined;
 }
 
 export function parseShellCommand(source: string): ParsedShellCommand {
@@ -159,6 +207,12 @@ export function parseShellCommand(source: string): ParsedShellCommand {
       hazards.add('an expansion or pattern in the program name');
     const words = wordsOf(command);
     commands.push(words);
+    // A program may also start after a wrapper (`nice r[m] -rf x`, `env rm$IFS-rf x`): there too, only plain text.
+    for (const start of commandStarts(words).starts) {
+      const word = start === 0 ? command.name : command.args[start - 1];
+      if (start > 0 && word?.type === 'Word' && (!isLiteral(word) || hasGlob(word)))
+        hazards.add('an expansion or pattern where a program may start');
+    }
     if (depth >= MAX_NESTED_SCRIPTS) return;
     for (const start of commandStarts(words).starts) {
       const script = nestedScript(command, words, start);

@@ -167,3 +167,16 @@ export function policyEntryName(toolName: string, configured: Readonly<Record<st
 }
 
 export const missionTools: readonly ToolDefinition[] = missionToolsByOp.map((tool) => tool.definition);
+
+/**
+ * Tool results written entirely by this runtime (a mission changed, the time, a person's own answers): nothing a
+ * web page, a file or a webhook body could have put there. Any other tool's result in a conversation is content
+ * that may steer the model.
+ */
+export function resultIsOwnText(toolName: string): boolean {
+  if (toolName === 'current_time' || toolName === 'ask_user') return true;
+  const op = /^(?:mission|routine)_(\w+)$/.exec(toolName)?.[1];
+  // mission_get shows runs' summaries, as a mission's report in its owner's conversation does: the owner's own
+  // mission's output, counted as theirs (docs/SECURITY.md says what remains).
+  return op !== undefined && MISSION_OPS.some((known) => known === op);
+}

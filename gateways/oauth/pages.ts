@@ -31,6 +31,8 @@ export function confirmConnectPage(options: {
   owner: string;
   action: string;
   ticket: string;
+  /** The value of this page's Strict cookie: only a post from this very page carries both. */
+  confirm: string;
   signInUrl: string | undefined;
 }): string {
   const { providerName, owner } = options;
@@ -42,6 +44,7 @@ export function confirmConnectPage(options: {
 ${options.signInUrl ? `<p><a href="${escape(options.signInUrl)}">Sign in to the chat first</a> to have this checked for you.</p>` : ''}
 <form method="post" action="${escape(options.action)}">
 <input type="hidden" name="ticket" value="${escape(options.ticket)}">
+<input type="hidden" name="confirm" value="${escape(options.confirm)}">
 <button type="submit">I am @${escape(owner)}: connect my ${escape(providerName)} account</button></form>`,
   );
 }

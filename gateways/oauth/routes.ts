@@ -9,7 +9,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { sameSecret } from '../../infra/same-secret';
 import { McpAuthorizationError } from '../../infra/credentials/mcp-authorization';
 import { describeOAuthError, OAuthClient } from '../../infra/credentials/oauth';
 import type { CredentialService } from '../../infra/credentials/service';
@@ -29,6 +30,8 @@ import { resumeWaitingWorkflows } from './resume';
 
 const FLOW_TTL_MS = 10 * 60_000;
 const COOKIE = 'agent_oauth_browser';
+/** Set with the "Connect … for @owner?" page; only a post from that page carries it (SameSite=Strict). */
+const CONFIRM_COOKIE = 'agent_oauth_confirm';
 
 /** A waiting workflow in words: a conversation, or a mission's run. */
 function describeWorkflow(workflowId: string): string {
@@ -118,6 +121,25 @@ export function oauthRoutes(deps: {
   app.get('/oauth/:provider/start', async (c) => await begin(c, c.req.query('ticket') ?? '', false));
   app.post('/oauth/:provider/start', async (c) => {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    // Only the confirmation page itself may continue: another site could post a ticket of its own (its owner's)
+    // from the victim's browser, which a provider that remembers the victim would then sign in silently.
+    const origin = c.req.header('origin')?.toLowerCase();
+    const cookie = getCookie(c, CONFIRM_COOKIE) ?? '';
+    const given = typeof form.confirm === 'string' ? form.confirm : '';
+    const fromThisPage =
+      (origin === undefined || deps.webAuth.served.origins.has(origin)) &&
+      c.req.header('sec-fetch-site') !== 'cross-site' &&
+      cookie.length > 0 &&
+      sameSecret(given, cookie);
+    if (!fromThisPage)
+      return page(
+        c,
+        403,
+        'bad',
+        'Continue from the Connect page',
+        'This request did not come from the Connect page in this browser. Nothing was connected; open your Connect link again.',
+      );
+    deleteCookie(c, CONFIRM_COOKIE, { path: '/oauth/' });
     return await begin(c, typeof form.ticket === 'string' ? form.ticket : '', true);
   });
 
@@ -148,16 +170,28 @@ export function oauthRoutes(deps: {
       return page(c, 400, 'bad', 'This link is not valid', 'It was made for another provider.');
     const refusal = refuseOpener(c, ticket.value);
     if (refusal) return refusal;
-    if (!confirmed && !deps.webAuth.identify(c).ok)
+    if (!confirmed && !deps.webAuth.identify(c).ok) {
+      const confirm = randomBytes(18).toString('base64url');
+      setCookie(c, CONFIRM_COOKIE, confirm, {
+        httpOnly: true,
+        sameSite: 'Strict',
+        secure: secureCookie,
+        path: '/oauth/',
+        maxAge: FLOW_TTL_MS / 1000,
+      });
       return c.html(
         confirmConnectPage({
           providerName: provider.displayName,
           owner: ticket.value.userId,
           action: `${base}/oauth/${name}/start`,
           ticket: ticketText,
+          confirm,
           signInUrl: deps.webAuth.mode === 'login' ? `${base}/auth/login` : undefined,
         }),
+        200,
+        { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' },
       );
+    }
     if (
       ticket.value.nonce &&
       !(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))

@@ -116,6 +116,9 @@ async function forward(c: Context, upstream: URL, ownCookie: string): Promise<Re
       if (value === undefined || DROPPED_RESPONSE_HEADERS.includes(name)) continue;
       for (const item of Array.isArray(value) ? value : [value]) out.append(name, item);
     }
+    // The UI now shares the chat's origin: no other site may frame it (clickjacking a signal button).
+    out.set('x-frame-options', 'DENY');
+    out.append('content-security-policy', "frame-ancestors 'none'");
     const status = reply.statusCode ?? 502;
     const stream = status === 204 || status === 304 || c.req.method === 'HEAD' ? null : Readable.toWeb(reply);
     if (!stream) reply.resume();

@@ -49,6 +49,10 @@ export async function startEmbeddedTemporal(
       searchAttributes: [...customSearchAttributes],
       extraArgs: [
         ...SEARCH_ATTRIBUTE_CACHE_ARGS,
+        // The server's HTTP API answers any Host and takes text/plain posts (signals): on a random port a
+        // DNS-rebinding page could find it. On a port every browser refuses to load, none can.
+        '--http-port',
+        String(config.temporal.httpPort),
         // Behind the gateway: loopback only, under the path the gateway serves it at.
         ...(config.temporal.ui === 'gateway'
           ? ['--ui-ip', '127.0.0.1', '--ui-public-path', TEMPORAL_UI_PATH]

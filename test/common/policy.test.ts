@@ -125,13 +125,15 @@ describe('approval policy', () => {
   });
 
   it('applies a session grant only in its own session and only for its owner', () => {
-    const grants = [grant({})];
+    const grants = [grant({ pattern: 'x' })];
     expect(decidePolicy({ ...base, ...shell('x'), grants })).toMatchObject({
       decision: 'auto',
       grantId: 'g1',
     });
     expect(decidePolicy({ ...base, sessionId: 'session:web:b', ...shell('x'), grants }).decision).toBe('ask');
     expect(decidePolicy({ ...base, userId: 'bob', ...shell('x'), grants }).decision).toBe('ask');
+    // A grant from before grants were exact (no pattern: every call of the tool) no longer applies.
+    expect(decidePolicy({ ...base, ...shell('x'), grants: [grant({})] }).decision).toBe('ask');
   });
 
   it('applies a user grant everywhere, limited by its pattern', () => {
@@ -395,7 +397,7 @@ describe('argument rules ("when")', () => {
 });
 
 describe('standing grants and who must approve', () => {
-  const grants = [grant({ scope: 'user', sessionId: undefined })];
+  const grants = [grant({ scope: 'user', sessionId: undefined, pattern: 'ls' })];
 
   it('never applies a grant to a tool that needs someone other than the requester', () => {
     const config = { allow: [], deny: [], selfApprove: false };

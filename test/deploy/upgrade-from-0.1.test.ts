@@ -136,15 +136,20 @@ describe('upgrading from 0.1', () => {
     expect(toolResults(slackView)).toEqual([expect.objectContaining({ status: 'ok' })]);
     const askedView = await asked.idle();
     expect(toolResults(askedView)[1]!.content).toContain('staging');
-    // The standing approval given under 0.1 still holds: no prompt this time.
+    // The standing approval given under 0.1 is kept (listed, revocable), but it was a grant of every shell command
+    // from a button that did not say so: today it no longer applies, and the prompt says why.
     expect(askedView.grants).toHaveLength(1);
     await asked.say('run `echo still granted`');
+    const [again] = await asked.pendingGate();
+    expect(again!.subject).toBe('echo still granted');
+    await asked.decide({ gateId: again!.id, choice: 'always', scope: 'session' });
     const granted = await asked.waitFor(
       (v) => v.status === 'idle' && toolResults(v).length === 3,
-      'the call the grant covers',
+      'the call approved again',
     );
     expect(toolResults(granted)[2]).toMatchObject({ status: 'ok' });
-    expect(granted.gates.filter((g) => g.kind === 'approval')).toHaveLength(1);
+    // The new grant is exactly that command.
+    expect(granted.grants.map((g) => g.pattern)).toContain('echo still granted');
     const signInView = await signIn.waitFor(
       (v) => v.status === 'idle' && toolResults(v).length === 1,
       'the call after the sign-in',

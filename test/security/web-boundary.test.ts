@@ -470,25 +470,46 @@ describe('web trust boundary', () => {
         () => `the page does not say whose agent: ${page.slice(0, 300)}`,
       );
       const ticket = new URL(chatLink).searchParams.get('ticket')!;
-      const go = (user?: string) =>
+      // What the page gave this browser: its Strict cookie and the same value in the form.
+      const cookie = (asked.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const confirm = /name="confirm" value="([^"]+)"/.exec(page)?.[1] ?? '';
+      const go = (options: { user?: string; withPage?: boolean; origin?: string } = {}) =>
         fetch(`http://127.0.0.1:${stack.port}/oauth/acme/start`, {
           method: 'POST',
           redirect: 'manual',
           headers: {
             'content-type': 'application/x-www-form-urlencoded',
-            ...(user ? web.headers(user) : {}),
+            ...(options.user ? web.headers(options.user) : {}),
+            ...(options.withPage === false ? {} : { cookie }),
+            ...(options.origin ? { origin: options.origin } : {}),
           },
-          body: new URLSearchParams({ ticket }).toString(),
+          body: new URLSearchParams({
+            ticket,
+            ...(options.withPage === false ? {} : { confirm }),
+          }).toString(),
         });
-      const bobContinues = await go('bob');
+      const bobContinues = await go({ user: 'bob' });
       tally.attempt(
         bobContinues.status === 403,
         () => `bob continued alice's chat link: ${bobContinues.status}`,
       );
+      // Another site posting the ticket from a victim's browser: no page cookie (SameSite=Strict), or a foreign
+      // Origin. Nothing starts.
+      for (const [what, options] of [
+        ['a cross-site post', { withPage: false, origin: 'https://evil.example' }],
+        ['a post without the page', { withPage: false }],
+        ['a foreign Origin', { origin: 'https://evil.example' }],
+      ] as const) {
+        const forged = await go(options);
+        tally.attempt(
+          forged.status === 403 && !forged.headers.get('location'),
+          () => `${what}: ${forged.status}`,
+        );
+      }
       const first = await go();
       tally.check(first.status === 302, () => `chat link first use: ${first.status}`);
       const again = await go();
-      tally.check(again.status === 400, () => `chat link reused: ${again.status}`);
+      tally.check(again.status === 400 || again.status === 403, () => `chat link reused: ${again.status}`);
       if (again.headers.get('location')) tally.lost++;
     } finally {
       await service.close();

@@ -9,6 +9,7 @@ import { FailureType } from '../../common/errors';
 import type { Grant } from '../../common/grants';
 import type { ToolDefinition } from '../../common/tools/definitions';
 import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
+import { resultIsOwnText } from '../../common/tools/missions';
 import {
   buildContextWindow,
   DEFAULT_CONTEXT_TOKENS,
@@ -308,6 +309,11 @@ async function askModel(run: SessionRun, requesterId: string) {
   }
 }
 
+/** Whether the conversation the model sees holds a tool result that content from outside could have written. */
+function readOutsideContent(transcript: readonly Message[]): boolean {
+  return transcript.some((m) => m.role === 'tool' && !m.synthetic && !resultIsOwnText(m.name));
+}
+
 /**
  * One model step's tool calls in three phases: validate and ask the policy for each; open every
  * approval of the step at once (so people see all prompts together) and wait for all; then run the
@@ -389,8 +395,12 @@ async function handleToolCalls(
         userId: requesterId,
         sessionId: run.sessionId,
         sessionGrants: state.grants,
-        // What the model read may be steering it: a mission run's goal and trigger, or this turn's tool results.
-        ...(run.runOf ? { untrusted: 'mission-run' } : step > 0 ? { untrusted: 'tool-results' } : {}),
+        // What the model read may be steering it: a mission run's goal and trigger, or tool results it can see.
+        ...(run.runOf
+          ? { untrusted: 'mission-run' }
+          : step > 0 || readOutsideContent(state.transcript)
+            ? { untrusted: 'tool-results' }
+            : {}),
       });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
