@@ -255,6 +255,11 @@ const envSchema = z.object({
   /** The UI's own port. Under `gateway`, one the Fetch standard makes browsers refuse ("bad ports"). */
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   TEMPORAL_UI_URL: optionalText,
+  /**
+   * A Temporal UI server the gateway serves at /temporal/ behind its own door (compose: http://temporal-ui:8080,
+   * started with TEMPORAL_UI_PUBLIC_PATH=/temporal), for a server you run yourself.
+   */
+  TEMPORAL_UI_UPSTREAM: z.url({ protocol: /^https?$/ }).optional(),
   /** Under TEMPORAL_UI=gateway with several people (proxy or login mode): who may open it (it shows everything). */
   TEMPORAL_UI_USERS: optionalText,
   /** The embedded dev server's HTTP API port (it answers any Host: keep it one browsers refuse). */
@@ -358,6 +363,8 @@ export interface AppConfig {
     uiUrl: string | undefined;
     /** Under `gateway` in proxy or login mode: the people who may open the UI. */
     uiUsers: string[];
+    /** A UI server of your own the gateway serves at /temporal/ (else the embedded one, if any). */
+    uiUpstream: string | undefined;
   };
   model: {
     provider: 'scripted' | 'openai' | 'anthropic';
@@ -619,12 +626,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       httpPort: e.TEMPORAL_HTTP_PORT,
       uiUrl:
         e.TEMPORAL_UI_URL ??
-        (e.TEMPORAL_ADDRESS || e.TEMPORAL_UI === 'off'
+        ((e.TEMPORAL_ADDRESS && !e.TEMPORAL_UI_UPSTREAM) || e.TEMPORAL_UI === 'off'
           ? undefined
           : e.TEMPORAL_UI === 'gateway'
             ? `${(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '')}${TEMPORAL_UI_PATH}`
             : `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}`),
       uiUsers: list(e.TEMPORAL_UI_USERS),
+      uiUpstream: e.TEMPORAL_UI === 'gateway' ? e.TEMPORAL_UI_UPSTREAM : undefined,
     },
     model: {
       provider: e.MODEL_PROVIDER,

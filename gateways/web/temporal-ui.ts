@@ -9,6 +9,7 @@
  * with several people (proxy or login mode) only those named in TEMPORAL_UI_USERS may open it.
  */
 import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { TEMPORAL_UI_PATH } from '../../infra/config';
@@ -24,8 +25,10 @@ const DROPPED_RESPONSE_HEADERS = ['connection', 'keep-alive', 'transfer-encoding
 
 export function mountTemporalUi(app: Hono, deps: GatewayDeps): void {
   const { config } = deps;
-  if (config.temporal.ui !== 'gateway' || config.temporal.address || !config.web.enabled) return;
-  const upstream = new URL(`http://127.0.0.1:${config.temporal.uiPort}`);
+  const { ui, address, uiUpstream } = config.temporal;
+  // The embedded server's UI, or one you run (compose): served here only, behind this door.
+  if (ui !== 'gateway' || (address && !uiUpstream) || !config.web.enabled) return;
+  const upstream = new URL(uiUpstream ?? `http://127.0.0.1:${config.temporal.uiPort}`);
   const auth = deps.webAuth;
   const handler = async (c: Context) => {
     const refused = refuse(c, auth, config.temporal.uiUsers);
@@ -98,7 +101,7 @@ async function forward(c: Context, upstream: URL, ownCookie: string): Promise<Re
   const body = SAFE_METHODS.has(c.req.method) ? undefined : Buffer.from(await c.req.arrayBuffer());
   try {
     const reply = await new Promise<IncomingMessage>((resolve, reject) => {
-      const request = http.request(
+      const request = (upstream.protocol === 'https:' ? https : http).request(
         {
           host: upstream.hostname,
           port: upstream.port,

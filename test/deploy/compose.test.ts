@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../infra/config';
+import { loadConfig, TEMPORAL_UI_PATH } from '../../infra/config';
 import { PgVault } from '../../infra/credentials/pg-vault';
 import { tempDir } from '../helpers/config';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
@@ -106,6 +106,25 @@ describe('docker-compose.yml', () => {
     );
     expect(passwords.length).toBe(5);
     for (const [name, value] of passwords) expect(value, name).toMatch(/^\$\{[A-Z_]+:\?/);
+  });
+
+  it('serves the Temporal UI only through the gateway, under the path the gateway serves it at', () => {
+    expect(compose['temporal-ui']!.ports).toBeUndefined();
+    expect(compose['temporal-ui']!.environment!.TEMPORAL_UI_PUBLIC_PATH).toBe(TEMPORAL_UI_PATH);
+    const gateway = compose.gateway!.environment!;
+    expect(gateway.TEMPORAL_UI_URL).toBeUndefined();
+    const config = loadConfig({
+      ...Object.fromEntries(Object.entries(gateway).filter(([key]) => key.startsWith('TEMPORAL_UI'))),
+      TEMPORAL_ADDRESS: gateway.TEMPORAL_ADDRESS!,
+      PUBLIC_URL: 'https://agent.example.com',
+      AGENT_CONFIG: '',
+      DATA_DIR: tempDir(),
+    });
+    expect(config.temporal).toMatchObject({
+      ui: 'gateway',
+      uiUpstream: `http://temporal-ui:8080`,
+      uiUrl: `https://agent.example.com${TEMPORAL_UI_PATH}`,
+    });
   });
 
   it('publishes only the gateway to the network: everything else on 127.0.0.1 or not at all', () => {

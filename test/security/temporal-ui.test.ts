@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BROWSER_REFUSED_HTTP_PORT, BROWSER_REFUSED_PORT } from '../../infra/config';
 import { Tally } from '../chaos/summary';
 import { launchBrowser } from '../helpers/browser';
-import { tempDir } from '../helpers/config';
-import { freePort } from '../helpers/processes';
+import { tempDir, testEnv } from '../helpers/config';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { freePort, gatewayProcess, gatewayReady } from '../helpers/processes';
 import { rawRequest } from '../helpers/raw-http';
 import { startAll } from '../helpers/start-all';
 
@@ -145,38 +146,54 @@ describe('the embedded Temporal UI', () => {
   });
 });
 
-describe('the embedded Temporal UI with several people', () => {
-  it('opens only for the people in TEMPORAL_UI_USERS', async () => {
-    const teamPort = await freePort();
-    const team = await startAll(
-      {
-        DATA_DIR: tempDir('agent-ui-team-'),
-        PORT: String(teamPort),
-        TEMPORAL_PORT: String(await freePort()),
-        TEMPORAL_UI_PORT: String(await freePort()),
-        TEMPORAL_HTTP_PORT: String(await freePort()),
-        TEMPORAL_UI_USERS: 'ops',
-        WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
-        WEB_TRUSTED_PROXIES: '127.0.0.1',
-        AGENT_CONFIG: '',
-        TEMPORAL_ADDRESS: '',
+describe('a Temporal UI server of its own behind the gateway, with several people (the compose shape)', () => {
+  it('opens only for the people in TEMPORAL_UI_USERS, only under a name the gateway serves', async () => {
+    // A Temporal server with its own UI under /temporal (as compose starts temporalio/ui with
+    // TEMPORAL_UI_PUBLIC_PATH=/temporal), and a gateway of its own in proxy mode in front of it.
+    const uiPort = await freePort();
+    const server = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: process.env.TEMPORAL_CLI_PATH ?? 'temporal' },
+        ui: true,
+        uiPort,
+        extraArgs: [
+          '--ui-ip',
+          '127.0.0.1',
+          '--ui-public-path',
+          '/temporal',
+          '--http-port',
+          String(await freePort()),
+        ],
       },
-      teamPort,
-    );
+    });
+    const teamPort = await freePort();
+    const gateway = gatewayProcess({
+      ...testEnv({}),
+      PORT: String(teamPort),
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_UI_UPSTREAM: `http://127.0.0.1:${uiPort}`,
+      TEMPORAL_UI_USERS: 'ops',
+      WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
+      WEB_TRUSTED_PROXIES: '127.0.0.1',
+    });
     try {
-      const as = async (user: string) =>
+      await gateway.start(gatewayReady(teamPort));
+      const as = async (user: string, host = `localhost:${teamPort}`) =>
         await rawRequest(teamPort, {
           method: 'GET',
           path: '/temporal/api/v1/namespaces',
-          headers: { host: `localhost:${teamPort}`, 'x-forwarded-user': user },
+          headers: { host, 'x-forwarded-user': user },
         });
       const bob = await as('bob');
       tally.attempt(bob.status === 403 && bob.body.includes('TEMPORAL_UI_USERS'), () => `bob: ${bob.status}`);
+      const rebound = await as('ops', `${REBOUND}:${teamPort}`);
+      tally.attempt(rebound.status === 403, () => `ops under a foreign Host: ${rebound.status}`);
       const ops = await as('ops');
       expect(ops.status).toBe(200);
       expect(ops.body).toContain('"name": "default"');
     } finally {
-      await team.stop();
+      await gateway.kill();
+      await server.teardown();
     }
   });
 });
