@@ -43,6 +43,12 @@ export interface ToolCallDeps {
 
 type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
 
+const STRICTNESS: Record<PolicyDecision['decision'], number> = { auto: 0, ask: 1, deny: 2 };
+/** The stricter of two policies (deny > ask > auto); an unset one counts for nothing. */
+function stricter(a: PolicyDecision['decision'], b: PolicyDecision['decision'] | undefined) {
+  return b !== undefined && STRICTNESS[b] > STRICTNESS[a] ? b : a;
+}
+
 /** Runs what comes before a tool's side effect: any failure there is `ToolNotStarted`, so nothing ran. */
 async function beforeStart<T>(toolName: string, prepare: () => Promise<T>): Promise<T> {
   try {
@@ -133,12 +139,20 @@ export function createToolCalls(deps: ToolCallDeps) {
   }
 
   async function planMcp(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {
-    const policy = await mcp.policy(entry.server, entry.tool, request.userId);
+    const serverPolicy = await mcp.policy(entry.server, entry.tool, request.userId);
+    // A top-level `tools` entry for `<server>__<tool>` applies too; where both set a policy the stricter wins.
+    const topLevel = toolPolicyEntry(config.policy.tools, entry.name);
+    const policy = stricter(serverPolicy, topLevel?.policy);
     const decision = decidePolicy({
       tool: mcpToolDefinition({ name: entry.name, description: '' }, policy),
       args: request.args,
       // An explicit "deny" in configuration beats any grant.
-      config: policy === 'deny' ? { policy, allow: [], deny: [] } : undefined,
+      config:
+        policy === 'deny'
+          ? { policy, allow: [], deny: [] }
+          : topLevel
+            ? { ...topLevel, policy }
+            : undefined,
       grants: await grantsFor(request, rules),
       userId: request.userId,
       sessionId: request.sessionId,

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { durationSchema } from '../common/duration';
+import { resolveTool } from '../common/tools/registry';
 import { admitsAnyone, namesSomeone, type SignInRule } from '../common/sign-in-rule';
 import { providerNameSchema } from '../common/ids';
 import {
@@ -468,7 +469,26 @@ function loadPolicyFile(explicitPath: string | undefined): PolicyFile {
       `The policy file ${file} is invalid: ${formatIssues(parsed.error)}`,
     );
   }
+  const unknown = unknownToolEntry(parsed.data);
+  if (unknown)
+    throw new AgentError(ErrorCode.ConfigInvalid, `The policy file ${file} is invalid: tools.${unknown}`);
   return parsed.data;
+}
+
+/**
+ * Every `tools` entry must name a tool: a misspelled one (a deny that would never apply) stops the worker with its
+ * name. MCP tools are `<server>__<tool>` of a configured server (whether the server offers the tool is checked
+ * when it lists them, activities/mcp/pool.ts).
+ */
+function unknownToolEntry(policy: PolicyFile): string | undefined {
+  for (const name of Object.keys(policy.tools)) {
+    const entry = resolveTool(name);
+    if (entry.kind === 'unknown' || entry.kind === 'mcp_refresh')
+      return `${name} names no tool (built-ins: shell_execute, http_request, current_time, ask_user; missions: mission_<op>; MCP: <server>__<tool>)`;
+    if (entry.kind === 'mcp' && !Object.hasOwn(policy.mcpServers, entry.server))
+      return `${name} names the MCP server "${entry.server}", which is not under "mcpServers"`;
+  }
+  return undefined;
 }
 
 function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig['web'] {

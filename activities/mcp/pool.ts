@@ -187,6 +187,7 @@ export class McpPool {
     try {
       const listed = await connected.client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
       connected.tools = listed.tools.map((tool) => toSpec(name, tool));
+      this.checkNamedTools(name, connected.tools);
       return connected.tools;
     } catch (error) {
       // A connection that broke since (a restarted server, an expired session) is made again once.
@@ -252,8 +253,14 @@ export class McpPool {
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
       const listed = await client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
-      return { client, tools: listed.tools.map((tool) => toSpec(name, tool)), justOpened: true };
+      const tools = listed.tools.map((tool) => toSpec(name, tool));
+      this.checkNamedTools(name, tools);
+      return { client, tools, justOpened: true };
     } catch (error) {
+      if (error instanceof MisnamedTool) {
+        await client.close().catch(() => {});
+        throw error;
+      }
       await client.close().catch(() => {});
       if (isUnauthorized(error) && this.providerOf(name))
         throw new SignInRequired(`the "${name}" tool server needs a sign-in`, { cause: error });
@@ -274,12 +281,29 @@ export class McpPool {
     return spec?.readOnly && !spec.destructive ? 'auto' : 'ask';
   }
 
+  /**
+   * Every tool the policy names under `mcpServers.<name>.tools` must be one the server offers: a misspelled entry
+   * (a deny that would not apply) makes the whole server unavailable, with the name to fix, instead of letting the
+   * tool it meant run under the default.
+   */
+  private checkNamedTools(name: string, tools: readonly McpToolSpec[]): void {
+    const offered = new Set(tools.map((t) => t.tool));
+    const unknown = Object.keys(this.servers[name]?.tools ?? {}).filter((tool) => !offered.has(tool));
+    if (unknown.length)
+      throw new MisnamedTool(
+        `the policy names ${unknown.map((t) => `"${t}"`).join(', ')} under mcpServers.${name}.tools, which this server does not offer (it offers ${[...offered].map((t) => `"${t}"`).join(', ') || 'no tools'}); fix the name in the policy file`,
+      );
+  }
+
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map((p) => p.then((c) => c.client.close()).catch(() => {})));
   }
 }
+
+/** A policy entry naming a tool the server does not offer: the server is refused until the policy is fixed. */
+class MisnamedTool extends Error {}
 
 type ListedTool = Awaited<ReturnType<McpClient['listTools']>>['tools'][number];
 

@@ -1,0 +1,88 @@
+/**
+ * Security: every MCP entry of the policy file applies or is refused. A deny written at the top level
+ * (`"tools": {"notes__read_note": …}`) applies like one under the server; a per-tool entry naming a tool the server
+ * does not offer (a misspelled deny) makes the server unavailable with the name to fix, instead of letting the
+ * read-only tool it meant run without asking; an entry naming no tool at all stops the worker at start. A real stdio
+ * MCP server (the official SDK), a real worker and Temporal server; a tool that runs is lost.
+ */
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../infra/config';
+import type { SessionView } from '../../workflows/session/contract';
+import { Tally } from '../chaos/summary';
+import { tempDir, testEnv } from '../helpers/config';
+import { TestSession } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { withWorker } from '../helpers/worker';
+
+const notes = (dir: string) => ({
+  command: 'node',
+  args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), dir],
+});
+const toolResults = (v: SessionView) => v.transcript.filter((m) => m.role === 'tool');
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await startTestTemporal();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('MCP policy entries', () => {
+  it('applies a top-level deny and refuses a server whose per-tool entry names no tool it offers', async () => {
+    const tally = new Tally();
+    const dir = tempDir('mcp-policy-');
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const s = new TestSession(env.client, taskQueue);
+        // Denied at the top level: never runs, whatever the server's annotations say (read_note is read-only).
+        await s.say('call notes__read_note {"name": "todo"}');
+        const denied = await s.idle();
+        const first = toolResults(denied)[0];
+        tally.attempt(
+          first?.role === 'tool' && first.status === 'denied',
+          () => `the top-level deny did not apply: ${JSON.stringify(first)}`,
+        );
+        // The misspelled deny ("read_nte"): the server is refused, with the name to fix; read_note never runs.
+        await s.say('call strict__read_note {"name": "todo"}');
+        const refused = await s.idle();
+        const second = toolResults(refused)[1];
+        tally.attempt(
+          second?.role === 'tool' && second.status !== 'ok',
+          () => `a tool ran under a misspelled deny: ${JSON.stringify(second)}`,
+        );
+        const said = JSON.stringify(refused.notices) + JSON.stringify(second);
+        tally.check(said.includes('read_nte'), () => `the misspelling is not named: ${said.slice(0, 500)}`);
+        // The same server with the entry spelled right works as configured.
+        await s.say('call fixed__read_note {"name": "todo"}');
+        const fixed = await s.waitFor(
+          (v) => v.gates.some((g) => g.status === 'pending' && g.toolName === 'fixed__read_note'),
+          'the fixed server asking, as its entry says',
+        );
+        expect(fixed.gates.at(-1)).toMatchObject({ toolName: 'fixed__read_note' });
+      },
+      {
+        tools: { notes__read_note: { policy: 'deny' } },
+        mcpServers: {
+          notes: notes(dir),
+          strict: { ...notes(dir), tools: { read_nte: { policy: 'deny' } } },
+          fixed: { ...notes(dir), tools: { read_note: { policy: 'ask' } } },
+        },
+      },
+    );
+    tally.finish('mcp: every policy entry applies or is refused');
+  });
+
+  it('stops the worker at start on a tools entry that names no tool, or an MCP server that is not configured', () => {
+    for (const [tools, named] of [
+      [{ shell_exec: { policy: 'deny' } }, 'shell_exec names no tool'],
+      [{ files__read: { policy: 'deny' } }, 'names the MCP server "files"'],
+    ] as const) {
+      const loaded = () => loadConfig(testEnv({ tools }));
+      expect(loaded).toThrow(named);
+    }
+  });
+});
