@@ -148,11 +148,7 @@ export function createToolCalls(deps: ToolCallDeps) {
       args: request.args,
       // An explicit "deny" in configuration beats any grant.
       config:
-        policy === 'deny'
-          ? { policy, allow: [], deny: [] }
-          : topLevel
-            ? { ...topLevel, policy }
-            : undefined,
+        policy === 'deny' ? { policy, allow: [], deny: [] } : topLevel ? { ...topLevel, policy } : undefined,
       grants: await grantsFor(request, rules),
       userId: request.userId,
       sessionId: request.sessionId,
