@@ -70,8 +70,13 @@ export const mcpServerSchema = z
         displayName: z.string().min(1).max(60).optional(),
       })
       .optional(),
-    /** Policy for every tool of this server; without it, read-only tools run and the rest ask. */
+    /** Policy for every tool of this server; without it, every tool asks (see `trustAnnotations`). */
     policy: policyChoice.optional(),
+    /**
+     * The server's own `readOnlyHint` may make a tool run without asking. Off by default: a server's claim about its
+     * tools only tightens the policy (a destructive hint), never relaxes it, unless the operator says so here.
+     */
+    trustAnnotations: z.boolean().default(false),
     tools: z.record(z.string(), z.strictObject({ policy: policyChoice })).default({}),
     timeout: durationSchema.default(60_000),
   })

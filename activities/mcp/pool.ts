@@ -20,6 +20,8 @@ import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
 
 const CONNECT_TIMEOUT_MS = 15_000;
+/** How much of a stdio server's stderr is kept to explain a failure. */
+const STDERR_TAIL_CHARS = 2_000;
 
 /** `tools`: as of the last look (servers may change them while connected); `justOpened`: that look was now. */
 type Connected = { client: McpClient; tools: McpToolSpec[]; justOpened: boolean };
@@ -154,11 +156,22 @@ export class McpPool {
         content: `the "${name}" tool server is unavailable: ${(error as Error).message}`,
       };
     }
-    try {
-      const result = await connected.client.callTool({ name: tool, arguments: args }, undefined, {
+    const callOnce = (client: McpClient) =>
+      client.callTool({ name: tool, arguments: args }, undefined, {
         signal,
         timeout: server.timeout === 'never' ? undefined : server.timeout,
       });
+    try {
+      let result;
+      try {
+        result = await callOnce(connected.client);
+      } catch (error) {
+        // The connection had closed before anything was sent (the SDK says "Not connected"): connect again and
+        // make the call, once. Anything else may have reached the server and is not repeated.
+        if (!(error instanceof Error && error.message === 'Not connected')) throw error;
+        this.drop(name, userId);
+        result = await callOnce((await this.connect(name, userId)).client);
+      }
       const text = (Array.isArray(result.content) ? result.content : [])
         .map((part: { type: string; text?: string }) =>
           part.type === 'text' ? (part.text ?? '') : `[${part.type} content]`,
@@ -213,8 +226,17 @@ export class McpPool {
     const key = this.key(name, userId);
     let pending = this.connections.get(key);
     if (!pending) {
-      pending = this.open(name, userId);
-      pending.catch(() => this.connections.delete(key));
+      const opening = this.open(name, userId);
+      pending = opening;
+      opening.then(
+        // A server that ends (a stdio process that died) leaves the pool at once: the next use connects again.
+        (connected) => {
+          connected.client.onclose = () => {
+            if (this.connections.get(key) === opening) this.connections.delete(key);
+          };
+        },
+        () => this.connections.delete(key),
+      );
       this.connections.set(key, pending);
     }
     return pending;
@@ -226,6 +248,7 @@ export class McpPool {
       await loadSdk();
     const client = new Client({ name: 'durable-agent-runtime', version: '0.1.0' });
     let transport;
+    let stderrTail = '';
     if (server.command) {
       // The server is the operator's program, not ours: what the worker's own starter left open (a log file,
       // a job runner's pipe) is not its to read or write. Node marks only low-numbered inherited descriptors
@@ -239,7 +262,11 @@ export class McpPool {
         command,
         args,
         env,
-        stderr: 'ignore',
+        stderr: 'pipe',
+      });
+      // What the server says on stderr (bounded): a crash at start is explained by it, not by "Connection closed".
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        stderrTail = `${stderrTail}${chunk.toString('utf8')}`.slice(-STDERR_TAIL_CHARS);
       });
     } else {
       const headers: Record<string, string> = {};
@@ -264,7 +291,13 @@ export class McpPool {
       await client.close().catch(() => {});
       if (isUnauthorized(error) && this.providerOf(name))
         throw new SignInRequired(`the "${name}" tool server needs a sign-in`, { cause: error });
-      throw new Error(`cannot reach it (${(error as Error).message.slice(0, 200)})`, { cause: error });
+      // Give the process a moment to finish saying why it ended.
+      if (server.command) await new Promise((resolve) => setTimeout(resolve, 100));
+      const said = stderrTail.trim().split('\n').slice(-3).join(' / ');
+      throw new Error(
+        `cannot reach it (${(error as Error).message.slice(0, 200)})${said ? `; it said: ${said.slice(-400)}` : ''}`,
+        { cause: error },
+      );
     }
   }
 
@@ -275,6 +308,8 @@ export class McpPool {
     const override = server.tools[tool]?.policy ?? server.policy;
     if (override) return override;
     if (tool === 'connect' && this.providerOf(name)) return 'auto';
+    // A server's own annotations only relax the policy when the operator trusts them (`trustAnnotations`).
+    if (!server.trustAnnotations) return 'ask';
     const spec = (await this.connect(name, userId).catch(() => undefined))?.tools.find(
       (t) => t.tool === tool,
     );

@@ -41,14 +41,16 @@ beforeAll(async () => {
       mcpRefreshAfter: '1s',
       providers: { acme: { type: 'oauth2', displayName: 'Acme', issuer: provider.issuer } },
       mcpServers: {
+        // The operator trusts these servers' read-only hints (by default every MCP tool asks).
         notes: {
           command: 'node',
           args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), notesDir],
+          trustAnnotations: true,
         },
         down: { url: 'http://127.0.0.1:9/mcp' },
-        remote: { url: remote.url, auth: 'acme' },
-        private: { url: discovered.url },
-        later: { url: `http://127.0.0.1:${laterPort}/mcp` },
+        remote: { url: remote.url, auth: 'acme', trustAnnotations: true },
+        private: { url: discovered.url, trustAnnotations: true },
+        later: { url: `http://127.0.0.1:${laterPort}/mcp`, trustAnnotations: true },
       },
     },
     env: { OAUTH_ACME_CLIENT_ID: CLIENT_ID, OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET },

@@ -5,6 +5,7 @@
  * read-only tool it meant run without asking; an entry naming no tool at all stops the worker at start. A real stdio
  * MCP server (the official SDK), a real worker and Temporal server; a tool that runs is lost.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ import { tempDir, testEnv } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
+import { pidsWith } from '../helpers/processes';
+import { until } from '../helpers/until';
 
 const notes = (dir: string) => ({
   command: 'node',
@@ -74,6 +77,65 @@ describe('MCP policy entries', () => {
       },
     );
     tally.finish('mcp: every policy entry applies or is refused');
+  });
+
+  it("asks for a tool the server calls read-only unless the operator trusts the server's annotations", async () => {
+    const dir = tempDir('mcp-annotations-');
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const s = new TestSession(env.client, taskQueue);
+        await s.say('call notes__read_note {"name": "todo"}');
+        const [gate] = await s.pendingGate();
+        expect(gate).toMatchObject({ toolName: 'notes__read_note' });
+        await s.decide({ gateId: gate!.id, choice: 'deny' });
+        await s.idle();
+        await s.say('call trusted__read_note {"name": "todo"}');
+        const ran = await s.idle();
+        expect(toolResults(ran).at(-1)).toMatchObject({ name: 'trusted__read_note' });
+        expect(ran.gates.filter((g) => g.toolName === 'trusted__read_note')).toHaveLength(0);
+      },
+      { mcpServers: { notes: notes(dir), trusted: { ...notes(dir), trustAnnotations: true } } },
+    );
+  });
+
+  it('connects again to a stdio server that died, runs the call once, and says why a server would not start', async () => {
+    const dir = tempDir('mcp-dead-');
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const s = new TestSession(env.client, taskQueue);
+        await s.say('call notes__write_note {"name": "log", "text": "one"}');
+        await s.decide({ gateId: (await s.pendingGate())[0]!.id, choice: 'approve' });
+        await s.idle();
+        // The server process dies between calls (killed, crashed, OOM).
+        for (const pid of pidsWith(`${dir}\0`)) process.kill(pid, 'SIGKILL');
+        await until('the server gone', () => pidsWith(`${dir}\0`).length === 0, { timeoutMs: 5_000 });
+        await s.say('call notes__write_note {"name": "log", "text": "two"}');
+        await s.decide({ gateId: (await s.pendingGate())[0]!.id, choice: 'approve' });
+        const after = await s.idle();
+        expect(toolResults(after).at(-1)).toMatchObject({ status: 'ok', content: 'wrote to log' });
+        expect(readFileSync(path.join(dir, 'log.txt'), 'utf8')).toBe('one\ntwo\n');
+        // A server that cannot start says why, in its own words, where people see it.
+        await s.say('call broken__anything {}');
+        const broken = await s.idle();
+        expect(JSON.stringify(broken.notices) + JSON.stringify(toolResults(broken).at(-1))).toContain(
+          'None of the specified directories are accessible',
+        );
+      },
+      {
+        mcpServers: {
+          notes: notes(dir),
+          broken: {
+            command: 'node',
+            args: [
+              '-e',
+              "console.error('Error: None of the specified directories are accessible'); process.exit(1)",
+            ],
+          },
+        },
+      },
+    );
   });
 
   it('stops the worker at start on a tools entry that names no tool, or an MCP server that is not configured', () => {

@@ -95,7 +95,16 @@ describe('outside processes the worker starts', () => {
 
   it('reports a server command that does not exist as such (it is not started through choom)', async () => {
     const pool = new McpPool(
-      { gone: { command: 'no-such-mcp-server-4711', args: [], env: {}, tools: {}, timeout: 10_000 } },
+      {
+        gone: {
+          command: 'no-such-mcp-server-4711',
+          args: [],
+          env: {},
+          tools: {},
+          timeout: 10_000,
+          trustAnnotations: false,
+        },
+      },
       () => {
         throw new Error('no credentials here');
       },
