@@ -274,7 +274,10 @@ const envSchema = z.object({
    * Signs operator actions (`agentctl resolve`, `agentctl stop`); the worker accepts `operator: true` only with
    * its signature. Default: DATA_DIR/operator-key, created on first use (owner-only).
    */
-  OPERATOR_KEY: z.string().min(32, 'OPERATOR_KEY must be at least 32 characters').optional(),
+  OPERATOR_KEY: optionalText.refine(
+    (key) => key === undefined || key.length >= 32,
+    'OPERATOR_KEY must be at least 32 characters',
+  ),
   MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
   MODEL: optionalText,
   OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),

@@ -6,6 +6,8 @@
  * conversation, which choice, which operator) and expires after a few minutes; it carries no secret.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { loadOrCreateSecret } from './secret-file';
 
 export const OPERATOR_KEY_FILE = 'operator-key';
@@ -26,8 +28,23 @@ export interface OperatorClaim {
   mac: string;
 }
 
+/** The worker's key: OPERATOR_KEY, else DATA_DIR/operator-key (created on first use). */
 export function loadOperatorKey(dataDir: string, explicit: string | undefined): string {
   return loadOrCreateSecret(dataDir, OPERATOR_KEY_FILE, explicit);
+}
+
+/**
+ * agentctl's key: OPERATOR_KEY, else the worker's DATA_DIR/operator-key. Never created here: a key made where no
+ * worker reads it would sign actions every worker refuses.
+ */
+export function readOperatorKey(dataDir: string, explicit: string | undefined): string {
+  if (explicit) return explicit;
+  const file = path.join(dataDir, OPERATOR_KEY_FILE);
+  if (!existsSync(file))
+    throw new Error(
+      `no operator key: set OPERATOR_KEY to the worker's, or run agentctl with the worker's DATA_DIR (${file} does not exist)`,
+    );
+  return loadOrCreateSecret(dataDir, OPERATOR_KEY_FILE, undefined);
 }
 
 function mac(key: string, action: OperatorAction, issuedAt: number): string {

@@ -10,7 +10,7 @@
  *   agentctl deploy status | promote <build id> --as <operator> | drain   the Worker Deployment (docs/VERSIONING.md)
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
  */
-import { loadOperatorKey } from '../../infra/operator-claim';
+import { readOperatorKey } from '../../infra/operator-claim';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../infra/config';
@@ -77,7 +77,7 @@ async function main(argv: string[]): Promise<void> {
           gateId,
           choice,
           operator: values.as,
-          operatorKey: loadOperatorKey(config.dataDir, config.operatorKey),
+          operatorKey: readOperatorKey(config.dataDir, config.operatorKey),
           ...(values.reason ? { reason: values.reason } : {}),
         }),
       );
@@ -87,7 +87,7 @@ async function main(argv: string[]): Promise<void> {
         await stopTurn(client, {
           workflowId: target,
           operator: values.as,
-          operatorKey: loadOperatorKey(config.dataDir, config.operatorKey),
+          operatorKey: readOperatorKey(config.dataDir, config.operatorKey),
         }),
       );
     } else if (command === 'export' && target) {

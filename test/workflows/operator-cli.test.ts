@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { signOperatorClaim } from '../../infra/operator-claim';
 import { decideSignal, stopSignal } from '../../workflows/session/contract';
 import { Tally } from '../chaos/summary';
+import { tempDir } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
@@ -74,6 +75,29 @@ describe('agentctl for operators', () => {
           },
         ).catch((e: { code: number; stderr: string }) => e);
         expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('--as') });
+        // Without the worker's key agentctl signs nothing (a key of its own would only be refused).
+        const keyless = await run(
+          process.execPath,
+          [
+            path.join(ROOT, 'bin/agentctl.js'),
+            'resolve',
+            s.workflowId,
+            gate!.id,
+            'approve',
+            '--as',
+            'olivia',
+          ],
+          {
+            env: {
+              ...process.env,
+              TEMPORAL_ADDRESS: env.address,
+              AGENT_CONFIG: '',
+              OPERATOR_KEY: '',
+              DATA_DIR: tempDir('agentctl-'),
+            },
+          },
+        ).catch((e: { code: number; stderr: string }) => e);
+        expect(keyless).toMatchObject({ code: 1, stderr: expect.stringContaining('no operator key') });
         expect(await cli('resolve', s.workflowId, gate!.id, 'approve', '--as', 'olivia')).toContain(
           'as operator:olivia',
         );
