@@ -25,14 +25,21 @@ export async function sweepCredentialWaits(
   credentials: CredentialService,
 ): Promise<string[]> {
   const resumed: string[] = [];
+  // One vault read per person per sweep, however many of their conversations wait.
+  const stored = new Map<string, Promise<{ provider: string; updatedAt: number }[]>>();
+  const connected = (userId: string) => {
+    let reading = stored.get(userId);
+    if (!reading) stored.set(userId, (reading = credentials.vault.connected(userId)));
+    return reading;
+  };
   const query = `${AgentCredentialWaits.name} IS NOT NULL AND ExecutionStatus = 'Running'`;
   for await (const info of client.workflow.list({ query, pageSize: 100 })) {
     const waits = (info.typedSearchAttributes.get(AgentCredentialWaits) ?? []).flatMap(
       (v) => parseWait(v) ?? [],
     );
     for (const { userId, provider } of waits) {
-      const stored = (await credentials.vault.connected(userId)).find((c) => c.provider === provider);
-      if (!stored) continue;
+      const credential = (await connected(userId)).find((c) => c.provider === provider);
+      if (!credential) continue;
       const handle = client.workflow.getHandle(info.workflowId);
       const gates = await handle.query(pendingGatesQuery).catch(() => []);
       const waiting = gates.some(
@@ -40,7 +47,7 @@ export async function sweepCredentialWaits(
           g.kind === 'credential' &&
           g.provider === provider &&
           g.requesterId === userId &&
-          g.createdAt < stored.updatedAt,
+          g.createdAt < credential.updatedAt,
       );
       if (!waiting) continue;
       await handle.signal(credentialProvidedSignal, { provider, userId });

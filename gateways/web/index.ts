@@ -5,9 +5,9 @@ import path from 'node:path';
 import type { Hono } from 'hono';
 import type { GatewayDeps } from '../platform';
 import { connectUrl } from '../oauth/links';
-import { outcomePage } from '../oauth/pages';
 import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
+import { openTokenLink } from './auth/token-link';
 import { webRoutes } from './routes';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
@@ -80,20 +80,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       // `/?token=<secret>` (the link `npm start` prints) is the one URL that takes the secret: it becomes
       // a session cookie and the address bar is cleaned, so the secret is not left in history or referrers.
       const token = route === '/' ? c.req.query('token') : undefined;
-      if (token !== undefined) {
-        if (!auth.tokenMatches(token))
-          return c.html(
-            outcomePage(
-              'bad',
-              'This link is not valid',
-              'Open the link printed when the agent started (or read the secret in DATA_DIR/web-token).',
-            ),
-            401,
-            PAGE_HEADERS,
-          );
-        auth.signIn(c, 'local');
-        return c.redirect('/', 302);
-      }
+      if (token !== undefined) return openTokenLink(c, auth, token, '/', PAGE_HEADERS);
       return c.body(body, 200, { 'content-type': type, 'cache-control': 'no-cache', ...PAGE_HEADERS });
     });
   }

@@ -16,6 +16,7 @@ import { TEMPORAL_UI_PATH } from '../../infra/config';
 import type { GatewayDeps } from '../platform';
 import { outcomePage } from '../oauth/pages';
 import { refuseForeignHost } from './auth/request-guard';
+import { openTokenLink } from './auth/token-link';
 import type { WebAuth } from './auth/web-auth';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -44,12 +45,8 @@ function refuse(c: Context, auth: WebAuth, uiUsers: readonly string[]): Response
   if (foreign) return c.text(foreign.error, foreign.status);
   // `/temporal/?token=<secret>`: the printed link, as `/?token=` for the chat (the secret becomes the cookie).
   const token = c.req.path === `${TEMPORAL_UI_PATH}/` ? c.req.query('token') : undefined;
-  if (token !== undefined && auth.mode === 'local') {
-    if (!auth.tokenMatches(token))
-      return c.html(outcomePage('bad', 'This link is not valid', 'Open the link printed at start.'), 401);
-    auth.signIn(c, 'local');
-    return c.redirect(`${TEMPORAL_UI_PATH}/`, 302);
-  }
+  if (token !== undefined && auth.mode === 'local')
+    return openTokenLink(c, auth, token, `${TEMPORAL_UI_PATH}/`);
   const who = auth.identify(c);
   if (!who.ok)
     return c.html(

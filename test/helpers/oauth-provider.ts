@@ -151,40 +151,28 @@ export class Browser {
   /** `headers`: what this browser's requests carry besides cookies (e.g. the signing-in proxy's user header). */
   constructor(private readonly headers: Record<string, string> = {}) {}
 
-  async get(
-    url: string,
-  ): Promise<{ status: number; location: string | undefined; text: string; url: string }> {
-    const response = await fetch(url, {
-      redirect: 'manual',
-      headers: {
-        ...this.headers,
-        ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
-      },
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const [name, ...value] = pair!.split('=');
-      this.cookies.set(name!.trim(), value.join('='));
-    }
-    return {
-      status: response.status,
-      location: response.headers.get('location') ?? undefined,
-      text: await response.text(),
-      url,
-    };
+  get(url: string) {
+    return this.send(url);
   }
 
   /** A form post, as the browser sends one (urlencoded), with this browser's cookies. */
-  async post(url: string, fields: Record<string, string>) {
+  post(url: string, fields: Record<string, string>) {
+    return this.send(url, new URLSearchParams(fields).toString());
+  }
+
+  /** One request with this browser's cookies (redirects not followed); the cookies it sets are kept. */
+  private async send(
+    url: string,
+    form?: string,
+  ): Promise<{ status: number; location: string | undefined; text: string; url: string }> {
     const response = await fetch(url, {
-      method: 'POST',
       redirect: 'manual',
+      ...(form === undefined ? {} : { method: 'POST', body: form }),
       headers: {
         ...this.headers,
-        'content-type': 'application/x-www-form-urlencoded',
+        ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
         ...(this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
       },
-      body: new URLSearchParams(fields).toString(),
     });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
