@@ -139,6 +139,14 @@ describe('upgrading from 0.1', () => {
     // The standing approval given under 0.1 is kept (listed, revocable), but it was a grant of every shell command
     // from a button that did not say so: today it no longer applies, and the prompt says why.
     expect(askedView.grants).toHaveLength(1);
+    // A decision made while the conversation still runs on 0.1 has 0.1's meaning ("always" = every command); the
+    // new grant below is today's, so the message goes once the conversation has moved (the sweep moves it at rest).
+    await until('the asked conversation on today’s version', async () =>
+      (await asked.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ===
+      current
+        ? true
+        : undefined,
+    );
     await asked.say('run `echo still granted`');
     const [again] = await asked.pendingGate();
     expect(again!.subject).toBe('echo still granted');
