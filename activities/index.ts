@@ -33,6 +33,7 @@ import { boundedReply, createModel, pricedReply, requestOverheadTokens } from '.
 import { summarizeConversation, type SummaryRequest } from './model/summarize';
 import { streamContextOf } from '../common/stream-context';
 import { streamedCall } from './model/streaming';
+import { transcriptResolver } from './model/chunked-transcript';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
@@ -153,20 +154,27 @@ export function createActivities(deps: ActivityDeps) {
     return workflowId ? await previousRunTranscript(client, workflowId) : [];
   };
 
+  const resolveTranscript = transcriptResolver(config, log);
+
   let key: string | undefined;
   const operatorKey = () => (key ??= loadOperatorKey(config.dataDir, config.operatorKey));
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
+      const resolved = request.chunked
+        ? await resolveTranscript(Context.current().info.workflowExecution?.workflowId ?? '', request.chunked)
+        : undefined;
+      const transcript = resolved?.transcript ?? request.transcript ?? [];
       const reply = await streamedCall(
         {
           sink: stream,
           chat: outboundFor,
-          context: () => streamContextOf(request.transcript),
+          context: () => streamContextOf(transcript),
           log: (message, error) => streamLog.warn(message, { error: error.message }),
         },
-        (signal, onText) => complete(request.transcript, signal, request.extraTools ?? [], onText),
+        (signal, onText) => complete(transcript, signal, request.extraTools ?? [], onText),
       );
-      return boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
+      const answer = boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
+      return resolved?.lastLink ? { ...answer, lastLink: resolved.lastLink } : answer;
     },
 
     /** The durable summary of older messages that stands in for them in model requests. */

@@ -4,8 +4,13 @@ import type { Grant } from '../common/grants';
 import type { Policy } from '../common/tools/definitions';
 import type { Message, ToolCall } from '../workflows/session/contract';
 
+import type { ChunkedTranscript } from '../common/transcript-chunks';
+
 export interface ModelRequest {
-  transcript: Message[];
+  /** The messages whole (calls made before transcript chunks, and summaries). */
+  transcript?: Message[];
+  /** The messages by reference where the worker's store holds them (common/transcript-chunks.ts). */
+  chunked?: ChunkedTranscript;
   /** MCP tools discovered for this session, as the model sees them. */
   extraTools?: { name: string; description: string; parameters: Record<string, unknown> }[];
 }
@@ -17,6 +22,8 @@ export interface ModelReply {
   usage?: ModelUsage;
   /** Slack/Discord: the message the answer was streamed into while written (its final text replaces it). */
   streamRef?: string;
+  /** For a chunked request: the last link the worker computed (the session checks it against its own). */
+  lastLink?: string;
 }
 
 export interface ToolPlanRequest {

@@ -6,8 +6,9 @@
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
  * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
- * floor, memory, parked, replay, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, session, session-question
- * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history.
+ * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, session, session-question
+ * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
+ * the two turns whose history cost the history section compares.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +31,7 @@ import { measureMemory } from './floor/memory';
 import { measureParked, type ParkedKind } from './floor/parked';
 import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
+import { measureHistoryGrowth } from './history-growth';
 import { activityHeartbeats } from '../activities/heartbeat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -45,6 +47,11 @@ const TABS = Number(process.env.BENCH_TABS ?? 200);
 const RECOVERY_RUNS = Number(process.env.BENCH_RECOVERY_RUNS ?? 10);
 const MEMORY_WORKFLOWS = Number(process.env.BENCH_MEMORY_WORKFLOWS ?? 200);
 const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 500);
+/** The two turns of one conversation whose history cost is compared (BENCH_HISTORY_TURNS, "10,100"). */
+const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').map(Number) as [
+  number,
+  number,
+];
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
 const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
 
@@ -326,6 +333,18 @@ async function main(): Promise<void> {
         line(`polling -> click made while down took effect (${sticky})`, recovery[sticky]!.clickAfterPollMs),
       );
     }
+  }
+
+  // What one turn adds to history early and late in one conversation (issue 36: flat in conversation length).
+  if (want('history')) {
+    const worker = await newWorker(env, config);
+    const growth = await worker.runUntil(
+      measureHistoryGrowth(env.client, QUEUE, HISTORY_TURNS[0], HISTORY_TURNS[1]),
+    );
+    results.historyPerTurn = growth;
+    note(
+      `${`history added by turn ${growth.early.turn} / turn ${growth.late.turn}`.padEnd(52)} ${growth.early.bytes} B, ${growth.early.events} events / ${growth.late.bytes} B, ${growth.late.events} events (${growth.ratio}x, goal <= 1.5x)`,
+    );
   }
 
   // The worker's share of a resume alone: one replay of a parked session against one of a parked bare workflow.

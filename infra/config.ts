@@ -336,6 +336,8 @@ const envSchema = z.object({
   WORKER_DRAIN_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
   CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
+  /** Transcript chunks (infra/transcript-store) unused this long are dropped; a call naming one resends it. */
+  TRANSCRIPT_CHUNK_RETENTION: durationSchema.pipe(z.number().min(3_600_000)).default(30 * 86_400_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText,
@@ -449,6 +451,8 @@ export interface AppConfig {
   /** How often the current version's worker sweeps workflows pinned to other versions (workers/drain.ts). */
   drainIntervalMs: number;
   credentialSweepIntervalMs: number;
+  /** How long an unused transcript chunk is kept in the worker's transcript store. */
+  transcriptChunkRetentionMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   policy: PolicyFile;
 }
@@ -723,6 +727,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
+    transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
     logLevel: e.LOG_LEVEL,
     policy,
   };

@@ -12,6 +12,7 @@ import {
   AgentTokens,
   type SessionStatus,
 } from '../../common/search-attributes';
+import { TranscriptChunks } from './transcript-chunks';
 import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common/tools/ask-user';
 import { checkToolArgs, findTool } from '../../common/tools/definitions';
 import {
@@ -75,6 +76,8 @@ export class SessionRun {
   readonly state: SessionState;
   readonly outbox: Outbox;
   readonly mcp: McpTools;
+  /** Which messages the worker's transcript store holds: model calls name those by digest. */
+  readonly transcriptChunks = new TranscriptChunks();
   /** Set when this is a mission run: its one turn is the goal, its result goes back to the mission. */
   readonly runOf: SessionInput['run'];
   /** Slack and Discord are told through the outbox; the web chat reads state. */

@@ -45,6 +45,7 @@ import { waitForGates } from './gate-wait';
 import { continueOnCurrentVersion } from '../upgrade';
 import type { SessionRun } from './session-run';
 import { runWithSideEffects } from './tool-runs';
+import { TRANSCRIPT_CHUNKS_MISSING } from '../../common/transcript-chunks';
 import { bounded, hasResult, MAX_TOOL_ARGS_CHARS, unresolvedToolCalls } from './transcript';
 import type { sessionWorkflow } from './workflow';
 
@@ -268,14 +269,19 @@ async function askModel(run: SessionRun, requesterId: string) {
   let retryIn = MODEL_OUTAGE_FIRST_RETRY_MS;
   /** Set after the provider said the request was too long: the window is halved, once. */
   let shrink = false;
+  /** Set once the worker did not hold a chunk the call named: every message goes whole, once. */
+  let resent = false;
   for (;;) {
     try {
       await run.mcp.refresh(run.settings, requesterId);
       const extraTools = run.mcp.extraTools(run.settings);
-      const transcript = await modelTranscript(run, shrink, extraTools);
+      const { transcript: chunked, links } = run.transcriptChunks.requestOf(
+        await modelTranscript(run, shrink, extraTools),
+      );
       const answer = extraTools.length
-        ? await callModel({ transcript, extraTools })
-        : await callModel({ transcript });
+        ? await callModel({ chunked, extraTools })
+        : await callModel({ chunked });
+      run.transcriptChunks.stored(links, answer.lastLink);
       if (outageSince !== undefined) {
         state.notify('The model is answering again.');
         run.setStatus('running');
@@ -285,6 +291,11 @@ async function askModel(run: SessionRun, requesterId: string) {
       if (wf.isCancellation(error)) throw error;
       if (!shrink && failureType(error) === FailureType.ContextTooLong) {
         shrink = true;
+        continue;
+      }
+      if (!resent && failureType(error) === TRANSCRIPT_CHUNKS_MISSING) {
+        resent = true;
+        run.transcriptChunks.forget();
         continue;
       }
       // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.

@@ -1,0 +1,79 @@
+/** Transcript chunks in an SQLite file beside the vault (one machine: `npm start`, or a worker without DATABASE_URL). */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import type { ChunkBackend, StoredChunk } from './store';
+
+/** A chunk read within this long is not touched again (its last use matters only for pruning, in days). */
+const TOUCH_AFTER_MS = 86_400_000;
+
+export class SqliteChunkStore implements ChunkBackend {
+  private readonly db: DatabaseSync;
+
+  constructor(file: string) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new DatabaseSync(file);
+    this.db.exec(`
+      PRAGMA journal_mode = WAL;
+      PRAGMA busy_timeout = 5000;
+      CREATE TABLE IF NOT EXISTS transcript_chunks (
+        scope TEXT NOT NULL,
+        link TEXT NOT NULL,
+        parent TEXT NOT NULL,
+        sealed BLOB NOT NULL,
+        used_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, link)
+      );
+      CREATE INDEX IF NOT EXISTS transcript_chunks_used_at ON transcript_chunks (used_at);
+    `);
+  }
+
+  async put(scope: string, chunks: StoredChunk[], now: number): Promise<void> {
+    const insert = this.db.prepare(
+      `INSERT INTO transcript_chunks (scope, link, parent, sealed, used_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (scope, link) DO UPDATE SET used_at = excluded.used_at`,
+    );
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const chunk of chunks) insert.run(scope, chunk.link, chunk.parent, chunk.sealed, now);
+      this.db.exec('COMMIT');
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  async chain(scope: string, link: string, length: number, now: number): Promise<StoredChunk[]> {
+    const rows = this.db
+      .prepare(
+        `WITH RECURSIVE walk (link, parent, sealed, used_at, depth) AS (
+           SELECT link, parent, sealed, used_at, 1 FROM transcript_chunks WHERE scope = ? AND link = ?
+           UNION ALL
+           SELECT c.link, c.parent, c.sealed, c.used_at, walk.depth + 1
+             FROM transcript_chunks c JOIN walk ON c.scope = ? AND c.link = walk.parent
+            WHERE walk.depth < ?
+         )
+         SELECT link, parent, sealed, used_at FROM walk ORDER BY depth`,
+      )
+      .all(scope, link, scope, length) as {
+      link: string;
+      parent: string;
+      sealed: Uint8Array;
+      used_at: number;
+    }[];
+    // Only the newest link's use is recorded: pruning goes by conversation activity, and a chain is read whole.
+    if (rows[0] && now - rows[0].used_at > TOUCH_AFTER_MS)
+      this.db
+        .prepare('UPDATE transcript_chunks SET used_at = ? WHERE scope = ? AND used_at < ?')
+        .run(now, scope, now - TOUCH_AFTER_MS);
+    return rows.map(({ link, parent, sealed }) => ({ link, parent, sealed }));
+  }
+
+  async prune(olderThan: number): Promise<number> {
+    return Number(this.db.prepare('DELETE FROM transcript_chunks WHERE used_at < ?').run(olderThan).changes);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+}
