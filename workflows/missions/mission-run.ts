@@ -1,0 +1,520 @@
+/**
+ * One run of a mission workflow: its state, what each signal does to it, and the loop that fires runs. The
+ * workflow (workflow.ts) registers one-line handlers that call these methods; nothing outside writes its fields.
+ *
+ * - No pile-up: while a run is active (or waiting on a gate) a due fire is skipped and recorded; after
+ *   downtime the late timer fires once, so at most one catch-up run.
+ * - A gate in a run pauses the mission and is posted to the owner's conversation (whatever `notify` says:
+ *   it governs results); when it is decided the run continues in place. Denied, expired or cancelled: the
+ *   run ends and the mission fails with the reason, told in the owner's conversation.
+ * - N consecutive failed runs pause the mission with the reason; guardrails cap runs per day and space them.
+ */
+import * as wf from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
+import type { MissionStatus } from '../../common/missions/types';
+import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
+import { missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
+import { missionEventSignal, type Gate, type MissionEvent } from '../session/contract';
+import { describeOutcome, describeWaiting } from '../session/gates';
+import type { missionRunWorkflow } from '../session/workflow';
+import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
+import {
+  missionRecordSignal,
+  type FireRequest,
+  type MissionInput,
+  type MissionSettings,
+  type MissionView,
+  type RecordedGate,
+  type RunRecord,
+  type RunResult,
+} from './contract';
+import { runInput } from './run-input';
+
+const { nextFireTime } = wf.proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 5 },
+});
+
+const MAX_RUN_RECORDS = 20;
+const MAX_SKIP_RECORDS = 20;
+const LATE_AFTER_MS = 60_000;
+const EVENTS_BEFORE_CONTINUE = 5_000;
+const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
+
+type MissionNotice = Omit<MissionEvent, 'missionId' | 'missionName'>;
+type RunGateReport = {
+  runWorkflowId: string;
+  gate: Gate;
+  resolved: boolean;
+  outcome?: string;
+  reminder?: boolean;
+};
+
+export class MissionRun {
+  private readonly missionId: string;
+  private readonly workflowId = wf.workflowInfo().workflowId;
+  private name: string;
+  private readonly settings: MissionSettings;
+  private status: MissionStatus;
+  private reason: string | null;
+  private readonly runs: RunRecord[];
+  private readonly skipped: { at: number; reason: string }[];
+  private consecutiveFailures: number;
+  private runCount: number;
+  private running: { workflowId: string; n: number } | null = null;
+  /** Runs whose end is still being recorded and told (finishRun / failRun). */
+  private recording = 0;
+  private gate: RecordedGate | null = null;
+  /** The open gate as the run reported it, to close it in the owner's conversation if the run ends first. */
+  private openGate: Gate | null = null;
+  private nextFireAt: number | null = null;
+  private scheduleChanged = true;
+  private readonly fires: FireRequest[] = [];
+
+  constructor(private readonly input: MissionInput) {
+    const carried = input.carried;
+    this.missionId = input.id;
+    this.name = input.name;
+    this.settings = { ...input.settings };
+    this.status = carried?.status ?? 'active';
+    this.reason = carried?.reason ?? null;
+    this.runs = [...(carried?.runs ?? [])];
+    this.skipped = [...(carried?.skipped ?? [])];
+    this.consecutiveFailures = carried?.consecutiveFailures ?? 0;
+    this.runCount = carried?.runCount ?? 0;
+  }
+
+  view(): MissionView {
+    return {
+      id: this.missionId,
+      name: this.name,
+      ownerId: this.input.ownerId,
+      settings: this.settings,
+      guardrails: this.input.guardrails,
+      status: this.status,
+      reason: this.reason,
+      runs: this.runs,
+      skipped: this.skipped,
+      consecutiveFailures: this.consecutiveFailures,
+      running: this.running?.workflowId ?? null,
+      gate: this.gate,
+      nextFireAt: this.nextFireAt,
+    };
+  }
+
+  // ---- signals ----
+
+  onFire(request: FireRequest): void {
+    if (request.trigger === 'webhook' && this.settings.cadence.kind !== 'webhook')
+      return this.skip(`webhook call refused: the cadence is ${this.settings.cadence.kind}`);
+    if (request.trigger === 'manual' && request.by !== this.input.ownerId) {
+      // Others may run a shared mission as its owner wrote it, never add to the instructions of a run acting as them.
+      if (!this.settings.shared)
+        return this.skip(`fire by @${request.by} refused: the mission is not shared`);
+      const { context: _dropped, ...asWritten } = request;
+      return void this.fires.push(asWritten);
+    }
+    this.fires.push(request);
+  }
+
+  onPause(by: string, why: string | undefined): void {
+    if (this.status === 'completed' || !this.byOwner(by, 'pause')) return;
+    this.setStatus('paused', why ? `paused by @${by}: ${why}` : `paused by @${by}`);
+  }
+
+  onResume(by: string): void {
+    if (this.status === 'completed' || !this.byOwner(by, 'resume')) return;
+    // A manual resume clears the recorded gate and the failure count.
+    this.gate = null;
+    this.consecutiveFailures = 0;
+    this.setStatus('active', null);
+    this.scheduleChanged = true;
+    wf.log.info('mission resumed', { missionId: this.missionId, by });
+  }
+
+  onComplete(by: string, why: string | undefined): void {
+    if (!this.byOwner(by, 'complete')) return;
+    this.setStatus('completed', why ? `completed by @${by}: ${why}` : `completed by @${by}`);
+  }
+
+  onUpdate(by: string, newName: string | undefined, changes: Partial<MissionSettings>): void {
+    if (!this.byOwner(by, 'update')) return;
+    if (newName) this.name = newName;
+    Object.assign(this.settings, changes);
+    this.scheduleChanged = true;
+    this.publish();
+  }
+
+  onRunGate({ runWorkflowId, gate: runGate, resolved, outcome, reminder }: RunGateReport): void {
+    const running = this.running;
+    if (running?.workflowId !== runWorkflowId) return;
+    if (!resolved && reminder)
+      return void this.notifyOwner({ gate: runGate, resolved: false, runWorkflowId, reminder });
+    if (!resolved) return this.gateOpened(running.n, runGate, runWorkflowId);
+    if (this.openGate?.id === runGate.id) this.openGate = null;
+    void this.notifyOwner({
+      gate: runGate,
+      resolved: true,
+      outcome: outcome ?? describeOutcome(runGate),
+      runWorkflowId,
+    });
+    if (this.gate?.gateId !== runGate.id) return;
+    this.gate = null;
+    const result = runGate.resolution?.outcome ?? 'cancelled';
+    if (OK_OUTCOMES.has(result)) {
+      if (this.status === 'paused' && this.reason?.startsWith(`run ${running.n} waits`))
+        this.setStatus('active', null);
+      return;
+    }
+    // Denied, expired, superseded or cancelled: the run ends here and the mission fails with the reason.
+    const why = `run ${running.n}: ${runGate.toolName} ${describeOutcome(runGate)}${runGate.resolution?.reason ? ` (${runGate.resolution.reason})` : ''}`;
+    this.setStatus('failed', why);
+    void wf
+      .getExternalWorkflowHandle(running.workflowId)
+      .cancel()
+      .catch(() => {});
+  }
+
+  /** A run refused someone's click on its gate: they clicked in the conversation this mission reports to. */
+  onRunNotice(runWorkflowId: string, text: string, to: string): void {
+    if (!runWorkflowId.startsWith(missionRunPrefix(this.missionId))) return;
+    void this.notifyOwner({ notice: { text, to }, runWorkflowId });
+  }
+
+  // ---- the loop ----
+
+  async run(): Promise<void> {
+    this.publish();
+    while (!this.completed()) {
+      if (this.scheduleChanged) {
+        this.scheduleChanged = false;
+        this.nextFireAt = this.settings.cadence.kind === 'cron' ? await this.scheduleNext() : null;
+      }
+      const wait = this.nextFireAt === null ? undefined : Math.max(0, this.nextFireAt - Date.now());
+      // A deploy's request to move waits for the run in flight: a continue-as-new would cancel it (parent close policy).
+      const moves = () => upgradeRequested() && !this.running && this.recording === 0;
+      const woke = () =>
+        this.fires.length > 0 || this.scheduleChanged || this.status === 'completed' || moves();
+      if (wait === undefined) await wf.condition(woke);
+      else await wf.condition(woke, wait);
+      if (this.completed()) break;
+      await this.fireDue();
+      if (this.mayContinueAsNew()) {
+        await wf.condition(wf.allHandlersFinished);
+        return await continueOnCurrentVersion<(input: MissionInput) => Promise<void>>({
+          ...this.input,
+          name: this.name,
+          settings: this.settings,
+          carried: {
+            status: this.status,
+            reason: this.reason,
+            runs: this.runs,
+            skipped: this.skipped,
+            consecutiveFailures: this.consecutiveFailures,
+            runCount: this.runCount,
+          },
+        });
+      }
+    }
+    const last = this.running;
+    if (last)
+      await wf
+        .getExternalWorkflowHandle(last.workflowId)
+        .cancel()
+        .catch(() => {});
+    this.publish();
+  }
+
+  /** A method, not a field test: the compiler would narrow the field across the loop's awaits. */
+  private completed(): boolean {
+    return this.status === 'completed';
+  }
+
+  /** The cron fire that is due (however many were missed while nothing ran, one catch-up run), then queued fires. */
+  private async fireDue(): Promise<void> {
+    if (this.nextFireAt !== null && Date.now() >= this.nextFireAt) {
+      const trigger = Date.now() - this.nextFireAt > LATE_AFTER_MS ? 'catch-up' : 'cron';
+      this.nextFireAt = await this.scheduleNext();
+      await this.tryStart(trigger);
+    }
+    while (this.fires.length) {
+      const fire = this.fires.shift()!;
+      await this.tryStart(fire.trigger, fire.context, fire.trigger === 'manual' ? fire.by : undefined);
+    }
+  }
+
+  private mayContinueAsNew(): boolean {
+    return (
+      !this.running &&
+      this.recording === 0 &&
+      (upgradeRequested() ||
+        wf.workflowInfo().continueAsNewSuggested ||
+        wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
+    );
+  }
+
+  // ---- runs ----
+
+  private gateOpened(n: number, runGate: Gate, runWorkflowId: string): void {
+    this.openGate = runGate;
+    this.gate = {
+      gateId: runGate.id,
+      kind: runGate.kind,
+      tool: runGate.toolName,
+      needed: describeWaiting([runGate]),
+      runWorkflowId,
+    };
+    if (this.status === 'active') this.setStatus('paused', `run ${n} waits for ${this.gate.needed}`);
+    void this.notifyOwner({ gate: runGate, resolved: false, runWorkflowId });
+  }
+
+  /** Why a fire may not start a run now, if it may not. */
+  private refusal(trigger: RunRecord['trigger']): string | undefined {
+    const { guardrails } = this.input;
+    if (this.status !== 'active')
+      return `${trigger} fire skipped: the mission is ${this.status}${this.reason ? ` (${this.reason})` : ''}`;
+    if (this.running) return `${trigger} fire skipped: run ${this.running.n} is still going`;
+    const runsInLastDay = this.runs.filter((r) => r.startedAt > Date.now() - 24 * 3_600_000).length;
+    if (runsInLastDay >= guardrails.maxRunsPerDay)
+      return `${trigger} fire skipped: at most ${guardrails.maxRunsPerDay} runs a day`;
+    const last = this.runs.at(-1);
+    if (last && Date.now() - last.startedAt < guardrails.cooldownMs)
+      return `${trigger} fire skipped: cooldown (${Math.round(guardrails.cooldownMs / 1000)} s between runs)`;
+    return undefined;
+  }
+
+  private async tryStart(trigger: RunRecord['trigger'], context?: string, firedBy?: string): Promise<void> {
+    const refused = this.refusal(trigger);
+    if (refused) return this.skip(refused);
+    const n = ++this.runCount;
+    const runWorkflowId = missionRunWorkflowId(this.missionId, n);
+    let handle;
+    try {
+      // Runs have their own workflow type, searchable apart from conversations.
+      handle = await wf.startChild<typeof missionRunWorkflow>('missionRunWorkflow', {
+        workflowId: runWorkflowId,
+        args: [
+          runInput({
+            runWorkflowId,
+            missionWorkflowId: this.workflowId,
+            ownerId: this.input.ownerId,
+            name: this.name,
+            settings: this.settings,
+            n,
+            trigger,
+            context,
+          }),
+        ],
+        parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+      });
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      return this.skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
+    }
+    const record: RunRecord = {
+      n,
+      workflowId: runWorkflowId,
+      trigger,
+      startedAt: Date.now(),
+      ...(firedBy && firedBy !== this.input.ownerId ? { firedBy } : {}),
+    };
+    this.runs.push(record);
+    if (this.runs.length > MAX_RUN_RECORDS) this.runs.splice(0, this.runs.length - MAX_RUN_RECORDS);
+    this.running = { workflowId: runWorkflowId, n };
+    if (record.firedBy)
+      void this.notifyOwner({
+        text: `**${this.name}** run ${n} was started by @${record.firedBy}; it acts as you, with your approvals and accounts.`,
+      });
+    // Never awaited: whatever happens here is recorded and told, never left as an unhandled rejection.
+    // `recording` lasts until the run's end is recorded and told: a continue-as-new waits for it.
+    this.recording++;
+    void handle
+      .result()
+      .then(
+        (result) => this.finishRun(record, result as RunResult | undefined),
+        (error: unknown) => this.failRun(record, error),
+      )
+      .catch((error: unknown) =>
+        wf.log.error('recording a run failed', {
+          missionId: this.missionId,
+          run: record.n,
+          error: String(error),
+        }),
+      )
+      .finally(() => this.recording--);
+  }
+
+  /** A run that ends with its gate still open (cancelled while waiting): the prompt shown to the owner closes. */
+  private async closeOpenGate(record: RunRecord): Promise<void> {
+    const open = this.openGate;
+    this.openGate = null;
+    if (!open) return;
+    const closed: Gate = {
+      ...open,
+      status: 'cancelled',
+      resolution: { outcome: 'cancelled', by: 'system', at: Date.now() },
+    };
+    await this.notifyOwner({
+      gate: closed,
+      resolved: true,
+      outcome: `cancelled: run ${record.n} ended`,
+      runWorkflowId: record.workflowId,
+    });
+  }
+
+  private async finishRun(record: RunRecord, result: RunResult | undefined): Promise<void> {
+    record.endedAt = Date.now();
+    this.running = null;
+    this.gate = null;
+    await this.closeOpenGate(record);
+    const answer = result?.answer ?? '';
+    if (this.status === 'failed') return await this.endFailedRun(record); // a denied gate ended it, whatever it said after
+    if (!result?.ok)
+      return await this.countFailure(record, result?.reason ?? 'the run did not finish its goal');
+    record.outcome = 'ok';
+    record.summary = answer.slice(0, 300);
+    this.consecutiveFailures = 0;
+    if (this.status === 'paused' && this.reason?.startsWith(`run ${record.n} waits`))
+      this.setStatus('active', null);
+    const routine = /^\s*\[routine\]/i.test(answer);
+    if (this.settings.notifyMode === 'notable' && routine) return;
+    await this.notify({
+      text: `**${this.name}** (run ${record.n}): ${answer.replace(/^\s*\[notable\]\s*/i, '')}`,
+    });
+  }
+
+  private async failRun(record: RunRecord, error: unknown): Promise<void> {
+    record.endedAt = Date.now();
+    this.running = null;
+    this.gate = null;
+    await this.closeOpenGate(record);
+    if (this.status === 'failed') return await this.endFailedRun(record);
+    // Someone cancelled the run (the Temporal UI, the operator CLI): a deliberate stop, so the mission fails.
+    if (wf.isCancellation(error) && this.status !== 'completed') {
+      this.setStatus('failed', `run ${record.n} was cancelled`);
+      return await this.endFailedRun(record);
+    }
+    const message =
+      error instanceof wf.ChildWorkflowFailure && error.cause ? error.cause.message : String(error);
+    await this.countFailure(record, message);
+  }
+
+  private async endFailedRun(record: RunRecord): Promise<void> {
+    record.outcome = 'cancelled';
+    record.summary = this.reason ?? 'cancelled';
+    await this.notifyOwner({
+      text: `**${this.name}** failed: ${this.reason}. mission_resume "${this.name}" makes it active again.`,
+    });
+  }
+
+  private async countFailure(record: RunRecord, why: string): Promise<void> {
+    record.outcome = 'failed';
+    record.summary = why.slice(0, 300);
+    this.consecutiveFailures++;
+    const { maxConsecutiveFailures } = this.input.guardrails;
+    if (this.consecutiveFailures >= maxConsecutiveFailures && this.status === 'active') {
+      this.setStatus('paused', `paused after ${this.consecutiveFailures} failed runs in a row; last: ${why}`);
+      await this.notifyOwner({
+        text: `**${this.name}** is paused: ${this.consecutiveFailures} runs in a row failed. Last error: ${why}`,
+      });
+    } else await this.notify({ text: `**${this.name}** run ${record.n} failed: ${why}` });
+  }
+
+  /**
+   * The next cron time. If it cannot be computed after the activity's retries, the mission pauses with the
+   * reason and tells its owner; resuming it tries again.
+   */
+  private async scheduleNext(): Promise<number | null> {
+    const cadence = this.settings.cadence as { expression: string; timezone: string };
+    try {
+      return await nextFireTime({
+        expression: cadence.expression,
+        timezone: cadence.timezone,
+        after: Date.now(),
+      });
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      const why = `its next run time could not be computed (${failureMessage(error)})`;
+      if (this.status === 'active') this.setStatus('paused', `paused: ${why}`);
+      await this.notifyOwner({
+        text: `**${this.name}** is paused: ${why}. mission_resume "${this.name}" tries again.`,
+      });
+      return null;
+    }
+  }
+
+  // ---- state and telling ----
+
+  /**
+   * Only the owner changes, pauses, resumes or completes the mission: its runs act as them. The tools refuse
+   * others with a message; this holds against a signal sent straight at the workflow too.
+   */
+  private byOwner(by: string, what: string): boolean {
+    if (by === this.input.ownerId) return true;
+    wf.log.warn('mission change refused: only its owner changes it', { missionId: this.missionId, by, what });
+    return false;
+  }
+
+  private skip(why: string): void {
+    this.skipped.push({ at: Date.now(), reason: why });
+    if (this.skipped.length > MAX_SKIP_RECORDS)
+      this.skipped.splice(0, this.skipped.length - MAX_SKIP_RECORDS);
+  }
+
+  private setStatus(next: MissionStatus, why: string | null): void {
+    this.status = next;
+    this.reason = why;
+    this.publish();
+  }
+
+  private publish(): void {
+    wf.upsertSearchAttributes([
+      { key: AgentOwner, value: this.input.ownerId },
+      { key: AgentMissionName, value: this.name },
+      { key: AgentMissionStatus, value: this.status },
+    ]);
+    wf.upsertMemo({
+      waitingFor: this.gate ? `${this.gate.needed} (run ${this.gate.runWorkflowId})` : null,
+      reason: this.reason,
+    });
+    void wf
+      .getExternalWorkflowHandle(MISSION_DIRECTORY_ID)
+      .signal(missionRecordSignal, { id: this.missionId, status: this.status, shared: this.settings.shared })
+      .catch(() => {});
+  }
+
+  private notify(event: MissionNotice): Promise<void> {
+    return this.tell('results', event);
+  }
+
+  private notifyOwner(event: MissionNotice): Promise<void> {
+    return this.tell('owner', event);
+  }
+
+  /**
+   * Tells a conversation; a closed one is not an error. Results go where `notify` says (or nowhere);
+   * what needs the owner (gates, failures, pauses) goes to the owner's conversation in any case.
+   */
+  private async tell(to: 'results' | 'owner', event: MissionNotice): Promise<void> {
+    // Gates and failures go where the owner last set the mission up (only the owner changes it), so they reach
+    // the person its runs act as; missions from before ownerSessionId existed use their notify conversation.
+    const { notifySessionId, ownerSessionId } = this.settings;
+    const sessionId = to === 'results' ? notifySessionId : (ownerSessionId ?? notifySessionId);
+    if (!sessionId) return;
+    await wf
+      .getExternalWorkflowHandle(sessionId)
+      .signal(missionEventSignal, { missionId: this.missionId, missionName: this.name, ...event })
+      .catch((error: unknown) =>
+        wf.log.warn('mission notification failed', { missionId: this.missionId, error: String(error) }),
+      );
+  }
+}
+
+function failureMessage(error: unknown): string {
+  return (error instanceof wf.ActivityFailure || error instanceof wf.ChildWorkflowFailure) && error.cause
+    ? error.cause.message
+    : error instanceof Error
+      ? error.message
+      : String(error);
+}
