@@ -142,8 +142,8 @@ describe('upgrading from 0.1', () => {
     // A decision made while the conversation still runs on 0.1 has 0.1's meaning ("always" = every command); the
     // new grant below is today's, so the message goes once the conversation has moved (the sweep moves it at rest).
     await until('the asked conversation on today’s version', async () =>
-      (await asked.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ===
-      current
+      (await asked.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion
+        ?.buildId === current
         ? true
         : undefined,
     );

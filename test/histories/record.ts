@@ -7,6 +7,7 @@
  * group: the mission directory is one workflow per namespace, polled only by the worker of the group that started it.
  */
 import { writeFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
@@ -213,10 +214,11 @@ const scenarios: Record<string, Scenario> = {
       (v) => v.status === 'idle' && v.grants.length === 1 && v.transcript.at(-1)?.role === 'assistant',
       'the grant',
     );
-    await s.say('run `echo d`');
+    // "Always" grants exactly the command shown: the same command runs again without asking.
+    await s.say('run `echo c`');
     await s.waitFor(
       (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 4,
-      'd to run',
+      'the granted command to run again',
     );
     await s.say('post https://example.invalid x');
     await s.pendingGate();
@@ -473,6 +475,22 @@ const reusedIdScenarios: Record<string, Scenario> = {
 const feedbackScenarios: Record<string, Scenario> = {
   // Parked on a question, answered, then a second message; bench/floor/replay.ts replays it up to the question.
   'question-then-message': questionAnswered,
+  // Model calls name the earlier messages by reference; the worker's store lost them (another host, pruned): the
+  // call is refused as missing chunks and sent again whole.
+  'transcript-chunks-resent': async (s, _next, config) => {
+    await s.say('what time is it');
+    await s.idle();
+    const store = new DatabaseSync(
+      path.join(path.dirname(config.credentials.vaultPath), 'transcripts.sqlite'),
+    );
+    store.exec('DELETE FROM transcript_chunks');
+    store.close();
+    await s.say('and now?');
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'user').length === 2,
+      'the second answer',
+    );
+  },
   // A second turn within a minute reuses the settings the first one read: no activity.
   'settings-reused': async (s) => {
     for (const text of ['hello', 'and again', 'once more']) {
@@ -635,6 +653,8 @@ async function main(): Promise<void> {
         notes: {
           command: 'node',
           args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), tempDir('mcp-notes-')],
+          // The server's readOnlyHint makes read_note run at once (the path recorded with its refreshed list).
+          trustAnnotations: true,
         },
       },
     },

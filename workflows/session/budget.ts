@@ -25,6 +25,7 @@ import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGat
 import { tellDecided } from './gate-wait';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
+import type { SessionState } from './state';
 
 /** What the current turn spent, and where its per-turn limit was last continued. */
 export interface TurnSpend {
@@ -35,42 +36,61 @@ export interface TurnSpend {
 export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
 
 /** Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day. */
-export async function countUsage(run: SessionRun, requesterId: string, usage: ModelUsage | undefined) {
+export async function countUsage(
+  run: SessionRun,
+  turn: TurnSpend,
+  requesterId: string,
+  usage: ModelUsage | undefined,
+) {
   if (!usage) return;
-  run.turnSpend.spend = addUsage(run.turnSpend.spend, usage);
-  run.state.usage = addUsage(run.state.usage, usage);
-  run.state.touch();
-  if (run.settings.budgets?.perPersonPerDay) await refreshDay(run, requesterId, { usage });
+  turn.spend = addUsage(turn.spend, usage);
+  run.state.addUsage(usage);
+  if (run.settings.budgets?.perPersonPerDay) await run.ledger.refresh(run.state, requesterId, { usage });
 }
 
-/**
- * The person's spend today from their ledger (adding `usage` or one more allowance first). A ledger that
- * cannot be reached is told once and the daily limit is checked against what was known.
- */
-async function refreshDay(
-  run: SessionRun,
-  userId: string,
-  change: { usage?: ModelUsage; raise?: true },
-): Promise<void> {
-  const day = spendDay(Date.now());
-  // Usage a failed record could not store goes with this one (it was spent all the same).
-  const unrecorded = run.unrecordedUsage.get(userId);
-  const usage =
-    unrecorded && change.usage ? sumUsage(unrecorded, change.usage) : (unrecorded ?? change.usage);
-  try {
-    const spend = await recordSpend({
-      userId,
-      day,
-      key: wf.uuid4(),
-      ...(usage ? { usage } : {}),
-      ...(change.raise ? { raise: true as const } : {}),
-    });
-    run.unrecordedUsage.delete(userId);
-    run.daySpend = { userId, day, spend };
-  } catch (error) {
-    if (wf.isCancellation(error)) throw error;
-    if (usage) run.unrecordedUsage.set(userId, usage);
-    run.state.notify(`I could not update today's spending of @${userId} (${failureMessage(error)}).`);
+/** Each person's spend today, as this run last read it from their ledger (a workflow per person). */
+export class DayLedger {
+  private known: { userId: string; day: string; spend: DaySpend } | undefined;
+  /** Usage a failed ledger write could not store, by person: sent with their next record. */
+  private readonly unrecorded = new Map<string, ModelUsage>();
+
+  /**
+   * The person's spend today from their ledger (adding `usage` or one more allowance first). A ledger that
+   * cannot be reached is told once and the daily limit is checked against what was known.
+   */
+  async refresh(
+    state: SessionState,
+    userId: string,
+    change: { usage?: ModelUsage; raise?: true },
+  ): Promise<void> {
+    const day = spendDay(Date.now());
+    // Usage a failed record could not store goes with this one (it was spent all the same).
+    const unrecorded = this.unrecorded.get(userId);
+    const usage =
+      unrecorded && change.usage ? sumUsage(unrecorded, change.usage) : (unrecorded ?? change.usage);
+    try {
+      const spend = await recordSpend({
+        userId,
+        day,
+        key: wf.uuid4(),
+        ...(usage ? { usage } : {}),
+        ...(change.raise ? { raise: true as const } : {}),
+      });
+      this.unrecorded.delete(userId);
+      this.known = { userId, day, spend };
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      if (usage) this.unrecorded.set(userId, usage);
+      state.notify(`I could not update today's spending of @${userId} (${failureMessage(error)}).`);
+    }
+  }
+
+  /** Today's spend of this requester, as last read (another person's, or yesterday's, is read afresh). */
+  today(requesterId: string): DaySpend | undefined {
+    const known = this.known;
+    return known && known.userId === requesterId && known.day === spendDay(Date.now())
+      ? known.spend
+      : undefined;
   }
 }
 
@@ -82,20 +102,13 @@ function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
   };
 }
 
-/** Today's spend of this requester, as last read (another person's, or yesterday's, is read afresh). */
-function currentDay(run: SessionRun, requesterId: string): DaySpend | undefined {
-  const known = run.daySpend;
-  return known && known.userId === requesterId && known.day === spendDay(Date.now())
-    ? known.spend
-    : undefined;
-}
-
 /**
  * Before a model call: while a limit is reached, waits at a budget gate. Returns false when the turn ends
  * there (denied, expired or superseded); the conversation then says why.
  */
 export async function withinBudget(
   run: SessionRun,
+  turn: TurnSpend,
   requesterId: string,
   wait: (gate: ApprovalGate) => Promise<void>,
   carriedGateId?: string,
@@ -106,8 +119,9 @@ export async function withinBudget(
     return true;
   }
   for (;;) {
-    if (budgets.perPersonPerDay && !currentDay(run, requesterId)) await refreshDay(run, requesterId, {});
-    const reached = reachedLimit(checks(run, requesterId));
+    if (budgets.perPersonPerDay && !run.ledger.today(requesterId))
+      await run.ledger.refresh(run.state, requesterId, {});
+    const reached = reachedLimit(checks(run, turn, requesterId));
     // Read now, after the ledger: a decision made while it was read counts too.
     const carried = carriedDecision(run, carriedGateId);
     carriedGateId = undefined;
@@ -126,25 +140,20 @@ export async function withinBudget(
       run.state.appendAssistantNote(
         `⏸️ I stopped here: ${budgetQuestion(reached, requesterId).replace(/ Continue with .*$/, '')} The budget was ${describeOutcome(gate)}. Send a message to go on.`,
       );
-      run.runFailure = `stopped at the ${reached.scope} budget (${reached.used})`;
+      run.fail(`stopped at the ${reached.scope} budget (${reached.used})`);
       return false;
     }
-    if (reached.scope === 'turn') run.turnSpend.continuedAt = continuedFrom(run.turnSpend.spend);
-    else if (reached.scope === 'day') await refreshDay(run, requesterId, { raise: true });
-    else run.state.budgetContinuedAt = continuedFrom(run.state.usage);
+    if (reached.scope === 'turn') turn.continuedAt = continuedFrom(turn.spend);
+    else if (reached.scope === 'day') await run.ledger.refresh(run.state, requesterId, { raise: true });
+    else run.state.continueBudget();
   }
 }
 
-function checks(run: SessionRun, requesterId: string): BudgetCheck[] {
+function checks(run: SessionRun, turn: TurnSpend, requesterId: string): BudgetCheck[] {
   const budgets = run.settings.budgets ?? {};
-  const day = currentDay(run, requesterId);
+  const day = run.ledger.today(requesterId);
   return [
-    {
-      scope: 'turn',
-      spend: run.turnSpend.spend,
-      limit: budgets.perTurn,
-      continuedAt: run.turnSpend.continuedAt,
-    },
+    { scope: 'turn', spend: turn.spend, limit: budgets.perTurn, continuedAt: turn.continuedAt },
     {
       scope: run.runOf ? 'missionRun' : 'conversation',
       spend: run.state.usage,
@@ -219,8 +228,6 @@ function openBudgetGate(
     timeoutMs: run.settings.questionTimeoutMs ?? 24 * 3_600_000,
     selfApprove: run.settings.budgets?.selfApprove ?? true,
   });
-  run.state.gates.set(gate.id, gate);
-  run.rememberOpenGates();
-  run.emit({ type: 'gate', gate, reason: 'opened' });
+  run.openGate(gate);
   return gate;
 }

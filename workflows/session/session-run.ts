@@ -29,6 +29,7 @@ import {
   stopSchema,
   userMessageSchema,
   type AnswerSubmission,
+  type CarriedTurn,
   type Decision,
   type Gate,
   type MissionEvent,
@@ -50,13 +51,14 @@ import {
   resolveGate,
   supersedeGate,
 } from './gates';
-import type { DaySpend, ModelUsage } from '../../common/budgets';
-import { newTurnSpend, type TurnSpend } from './budget';
+import { DayLedger } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
 import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
-import { upgradeRequested } from '../upgrade';
+import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
+import type { Turn } from './turn';
+import type { sessionWorkflow } from './workflow';
 import type { SessionSettings } from './settings';
 import { SessionState } from './state';
 
@@ -88,8 +90,8 @@ export class SessionRun {
   /** When this run last read the settings (workflow time). */
   private settingsReadAt: number | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
-  runFailure: string | undefined;
-  continuingAsNew = false;
+  private runFailure: string | undefined;
+  private handingOver = false;
   /**
    * Gates whose decision the run before told, for a turn carried across continue-as-new: this run does not tell
    * them again (gate-wait.ts). Only what the previous run carried is skipped, so histories recorded before (whose
@@ -98,13 +100,10 @@ export class SessionRun {
   readonly toldBefore: ReadonlySet<string>;
   /** Gates whose decision this run told: carried, with toldBefore, when the wait continues as new again. */
   readonly toldGates = new Set<string>();
-  /** What the running turn has spent (budget.ts); the person's spend today, once read from their ledger. */
-  turnSpend: TurnSpend = newTurnSpend();
-  daySpend: { userId: string; day: string; spend: DaySpend } | undefined;
-  /** Usage a failed ledger write could not store, by person: sent with their next record. */
-  readonly unrecordedUsage = new Map<string, ModelUsage>();
-  /** The turn running now, if any: Stop cancels its scope (turn.ts, `stoppable`). */
-  turn: { scope: wf.CancellationScope; requesterId: string; stoppedBy?: string } | undefined;
+  /** Each person's spend today, once read from their ledger (budget.ts). */
+  readonly ledger = new DayLedger();
+  /** The turn running now, if any: Stop cancels it (turn.ts). */
+  private turn: Turn | undefined;
   private signalsThisRun = 0;
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
@@ -179,6 +178,59 @@ export class SessionRun {
   }
 
   /** A gate's dialogs are built from the memo, which the server serves while no worker runs (gate-memo.ts). */
+  /** A gate opens: kept, remembered in the memo (dialogs work with no worker), and shown. */
+  openGate(gate: Gate): void {
+    this.state.addGate(gate);
+    this.state.touch();
+    this.rememberOpenGates();
+    this.emit({ type: 'gate', gate, reason: 'opened' });
+  }
+
+  /** A mission run did not reach its goal: the mission is told why. */
+  fail(reason: string): void {
+    this.runFailure = reason;
+  }
+
+  get failure(): string | undefined {
+    return this.runFailure;
+  }
+
+  /** Set from the moment this run hands over to the next (continue-as-new), mid-wait or between turns. */
+  get continuingAsNew(): boolean {
+    return this.handingOver;
+  }
+
+  /** Plays one turn; while it plays, Stop cancels it. */
+  async play(turn: Turn): Promise<void> {
+    this.turn = turn;
+    try {
+      await turn.play();
+    } finally {
+      this.turn = undefined;
+    }
+  }
+
+  /** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
+  async handOverMidWait(turn: CarriedTurn): Promise<never> {
+    this.handingOver = true;
+    await wf.condition(() => this.readyToHandOver());
+    const carried = this.carry();
+    // Only the carried gates: the list stays as small as what it refers to.
+    const told = carried.gates
+      .filter((gate) => this.toldGates.has(gate.id) || this.toldBefore.has(gate.id))
+      .map((gate) => gate.id);
+    return await continueOnCurrentVersion<typeof sessionWorkflow>({
+      ...this.input,
+      carried: { ...carried, turn: { ...turn, ...(told.length ? { told } : {}) } },
+    });
+  }
+
+  /** Between turns: the next run starts from this one's state (no gate of a turn is open to expire meanwhile). */
+  async handOver(): Promise<never> {
+    await wf.condition(() => this.readyToHandOver());
+    return await continueOnCurrentVersion<typeof sessionWorkflow>({ ...this.input, carried: this.carry() });
+  }
+
   rememberOpenGates(): void {
     wf.upsertMemo({ [GATE_MEMO_KEY]: gateMemos(this.state.pendingGates()) });
   }
@@ -327,10 +379,7 @@ export class SessionRun {
         toolCallId: `${event.runWorkflowId}:${event.gate.toolCallId}`,
         remote: { workflowId: event.runWorkflowId, missionName: event.missionName },
       };
-      state.gates.set(proxy.id, proxy);
-      state.touch();
-      this.emit({ type: 'gate', gate: proxy, reason: 'opened' });
-      return;
+      return this.openGate(proxy);
     }
     if (!existing?.remote || existing.status !== 'pending') return;
     mirrorRemoteGate(existing, event.gate);
@@ -390,8 +439,7 @@ export class SessionRun {
         `Only @${turn.requesterId}, who asked, or an approver can stop this turn.`,
         userId,
       );
-    turn.stoppedBy = userId;
-    turn.scope.cancel();
+    turn.stop(userId);
   }
 
   /** A newer search attribute the worker found registered (settings), so setting it cannot fail the task. */

@@ -1,5 +1,12 @@
 /** The session's in-memory state (rebuilt by replay), with the small invariants kept in one place. */
-import { NO_SPEND, type Continued, type Spend } from '../../common/budgets';
+import {
+  addUsage,
+  continuedFrom,
+  NO_SPEND,
+  type Continued,
+  type ModelUsage,
+  type Spend,
+} from '../../common/budgets';
 import type { Grant } from '../../common/grants';
 import type { SessionStatus } from '../../common/search-attributes';
 import type {
@@ -70,6 +77,30 @@ export class SessionState {
 
   touch(): void {
     this.version++;
+  }
+
+  /** A new turn starts: a superseded one is behind it. */
+  beginTurn(): void {
+    this.supersededTurn = false;
+  }
+
+  addGate(gate: Gate): void {
+    this.gates.set(gate.id, gate);
+  }
+
+  addGrant(grant: Grant): void {
+    this.grants.push(grant);
+  }
+
+  /** A model call's usage, added to the conversation's (a mission run's) spend. */
+  addUsage(usage: ModelUsage): void {
+    this.usage = addUsage(this.usage, usage);
+    this.touch();
+  }
+
+  /** The conversation's budget gate was approved: its limit counts from what is spent now. */
+  continueBudget(): void {
+    this.budgetContinuedAt = continuedFrom(this.usage);
   }
 
   append(message: Message): void {

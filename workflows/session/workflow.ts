@@ -27,10 +27,10 @@ import {
 import type { RunResult } from '../missions/contract';
 import { restoreTranscript } from './restore';
 import { SessionRun } from './session-run';
-import { continueTurn, runTurn, stoppable } from './turn';
+import { runTurn, Turn } from './turn';
 import { unresolvedToolCalls } from './transcript';
 import { serveViewWatches } from './view-watch';
-import { continueOnCurrentVersion, listenForUpgrade } from '../upgrade';
+import { listenForUpgrade } from '../upgrade';
 
 /**
  * A conversation: one per channel thread (web, Slack, Discord), each message a turn. PINNED to the version that
@@ -88,12 +88,8 @@ async function resumeCarriedTurn(run: SessionRun): Promise<void> {
   if (!resumedTurn) return;
   run.setStatus('running');
   await run.refreshSettings();
-  await stoppable(run, resumedTurn.requesterId, () =>
-    continueTurn(run, resumedTurn.requesterId, {
-      ...resumedTurn,
-      calls: unresolvedToolCalls(run.state.transcript),
-    }),
-  );
+  const calls = unresolvedToolCalls(run.state.transcript);
+  await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
 }
 
 async function finishMissionRun(run: SessionRun): Promise<RunResult> {
@@ -105,8 +101,8 @@ async function finishMissionRun(run: SessionRun): Promise<RunResult> {
       (m): m is Extract<Message, { role: 'assistant' }> =>
         m.role === 'assistant' && !m.synthetic && !!m.text.trim(),
     );
-  return run.runFailure
-    ? { ok: false, answer: answer?.text ?? '', reason: run.runFailure }
+  return run.failure
+    ? { ok: false, answer: answer?.text ?? '', reason: run.failure }
     : { ok: true, answer: answer?.text ?? '(no answer)' };
 }
 
@@ -115,10 +111,7 @@ async function converse(run: SessionRun): Promise<never> {
   run.setStatus(run.state.inbox.length ? 'running' : 'idle');
   for (;;) {
     await wf.condition(() => run.state.inbox.length > 0 || run.shouldContinueAsNew());
-    if (run.shouldContinueAsNew()) {
-      await wf.condition(() => run.readyToHandOver());
-      return await continueOnCurrentVersion<typeof sessionWorkflow>({ ...run.input, carried: run.carry() });
-    }
+    if (run.shouldContinueAsNew()) return await run.handOver();
     await runTurn(run, run.state.inbox.shift()!);
   }
 }

@@ -1,0 +1,32 @@
+/**
+ * What every sign-in route shares, passed explicitly: the dependencies, the public base URL, whether
+ * cookies are Secure, the cookies' names and lifetime, and the outcome page.
+ */
+import { createHash } from 'node:crypto';
+import type { Context } from 'hono';
+import { outcomePage } from './pages';
+import type { OAuthRouteDeps } from './routes';
+
+export const FLOW_TTL_MS = 10 * 60_000;
+/** Binds a flow to the browser that started it: the callback must come back to the same one. */
+export const BROWSER_COOKIE = 'agent_oauth_browser';
+/** Set with the "Connect … for @owner?" page; only a post from that page carries it (SameSite=Strict). */
+export const CONFIRM_COOKIE = 'agent_oauth_confirm';
+
+export interface OAuthRouteContext {
+  deps: OAuthRouteDeps;
+  /** The public URL without its trailing slash: links, form actions and redirect URIs start with it. */
+  base: string;
+  /** Cookies are Secure when the gateway is served over https. */
+  secureCookie: boolean;
+}
+
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+export const page = (
+  c: Context,
+  status: 200 | 400 | 401 | 403 | 404 | 502,
+  kind: 'ok' | 'bad',
+  title: string,
+  detail: string,
+) => c.html(outcomePage(kind, title, detail), status);

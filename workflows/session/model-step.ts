@@ -1,0 +1,138 @@
+/**
+ * One model call of a turn: the transcript within the context window (summarising older messages when the window
+ * moves on), sent by reference where the worker's store holds it (transcript-chunks.ts). A model API outage waits,
+ * doubling up to a ceiling, for `modelOutageTimeout`; a request too long for the model's context is summarised
+ * harder and tried once more.
+ */
+import * as wf from '@temporalio/workflow';
+import { FailureType } from '../../common/errors';
+import { TRANSCRIPT_CHUNKS_MISSING } from '../../common/transcript-chunks';
+import { resultIsOwnText } from '../../common/tools/missions';
+import {
+  buildContextWindow,
+  DEFAULT_CONTEXT_TOKENS,
+  MIN_CONTEXT_TOKENS,
+  SUMMARY_SHARE,
+} from './context-window';
+import type { Message } from './contract';
+import { clock } from './gates';
+import {
+  callModel,
+  failureMessage,
+  failureType,
+  PERMANENT_MODEL_FAILURES,
+  summarizeConversation,
+} from './session-activities';
+import type { SessionRun } from './session-run';
+
+const MODEL_OUTAGE_FIRST_RETRY_MS = 15_000;
+const MODEL_OUTAGE_MAX_RETRY_MS = 5 * 60_000;
+const DEFAULT_MODEL_OUTAGE_TIMEOUT_MS = 6 * 3_600_000;
+
+/** callModel gave up on something that may pass (5xx, 429, a timeout), not on a refusal that will not. */
+function isModelOutage(error: unknown): boolean {
+  if (!(error instanceof wf.ActivityFailure)) return false;
+  const cause = error.cause;
+  return !(
+    cause instanceof wf.ApplicationFailure &&
+    (cause.nonRetryable || PERMANENT_MODEL_FAILURES.includes(cause.type ?? ''))
+  );
+}
+
+/** The model's reply, or undefined when it could not be had (the transcript then says why). */
+export async function askModel(run: SessionRun, requesterId: string) {
+  const { state } = run;
+  /** While the model API is down: since when, and the next wait (doubling up to a ceiling). */
+  let outageSince: number | undefined;
+  let retryIn = MODEL_OUTAGE_FIRST_RETRY_MS;
+  /** Set after the provider said the request was too long: the window is halved, once. */
+  let shrink = false;
+  /** Set once the worker did not hold a chunk the call named: every message goes whole, once. */
+  let resent = false;
+  for (;;) {
+    try {
+      await run.mcp.refresh(run.settings, requesterId);
+      const extraTools = run.mcp.extraTools(run.settings);
+      const { transcript: chunked, links } = run.transcriptChunks.requestOf(
+        await modelTranscript(run, shrink, extraTools),
+      );
+      const answer = extraTools.length
+        ? await callModel({ chunked, extraTools })
+        : await callModel({ chunked });
+      run.transcriptChunks.stored(links, answer.lastLink);
+      if (outageSince !== undefined) {
+        state.notify('The model is answering again.');
+        run.setStatus('running');
+      }
+      return answer;
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      if (!shrink && failureType(error) === FailureType.ContextTooLong) {
+        shrink = true;
+        continue;
+      }
+      if (!resent && failureType(error) === TRANSCRIPT_CHUNKS_MISSING) {
+        resent = true;
+        run.transcriptChunks.forget();
+        continue;
+      }
+      // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
+      const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
+      if (isModelOutage(error) && Date.now() - (outageSince ?? Date.now()) < budget) {
+        if (outageSince === undefined) {
+          outageSince = Date.now();
+          state.notify(
+            `The model is unavailable (${failureMessage(error)}); retrying since ${clock(outageSince)}. Your message is kept and will be answered when it is back.`,
+          );
+          run.setStatus('running', `model unavailable, retrying since ${clock(outageSince)}`);
+        }
+        await wf.sleep(retryIn);
+        retryIn = Math.min(retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
+        continue;
+      }
+      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
+      run.fail(`the model failed: ${failureMessage(error)}`);
+      if (outageSince !== undefined) run.setStatus('running');
+      return undefined;
+    }
+  }
+}
+
+/**
+ * What the model is sent: the transcript within the context window, older messages replaced by a durable
+ * summary (made here when the window moves on, recorded in history as the activity's result).
+ */
+async function modelTranscript(run: SessionRun, shrink: boolean, extraTools: unknown[]): Promise<Message[]> {
+  const { state, settings } = run;
+  const budget = Math.max(
+    MIN_CONTEXT_TOKENS,
+    Math.floor((settings.contextTokens ?? DEFAULT_CONTEXT_TOKENS) / (shrink ? 2 : 1)),
+  );
+  const overhead =
+    (settings.requestOverheadTokens ?? 0) +
+    (extraTools.length ? Math.ceil(JSON.stringify(extraTools).length / 3.5) : 0);
+  const window = buildContextWindow(state.transcript, budget, overhead);
+  if (!window.toSummarise.length) return window.messages;
+  try {
+    const summary = await summarizeConversation({
+      ...(window.previousSummary ? { previousSummary: window.previousSummary } : {}),
+      messages: window.toSummarise,
+      contextTokens: budget,
+      maxSummaryTokens: Math.floor(budget * SUMMARY_SHARE),
+    });
+    state.appendSummary(summary, window.summariseThroughId!);
+    return buildContextWindow(state.transcript, budget, overhead).messages;
+  } catch (error) {
+    if (wf.isCancellation(error)) throw error;
+    // The older messages are left out (the request says so); the turn goes on, and the next one tries again.
+    state.notify(
+      `I could not summarise the earlier part of this conversation (${failureMessage(error)}); the model sees only the recent messages for now.`,
+    );
+    return window.messages;
+  }
+}
+
+/** Whether the conversation the model sees holds a tool result that content from outside could have written. */
+export function readOutsideContent(transcript: readonly Message[]): boolean {
+  return transcript.some((m) => m.role === 'tool' && !m.synthetic && !resultIsOwnText(m.name));
+}

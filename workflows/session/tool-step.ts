@@ -1,0 +1,273 @@
+/**
+ * One model step's tool calls in three phases: vet each (validate, ask the policy); open every gate of the step
+ * at once (so people see all prompts together) and wait for all; then run the approved calls in the model's order.
+ * Every call ends with exactly one result.
+ */
+import * as wf from '@temporalio/workflow';
+import { AgentCredentialWaits, credentialWaitValue } from '../../common/search-attributes';
+import type { Grant } from '../../common/grants';
+import type { ToolDefinition } from '../../common/tools/definitions';
+import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
+import type { Gate, ToolCall } from './contract';
+import {
+  answeredResult,
+  describeWaiting,
+  openApprovalGate,
+  openCredentialGate,
+  openQuestionGate,
+  resultWithoutRun,
+} from './gates';
+import { waitForGates } from './gate-wait';
+import { readOutsideContent } from './model-step';
+import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
+import type { SessionRun } from './session-run';
+import { runWithSideEffects } from './tool-runs';
+import { hasResult, MAX_TOOL_ARGS_CHARS } from './transcript';
+import type { Turn } from './turn';
+
+const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
+
+/** A call that passed its checks: what runs (and the gate it waits at, if any). */
+interface Vetted {
+  call: ToolCall;
+  tool: ToolDefinition;
+  args: Record<string, unknown>;
+  gate?: Gate;
+}
+
+export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[]): Promise<void> {
+  const approved: Vetted[] = [];
+  for (const call of calls) {
+    const vetted = await vet(run, turn, call);
+    if (vetted) approved.push(vetted);
+  }
+  await waitForStepGates(run, turn, approved);
+  for (const entry of approved) await runApproved(run, turn, entry);
+}
+
+/** A call's checks in order; one that fails them gets its result here, and nothing runs. */
+async function vet(run: SessionRun, turn: Turn, call: ToolCall): Promise<Vetted | undefined> {
+  const { state, settings } = run;
+  if (hasResult(state.transcript, call.id)) return undefined;
+  if (call.argsTooLarge) {
+    state.appendToolResult(
+      call,
+      'error',
+      `not run: the arguments were ${call.argsTooLarge.toLocaleString('en-US')} characters long; the limit is ${MAX_TOOL_ARGS_CHARS.toLocaleString('en-US')}. Pass large content in smaller parts.`,
+    );
+    return undefined;
+  }
+  const resolved = sessionTool(call.name, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
+  if (resolved.kind === 'mcp_refresh') {
+    // Only looks: nothing runs on a server, so no approval.
+    const discovery = await run.mcp.refresh(settings, turn.requesterId, true);
+    state.appendToolResult(call, 'ok', run.mcp.describe(settings, discovery!));
+    return undefined;
+  }
+  if (resolved.kind === 'unknown') {
+    state.appendToolResult(call, 'error', resolved.error);
+    return undefined;
+  }
+  const checked = checkCall(resolved, call.args);
+  if (!checked.ok) {
+    state.appendToolResult(call, 'error', checked.error);
+    return undefined;
+  }
+  const tool = checked.definition;
+  const existing = state.gateForCall(call.id);
+  if (existing) {
+    // Resumed after continue-as-new: the gate (and any decision on it) carried over.
+    const args = existing.kind === 'approval' ? existing.args : checked.args;
+    return { call, tool, args, gate: existing };
+  }
+  if (checked.kind === 'question') {
+    // ask_user only asks: it becomes a question gate whatever the policy says, and never runs as an activity.
+    const gate = openQuestionGate({
+      id: wf.uuid4(),
+      toolCallId: call.id,
+      questions: checked.args.questions,
+      requesterId: turn.requesterId,
+      approvers: settings.approvers ?? [],
+      now: Date.now(),
+      timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+    });
+    run.openGate(gate);
+    return { call, tool, args: checked.args, gate };
+  }
+  return await withPolicy(run, turn, { call, tool, args: checked.args });
+}
+
+/** The policy's word on a call: denied (its result says why), run at once, or gated by an approval. */
+async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<Vetted | undefined> {
+  const { call, tool, args } = entry;
+  const { state } = run;
+  let plan: Awaited<ReturnType<typeof planToolCall>>;
+  try {
+    plan = await planToolCall({
+      toolName: tool.name,
+      args,
+      userId: turn.requesterId,
+      sessionId: run.sessionId,
+      sessionGrants: state.grants,
+      // What the model read may be steering it: a mission run's goal and trigger, or tool results it can see.
+      ...(run.runOf
+        ? { untrusted: 'mission-run' }
+        : turn.step > 0 || readOutsideContent(state.transcript)
+          ? { untrusted: 'tool-results' }
+          : {}),
+    });
+  } catch (error) {
+    if (wf.isCancellation(error)) throw error;
+    state.appendToolResult(
+      call,
+      'failed',
+      `not run: the policy check failed (${failureMessage(error)}), so nobody could be asked to approve it.`,
+    );
+    return undefined;
+  }
+  if (plan.decision === 'deny') {
+    state.appendToolResult(call, 'denied', `denied by policy: ${plan.reason}. The tool was not run.`);
+    return undefined;
+  }
+  if (plan.decision !== 'ask') return entry;
+  const gate = openApprovalGate({
+    id: wf.uuid4(),
+    toolCallId: call.id,
+    toolName: tool.name,
+    args,
+    subject: tool.subject(args),
+    requesterId: turn.requesterId,
+    approvers: plan.approvers,
+    now: Date.now(),
+    timeoutMs: plan.timeoutMs,
+    // Absent from plans recorded before four-eyes and quorum: one approval, self-approval allowed.
+    ...(plan.selfApprove === undefined ? {} : { selfApprove: plan.selfApprove }),
+    ...(plan.approvals === undefined ? {} : { approvalsNeeded: plan.approvals }),
+  });
+  run.openGate(gate);
+  return { ...entry, gate };
+}
+
+/** The step's gates, waited on together; long waits continue as new mid-wait, carrying the gates and this turn. */
+async function waitForStepGates(run: SessionRun, turn: Turn, approved: Vetted[]): Promise<void> {
+  const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
+  if (!gates.length) return;
+  run.setStatus(
+    gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
+    describeWaiting(gates),
+  );
+  await waitForGates(run, gates, true);
+  if (gates.some((gate) => gate.status === 'pending')) await run.handOverMidWait(turn.carry());
+  run.setStatus('running');
+}
+
+/** A vetted call after its gate: its result without running (denied, answered, superseded), or its run. */
+async function runApproved(run: SessionRun, turn: Turn, entry: Vetted): Promise<void> {
+  const { state } = run;
+  const { call, gate } = entry;
+  const unrun = gate ? resultWithoutRun(gate) : undefined;
+  if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
+  if (gate?.kind === 'question') return state.appendToolResult(call, 'ok', answeredResult(gate));
+  if (state.supersededTurn)
+    return state.appendToolResult(call, 'superseded', 'not run: superseded by a new message from the user.');
+  let args = entry.args;
+  let preface = '';
+  const resolution = gate?.resolution;
+  if (resolution?.outcome === 'edited' && resolution.args) {
+    args = resolution.args;
+    preface = `Note: @${resolution.by} edited the arguments before approving; it ran with ${JSON.stringify(args)}.\n`;
+  }
+  if (resolution?.outcome === 'always' && resolution.grant) {
+    if (resolution.grant.scope === 'user') await saveGrant(run, resolution.grant, entry.tool.name);
+    else state.addGrant(resolution.grant);
+  }
+  await execute(run, call, entry.tool.name, args, preface, turn.requesterId);
+}
+
+/**
+ * Stores a personal "always" grant. A write the user directory refuses (or that fails after its retries)
+ * is told; the call it came with still runs, since it was approved.
+ */
+async function saveGrant(run: SessionRun, grant: Grant, toolName: string): Promise<void> {
+  try {
+    await saveUserGrant(grant);
+  } catch (error) {
+    if (wf.isCancellation(error)) throw error;
+    run.state.appendAssistantNote(
+      `⚠️ @${grant.userId}'s standing approval for ${toolName} could not be saved (${failureMessage(error)}): this call runs as approved, and the next one will be asked about again.`,
+    );
+  }
+}
+
+/**
+ * Runs a tool (one with side effects at most once: tool-runs.ts). A tool whose credential the person has
+ * not connected comes back `credential_required` (nothing ran): the session opens a credential gate, waits
+ * for the sign-in, and runs it then.
+ */
+async function execute(
+  run: SessionRun,
+  call: ToolCall,
+  toolName: string,
+  args: Record<string, unknown>,
+  preface: string,
+  userId: string,
+): Promise<void> {
+  const { state, settings, sessionId } = run;
+  // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
+  const idempotencyKey = `${sessionId}:${wf.uuid4()}`;
+  const tool = sessionTool(toolName, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
+  const sideEffects = toolEffect(tool, args) === 'side-effects';
+  for (let attempt = 1; ; attempt++) {
+    let result;
+    try {
+      const request = { toolName, args, idempotencyKey, sessionId, userId };
+      result = sideEffects ? await runWithSideEffects(request) : await runTool(request);
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      return state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
+    }
+    // Connecting a tool server makes its real tools appear: discover again before the next model call.
+    if (result.status === 'ok' && toolName.endsWith('__connect')) run.mcp.forget();
+    if (result.status !== 'credential_required' || !result.credential) {
+      return state.appendToolResult(
+        call,
+        result.status === 'credential_required' ? 'error' : result.status,
+        preface + result.content,
+      );
+    }
+    if (attempt > 2) return state.appendToolResult(call, 'error', `not run: ${result.content}`);
+    const gate = openCredentialGate({
+      id: wf.uuid4(),
+      toolCallId: call.id,
+      toolName,
+      provider: result.credential.provider,
+      providerName: result.credential.providerName,
+      credentialKind: result.credential.kind,
+      requesterId: userId,
+      now: Date.now(),
+      timeoutMs: settings.credentialTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+    });
+    if (result.credential.note) gate.note = result.credential.note.slice(0, 500);
+    await waitForSignIn(run, gate, userId);
+    const unrun = resultWithoutRun(gate);
+    if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
+  }
+}
+
+/** Waits at a credential gate until this person signs in, or the gate ends. */
+async function waitForSignIn(
+  run: SessionRun,
+  gate: Extract<Gate, { kind: 'credential' }>,
+  userId: string,
+): Promise<void> {
+  run.openGate(gate);
+  run.setStatus('waiting_credential', describeWaiting([gate]));
+  // Only this person's own sign-in resumes the call: a shared mission's run acts as its owner, never as
+  // whoever signs in to the provider next.
+  wf.upsertSearchAttributes([
+    { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
+  ]);
+  await waitForGates(run, [gate], false);
+  wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
+  run.setStatus('running');
+}
