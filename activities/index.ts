@@ -12,7 +12,7 @@ import {
   type OperatorClaim,
 } from '../infra/operator-claim';
 import type { Client } from '@temporalio/client';
-import { modelNameOf, type AppConfig } from '../infra/config';
+import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
 import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbound';
@@ -28,18 +28,12 @@ import { OPTIONAL_SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { createLogger } from '../infra/log';
 import { httpStreamSink, type StreamSink } from '../infra/stream-relay';
 import { previousRunTranscript } from './previous-run';
-import { withHeartbeat } from './heartbeat';
-import { boundedReply, createModel, pricedReply, requestOverheadTokens } from './model';
-import { summarizeConversation, type SummaryRequest } from './model/summarize';
-import { streamContextOf } from '../common/stream-context';
-import { streamedCall } from './model/streaming';
-import { transcriptResolver } from './model/chunked-transcript';
+import { requestOverheadTokens } from './model';
+import { modelActivities } from './model-activities';
 import { createToolCalls } from './tool-calls';
 import type { SandboxStatus } from './tools/sandbox';
 import { probeSandbox } from './tools/sandbox-probe';
 import type {
-  ModelReply,
-  ModelRequest,
   RunOpening,
   SessionSettings,
   ToolPlan,
@@ -102,35 +96,13 @@ async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-export function createActivities(deps: ActivityDeps) {
-  const { config, client } = deps;
-  const log = createLogger('activities', config.logLevel);
-  const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
-  const { urls: streamUrls, token: streamToken } = config.stream;
-  const streamLog = createLogger('stream', config.logLevel);
-  const stream =
-    deps.stream ??
-    (streamUrls.length && streamToken ? httpStreamSink(streamUrls, streamToken, streamLog) : undefined);
-  const complete = createModel(config);
-  const userGrants = new UserGrants(client, config.temporal.taskQueue);
-  const outboundFor = createOutbounds(config, (message, fields) => streamLog.warn(message, fields));
-  const deliverToPlatform = createDeliver(outboundFor);
-  const missions = new MissionTools(client, config);
-  const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
-  // Opened on first use, so workers without credential tools never create a vault or key file.
-  let credentialService: CredentialService | undefined;
-  const credentials =
-    deps.credentials ?? (() => (credentialService ??= CredentialService.fromConfig(config)));
-  const toolCalls = createToolCalls({
-    config,
-    mcp,
-    missions,
-    userGrants,
-    credentials,
-    sandbox: () => deps.sandbox ?? probeSandbox(config.policy.sandbox),
-  });
-
-  const readSettings = async (): Promise<SessionSettings> => ({
+/** The settings a session reads for its turns (settings.ts in the workflow): the policy as this worker has it. */
+function settingsReader(
+  config: AppConfig,
+  registeredAttributes: () => Promise<string[]>,
+  mcp: McpPool,
+): () => Promise<SessionSettings> {
+  return async () => ({
     maxSteps: config.policy.maxSteps,
     continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
     approvers: config.policy.approvers,
@@ -149,38 +121,45 @@ export function createActivities(deps: ActivityDeps) {
       ? { mcpServers: mcp.configured, mcpRefreshAfterMs: config.policy.mcpRefreshAfter }
       : {}),
   });
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const { config, client } = deps;
+  const log = createLogger('activities', config.logLevel);
+  const registeredAttributes = optionalAttributesOf(client, config.temporal.namespace);
+  const { urls: streamUrls, token: streamToken } = config.stream;
+  const streamLog = createLogger('stream', config.logLevel);
+  const stream =
+    deps.stream ??
+    (streamUrls.length && streamToken ? httpStreamSink(streamUrls, streamToken, streamLog) : undefined);
+  const userGrants = new UserGrants(client, config.temporal.taskQueue);
+  const outboundFor = createOutbounds(config, (message, fields) => streamLog.warn(message, fields));
+  const deliverToPlatform = createDeliver(outboundFor);
+  const missions = new MissionTools(client, config);
+  const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
+  // Opened on first use, so workers without credential tools never create a vault or key file.
+  let credentialService: CredentialService | undefined;
+  const credentials =
+    deps.credentials ?? (() => (credentialService ??= CredentialService.fromConfig(config)));
+  const toolCalls = createToolCalls({
+    config,
+    mcp,
+    missions,
+    userGrants,
+    credentials,
+    sandbox: () => deps.sandbox ?? probeSandbox(config.policy.sandbox),
+  });
+
+  const readSettings = settingsReader(config, registeredAttributes, mcp);
   const readPreviousTranscript = async (): Promise<Message[]> => {
     const workflowId = Context.current().info.workflowExecution?.workflowId;
     return workflowId ? await previousRunTranscript(client, workflowId) : [];
   };
 
-  const resolveTranscript = transcriptResolver(config, log);
-
   let key: string | undefined;
   const operatorKey = () => (key ??= loadOperatorKey(config.dataDir, config.operatorKey));
   return {
-    async callModel(request: ModelRequest): Promise<ModelReply> {
-      const resolved = request.chunked
-        ? await resolveTranscript(Context.current().info.workflowExecution?.workflowId ?? '', request.chunked)
-        : undefined;
-      const transcript = resolved?.transcript ?? request.transcript ?? [];
-      const reply = await streamedCall(
-        {
-          sink: stream,
-          chat: outboundFor,
-          context: () => streamContextOf(transcript),
-          log: (message, error) => streamLog.warn(message, { error: error.message }),
-        },
-        (signal, onText) => complete(transcript, signal, request.extraTools ?? [], onText),
-      );
-      const answer = boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
-      return resolved?.lastLink ? { ...answer, lastLink: resolved.lastLink } : answer;
-    },
-
-    /** The durable summary of older messages that stands in for them in model requests. */
-    async summarizeConversation(request: SummaryRequest): Promise<string> {
-      return await withHeartbeat((signal) => summarizeConversation(complete, request, signal));
-    },
+    ...modelActivities({ config, log, streamLog, stream, outboundFor }),
 
     async loadSettings(): Promise<SessionSettings> {
       return await readSettings();

@@ -1,25 +1,16 @@
 /**
- * How the worker plans and runs a tool call, by the kind common/tools/registry.ts gives its name. Planning:
- * the policy with the tool's approval rules and grants (an MCP tool with its server's policy). Running: each
- * kind with its own executor; built-ins with their credential and sandbox. The workflow history is the
+ * How the worker plans (tool-plans.ts) and runs a tool call, by the kind common/tools/registry.ts gives its name.
+ * Running: each kind with its own executor; built-ins with their credential and sandbox. The workflow history is the
  * ledger: whatever fails before a side effect could start is thrown as `ToolNotStarted` (the workflow may run
  * the call again); a run cut off by the worker's shutdown is thrown as `ToolInterrupted` (never run again).
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { AppConfig } from '../infra/config';
-import {
-  approvalRulesFor,
-  grantsMayApply,
-  toolPolicyEntry,
-  type ApprovalRules,
-} from '../common/approval-rules';
 import type { CredentialService } from '../infra/credentials/service';
 import { FailureType } from '../common/errors';
-import { decidePolicy, type PolicyDecision } from '../common/policy';
-import type { ToolDefinition } from '../common/tools/definitions';
-import { mcpToolDefinition } from '../common/tools/mcp';
 import { resolveTool, type ToolEntry } from '../common/tools/registry';
+import { ToolPlanner } from './tool-plans';
 import type { UserGrants } from './grants';
 import { withHeartbeat } from './heartbeat';
 import type { McpPool } from './mcp/pool';
@@ -42,12 +33,6 @@ export interface ToolCallDeps {
 }
 
 type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
-
-const STRICTNESS: Record<PolicyDecision['decision'], number> = { auto: 0, ask: 1, deny: 2 };
-/** The stricter of two policies (deny > ask > auto); an unset one counts for nothing. */
-function stricter(a: PolicyDecision['decision'], b: PolicyDecision['decision'] | undefined) {
-  return b !== undefined && STRICTNESS[b] > STRICTNESS[a] ? b : a;
-}
 
 /** Runs what comes before a tool's side effect: any failure there is `ToolNotStarted`, so nothing ran. */
 async function beforeStart<T>(toolName: string, prepare: () => Promise<T>): Promise<T> {
@@ -92,91 +77,7 @@ async function sideEffect(
 
 export function createToolCalls(deps: ToolCallDeps) {
   const { config, mcp, missions, userGrants, credentials } = deps;
-
-  const toPlan = (
-    decision: PolicyDecision,
-    timeoutMs: ToolPlan['timeoutMs'],
-    rules: ApprovalRules,
-  ): ToolPlan => ({
-    decision: decision.decision,
-    reason: decision.reason,
-    approvers: rules.approvers,
-    timeoutMs,
-    ...(grantsMayApply(rules) ? {} : { selfApprove: rules.selfApprove, approvals: rules.approvals }),
-  });
-  const unknownTool = (name: string): ToolPlan => ({
-    decision: 'deny',
-    reason: `unknown tool ${name}`,
-    approvers: [],
-    timeoutMs: 'never',
-  });
-  /** Standing grants never stand in for four-eyes or a quorum, nor for a mission change steered by content. */
-  const grantsFor = async (request: ToolPlanRequest, rules: ApprovalRules, standing = true) =>
-    standing && grantsMayApply(rules)
-      ? [...request.sessionGrants, ...(await userGrants.list(request.userId))]
-      : [];
-
-  /**
-   * A mission tool that changes something, called by a mission run or after tool results entered the turn: a
-   * prompt-injected page or webhook body could be creating or rewriting a persistent mission. It asks by default
-   * (no standing grant stands in); only the policy file relaxes it (`"mission_update": {"policy": "auto"}`).
-   */
-  async function planMission(
-    entry: Extract<ToolEntry, { kind: 'mission' }>,
-    request: ToolPlanRequest,
-    rules: ApprovalRules,
-  ): Promise<ToolPlan> {
-    const changes = entry.op !== 'list' && entry.op !== 'get';
-    if (!changes || !request.untrusted) return await planByPolicy(entry.definition, request, rules);
-    const guarded: ToolDefinition = { ...entry.definition, defaultPolicy: () => 'ask' };
-    const plan = await planByPolicy(guarded, request, rules, undefined, false);
-    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
-    const why =
-      request.untrusted === 'mission-run'
-        ? 'a mission run changes missions only with a person’s approval'
-        : 'tool results came back in this turn, and what the model read may be steering this mission change';
-    return { ...plan, reason: `needs approval: ${why}` };
-  }
-
-  async function planMcp(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {
-    const serverPolicy = await mcp.policy(entry.server, entry.tool, request.userId);
-    // A top-level `tools` entry for `<server>__<tool>` applies too; where both set a policy the stricter wins.
-    const topLevel = toolPolicyEntry(config.policy.tools, entry.name);
-    const policy = stricter(serverPolicy, topLevel?.policy);
-    const decision = decidePolicy({
-      tool: mcpToolDefinition({ name: entry.name, description: '' }, policy),
-      args: request.args,
-      // An explicit "deny" in configuration beats any grant.
-      config:
-        policy === 'deny' ? { policy, allow: [], deny: [] } : topLevel ? { ...topLevel, policy } : undefined,
-      grants: await grantsFor(request, rules),
-      userId: request.userId,
-      sessionId: request.sessionId,
-    });
-    return toPlan(decision, config.policy.approvalTimeout, rules);
-  }
-
-  async function planByPolicy(
-    tool: ToolDefinition,
-    request: ToolPlanRequest,
-    rules: ApprovalRules,
-    builtin?: BuiltinTool,
-    standingGrants = true,
-  ): Promise<ToolPlan> {
-    const toolConfig = toolPolicyEntry(config.policy.tools, tool.name);
-    const shell = builtin?.parseCommand(request.args);
-    const decision = decidePolicy({
-      tool,
-      args: request.args,
-      config: toolConfig,
-      grants: await grantsFor(request, rules, standingGrants),
-      userId: request.userId,
-      sessionId: request.sessionId,
-      ...(shell ? { shell } : {}),
-      defaults: rules,
-    });
-    return toPlan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
-  }
+  const planner = new ToolPlanner(config, mcp, userGrants);
 
   async function runMcp(entry: McpEntry, request: ToolRunRequest): Promise<ToolRunResult> {
     const userId = request.userId ?? '';
@@ -235,21 +136,7 @@ export function createToolCalls(deps: ToolCallDeps) {
 
   return {
     async plan(request: ToolPlanRequest): Promise<ToolPlan> {
-      const entry = resolveTool(request.toolName);
-      const rules = approvalRulesFor(config.policy, request.toolName);
-      switch (entry.kind) {
-        case 'builtin':
-          return await planByPolicy(entry.definition, request, rules, builtins[entry.name]);
-        case 'question':
-          return await planByPolicy(entry.definition, request, rules);
-        case 'mission':
-          return await planMission(entry, request, rules);
-        case 'mcp':
-          return mcp.server(entry.server) ? await planMcp(entry, request, rules) : unknownTool(entry.name);
-        case 'mcp_refresh':
-        case 'unknown':
-          return unknownTool(entry.name);
-      }
+      return await planner.plan(request);
     },
 
     async run(request: ToolRunRequest): Promise<ToolRunResult> {

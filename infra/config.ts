@@ -576,18 +576,10 @@ export function modelNameOf(model: Pick<AppConfig['model'], 'provider' | 'name'>
   return model.name ?? DEFAULT_MODEL_NAMES[model.provider];
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new AgentError(ErrorCode.ConfigInvalid, `Invalid environment: ${formatIssues(parsed.error)}`);
-  }
-  const e = parsed.data;
-  if (e.DATABASE_URL && !e.VAULT_KEY)
-    throw new AgentError(
-      ErrorCode.ConfigInvalid,
-      'DATABASE_URL is set but VAULT_KEY is not: every gateway and worker must encrypt the shared vault with the same key, so set VAULT_KEY on all of them (e.g. `openssl rand -base64 32`).',
-    );
-  const policy = loadPolicyFile(e.AGENT_CONFIG);
+type Env = z.infer<typeof envSchema>;
+
+/** APPROVERS added to the policy's, then what no deployment could ever satisfy is refused with the fix. */
+function checkPolicy(e: Env, policy: PolicyFile, model: Pick<AppConfig['model'], 'provider' | 'name'>): void {
   const envApprovers =
     e.APPROVERS?.split(',')
       .map((name) => name.trim())
@@ -607,7 +599,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ErrorCode.ConfigInvalid,
       'The policy file\'s budgets have "selfApprove": false but no "approvers": nobody could ever continue past a limit. Add approvers (or APPROVERS), or allow self-approval.',
     );
-  const model = { provider: e.MODEL_PROVIDER, name: e.MODEL };
   const dollarLimits = Object.entries(policy.budgets).filter(
     ([, limit]) => typeof limit === 'object' && limit.usd !== undefined,
   );
@@ -616,6 +607,118 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       ErrorCode.ConfigInvalid,
       `The policy file's budgets ${dollarLimits.map(([name]) => name).join(', ')} are in dollars, but "prices" has no entry for the model "${modelNameOf(model)}": add "prices": { "${modelNameOf(model)}": { "input": <$ per million input tokens>, "output": <$ per million output tokens> } }, or give the limits in "tokens".`,
     );
+}
+
+function temporalConfig(e: Env): AppConfig['temporal'] {
+  return {
+    address: e.TEMPORAL_ADDRESS,
+    namespace: e.TEMPORAL_NAMESPACE,
+    apiKey: e.TEMPORAL_API_KEY,
+    tls:
+      e.TEMPORAL_TLS === 'off'
+        ? undefined
+        : (e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH) || e.TEMPORAL_TLS_CA_PATH
+          ? {
+              ...(e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH
+                ? { certPath: e.TEMPORAL_TLS_CERT_PATH, keyPath: e.TEMPORAL_TLS_KEY_PATH }
+                : {}),
+              ...(e.TEMPORAL_TLS_CA_PATH ? { caPath: e.TEMPORAL_TLS_CA_PATH } : {}),
+              ...(e.TEMPORAL_TLS_SERVER_NAME ? { serverName: e.TEMPORAL_TLS_SERVER_NAME } : {}),
+            }
+          : e.TEMPORAL_TLS === 'on' || e.TEMPORAL_API_KEY
+            ? true
+            : undefined,
+    taskQueue: e.TEMPORAL_TASK_QUEUE,
+    deployment:
+      e.TEMPORAL_WORKER_VERSIONING === 'off'
+        ? undefined
+        : { name: e.TEMPORAL_DEPLOYMENT_NAME ?? e.TEMPORAL_TASK_QUEUE, promote: e.TEMPORAL_DEPLOY_PROMOTE },
+    cliPath: e.TEMPORAL_CLI_PATH,
+    devServerPort: e.TEMPORAL_PORT,
+    ui: e.TEMPORAL_UI,
+    uiPort: e.TEMPORAL_UI_PORT ?? (e.TEMPORAL_UI === 'gateway' ? BROWSER_REFUSED_PORT : 8233),
+    httpPort: e.TEMPORAL_HTTP_PORT,
+    uiUrl:
+      e.TEMPORAL_UI_URL ??
+      ((e.TEMPORAL_ADDRESS && !e.TEMPORAL_UI_UPSTREAM) || e.TEMPORAL_UI === 'off'
+        ? undefined
+        : e.TEMPORAL_UI === 'gateway'
+          ? `${(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '')}${TEMPORAL_UI_PATH}`
+          : `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}`),
+    uiUsers: list(e.TEMPORAL_UI_USERS),
+    uiUpstream: e.TEMPORAL_UI === 'gateway' ? e.TEMPORAL_UI_UPSTREAM : undefined,
+  };
+}
+
+function slackConfig(e: Env): AppConfig['slack'] {
+  if (!e.SLACK_BOT_TOKEN) return undefined;
+  return {
+    botToken: e.SLACK_BOT_TOKEN,
+    signingSecret: e.SLACK_SIGNING_SECRET,
+    apiUrl: e.SLACK_API_URL,
+    appToken: e.SLACK_APP_TOKEN,
+    assistant: e.SLACK_ASSISTANT === 'on',
+  };
+}
+
+function discordConfig(e: Env): AppConfig['discord'] {
+  if (!e.DISCORD_BOT_TOKEN) return undefined;
+  return {
+    botToken: e.DISCORD_BOT_TOKEN,
+    publicKey: e.DISCORD_PUBLIC_KEY,
+    applicationId: e.DISCORD_APPLICATION_ID,
+    apiUrl: e.DISCORD_API_URL,
+    guildId: e.DISCORD_GUILD_ID,
+    gateway: e.DISCORD_GATEWAY === 'on',
+  };
+}
+
+function credentialsConfig(e: Env, policy: PolicyFile, env: NodeJS.ProcessEnv): AppConfig['credentials'] {
+  let providers: AppConfig['credentials']['providers'];
+  try {
+    const configured = resolveProviders(policy.providers, env);
+    providers = { ...configured, ...resolveMcpProviders(policy.mcpServers, env, configured) };
+  } catch (cause) {
+    throw new AgentError(ErrorCode.ConfigInvalid, `Credential providers: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  return {
+    providers,
+    vaultPath: path.resolve(e.VAULT_PATH ?? path.join(e.DATA_DIR, 'vault.sqlite')),
+    vaultKey: e.VAULT_KEY,
+    databaseUrl: e.DATABASE_URL,
+  };
+}
+
+function codecConfig(e: Env): AppConfig['codec'] {
+  return {
+    payloadKey: e.PAYLOAD_KEY,
+    authToken: e.CODEC_AUTH_TOKEN,
+    corsOrigins: (
+      e.CODEC_CORS_ORIGINS ??
+      (e.TEMPORAL_UI === 'direct' ? `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}` : '')
+    )
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
+  };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new AgentError(ErrorCode.ConfigInvalid, `Invalid environment: ${formatIssues(parsed.error)}`);
+  }
+  const e = parsed.data;
+  if (e.DATABASE_URL && !e.VAULT_KEY)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'DATABASE_URL is set but VAULT_KEY is not: every gateway and worker must encrypt the shared vault with the same key, so set VAULT_KEY on all of them (e.g. `openssl rand -base64 32`).',
+    );
+  const policy = loadPolicyFile(e.AGENT_CONFIG);
+  const model = { provider: e.MODEL_PROVIDER, name: e.MODEL };
+  checkPolicy(e, policy, model);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -628,44 +731,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`),
       serviceName: e.OTEL_SERVICE_NAME,
     },
-    temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
-      apiKey: e.TEMPORAL_API_KEY,
-      tls:
-        e.TEMPORAL_TLS === 'off'
-          ? undefined
-          : (e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH) || e.TEMPORAL_TLS_CA_PATH
-            ? {
-                ...(e.TEMPORAL_TLS_CERT_PATH && e.TEMPORAL_TLS_KEY_PATH
-                  ? { certPath: e.TEMPORAL_TLS_CERT_PATH, keyPath: e.TEMPORAL_TLS_KEY_PATH }
-                  : {}),
-                ...(e.TEMPORAL_TLS_CA_PATH ? { caPath: e.TEMPORAL_TLS_CA_PATH } : {}),
-                ...(e.TEMPORAL_TLS_SERVER_NAME ? { serverName: e.TEMPORAL_TLS_SERVER_NAME } : {}),
-              }
-            : e.TEMPORAL_TLS === 'on' || e.TEMPORAL_API_KEY
-              ? true
-              : undefined,
-      taskQueue: e.TEMPORAL_TASK_QUEUE,
-      deployment:
-        e.TEMPORAL_WORKER_VERSIONING === 'off'
-          ? undefined
-          : { name: e.TEMPORAL_DEPLOYMENT_NAME ?? e.TEMPORAL_TASK_QUEUE, promote: e.TEMPORAL_DEPLOY_PROMOTE },
-      cliPath: e.TEMPORAL_CLI_PATH,
-      devServerPort: e.TEMPORAL_PORT,
-      ui: e.TEMPORAL_UI,
-      uiPort: e.TEMPORAL_UI_PORT ?? (e.TEMPORAL_UI === 'gateway' ? BROWSER_REFUSED_PORT : 8233),
-      httpPort: e.TEMPORAL_HTTP_PORT,
-      uiUrl:
-        e.TEMPORAL_UI_URL ??
-        ((e.TEMPORAL_ADDRESS && !e.TEMPORAL_UI_UPSTREAM) || e.TEMPORAL_UI === 'off'
-          ? undefined
-          : e.TEMPORAL_UI === 'gateway'
-            ? `${(e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '')}${TEMPORAL_UI_PATH}`
-            : `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}`),
-      uiUsers: list(e.TEMPORAL_UI_USERS),
-      uiUpstream: e.TEMPORAL_UI === 'gateway' ? e.TEMPORAL_UI_UPSTREAM : undefined,
-    },
+    temporal: temporalConfig(e),
     model: {
       provider: e.MODEL_PROVIDER,
       name: e.MODEL,
@@ -676,51 +742,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     web: webConfig(e, policy),
     stream: streamConfig(e),
-    slack: e.SLACK_BOT_TOKEN
-      ? {
-          botToken: e.SLACK_BOT_TOKEN,
-          signingSecret: e.SLACK_SIGNING_SECRET,
-          apiUrl: e.SLACK_API_URL,
-          appToken: e.SLACK_APP_TOKEN,
-          assistant: e.SLACK_ASSISTANT === 'on',
-        }
-      : undefined,
-    discord: e.DISCORD_BOT_TOKEN
-      ? {
-          botToken: e.DISCORD_BOT_TOKEN,
-          publicKey: e.DISCORD_PUBLIC_KEY,
-          applicationId: e.DISCORD_APPLICATION_ID,
-          apiUrl: e.DISCORD_API_URL,
-          guildId: e.DISCORD_GUILD_ID,
-          gateway: e.DISCORD_GATEWAY === 'on',
-        }
-      : undefined,
-    credentials: {
-      providers: (() => {
-        try {
-          const configured = resolveProviders(policy.providers, env);
-          return { ...configured, ...resolveMcpProviders(policy.mcpServers, env, configured) };
-        } catch (cause) {
-          throw new AgentError(ErrorCode.ConfigInvalid, `Credential providers: ${(cause as Error).message}`, {
-            cause,
-          });
-        }
-      })(),
-      vaultPath: path.resolve(e.VAULT_PATH ?? path.join(e.DATA_DIR, 'vault.sqlite')),
-      vaultKey: e.VAULT_KEY,
-      databaseUrl: e.DATABASE_URL,
-    },
-    codec: {
-      payloadKey: e.PAYLOAD_KEY,
-      authToken: e.CODEC_AUTH_TOKEN,
-      corsOrigins: (
-        e.CODEC_CORS_ORIGINS ??
-        (e.TEMPORAL_UI === 'direct' ? `http://localhost:${e.TEMPORAL_UI_PORT ?? 8233}` : '')
-      )
-        .split(',')
-        .map((o) => o.trim())
-        .filter(Boolean),
-    },
+    slack: slackConfig(e),
+    discord: discordConfig(e),
+    credentials: credentialsConfig(e, policy, env),
+    codec: codecConfig(e),
     operatorKey: e.OPERATOR_KEY,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,

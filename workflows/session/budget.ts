@@ -35,17 +35,28 @@ export interface TurnSpend {
 
 export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
 
-/** Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day. */
-export async function countUsage(
+/**
+ * Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day: only that
+ * last one waits (on the ledger), so only then is there a promise to await.
+ */
+export function countUsage(
   run: SessionRun,
   turn: TurnSpend,
   requesterId: string,
   usage: ModelUsage | undefined,
-) {
-  if (!usage) return;
+): Promise<void> | undefined {
+  if (!usage) return undefined;
   turn.spend = addUsage(turn.spend, usage);
   run.state.addUsage(usage);
-  if (run.settings.budgets?.perPersonPerDay) await run.ledger.refresh(run.state, requesterId, { usage });
+  return run.settings.budgets?.perPersonPerDay
+    ? run.ledger.refresh(run.state, requesterId, { usage })
+    : undefined;
+}
+
+/** With no budgets configured: a budget gate carried over continue-as-new is told, and the turn goes on. */
+export function noBudgets(run: SessionRun, carriedGateId: string | undefined): true {
+  tellUnused(run, carriedDecision(run, carriedGateId));
+  return true;
 }
 
 /** Each person's spend today, as this run last read it from their ledger (a workflow per person). */
@@ -114,10 +125,7 @@ export async function withinBudget(
   carriedGateId?: string,
 ): Promise<boolean> {
   const budgets = run.settings.budgets;
-  if (!budgets) {
-    tellUnused(run, carriedDecision(run, carriedGateId));
-    return true;
-  }
+  if (!budgets) return noBudgets(run, carriedGateId);
   for (;;) {
     if (budgets.perPersonPerDay && !run.ledger.today(requesterId))
       await run.ledger.refresh(run.state, requesterId, {});

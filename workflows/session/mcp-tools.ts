@@ -45,12 +45,18 @@ export class McpTools {
     return describeMcpDiscovery(settings.mcpServers ?? [], discovery);
   }
 
-  async refresh(settings: SessionSettings, userId: string, now = false): Promise<McpDiscovery | undefined> {
-    if (!settings.mcpServers?.length) return undefined;
+  /** Whether a model call should look at the servers' tools first (none configured, or fresh: no). */
+  needsRefresh(settings: SessionSettings): boolean {
+    if (!settings.mcpServers?.length) return false;
     const age = Date.now() - this.discoveredAt;
     const ttl = settings.mcpRefreshAfterMs ?? MCP_DISCOVERY_TTL_MS;
     const stale = ttl !== 'never' && age > (this.down.size ? Math.min(ttl, MCP_DOWN_RETRY_MS) : ttl);
-    if (!now && this.tools && !stale) return undefined;
+    return !this.tools || stale;
+  }
+
+  async refresh(settings: SessionSettings, userId: string, now = false): Promise<McpDiscovery | undefined> {
+    if (!settings.mcpServers?.length) return undefined;
+    if (!now && !this.needsRefresh(settings)) return undefined;
     const discovery = await discoverMcpTools({ userId }).catch((error: unknown) => {
       if (wf.isCancellation(error)) throw error;
       // Told like a server that is down (once, and again when it is back): the tools known so far stay.

@@ -13,6 +13,7 @@ import {
   DEFAULT_CONTEXT_TOKENS,
   MIN_CONTEXT_TOKENS,
   SUMMARY_SHARE,
+  type ContextWindow,
 } from './context-window';
 import type { Message } from './contract';
 import { clock } from './gates';
@@ -51,11 +52,12 @@ export async function askModel(run: SessionRun, requesterId: string) {
   let resent = false;
   for (;;) {
     try {
-      await run.mcp.refresh(run.settings, requesterId);
+      // Fast paths stay synchronous: every promise a parked turn holds costs its replay a stack trace.
+      if (run.mcp.needsRefresh(run.settings)) await run.mcp.refresh(run.settings, requesterId);
       const extraTools = run.mcp.extraTools(run.settings);
-      const { transcript: chunked, links } = run.transcriptChunks.requestOf(
-        await modelTranscript(run, shrink, extraTools),
-      );
+      const window = contextWindow(run, shrink, extraTools);
+      const messages = window.toSummarise.length ? await summarised(run, window) : window.messages;
+      const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
       const answer = extraTools.length
         ? await callModel({ chunked, extraTools })
         : await callModel({ chunked });
@@ -98,11 +100,12 @@ export async function askModel(run: SessionRun, requesterId: string) {
   }
 }
 
-/**
- * What the model is sent: the transcript within the context window, older messages replaced by a durable
- * summary (made here when the window moves on, recorded in history as the activity's result).
- */
-async function modelTranscript(run: SessionRun, shrink: boolean, extraTools: unknown[]): Promise<Message[]> {
+/** What the model is sent: the transcript within the context window (policy `contextTokens`; halved when shrunk). */
+function contextWindow(
+  run: SessionRun,
+  shrink: boolean,
+  extraTools: unknown[],
+): ContextWindow & { budget: number; overhead: number } {
   const { state, settings } = run;
   const budget = Math.max(
     MIN_CONTEXT_TOKENS,
@@ -111,8 +114,19 @@ async function modelTranscript(run: SessionRun, shrink: boolean, extraTools: unk
   const overhead =
     (settings.requestOverheadTokens ?? 0) +
     (extraTools.length ? Math.ceil(JSON.stringify(extraTools).length / 3.5) : 0);
-  const window = buildContextWindow(state.transcript, budget, overhead);
-  if (!window.toSummarise.length) return window.messages;
+  return { ...buildContextWindow(state.transcript, budget, overhead), budget, overhead };
+}
+
+/**
+ * The window once its older messages are replaced by a durable summary (made here when the window moves on,
+ * recorded in history as the activity's result).
+ */
+async function summarised(
+  run: SessionRun,
+  window: ContextWindow & { budget: number; overhead: number },
+): Promise<Message[]> {
+  const { state } = run;
+  const { budget, overhead } = window;
   try {
     const summary = await summarizeConversation({
       ...(window.previousSummary ? { previousSummary: window.previousSummary } : {}),

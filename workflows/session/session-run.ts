@@ -200,14 +200,13 @@ export class SessionRun {
     return this.handingOver;
   }
 
-  /** Plays one turn; while it plays, Stop cancels it. */
-  async play(turn: Turn): Promise<void> {
+  /** Plays one turn; while it plays, Stop cancels it. (No async layer of its own: see Turn.play.) */
+  play(turn: Turn, after?: () => void): Promise<void> {
     this.turn = turn;
-    try {
-      await turn.play();
-    } finally {
-      this.turn = undefined;
-    }
+    return turn.play(() => {
+      if (this.turn === turn) this.turn = undefined;
+      after?.();
+    });
   }
 
   /** Continues as new in the middle of a wait, carrying the open gates and this turn; the next run resumes it. */
@@ -609,9 +608,12 @@ export class SessionRun {
    * back-and-forth then skips an activity and a workflow task per message, and a changed policy file reaches a
    * running conversation within a minute.
    */
-  async refreshSettings(): Promise<void> {
+  refreshSettings(): Promise<void> | undefined {
     const fresh = this.settingsReadAt !== undefined && Date.now() - this.settingsReadAt < SETTINGS_FRESH_MS;
-    if (fresh) return;
+    return fresh ? undefined : this.readSettings();
+  }
+
+  private async readSettings(): Promise<void> {
     try {
       this.useSettings(await loadSettings());
     } catch (error) {

@@ -1,7 +1,8 @@
 /**
  * One model step's tool calls in three phases: vet each (validate, ask the policy); open every gate of the step
- * at once (so people see all prompts together) and wait for all; then run the approved calls in the model's order.
- * Every call ends with exactly one result.
+ * at once (so people see all prompts together) and wait for all (long waits continue as new mid-wait, carrying
+ * the open gates and this turn); then run the approved calls in the model's order. Every call ends with exactly
+ * one result.
  */
 import * as wf from '@temporalio/workflow';
 import { AgentCredentialWaits, credentialWaitValue } from '../../common/search-attributes';
@@ -41,7 +42,17 @@ export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[
     const vetted = await vet(run, turn, call);
     if (vetted) approved.push(vetted);
   }
-  await waitForStepGates(run, turn, approved);
+  const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
+  if (gates.length) {
+    run.setStatus(
+      gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
+      describeWaiting(gates),
+    );
+    // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
+    await waitForGates(run, gates, true);
+    if (gates.some((gate) => gate.status === 'pending')) await run.handOverMidWait(turn.carry());
+    run.setStatus('running');
+  }
   for (const entry of approved) await runApproved(run, turn, entry);
 }
 
@@ -146,19 +157,6 @@ async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<V
   });
   run.openGate(gate);
   return { ...entry, gate };
-}
-
-/** The step's gates, waited on together; long waits continue as new mid-wait, carrying the gates and this turn. */
-async function waitForStepGates(run: SessionRun, turn: Turn, approved: Vetted[]): Promise<void> {
-  const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
-  if (!gates.length) return;
-  run.setStatus(
-    gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
-    describeWaiting(gates),
-  );
-  await waitForGates(run, gates, true);
-  if (gates.some((gate) => gate.status === 'pending')) await run.handOverMidWait(turn.carry());
-  run.setStatus('running');
 }
 
 /** A vetted call after its gate: its result without running (denied, answered, superseded), or its run. */

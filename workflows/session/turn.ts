@@ -7,7 +7,14 @@
 import * as wf from '@temporalio/workflow';
 import { AgentCredentialWaits } from '../../common/search-attributes';
 import { distinctCallIds } from './call-ids';
-import { carriedBudgetGateId, countUsage, newTurnSpend, withinBudget, type TurnSpend } from './budget';
+import {
+  carriedBudgetGateId,
+  countUsage,
+  newTurnSpend,
+  noBudgets,
+  withinBudget,
+  type TurnSpend,
+} from './budget';
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import { cancelGate, describeOutcome, describeWaiting, resultWithoutRun, stopGate } from './gates';
 import { waitForGates } from './gate-wait';
@@ -20,7 +27,7 @@ import { bounded, unresolvedToolCalls } from './transcript';
 const MAX_IDENTICAL_ERRORS = 3;
 
 /** A user's message, answered: the turn is appended, played, and its "working" indicator cleared. */
-export async function runTurn(run: SessionRun, message: UserMessage): Promise<void> {
+export function runTurn(run: SessionRun, message: UserMessage): Promise<void> {
   run.state.append({
     role: 'user',
     id: message.messageId,
@@ -31,11 +38,10 @@ export async function runTurn(run: SessionRun, message: UserMessage): Promise<vo
   run.state.beginTurn();
   run.setStatus('running');
   if (message.ref) run.emit({ type: 'working', on: true, ref: message.ref, to: message.userId });
-  try {
-    await run.play(new Turn(run, message.userId, { refreshSettings: true }));
-  } finally {
+  // The same promise as the turn's (no async layer of its own): the indicator is cleared as the turn ends.
+  return run.play(new Turn(run, message.userId, { refreshSettings: true }), () => {
     if (message.ref && !run.continuingAsNew) run.emit({ type: 'working', on: false, ref: message.ref });
-  }
+  });
 }
 
 export class Turn {
@@ -95,10 +101,11 @@ export class Turn {
    * as stopped, queued messages stay queued, and the conversation goes on with the next one. A cancellation of
    * the whole workflow still ends it.
    */
-  async play(): Promise<void> {
+  async play(done: () => void): Promise<void> {
     try {
       await this.scope.run(async () => {
-        if (this.options.refreshSettings) await this.run.refreshSettings();
+        const reading = this.options.refreshSettings ? this.run.refreshSettings() : undefined;
+        if (reading) await reading;
         await this.steps();
       });
     } catch (error) {
@@ -106,12 +113,20 @@ export class Turn {
       if (!stoppedBy || !wf.isCancellation(error) || wf.CancellationScope.current().consideredCancelled)
         throw error;
       this.run.state.appendAssistantNote(`⏹️ Stopped by @${stoppedBy}.`);
+    } finally {
+      done();
     }
   }
 
   /** The model loop; a resumed turn first finishes the step whose gates were open. */
+  /**
+   * The model loop (one model call and its tool calls per step); a resumed turn first finishes the step whose gates
+   * were open. One async frame for the whole loop, and fast paths stay synchronous: every promise a parked turn
+   * holds costs its replay a stack trace.
+   */
   private async steps(): Promise<void> {
     const { run } = this;
+    const { state } = run;
     const resume = this.options.resume;
     try {
       // Resumed at a budget gate: the model call it waited before is next.
@@ -119,7 +134,36 @@ export class Turn {
         await playToolStep(run, this, resume.calls);
         this.stepNumber++;
       }
-      while (!run.state.supersededTurn && (await this.oneStep()));
+      while (!state.supersededTurn && !this.atStepLimit()) {
+        const within = run.settings.budgets
+          ? await withinBudget(
+              run,
+              this.spent,
+              this.requesterId,
+              (g) => this.waitAtBudget(g),
+              this.carriedGateId,
+            )
+          : noBudgets(run, this.carriedGateId);
+        this.carriedGateId = undefined;
+        if (!within) break;
+        const reply = await askModel(run, this.requesterId);
+        if (!reply) break;
+        const counting = countUsage(run, this.spent, this.requesterId, reply.usage);
+        if (counting) await counting;
+        const calls = this.withDistinctIds(reply.toolCalls);
+        state.append({
+          role: 'assistant',
+          id: wf.uuid4(),
+          text: bounded(reply.text),
+          toolCalls: calls,
+          at: Date.now(),
+          ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
+        });
+        if (calls.length === 0) break;
+        await playToolStep(run, this, calls);
+        this.stepNumber++;
+        if (this.stoppedOnRepeat(calls)) break;
+      }
     } catch (error) {
       if (wf.isCancellation(error) && this.stoppedByWhom) this.closeStopped(this.stoppedByWhom);
       else if (wf.isCancellation(error))
@@ -130,50 +174,28 @@ export class Turn {
     }
   }
 
-  /** One model call and its tool calls; false when the turn ends here. */
-  private async oneStep(): Promise<boolean> {
+  /** The step limit reached: the turn ends with a note saying so. */
+  private atStepLimit(): boolean {
     const { run } = this;
-    const { state } = run;
-    if (this.stepNumber >= run.settings.maxSteps) {
-      state.appendAssistantNote(
-        `I stopped after ${run.settings.maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
-      );
-      run.fail(`stopped at the step limit (${run.settings.maxSteps} steps)`);
-      return false;
-    }
-    const within = await withinBudget(
-      run,
-      this.spent,
-      this.requesterId,
-      (gate) => this.waitAtBudget(gate),
-      this.carriedGateId,
+    if (this.stepNumber < run.settings.maxSteps) return false;
+    run.state.appendAssistantNote(
+      `I stopped after ${run.settings.maxSteps} steps (the step limit) without a final answer. Tell me how to continue.`,
     );
-    this.carriedGateId = undefined;
-    if (!within) return false;
-    const reply = await askModel(run, this.requesterId);
-    if (!reply) return false;
-    await countUsage(run, this.spent, this.requesterId, reply.usage);
-    const calls = this.withDistinctIds(reply.toolCalls);
-    state.append({
-      role: 'assistant',
-      id: wf.uuid4(),
-      text: bounded(reply.text),
-      toolCalls: calls,
-      at: Date.now(),
-      ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
-    });
-    if (calls.length === 0) return false;
-    await playToolStep(run, this, calls);
-    this.stepNumber++;
+    run.fail(`stopped at the step limit (${run.settings.maxSteps} steps)`);
+    return true;
+  }
+
+  /** The same call failed the same way too often this turn: the turn ends with a note saying so. */
+  private stoppedOnRepeat(calls: ToolCall[]): boolean {
     const repeated = this.repeatedFailure(calls);
-    if (!repeated) return true;
-    state.appendAssistantNote(
+    if (!repeated) return false;
+    this.run.state.appendAssistantNote(
       `I stopped: ${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times (${repeated.content.slice(0, 300)}). Tell me how to proceed.`,
     );
-    run.fail(
+    this.run.fail(
       `${repeated.name} failed the same way ${MAX_IDENTICAL_ERRORS} times: ${repeated.content.slice(0, 200)}`,
     );
-    return false;
+    return true;
   }
 
   private async waitAtBudget(gate: Gate): Promise<void> {

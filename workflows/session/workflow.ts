@@ -87,7 +87,8 @@ async function resumeCarriedTurn(run: SessionRun): Promise<void> {
   const resumedTurn = run.input.carried?.turn;
   if (!resumedTurn) return;
   run.setStatus('running');
-  await run.refreshSettings();
+  const reading = run.refreshSettings();
+  if (reading) await reading;
   const calls = unresolvedToolCalls(run.state.transcript);
   await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
 }

@@ -477,12 +477,42 @@ function renderGate(gate: WebGate): HTMLElement {
     args: JSON.stringify(gate.args, null, 2),
     editing: false,
   });
+  // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
+  const needed = gate.approvalsNeeded || 1;
+  const guarded = needed > 1 || gate.selfApprove === false;
+  box.append(decideRow(gate, draft), alwaysRow(gate, draft, guarded), ...editRows(gate, draft, needed > 1));
+  return box;
+}
+
+function decideRow(gate: ApprovalGate, draft: ApprovalDraft): HTMLElement {
   const reason = el('input', {
     placeholder: 'Reason (optional, told to the agent)',
     value: draft.reason,
     dataset: { testid: 'deny-reason' },
     oninput: (e) => (draft.reason = valueOf(e)),
   });
+  return el(
+    'div',
+    { class: 'actions' },
+    el(
+      'button',
+      { class: 'approve', dataset: { testid: 'approve' }, onclick: () => decide(gate, 'approve') },
+      'Approve',
+    ),
+    reason,
+    el(
+      'button',
+      {
+        class: 'deny',
+        dataset: { testid: 'deny' },
+        onclick: () => decide(gate, 'deny', draft.reason.trim() ? { reason: draft.reason.trim() } : {}),
+      },
+      'Deny',
+    ),
+  );
+}
+
+function alwaysRow(gate: ApprovalGate, draft: ApprovalDraft, hidden: boolean): HTMLElement {
   const scope = el(
     'select',
     {
@@ -499,49 +529,29 @@ function renderGate(gate: WebGate): HTMLElement {
     dataset: { testid: 'grant-pattern' },
     oninput: (e) => (draft.pattern = valueOf(e)),
   });
-  // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
-  const needed = gate.approvalsNeeded || 1;
-  const guarded = needed > 1 || gate.selfApprove === false;
-  box.append(
+  return el(
+    'div',
+    { class: 'actions', hidden },
     el(
-      'div',
-      { class: 'actions' },
-      el(
-        'button',
-        { class: 'approve', dataset: { testid: 'approve' }, onclick: () => decide(gate, 'approve') },
-        'Approve',
-      ),
-      reason,
-      el(
-        'button',
-        {
-          class: 'deny',
-          dataset: { testid: 'deny' },
-          onclick: () => decide(gate, 'deny', draft.reason.trim() ? { reason: draft.reason.trim() } : {}),
-        },
-        'Deny',
-      ),
+      'button',
+      {
+        dataset: { testid: 'always' },
+        onclick: () =>
+          decide(gate, 'always', {
+            scope: draft.scope,
+            ...(draft.pattern.trim() ? { pattern: draft.pattern.trim() } : {}),
+          }),
+      },
+      'Always allow',
     ),
-    el(
-      'div',
-      { class: 'actions', hidden: guarded },
-      el(
-        'button',
-        {
-          dataset: { testid: 'always' },
-          onclick: () =>
-            decide(gate, 'always', {
-              scope: draft.scope,
-              ...(draft.pattern.trim() ? { pattern: draft.pattern.trim() } : {}),
-            }),
-        },
-        'Always allow',
-      ),
-      scope,
-      'matching',
-      pattern,
-    ),
+    scope,
+    'matching',
+    pattern,
   );
+}
+
+/** Edit & approve…: the button (not under a quorum) and the arguments editor it opens. */
+function editRows(gate: ApprovalGate, draft: ApprovalDraft, hidden: boolean): HTMLElement[] {
   const editor = el(
     'textarea',
     { rows: 4, dataset: { testid: 'edit-args' }, oninput: (e) => (draft.args = valueOf(e)) },
@@ -568,31 +578,59 @@ function renderGate(gate: WebGate): HTMLElement {
       'Approve with these arguments',
     ),
   );
-  box.append(
+  const toggle = el(
+    'div',
+    { class: 'actions', hidden },
     el(
-      'div',
-      { class: 'actions', hidden: needed > 1 },
-      el(
-        'button',
-        {
-          dataset: { testid: 'edit' },
-          onclick: () => {
-            draft.editing = !draft.editing;
-            editRow.hidden = !draft.editing;
-          },
+      'button',
+      {
+        dataset: { testid: 'edit' },
+        onclick: () => {
+          draft.editing = !draft.editing;
+          editRow.hidden = !draft.editing;
         },
-        'Edit & approve…',
-      ),
+      },
+      'Edit & approve…',
     ),
-    editRow,
   );
-  return box;
+  return [toggle, editRow];
 }
 
 function render() {
   const view = state.view;
-  const transcript = $('transcript');
   if (!view) return;
+  renderHeader(view);
+  const transcript = $('transcript');
+  const nodes = transcriptNodes(view);
+  const partial = visiblePartial(view);
+  if (partial)
+    nodes.push(
+      el(
+        'div',
+        { class: 'msg assistant streaming', dataset: { testid: 'partial-answer' } },
+        el('div', { class: 'meta' }, 'agent · writing…'),
+        ...markdown(partial),
+      ),
+    );
+  // Gates of mission runs reporting here: shown on their own, decided here, run there.
+  for (const gate of view.gates)
+    if (gate.remote)
+      nodes.push(renderMissionGate(gate as WebGate & { remote: NonNullable<WebGate['remote']> }));
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const active = document.activeElement;
+  const focused = active instanceof HTMLElement && transcript.contains(active) ? active.dataset.testid : null;
+  transcript.replaceChildren(...nodes);
+  if (focused) transcript.querySelector<HTMLElement>(`[data-testid="${focused}"]`)?.focus();
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+  $('notices').replaceChildren(
+    ...view.notices
+      .slice(-4)
+      .map((n) => el('div', { class: 'notice', dataset: { testid: 'notice' } }, `${time(n.at)} · ${n.text}`)),
+  );
+}
+
+/** The status, Stop, spend and Temporal link above the conversation. */
+function renderHeader(view: WebView): void {
   $('status').textContent = view.status.replace('_', ' ');
   $('status').className = `status ${view.status}`;
   $('status').dataset.status = view.status;
@@ -604,6 +642,10 @@ function render() {
     link.href = view.temporalUrl;
     link.hidden = false;
   } else link.hidden = true;
+}
+
+/** The messages and tool calls in order, each budget gate where it opened. */
+function transcriptNodes(view: WebView): HTMLElement[] {
   const results = new Map(view.transcript.filter((m) => m.role === 'tool').map((m) => [m.toolCallId, m]));
   // A call can have several gates (an approval, then a sign-in): all are shown, the latest decides the chip.
   const gates = new Map<string, WebGate[]>();
@@ -628,111 +670,80 @@ function render() {
           m.text,
         ),
       );
-    if (m.role === 'assistant') {
-      if (m.text)
-        nodes.push(
-          el(
-            'div',
-            {
-              class: `msg assistant${m.synthetic ? ' synthetic' : ''}`,
-              dataset: { testid: 'assistant-message' },
-            },
-            el('div', { class: 'meta' }, `agent · ${time(m.at)}`),
-            ...markdown(m.text),
-          ),
-        );
-      for (const call of m.toolCalls) {
-        const result = results.get(call.id);
-        const callGates = gates.get(call.id) || [];
-        const gate = callGates[callGates.length - 1];
-        nodes.push(
-          el(
-            'div',
-            { class: 'call', dataset: { testid: 'tool-call', tool: call.name } },
-            el(
-              'h3',
-              {},
-              `Tool · ${call.name}`,
-              result
-                ? el(
-                    'span',
-                    { class: `chip ${result.status}`, dataset: { testid: 'result-status' } },
-                    result.status,
-                  )
-                : el(
-                    'span',
-                    { class: 'chip' },
-                    gate && gate.status === 'pending'
-                      ? gate.kind === 'question'
-                        ? 'waiting for an answer'
-                        : gate.kind === 'credential'
-                          ? 'waiting for sign-in'
-                          : 'waiting for approval'
-                      : 'queued',
-                  ),
-            ),
-            // A question's arguments are the form itself; other calls show exactly what would run.
-            gate && gate.kind === 'question'
-              ? null
-              : el(
-                  'pre',
-                  { dataset: { testid: 'tool-args' } },
-                  typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
-                ),
-            ...callGates.map(renderGate),
-            result
-              ? el(
-                  'div',
-                  { class: 'result' },
-                  el('pre', { dataset: { testid: 'tool-result' } }, result.content),
-                )
-              : null,
-          ),
-        );
-      }
-    }
+    if (m.role !== 'assistant') continue;
+    if (m.text)
+      nodes.push(
+        el(
+          'div',
+          {
+            class: `msg assistant${m.synthetic ? ' synthetic' : ''}`,
+            dataset: { testid: 'assistant-message' },
+          },
+          el('div', { class: 'meta' }, `agent · ${time(m.at)}`),
+          ...markdown(m.text),
+        ),
+      );
+    for (const call of m.toolCalls)
+      nodes.push(renderToolCall(call, results.get(call.id), gates.get(call.id) || []));
   }
   flushBudgetGates(Infinity);
-  const partial = visiblePartial(view);
-  if (partial)
-    nodes.push(
-      el(
-        'div',
-        { class: 'msg assistant streaming', dataset: { testid: 'partial-answer' } },
-        el('div', { class: 'meta' }, 'agent · writing…'),
-        ...markdown(partial),
-      ),
-    );
-  // Gates of mission runs reporting here: shown on their own, decided here, run there.
-  for (const gate of view.gates) {
-    if (!gate.remote) continue;
-    const budget = gate.kind === 'approval' && gate.toolName === 'budget';
-    nodes.push(
-      el(
-        'div',
-        { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
-        el(
-          'h3',
-          {},
-          `Mission · ${gate.remote.missionName} · ${gate.toolName} · acting as @${gate.requesterId}`,
+  return nodes;
+}
+
+type WebToolCall = Extract<WebView['transcript'][number], { role: 'assistant' }>['toolCalls'][number];
+type WebToolResult = Extract<WebView['transcript'][number], { role: 'tool' }>;
+
+/** One tool call: its state chip, what would run, its gates and its result. */
+function renderToolCall(
+  call: WebToolCall,
+  result: WebToolResult | undefined,
+  callGates: WebGate[],
+): HTMLElement {
+  const gate = callGates[callGates.length - 1];
+  const waiting =
+    gate && gate.status === 'pending'
+      ? gate.kind === 'question'
+        ? 'waiting for an answer'
+        : gate.kind === 'credential'
+          ? 'waiting for sign-in'
+          : 'waiting for approval'
+      : 'queued';
+  return el(
+    'div',
+    { class: 'call', dataset: { testid: 'tool-call', tool: call.name } },
+    el(
+      'h3',
+      {},
+      `Tool · ${call.name}`,
+      result
+        ? el('span', { class: `chip ${result.status}`, dataset: { testid: 'result-status' } }, result.status)
+        : el('span', { class: 'chip' }, waiting),
+    ),
+    // A question's arguments are the form itself; other calls show exactly what would run.
+    gate && gate.kind === 'question'
+      ? null
+      : el(
+          'pre',
+          { dataset: { testid: 'tool-args' } },
+          typeof call.args === 'string' ? call.args : JSON.stringify(call.args, null, 2),
         ),
-        gate.kind === 'approval' && !budget
-          ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
-          : null,
-        gate.kind === 'approval' && budget ? renderBudgetGate(gate) : renderGate(gate),
-      ),
-    );
-  }
-  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
-  const active = document.activeElement;
-  const focused = active instanceof HTMLElement && transcript.contains(active) ? active.dataset.testid : null;
-  transcript.replaceChildren(...nodes);
-  if (focused) transcript.querySelector<HTMLElement>(`[data-testid="${focused}"]`)?.focus();
-  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
-  $('notices').replaceChildren(
-    ...view.notices
-      .slice(-4)
-      .map((n) => el('div', { class: 'notice', dataset: { testid: 'notice' } }, `${time(n.at)} · ${n.text}`)),
+    ...callGates.map(renderGate),
+    result
+      ? el('div', { class: 'result' }, el('pre', { dataset: { testid: 'tool-result' } }, result.content))
+      : null,
+  );
+}
+
+function renderMissionGate(gate: WebGate & { remote: NonNullable<WebGate['remote']> }): HTMLElement {
+  const budget = gate.kind === 'approval' && gate.toolName === 'budget';
+  return el(
+    'div',
+    { class: 'call', dataset: { testid: 'mission-gate', mission: gate.remote.missionName } },
+    el('h3', {}, `Mission · ${gate.remote.missionName} · ${gate.toolName} · acting as @${gate.requesterId}`),
+    gate.kind === 'approval' && !budget
+      ? el('pre', { dataset: { testid: 'tool-args' } }, JSON.stringify(gate.args, null, 2))
+      : null,
+    gate.kind === 'approval' && budget ? renderBudgetGate(gate) : renderGate(gate),
   );
 }
 

@@ -105,7 +105,7 @@ describe('the vault in PostgreSQL', () => {
     await expect(
       open(url, deriveKeys(Buffer.alloc(32, 6)).encryption).get('alice', 'acme'),
     ).rejects.toThrow();
-    // A row that does not decrypt is forgotten as it is read (test/common/unreadable-credentials.test.ts).
+    // A row that does not decrypt is forgotten as it is read (test/infra/unreadable-credentials.test.ts).
     expect(await gateway.has('alice', 'acme')).toBe(false);
     expect(await gateway.has('bob', 'acme')).toBe(false);
   });

@@ -1,0 +1,52 @@
+/**
+ * The model's two activities: a call (its transcript read back from chunks, its text streamed to the web chat and
+ * the chat platforms while written, its reply priced and bounded) and a summary of older messages.
+ */
+import { Context } from '@temporalio/activity';
+import { streamContextOf } from '../common/stream-context';
+import { modelNameOf, type AppConfig } from '../infra/config';
+import type { Logger } from '../infra/log';
+import type { StreamSink } from '../infra/stream-relay';
+import type { createOutbounds } from './deliver';
+import { withHeartbeat } from './heartbeat';
+import { boundedReply, createModel, pricedReply } from './model';
+import { transcriptResolver } from './model/chunked-transcript';
+import { streamedCall } from './model/streaming';
+import { summarizeConversation, type SummaryRequest } from './model/summarize';
+import type { ModelReply, ModelRequest } from './types';
+
+export interface ModelActivityDeps {
+  config: AppConfig;
+  log: Logger;
+  streamLog: Logger;
+  stream: StreamSink | undefined;
+  outboundFor: ReturnType<typeof createOutbounds>;
+}
+
+export function modelActivities({ config, log, streamLog, stream, outboundFor }: ModelActivityDeps) {
+  const complete = createModel(config);
+  const resolveTranscript = transcriptResolver(config, log);
+  return {
+    async callModel(request: ModelRequest): Promise<ModelReply> {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+      const resolved = request.chunked ? await resolveTranscript(workflowId, request.chunked) : undefined;
+      const transcript = resolved?.transcript ?? request.transcript ?? [];
+      const reply = await streamedCall(
+        {
+          sink: stream,
+          chat: outboundFor,
+          context: () => streamContextOf(transcript),
+          log: (message, error) => streamLog.warn(message, { error: error.message }),
+        },
+        (signal, onText) => complete(transcript, signal, request.extraTools ?? [], onText),
+      );
+      const answer = boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
+      return resolved?.lastLink ? { ...answer, lastLink: resolved.lastLink } : answer;
+    },
+
+    /** The durable summary of older messages that stands in for them in model requests. */
+    async summarizeConversation(request: SummaryRequest): Promise<string> {
+      return await withHeartbeat((signal) => summarizeConversation(complete, request, signal));
+    },
+  };
+}

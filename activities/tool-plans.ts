@@ -1,0 +1,141 @@
+/**
+ * How the worker plans a tool call, by the kind common/tools/registry.ts gives its name: the policy with the
+ * tool's approval rules and grants; an MCP tool with its server's policy and any top-level entry (the stricter
+ * wins); a mission change steered by content asks (planMission).
+ */
+import {
+  approvalRulesFor,
+  grantsMayApply,
+  toolPolicyEntry,
+  type ApprovalRules,
+} from '../common/approval-rules';
+import { decidePolicy, type PolicyDecision } from '../common/policy';
+import type { ToolDefinition } from '../common/tools/definitions';
+import { mcpToolDefinition } from '../common/tools/mcp';
+import { resolveTool, type ToolEntry } from '../common/tools/registry';
+import type { AppConfig } from '../infra/config';
+import type { UserGrants } from './grants';
+import type { McpPool } from './mcp/pool';
+import { builtins, type BuiltinTool } from './tools/registry';
+import type { ToolPlan, ToolPlanRequest } from './types';
+
+type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
+
+const STRICTNESS: Record<PolicyDecision['decision'], number> = { auto: 0, ask: 1, deny: 2 };
+/** The stricter of two policies (deny > ask > auto); an unset one counts for nothing. */
+function stricter(a: PolicyDecision['decision'], b: PolicyDecision['decision'] | undefined) {
+  return b !== undefined && STRICTNESS[b] > STRICTNESS[a] ? b : a;
+}
+
+function toPlan(decision: PolicyDecision, timeoutMs: ToolPlan['timeoutMs'], rules: ApprovalRules): ToolPlan {
+  return {
+    decision: decision.decision,
+    reason: decision.reason,
+    approvers: rules.approvers,
+    timeoutMs,
+    ...(grantsMayApply(rules) ? {} : { selfApprove: rules.selfApprove, approvals: rules.approvals }),
+  };
+}
+
+function unknownTool(name: string): ToolPlan {
+  return { decision: 'deny', reason: `unknown tool ${name}`, approvers: [], timeoutMs: 'never' };
+}
+
+export class ToolPlanner {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly mcp: McpPool,
+    private readonly userGrants: UserGrants,
+  ) {}
+
+  async plan(request: ToolPlanRequest): Promise<ToolPlan> {
+    const entry = resolveTool(request.toolName);
+    const rules = approvalRulesFor(this.config.policy, request.toolName);
+    switch (entry.kind) {
+      case 'builtin':
+        return await this.byPolicy(entry.definition, request, rules, builtins[entry.name]);
+      case 'question':
+        return await this.byPolicy(entry.definition, request, rules);
+      case 'mission':
+        return await this.mission(entry, request, rules);
+      case 'mcp':
+        return this.mcp.server(entry.server)
+          ? await this.mcpTool(entry, request, rules)
+          : unknownTool(entry.name);
+      case 'mcp_refresh':
+      case 'unknown':
+        return unknownTool(entry.name);
+    }
+  }
+
+  /** Standing grants never stand in for four-eyes or a quorum, nor for a mission change steered by content. */
+  private async grantsFor(request: ToolPlanRequest, rules: ApprovalRules, standing = true) {
+    return standing && grantsMayApply(rules)
+      ? [...request.sessionGrants, ...(await this.userGrants.list(request.userId))]
+      : [];
+  }
+
+  /**
+   * A mission tool that changes something, called by a mission run or after tool results entered the turn: a
+   * prompt-injected page or webhook body could be creating or rewriting a persistent mission. It asks by default
+   * (no standing grant stands in); only the policy file relaxes it (`"mission_update": {"policy": "auto"}`).
+   */
+  private async mission(
+    entry: Extract<ToolEntry, { kind: 'mission' }>,
+    request: ToolPlanRequest,
+    rules: ApprovalRules,
+  ): Promise<ToolPlan> {
+    const changes = entry.op !== 'list' && entry.op !== 'get';
+    if (!changes || !request.untrusted) return await this.byPolicy(entry.definition, request, rules);
+    const guarded: ToolDefinition = { ...entry.definition, defaultPolicy: () => 'ask' };
+    const plan = await this.byPolicy(guarded, request, rules, undefined, false);
+    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
+    const why =
+      request.untrusted === 'mission-run'
+        ? 'a mission run changes missions only with a person’s approval'
+        : 'tool results came back in this turn, and what the model read may be steering this mission change';
+    return { ...plan, reason: `needs approval: ${why}` };
+  }
+
+  private async mcpTool(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {
+    const { config } = this;
+    const serverPolicy = await this.mcp.policy(entry.server, entry.tool, request.userId);
+    // A top-level `tools` entry for `<server>__<tool>` applies too; where both set a policy the stricter wins.
+    const topLevel = toolPolicyEntry(config.policy.tools, entry.name);
+    const policy = stricter(serverPolicy, topLevel?.policy);
+    const decision = decidePolicy({
+      tool: mcpToolDefinition({ name: entry.name, description: '' }, policy),
+      args: request.args,
+      // An explicit "deny" in configuration beats any grant.
+      config:
+        policy === 'deny' ? { policy, allow: [], deny: [] } : topLevel ? { ...topLevel, policy } : undefined,
+      grants: await this.grantsFor(request, rules),
+      userId: request.userId,
+      sessionId: request.sessionId,
+    });
+    return toPlan(decision, config.policy.approvalTimeout, rules);
+  }
+
+  private async byPolicy(
+    tool: ToolDefinition,
+    request: ToolPlanRequest,
+    rules: ApprovalRules,
+    builtin?: BuiltinTool,
+    standingGrants = true,
+  ): Promise<ToolPlan> {
+    const { config } = this;
+    const toolConfig = toolPolicyEntry(config.policy.tools, tool.name);
+    const shell = builtin?.parseCommand(request.args);
+    const decision = decidePolicy({
+      tool,
+      args: request.args,
+      config: toolConfig,
+      grants: await this.grantsFor(request, rules, standingGrants),
+      userId: request.userId,
+      sessionId: request.sessionId,
+      ...(shell ? { shell } : {}),
+      defaults: rules,
+    });
+    return toPlan(decision, toolConfig?.approvalTimeout ?? config.policy.approvalTimeout, rules);
+  }
+}
