@@ -16,7 +16,7 @@ import {
   type MissionRecord,
 } from '../common/missions/types';
 import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../common/search-attributes';
-import type { MissionOp } from '../common/tools/missions';
+import { isReadOnlyMissionOp, type MissionOp } from '../common/tools/missions';
 import {
   completeSignal,
   fireSignal,
@@ -119,6 +119,10 @@ export class MissionTools {
     switch (op) {
       case 'get':
         return ok(this.describe(await handle.query(missionViewQuery)));
+      case 'history':
+        return ok(
+          runHistory(await handle.query(missionViewQuery), typeof args.last === 'number' ? args.last : 10),
+        );
       case 'fire': {
         const view = await handle.query(missionViewQuery);
         const refusal = fireRefusal(view, Date.now());
@@ -312,7 +316,7 @@ export function ownerRefusal(
   userId: string,
   args: Record<string, unknown>,
 ): string | undefined {
-  if (record.ownerId === userId || op === 'get' || op === 'list') return undefined;
+  if (record.ownerId === userId || isReadOnlyMissionOp(op)) return undefined;
   const label = `"${record.name}"`;
   if (op === 'fire') {
     if (typeof args.context !== 'string' || !args.context.trim()) return undefined;
@@ -347,4 +351,37 @@ function updateRefusal(cause: unknown): string {
   const message =
     (cause as { cause?: { message?: string }; message?: string }).cause?.message ?? (cause as Error).message;
   return message ?? 'the mission directory refused the change';
+}
+
+/** mission_history: the latest runs, newest first, with what started them, how long they took and who decided what. */
+export function runHistory(view: MissionView, last: number): string {
+  const runs = view.runs.slice(-last).reverse();
+  if (!runs.length) return `Mission "${view.name}" has not run yet.`;
+  const lines = [
+    `Mission "${view.name}": the latest ${runs.length} run${runs.length === 1 ? '' : 's'}, newest first`,
+  ];
+  for (const run of runs) {
+    const started = new Date(run.startedAt).toISOString().replace('T', ' ').slice(0, 16);
+    const took =
+      run.endedAt === undefined ? 'still running' : `took ${duration(run.endedAt - run.startedAt)}`;
+    const how = `${run.trigger}${run.firedBy ? ` by @${run.firedBy}` : ''}`;
+    lines.push(
+      `Run ${run.n}: ${started} UTC, ${how}, ${took}: ${run.outcome ?? 'running'}${run.summary ? ` — ${oneLine(run.summary)}` : ''}`,
+    );
+    for (const decision of run.decisions ?? [])
+      lines.push(`  ${decision.tool}: ${decision.outcome} by @${decision.by}`);
+  }
+  return lines.join('\n');
+}
+
+/** A run's answer on one line of the listing (its first 200 characters). */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+}
+
+function duration(ms: number): string {
+  if (ms < 60_000) return `${Math.max(1, Math.round(ms / 1000))} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
 }

@@ -11,6 +11,7 @@ import {
 } from '../common/approval-rules';
 import { decidePolicy, type PolicyDecision } from '../common/policy';
 import type { ToolDefinition } from '../common/tools/definitions';
+import { isReadOnlyMissionOp } from '../common/tools/missions';
 import { mcpToolDefinition } from '../common/tools/mcp';
 import { resolveTool, type ToolEntry } from '../common/tools/registry';
 import type { AppConfig } from '../infra/config';
@@ -85,7 +86,7 @@ export class ToolPlanner {
     request: ToolPlanRequest,
     rules: ApprovalRules,
   ): Promise<ToolPlan> {
-    const changes = entry.op !== 'list' && entry.op !== 'get';
+    const changes = !isReadOnlyMissionOp(entry.op);
     if (!changes || !request.untrusted) return await this.byPolicy(entry.definition, request, rules);
     const guarded: ToolDefinition = { ...entry.definition, defaultPolicy: () => 'ask' };
     const plan = await this.byPolicy(guarded, request, rules, undefined, false);

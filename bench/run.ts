@@ -6,7 +6,7 @@
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
  * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
- * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, session, session-question
+ * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, fair, session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
  */
@@ -413,24 +413,29 @@ async function main(): Promise<void> {
         }`,
       );
     // Each session kind over the floor resolved in the same run: what a parked conversation costs to resume.
-    const ratios = (kind: 'session' | 'session-question') =>
+    const ratios = (kind: 'session' | 'session-question', floor: 'bare' | 'fair') =>
       Object.fromEntries(
         PARKED.flatMap((count) => {
           const of = (k: string) => parked.find((r) => r.parked === count && r.kind === k);
-          const [session, bare] = [of(kind), of('bare')];
-          return session && bare
-            ? [[count, Number((session.resumesPerSecond / bare.resumesPerSecond).toFixed(2))]]
+          const [session, base] = [of(kind), of(floor)];
+          return session && base
+            ? [[count, Number((session.resumesPerSecond / base.resumesPerSecond).toFixed(2))]]
             : [];
         }),
       );
-    results.parkedResumeRatio = ratios('session');
-    results.parkedQuestionResumeRatio = ratios('session-question');
-    for (const [label, table] of [
-      ['approved shell command', results.parkedResumeRatio],
-      ['answered question', results.parkedQuestionResumeRatio],
+    results.parkedResumeRatio = ratios('session', 'bare');
+    results.parkedQuestionResumeRatio = ratios('session-question', 'bare');
+    // The goal (issue 36) is against the fair floor: the same durable steps as a resume.
+    results.parkedResumeOverFairFloor = ratios('session', 'fair');
+    results.parkedQuestionResumeOverFairFloor = ratios('session-question', 'fair');
+    for (const [label, table, goal] of [
+      ['approved shell command over bare floor', results.parkedResumeRatio, ''],
+      ['answered question over bare floor', results.parkedQuestionResumeRatio, ''],
+      ['approved shell command over fair floor', results.parkedResumeOverFairFloor, ' (goal >= 0.9x)'],
+      ['answered question over fair floor', results.parkedQuestionResumeOverFairFloor, ' (goal >= 0.9x)'],
     ] as const)
       for (const [count, ratio] of Object.entries(table as Record<string, number>))
-        note(`${`${count} parked, ${label}: resumes over floor`.padEnd(52)} ${ratio}x (goal >= 0.9x)`);
+        note(`${`${count} parked, ${label}`.padEnd(52)} ${ratio}x${goal}`);
   }
 
   await gateway.close();

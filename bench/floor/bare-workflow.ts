@@ -3,7 +3,14 @@
  * runs one activity per message, and answers a query with the last result. No validation, no policy, no
  * transcript: what a session costs above this is what the runtime adds.
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 
 export const bareMessageSignal = defineSignal<[string]>('bareMessage');
 export const bareAnswerQuery = defineQuery<string | undefined>('bareAnswer');
@@ -34,4 +41,21 @@ export async function bareParkedWorkflow(): Promise<void> {
   setHandler(bareAnswerQuery, () => state.answer);
   await condition(() => state.message !== undefined);
   state.answer = await echo(state.message!);
+}
+
+/**
+ * The fair floor for parked sessions (issue 36): the same durable steps a session's resume takes, and nothing else.
+ * It parks visibly waiting (as a session does), and a signal then runs one activity and makes one visibility write
+ * (the status, as a session's `setStatus`); it answers the same query before the signal and stays open after,
+ * waiting for the next message, as an idle conversation does.
+ */
+export async function fairParkedWorkflow(): Promise<void> {
+  const state: { message?: string; answer?: string } = {};
+  setHandler(bareMessageSignal, (text) => void (state.message = text));
+  setHandler(bareAnswerQuery, () => state.answer);
+  upsertSearchAttributes({ AgentStatus: ['waiting_answer'] });
+  await condition(() => state.message !== undefined);
+  state.answer = await echo(state.message!);
+  upsertSearchAttributes({ AgentStatus: ['idle'] });
+  await condition(() => false);
 }

@@ -16,11 +16,12 @@ import { bareMessageSignal } from './bare-workflow';
 import { countersByOperation, perUnit } from './server-metrics';
 
 /**
- * What parks: `bare` the floor; `session` a session waiting to approve a shell command (its resume runs the command
+ * What parks: `bare` the floor; `fair` the fair floor (the same durable steps as a session's resume: a query, a
+ * signal, one activity, one visibility write, still open after); `session` a session waiting to approve a shell command (its resume runs the command
  * in the sandbox: ~10 ms of machine CPU in bwrap, setpriv, prlimit and sh that the floor's echo does not spend);
  * `session-question` a session waiting on an `ask_user` answer (its resume, like the floor's, starts no process).
  */
-export type ParkedKind = 'bare' | 'session' | 'session-question';
+export type ParkedKind = 'bare' | 'fair' | 'session' | 'session-question';
 
 export interface ParkedRun {
   kind: ParkedKind;
@@ -167,6 +168,26 @@ export async function measureParked(options: {
     'session-question': sessionKind('waiting_answer', 'ask one', (s, gateId) =>
       s.answer(gateId, [{ question: 'Environment', selected: ['staging'] }]),
     ),
+    fair: () => {
+      const queue = `bench-fair-parked-${randomUUID()}`;
+      return {
+        worker: {
+          entry: 'bench/floor/bare-worker.ts',
+          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
+        },
+        parkedQuery: `WorkflowType = 'fairParkedWorkflow' AND AgentStatus = 'waiting_answer' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+        park: async () => {
+          const handle: WorkflowHandle = await client.workflow.start('fairParkedWorkflow', {
+            workflowId: `fair-parked-${randomUUID()}`,
+            taskQueue: queue,
+          });
+          return async () => {
+            await retried(() => handle.query('bareAnswer'));
+            await handle.signal(bareMessageSignal, 'go');
+          };
+        },
+      };
+    },
     bare: () => {
       const queue = `bench-bare-parked-${randomUUID()}`;
       return {
@@ -196,7 +217,7 @@ export async function measureParked(options: {
   for (const count of options.counts) {
     // Parking or resolving slower than 5 a second is a stuck run, not a slow one (10,000 sessions: 2,000 s).
     const deadlineMs = Math.max(600_000, count * 200);
-    for (const kindName of options.kinds ?? (['bare', 'session', 'session-question'] as const)) {
+    for (const kindName of options.kinds ?? (['bare', 'fair', 'session', 'session-question'] as const)) {
       const kind = kinds[kindName]();
       const worker = new ManagedProcess(`${kindName} worker`, kind.worker.entry, {
         ...kind.worker.env,

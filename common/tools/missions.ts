@@ -91,7 +91,14 @@ const schemas = sharedSchemas('mission-tools', () => {
       ...settings,
     }),
   );
-  return { create, addressed, fire, reason, update, none: z.strictObject({}) };
+  const history = z.preprocess(
+    positional,
+    z.strictObject({
+      ...address,
+      last: z.number().int().min(1).max(20).optional().describe('How many of the latest runs to show (10)'),
+    }),
+  );
+  return { create, addressed, fire, reason, update, history, none: z.strictObject({}) };
 });
 export const missionCreateSchema = schemas.create;
 export const missionAddressSchema = schemas.addressed;
@@ -99,7 +106,7 @@ export const missionFireSchema = schemas.fire;
 export const missionReasonSchema = schemas.reason;
 export const missionUpdateSchema = schemas.update;
 
-type Op = 'create' | 'list' | 'get' | 'fire' | 'pause' | 'resume' | 'complete' | 'update';
+type Op = 'create' | 'list' | 'get' | 'history' | 'fire' | 'pause' | 'resume' | 'complete' | 'update';
 
 const SPECS: Record<Op, { schema: ArgsSchema; description: string }> = {
   create: {
@@ -114,6 +121,11 @@ const SPECS: Record<Op, { schema: ArgsSchema; description: string }> = {
   get: {
     schema: missionAddressSchema,
     description: 'Show one mission: status, cadence, recent runs, what it waits for.',
+  },
+  history: {
+    schema: schemas.history,
+    description:
+      "Show a mission's latest runs: when and how each started (and by whom), how long it took, its outcome, and who decided each of its approvals and questions.",
   },
   fire: { schema: missionFireSchema, description: 'Run a mission now.' },
   pause: { schema: missionReasonSchema, description: 'Pause a mission: no scheduled runs until resumed.' },
@@ -131,6 +143,11 @@ const SPECS: Record<Op, { schema: ArgsSchema; description: string }> = {
 
 export const MISSION_OPS = Object.keys(SPECS) as Op[];
 export type MissionOp = Op;
+
+/** Operations that only look (anyone a mission is shared with may use them; they change nothing). */
+export function isReadOnlyMissionOp(op: Op): boolean {
+  return op === 'list' || op === 'get' || op === 'history';
+}
 
 function missionTool(prefix: 'mission' | 'routine', op: Op): MissionTool {
   const spec = SPECS[op];

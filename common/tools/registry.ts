@@ -15,7 +15,7 @@ import {
   type ToolDefinition,
 } from './definitions';
 import { MCP_REFRESH_TOOL, mcpDefaultPolicy, mcpToolDefinition, splitMcpName, type McpToolSpec } from './mcp';
-import { missionToolsByOp, type MissionOp } from './missions';
+import { isReadOnlyMissionOp, missionToolsByOp, type MissionOp } from './missions';
 
 /** The tools the worker runs with an executor of its own. */
 const executed = [shellExecuteTool, httpRequestTool, currentTimeTool] as const;
@@ -36,7 +36,6 @@ const builtinEffects: { readonly [Name in BuiltinName]: (args: Record<string, un
       : 'side-effects',
   current_time: () => 'read-only',
 };
-const readOnlyMissionOps: readonly MissionOp[] = ['list', 'get'];
 
 export type ToolEntry =
   /** shell_execute, http_request, current_time: planned by the policy, run by the worker's executor. */
@@ -117,7 +116,7 @@ export function toolEffect(tool: SessionTool, args: Record<string, unknown>): To
     case 'builtin':
       return builtinEffects[tool.name](args);
     case 'mission':
-      return readOnlyMissionOps.includes(tool.op) ? 'read-only' : 'side-effects';
+      return isReadOnlyMissionOp(tool.op) ? 'read-only' : 'side-effects';
     case 'mcp':
       return tool.readOnly ? 'read-only' : 'side-effects';
     case 'question':

@@ -292,6 +292,43 @@ describe('missions', () => {
     await until('active', async () => (await view(id)).status === 'active');
   });
 
+  it('shows its latest runs with mission_history: how each started, its outcome, and who decided its gates', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'audited', goal: 'run `echo audited`', cadence: 'manual' });
+    expect((await call(s, 'mission_history', 'audited')).content).toBe('Mission "audited" has not run yet.');
+    for (const [n, choice] of [
+      [1, 'approve'],
+      [2, 'deny'],
+    ] as const) {
+      await call(s, 'mission_fire', 'audited');
+      const shown = await s.waitFor(
+        (v) =>
+          v.gates.filter((g) => g.remote).length === n &&
+          v.gates.some((g) => g.remote && g.status === 'pending'),
+        `run ${n}'s gate`,
+      );
+      const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+      await s.decide({ gateId: gate.id, choice, ...(choice === 'deny' ? { reason: 'enough' } : {}) });
+      const id = await missionIdOf('audited');
+      await until(`run ${n} ended`, async () => (await view(id)).runs[n - 1]?.outcome);
+    }
+    const history = await call(s, 'mission_history', { name: 'audited', last: 5 });
+    expect(history.status).toBe('ok');
+    const lines = history.content.split('\n');
+    expect(lines[0]).toBe('Mission "audited": the latest 2 runs, newest first');
+    expect(lines[1]).toMatch(/^Run 2: \d{4}-\d\d-\d\d \d\d:\d\d UTC, manual, took \d+ s: cancelled/);
+    expect(lines[2]).toBe('  shell_execute: denied by @alice');
+    expect(lines[3]).toMatch(/^Run 1: .*, manual, took \d+ s: ok — /);
+    expect(lines[4]).toBe('  shell_execute: approved by @alice');
+    expect(history.content).not.toMatch(UUID);
+    expect((await call(s, 'mission_history', { name: 'audited', last: 1 })).content.split('\n')).toHaveLength(
+      3,
+    );
+    // Another person the mission is not shared with sees nothing of it.
+    const stranger = new TestSession(env.client, taskQueue);
+    expect((await call(stranger, 'mission_history', 'audited', 'mallory')).status).toBe('error');
+  });
+
   it('pauses a run on a credential gate and resumes it in place after the owner signs in', async () => {
     const s = new TestSession(env.client, taskQueue);
     await call(s, 'mission_create', {

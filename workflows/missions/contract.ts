@@ -46,6 +46,17 @@ export interface RunRecord {
   endedAt?: number;
   outcome?: 'ok' | 'failed' | 'cancelled';
   summary?: string;
+  /** What people decided on the run's gates, in order (the latest 10): mission_history shows them. */
+  decisions?: RunDecision[];
+}
+
+export interface RunDecision {
+  /** The tool (or `budget`) the gate was about. */
+  tool: string;
+  /** approved, denied, answered, expired, …, as the gate's resolution says. */
+  outcome: string;
+  by: string;
+  at: number;
 }
 
 export interface MissionInput {

@@ -38,6 +38,7 @@ const { nextFireTime } = wf.proxyActivities<ReturnType<typeof createActivities>>
 
 const MAX_RUN_RECORDS = 20;
 const MAX_SKIP_RECORDS = 20;
+const MAX_DECISIONS = 10;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
@@ -153,6 +154,7 @@ export class MissionRun {
       return void this.notifyOwner({ gate: runGate, resolved: false, runWorkflowId, reminder });
     if (!resolved) return this.gateOpened(running.n, runGate, runWorkflowId);
     if (this.openGate?.id === runGate.id) this.openGate = null;
+    this.recordDecision(runWorkflowId, runGate);
     void this.notifyOwner({
       gate: runGate,
       resolved: true,
@@ -174,6 +176,19 @@ export class MissionRun {
       .getExternalWorkflowHandle(running.workflowId)
       .cancel()
       .catch(() => {});
+  }
+
+  /** Who decided what on a run's gate, kept with the run's record (the latest MAX_DECISIONS). */
+  private recordDecision(runWorkflowId: string, gate: Gate): void {
+    const record = this.runs.find((r) => r.workflowId === runWorkflowId);
+    if (!record) return;
+    const decision = {
+      tool: gate.toolName,
+      outcome: gate.resolution?.outcome ?? gate.status,
+      by: gate.resolution?.by ?? 'system',
+      at: gate.resolution?.at ?? Date.now(),
+    };
+    record.decisions = [...(record.decisions ?? []), decision].slice(-MAX_DECISIONS);
   }
 
   /** A run refused someone's click on its gate: they clicked in the conversation this mission reports to. */
