@@ -8,7 +8,7 @@ import { CredentialService } from '../infra/credentials/service';
 import type { Logger } from '../infra/log';
 import { dataConverterFor } from '../infra/temporal/codec';
 import { connectClient } from '../infra/temporal/connect';
-import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
 import { startTracing } from '../infra/telemetry';
 import { createGatewayApp } from './app';
 import { StreamHub } from './stream-hub';
@@ -44,7 +44,7 @@ export async function startGateway(
   );
   // The first message may come before any worker has run on a fresh server: the gateway's
   // signal-with-start sets these attributes, so it registers them too (idempotently).
-  await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
+  await registerSearchAttributesPatiently(client.connection as Connection, config.temporal.namespace, (m) =>
     log.info(m),
   ).catch((error: Error) =>
     log.warn('could not register search attributes; a first message will try again', {

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
 import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
 import type { Grant } from '../common/grants';
-import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
 import {
   answerDraftSignal,
   answerSignal,
@@ -121,18 +121,30 @@ export class Sessions {
     ];
   }
 
-  /** A fresh server no worker has prepared yet: the gateway registers the attributes itself and retries. */
+  /**
+   * A fresh server no worker has prepared yet: the gateway registers the attributes itself and tries again, with
+   * backoff for a few seconds (a real server maps newly registered attributes only after its cache refreshes).
+   */
   private async withSearchAttributes<T>(start: () => Promise<T>): Promise<T> {
     try {
       return await start();
     } catch (error) {
       if (!isUnknownSearchAttribute(error)) throw error;
-      await registerSearchAttributes(
+      await registerSearchAttributesPatiently(
         this.client.connection as Connection,
         this.client.options.namespace,
         () => {},
+        { totalMs: 10_000 },
       );
-      return await start();
+      const deadline = Date.now() + 5_000;
+      for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+        try {
+          return await start();
+        } catch (again) {
+          if (!isUnknownSearchAttribute(again) || Date.now() + wait > deadline) throw again;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      }
     }
   }
 

@@ -10,7 +10,7 @@ import { closeInheritedDescriptorsOnce } from '../activities/tools/inherited-des
 import type { AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
 import { connectClient, connectWorker } from '../infra/temporal/connect';
-import { registerSearchAttributes } from '../infra/temporal/search-attributes';
+import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
 import type { StreamSink } from '../infra/stream-relay';
 import { dataConverterFor } from '../infra/temporal/codec';
 import { startTracing } from '../infra/telemetry';
@@ -61,7 +61,8 @@ export async function startWorker(
     connectWorker(address, config.temporal),
   ]);
   try {
-    await registerSearchAttributes(client.connection as Connection, config.temporal.namespace, (m) =>
+    // Patiently: right after a fresh server's namespace job, the namespace is unknown for a few seconds.
+    await registerSearchAttributesPatiently(client.connection as Connection, config.temporal.namespace, (m) =>
       log.info(m),
     );
   } catch (error) {

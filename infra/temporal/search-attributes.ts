@@ -48,3 +48,44 @@ export async function registerSearchAttributes(
         .join('; '),
     );
 }
+
+/** gRPC codes a fresh server answers with for a while: the namespace not in its cache yet, or not serving yet. */
+const NOT_YET = new Set([5 /* NOT_FOUND */, 14 /* UNAVAILABLE */]);
+
+const grpcCode = (error: unknown): number | undefined => {
+  const code = (error as { code?: unknown; cause?: { code?: unknown } } | undefined)?.code;
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'number' ? code : typeof cause === 'number' ? cause : undefined;
+};
+
+/**
+ * Registers the attributes and waits until the server lists them, retrying with backoff while a fresh server
+ * does not know the namespace yet (its namespace cache refreshes every few seconds after the namespace is made)
+ * or is not serving yet. Anything else (a permission refused, an attribute of the wrong type) fails at once.
+ */
+export async function registerSearchAttributesPatiently(
+  connection: Connection,
+  namespace: string,
+  log: (message: string) => void,
+  options: { totalMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<void> {
+  const deadline = Date.now() + (options.totalMs ?? 60_000);
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let wait = 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await registerSearchAttributes(connection, namespace, log);
+      const listed =
+        (await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {};
+      if (customSearchAttributes.every((key) => Object.hasOwn(listed, key.name))) return;
+      if (Date.now() + wait > deadline)
+        throw new Error(`the server does not list the registered search attributes after ${attempt} tries`);
+    } catch (error) {
+      if (!NOT_YET.has(grpcCode(error) ?? -1) || Date.now() + wait > deadline) throw error;
+      if (attempt === 1)
+        log(`namespace ${namespace} is not ready yet (${(error as Error).message}); retrying`);
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 4_000);
+  }
+}
