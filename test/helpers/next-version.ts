@@ -16,11 +16,11 @@ export async function nextVersionBundle(): Promise<string> {
   cpSync(path.join(ROOT, 'workflows'), path.join(dir, 'workflows'), { recursive: true });
   cpSync(path.join(ROOT, 'common'), path.join(dir, 'common'), { recursive: true });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  const turn = path.join(dir, 'workflows/session/turn.ts');
-  const source = readFileSync(turn, 'utf8');
+  const modelStep = path.join(dir, 'workflows/session/model-step.ts');
+  const source = readFileSync(modelStep, 'utf8');
   if (!source.includes(ANCHOR))
-    throw new Error('turn.ts changed: update the anchor of test/helpers/next-version.ts');
-  writeFileSync(turn, source.replace(ANCHOR, `      await wf.sleep(1);\n${ANCHOR}`));
+    throw new Error('model-step.ts changed: update the anchor of test/helpers/next-version.ts');
+  writeFileSync(modelStep, source.replace(ANCHOR, `      await wf.sleep(1);\n${ANCHOR}`));
   const file = path.join(dir, 'workflows-next.js');
   writeFileSync(file, await bundleWorkflows(path.join(dir, 'workflows')));
   return file;
