@@ -12,7 +12,7 @@ import { signTicket, verifyTicket } from '../../infra/credentials/signed';
 import { apiKeyForm } from './pages';
 import { resumeAndDescribe } from './resume';
 import { FLOW_TTL_MS, page, type OAuthRouteContext } from './route-context';
-import type { CheckedLink } from './start';
+import type { CheckedLink } from './route-context';
 
 export function apiKeyFormFor(ctx: OAuthRouteContext, c: Context, link: CheckedLink<ApiKeyProvider>) {
   const { name, provider, credentials } = link;

@@ -10,7 +10,7 @@ import { McpAuthorizationError } from '../../infra/credentials/mcp-authorization
 import { describeOAuthError, OAuthClient } from '../../infra/credentials/oauth';
 import { signState } from '../../infra/credentials/signed';
 import { BROWSER_COOKIE, FLOW_TTL_MS, page, sha256, type OAuthRouteContext } from './route-context';
-import type { CheckedLink } from './start';
+import type { CheckedLink } from './route-context';
 
 export async function startFlow(ctx: OAuthRouteContext, c: Context, link: CheckedLink) {
   const { name, provider, credentials } = link;

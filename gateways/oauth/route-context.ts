@@ -4,8 +4,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
+import type { Client } from '@temporalio/client';
+import type { UsersTable } from '../../common/identities';
+import type { Provider } from '../../infra/credentials/providers';
+import type { CredentialService } from '../../infra/credentials/service';
+import type { Logger } from '../../infra/log';
+import type { WebAuth } from '../web/auth/web-auth';
 import { outcomePage } from './pages';
-import type { OAuthRouteDeps } from './routes';
 
 export const FLOW_TTL_MS = 10 * 60_000;
 /** Binds a flow to the browser that started it: the callback must come back to the same one. */
@@ -30,3 +35,22 @@ export const page = (
   title: string,
   detail: string,
 ) => c.html(outcomePage(kind, title, detail), status);
+
+export interface OAuthRouteDeps {
+  credentials: () => CredentialService;
+  client: Client;
+  publicUrl: string;
+  /** Who opens a link, when the browser is signed in to the web chat. */
+  webAuth: WebAuth;
+  users: UsersTable;
+  log: Logger;
+}
+
+/** A Connect link whose ticket passed every check: the provider it is for and the person it serves. */
+export interface CheckedLink<P extends Provider = Provider> {
+  /** The provider's name, as in the URL. */
+  name: string;
+  provider: P;
+  credentials: CredentialService;
+  userId: string;
+}

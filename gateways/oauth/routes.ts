@@ -9,26 +9,13 @@
  * Each route's work lives in its own module: start.ts (the Connect link and its confirmation page),
  * flow-start.ts (the redirect to the provider), callback.ts (the provider's answer), api-key.ts (the form).
  */
-import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
-import type { UsersTable } from '../../common/identities';
-import type { CredentialService } from '../../infra/credentials/service';
-import type { Logger } from '../../infra/log';
-import type { WebAuth } from '../web/auth/web-auth';
 import { saveApiKey } from './api-key';
 import { finishSignIn } from './callback';
-import type { OAuthRouteContext } from './route-context';
+import type { OAuthRouteContext, OAuthRouteDeps } from './route-context';
 import { begin, continueFromConfirmPage } from './start';
 
-export interface OAuthRouteDeps {
-  credentials: () => CredentialService;
-  client: Client;
-  publicUrl: string;
-  /** Who opens a link, when the browser is signed in to the web chat. */
-  webAuth: WebAuth;
-  users: UsersTable;
-  log: Logger;
-}
+export type { OAuthRouteDeps } from './route-context';
 
 export function oauthRoutes(deps: OAuthRouteDeps): Hono {
   const app = new Hono();

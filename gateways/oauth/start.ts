@@ -7,23 +7,14 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { aliasesOf } from '../../common/identities';
-import type { Provider } from '../../infra/credentials/providers';
 import { sameSecret } from '../../infra/same-secret';
-import type { CredentialService } from '../../infra/credentials/service';
 import { verifyTicket, type Ticket } from '../../infra/credentials/signed';
 import { apiKeyFormFor } from './api-key';
 import { startFlow } from './flow-start';
 import { confirmConnectPage } from './pages';
-import { CONFIRM_COOKIE, FLOW_TTL_MS, page, type OAuthRouteContext } from './route-context';
+import { CONFIRM_COOKIE, FLOW_TTL_MS, page, type CheckedLink, type OAuthRouteContext } from './route-context';
 
-/** A Connect link whose ticket passed every check: the provider it is for and the person it serves. */
-export interface CheckedLink<P extends Provider = Provider> {
-  /** The provider's name, as in the URL. */
-  name: string;
-  provider: P;
-  credentials: CredentialService;
-  userId: string;
-}
+export type { CheckedLink } from './route-context';
 
 /** POST: only the confirmation page itself may continue, then the link starts as if opened directly. */
 export async function continueFromConfirmPage(ctx: OAuthRouteContext, c: Context) {

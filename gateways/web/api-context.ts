@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { webSessionIdSchema } from '../../common/ids';
 import type { RateLimiter } from './auth/rate-limit';
-import type { WebRouteDeps } from './routes';
+import type { WebRouteDeps } from './route-deps';
 
 /** Set by the API's guard once the caller is known: every route reads who asks from here. */
 export type ApiEnv = { Variables: { userId: string } };

@@ -8,16 +8,10 @@
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { temporalUiLink } from '../../common/ids';
-import type { Logger } from '../../infra/log';
-import type { CredentialService } from '../../infra/credentials/service';
-import type { WebAuth } from './auth/web-auth';
 import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
-import type { LiveViews } from './live-views';
-import type { StreamHub } from '../stream-hub';
-import type { SessionAccess } from './session-access';
-import type { Sessions } from '../sessions';
 import type { ApiEnv, WebApi } from './api-context';
+import type { WebRouteDeps } from './route-deps';
 import { disconnectCredential, listCredentials } from './credential-routes';
 import { listGrants, revokeGrant } from './grant-routes';
 import { postMessage } from './message-route';
@@ -25,22 +19,7 @@ import { createSession, listSessions, showSession, viewFor } from './session-rou
 import { postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
 
-export interface WebRouteDeps {
-  sessions: Sessions;
-  auth: WebAuth;
-  access: SessionAccess;
-  /** The live views (one watch per session in this process, shared by its tabs). */
-  live: LiveViews;
-  /** Partial text of answers being written (streamed answers), pushed to the tabs too. */
-  streams?: StreamHub;
-  rate: { messagesPerMinute: number; sessionsPerMinute: number };
-  temporalUiUrl: string | undefined;
-  namespace: string;
-  log: Logger;
-  /** A personal "Connect <provider>" link for this user. */
-  connectUrl: (userId: string, provider: string, expiresAt?: number) => string;
-  credentials: () => CredentialService;
-}
+export type { WebRouteDeps } from './route-deps';
 
 export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: string } }> {
   const app = new Hono<ApiEnv>();

@@ -12,7 +12,7 @@ import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import type { SessionView } from '../../workflows/session/contract';
 import type { FeedEvent } from './view-feed';
-import type { WebRouteDeps } from './routes';
+import type { WebRouteDeps } from './route-deps';
 
 /** Every tab is a connection and a subscription: a person gets a bounded number at once. */
 const MAX_STREAMS_PER_PERSON = 12;

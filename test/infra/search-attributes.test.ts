@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customSearchAttributes } from '../../common/search-attributes';
@@ -29,7 +30,7 @@ describe('search attribute registration', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     await connection.workflowService.registerNamespace({
       namespace,
-      workflowExecutionRetentionPeriod: { seconds: 86_400 },
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
     });
     await registering;
     const listed =

@@ -1,0 +1,25 @@
+/** What the web API's routes are given by the gateway (gateways/serve.ts). */
+import type { Logger } from '../../infra/log';
+import type { CredentialService } from '../../infra/credentials/service';
+import type { StreamHub } from '../stream-hub';
+import type { Sessions } from '../sessions';
+import type { WebAuth } from './auth/web-auth';
+import type { LiveViews } from './live-views';
+import type { SessionAccess } from './session-access';
+
+export interface WebRouteDeps {
+  sessions: Sessions;
+  auth: WebAuth;
+  access: SessionAccess;
+  /** The live views (one watch per session in this process, shared by its tabs). */
+  live: LiveViews;
+  /** Partial text of answers being written (streamed answers), pushed to the tabs too. */
+  streams?: StreamHub;
+  rate: { messagesPerMinute: number; sessionsPerMinute: number };
+  temporalUiUrl: string | undefined;
+  namespace: string;
+  log: Logger;
+  /** A personal "Connect <provider>" link for this user. */
+  connectUrl: (userId: string, provider: string, expiresAt?: number) => string;
+  credentials: () => CredentialService;
+}
