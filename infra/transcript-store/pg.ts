@@ -1,6 +1,6 @@
 /** Transcript chunks in PostgreSQL (DATABASE_URL): one store for every worker of a deployment, on any host. */
 import pg from 'pg';
-import type { ChunkBackend, StoredChunk } from './store';
+import type { ChunkBackend, StoredChunk } from './backend';
 
 const TOUCH_AFTER_MS = 86_400_000;
 

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { ChunkBackend, StoredChunk } from './store';
+import type { ChunkBackend, StoredChunk } from './backend';
 
 /** A chunk read within this long is not touched again (its last use matters only for pruning, in days). */
 const TOUCH_AFTER_MS = 86_400_000;

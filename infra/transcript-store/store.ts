@@ -18,23 +18,11 @@ import {
 import type { Message } from '../../workflows/session/contract';
 import { loadMasterKey } from '../credentials/keys';
 import { VaultCipher } from '../credentials/vault';
+import type { ChunkBackend, StoredChunk } from './backend';
 import { PgChunkStore } from './pg';
 import { SqliteChunkStore } from './sqlite';
 
-export interface StoredChunk {
-  link: string;
-  parent: string;
-  sealed: Uint8Array;
-}
-
-/** How a backend keeps sealed chunks: by conversation and link, each pointing at the link before it. */
-export interface ChunkBackend {
-  put(scope: string, chunks: StoredChunk[], now: number): Promise<void>;
-  /** The chain ending at `link`, newest first, at most `length` chunks (fewer when a link is missing). */
-  chain(scope: string, link: string, length: number, now: number): Promise<StoredChunk[]>;
-  prune(olderThan: number): Promise<number>;
-  close(): Promise<void>;
-}
+export type { ChunkBackend, StoredChunk } from './backend';
 
 export interface TranscriptStoreOptions {
   /** Where the vault's key file is (and the SQLite store goes without DATABASE_URL). */

@@ -4,6 +4,7 @@
  * to the clicker only.
  */
 import type { SlackActionMiddlewareArgs } from '@slack/bolt';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { providerNameSchema } from '../../common/ids';
 import { parseSlackSessionId, slackSessionWorkflowId } from './ids';
@@ -17,6 +18,7 @@ import {
   type SlackListenerContext,
 } from './inbound-context';
 
+const ENDED = 'That conversation has ended (or never existed here); nothing changed.';
 /** A feedback button click, as Slack sends it: the rating, the answer (block id) and where the message is. */
 const feedbackClickSchema = z.object({
   action: z.object({ block_id: z.string().max(255), value: z.enum(['good', 'bad']) }),
@@ -125,6 +127,9 @@ export async function decideFromButton(
     await args.ack();
   } catch (error) {
     await args.ack();
+    // A conversation that has ended (ended by an operator, or a finished mission run's) takes no click: say so,
+    // not "try again".
+    if (error instanceof WorkflowNotFoundError) return await tell(args.respond, ENDED);
     ctx.log.warn('slack click not recorded', {
       workflowId: value.workflowId,
       error: (error as Error).message,

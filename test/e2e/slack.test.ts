@@ -177,6 +177,21 @@ describe('Slack', () => {
     expect((await state(event.ts)).transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
 
+  it('tells a clicker that the conversation has ended, instead of "try again"', async () => {
+    const event = mention('run `echo ended`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await env.client.workflow.getHandle(workflowIdOf(event.ts)).terminate('ended by an operator');
+    const clicked = await requests.interaction(
+      click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/ended`),
+    );
+    expect(clicked.status).toBe(200);
+    const told = await until('the clicker told', () =>
+      slack.of('response_url').find((r) => String(r.text).includes('has ended')),
+    );
+    expect(told.text).toBe('That conversation has ended (or never existed here); nothing changed.');
+  });
+
   it('shows the requester a private Stop button while a turn runs, and stops the turn on its click', async () => {
     const event = mention('run `echo stop-me`');
     await requests.event(event);
