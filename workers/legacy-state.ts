@@ -13,7 +13,8 @@ export function atRest(view: SessionView): boolean {
 
 /** What a continue-as-new would have carried, from the 0.1 run's state; open gates resume their turn. */
 export function carriedFromView(view: SessionView): CarriedState {
-  const pending = view.gates.filter((gate) => gate.status === 'pending');
+  // A mission run's gate shown here belongs to the run, not to a turn of this conversation: it resumes nothing.
+  const pending = view.gates.filter((gate) => gate.status === 'pending' && !gate.remote);
   const lastUser = view.transcript.findLastIndex((m) => m.role === 'user');
   const steps = view.transcript
     .slice(lastUser + 1)

@@ -98,7 +98,7 @@ describe('upgrading from 0.1', () => {
       await signIn.say('fetch http://127.0.0.1:9/files with acme');
       await signIn.waitFor((v) => v.status === 'waiting_credential', 'the sign-in');
       gates.mission = await firedMissionGate(owner, 'nightly');
-      return await Promise.all([web, inSlack, asked, signIn].map((s) => s.state()));
+      return await Promise.all([web, inSlack, asked, signIn, owner].map((s) => s.state()));
     });
     await mcp.close();
 
@@ -119,6 +119,14 @@ describe('upgrading from 0.1', () => {
     await credentials.vault.put('alice', 'acme', { accessToken: 'upgrade-token' }, null);
     await credentials.close();
     await signIn.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
+    // The owner decides once their conversation has moved (the others decided before theirs did): the run's gate,
+    // shown there, is carried as a gate, not as a turn to resume.
+    await until('the owner’s conversation on today’s version', async () =>
+      (await owner.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion
+        ?.buildId === current
+        ? true
+        : undefined,
+    );
     await owner.decide({ gateId: gates.mission!.id, choice: 'approve' });
 
     const webView = await web.waitFor(
@@ -164,6 +172,10 @@ describe('upgrading from 0.1', () => {
     );
     expect(toolResults(signInView)[0]!.status).not.toBe('denied');
     await missionAnswered(owner, 'nightly', 1);
+    // The owner's conversation was idle (its only open gate is the run's): carried over, it answers nothing new.
+    const answers = (view: Awaited<ReturnType<TestSession['state']>>) =>
+      view.transcript.filter((m) => m.role === 'assistant' && !m.synthetic).length;
+    expect(answers(await owner.state())).toBe(answers(before[4]!));
 
     // Transcripts kept: everything said under 0.1 is still there, in order.
     for (const [index, session] of [web, inSlack, asked, signIn].entries()) {
