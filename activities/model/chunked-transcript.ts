@@ -18,8 +18,11 @@ export type ResolveTranscript = (
 
 export function transcriptResolver(config: AppConfig, log: Logger): ResolveTranscript {
   let store: TranscriptStore | undefined;
+  /** A store that would not open is tried again a minute later, not on every model call (nor logged each time). */
+  let failedAt = -Infinity;
   const warn = (message: string, error: unknown) => log.warn(message, { error: (error as Error).message });
   const open = (): TranscriptStore | undefined => {
+    if (!store && Date.now() - failedAt < 60_000) return undefined;
     try {
       return (store ??= TranscriptStore.open(
         {
@@ -31,6 +34,7 @@ export function transcriptResolver(config: AppConfig, log: Logger): ResolveTrans
         warn,
       ));
     } catch (error) {
+      failedAt = Date.now();
       warn('the transcript store cannot be opened; model calls carry their messages whole', error);
       return undefined;
     }

@@ -5,6 +5,7 @@
  * connection while the refresh runs: it is released when the refresher finishes or its connection dies.
  */
 import pg from 'pg';
+import { underAdvisoryLock } from '../pg-lock';
 import {
   FLOW_RETENTION_MS,
   VaultCipher,
@@ -91,13 +92,8 @@ export class PgVault implements Vault {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    const lost = () => {}; // the failed query rejects too, and says more
-    client.on('error', lost);
-    try {
-      await client.query('BEGIN');
-      const lock = lockKey('migrations');
-      await client.query(`SELECT pg_advisory_xact_lock(${lock.text})`, [lock.value]);
+    const lock = lockKey('migrations');
+    await underAdvisoryLock(this.pool, lock.value, async (client) => {
       await client.query(
         'CREATE TABLE IF NOT EXISTS vault_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)',
       );
@@ -111,14 +107,7 @@ export class PgVault implements Vault {
           this.now(),
         ]);
       }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.removeListener('error', lost);
-      client.release();
-    }
+    });
   }
 
   private async query<R extends pg.QueryResultRow>(

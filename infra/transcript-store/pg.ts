@@ -1,6 +1,7 @@
 /** Transcript chunks in PostgreSQL (DATABASE_URL): one store for every worker of a deployment, on any host. */
 import pg from 'pg';
 import type { ChunkBackend, StoredChunk } from './backend';
+import { underAdvisoryLock } from '../pg-lock';
 
 const TOUCH_AFTER_MS = 86_400_000;
 
@@ -78,14 +79,7 @@ export class PgChunkStore implements ChunkBackend {
   }
 
   private async create(): Promise<void> {
-    const client = await this.pool.connect();
-    const lost = () => {};
-    client.on('error', lost);
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-        'agent-transcript-chunks',
-      ]);
+    await underAdvisoryLock(this.pool, 'agent-transcript-chunks', async (client) => {
       await client.query(`CREATE TABLE IF NOT EXISTS transcript_chunks (
         scope TEXT NOT NULL,
         link TEXT NOT NULL,
@@ -97,13 +91,6 @@ export class PgChunkStore implements ChunkBackend {
       await client.query(
         'CREATE INDEX IF NOT EXISTS transcript_chunks_used_at ON transcript_chunks (used_at)',
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.removeListener('error', lost);
-      client.release();
-    }
+    });
   }
 }
