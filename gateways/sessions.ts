@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
 import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
 import type { Grant } from '../common/grants';
+import { withinDeadline } from '../infra/temporal/deadline';
 import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
 import {
   answerDraftSignal,
@@ -78,34 +79,27 @@ export const CHAT_DEADLINE_MS = 2_000;
 /** Queries need a worker: they answer within a few seconds or throw. */
 const QUERY_DEADLINE_MS = 3_000;
 
+/**
+ * The web chat's bound on each call: a stopped server is reported to the person within ~2 s ("not sent, try
+ * again"), while the page keeps their text. Watches (long polls) are not bounded by it.
+ */
+export const WEB_DEADLINE_MS = 2_000;
+
 export class Sessions {
   /**
    * @param deadlineMs bound on every call (signals are answered by the server even with no worker
-   *   running): the chat platforms keep their 3-second acknowledgement limit with it; the web chat has none.
+   *   running): the chat platforms keep their 3-second acknowledgement limit with it, the web chat its own.
    */
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly channel: SessionInput['channel'],
-    private readonly deadlineMs?: number,
+    private readonly deadlineMs: number,
   ) {}
 
-  /**
-   * While the server is unreachable the client's deadline is no bound (its reconnect backoff comes on top:
-   * over 3 s measured), so a timer is. A call that still lands later is harmless: messages carry their id,
-   * which the workflow takes once, and a repeated click is answered "already decided".
-   */
+  /** Every call has a bound (infra/temporal/deadline.ts): an outage is reported in seconds, not minutes. */
   private async within<T>(fn: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
-    if (ms === undefined) return await fn();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the Temporal server did not answer within ${ms} ms`)), ms);
-    });
-    try {
-      return await Promise.race([this.client.withDeadline(Date.now() + ms, fn), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return await withinDeadline(this.client, ms, fn);
   }
 
   private handle(workflowId: string) {
@@ -154,8 +148,8 @@ export class Sessions {
    */
   async start(workflowId: string, message: UserMessage, sessionId = workflowId): Promise<void> {
     const input: SessionInput = { sessionId, channel: this.channel, ownerId: message.userId };
-    await this.within(() =>
-      this.withSearchAttributes(() =>
+    await this.withSearchAttributes(() =>
+      this.within(() =>
         this.client.workflow.signalWithStart('sessionWorkflow', {
           workflowId,
           taskQueue: this.taskQueue,
@@ -177,8 +171,8 @@ export class Sessions {
     const workflowId = webSessionWorkflowId(sessionId);
     const input: SessionInput = { sessionId, channel: this.channel, ownerId: message.userId };
     try {
-      await this.within(() =>
-        this.withSearchAttributes(() =>
+      await this.withSearchAttributes(() =>
+        this.within(() =>
           this.client.workflow.start('sessionWorkflow', {
             workflowId,
             taskQueue: this.taskQueue,
@@ -249,20 +243,15 @@ export class Sessions {
   /** The session's view (needs a worker); without a run id, the latest run's. */
   async state(workflowId: string, runId?: string): Promise<SessionView> {
     return await this.within(
-      () =>
-        this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-          this.client.workflow.getHandle(workflowId, runId).query(stateQuery),
-        ),
-      this.deadlineMs ?? QUERY_DEADLINE_MS,
+      () => this.client.workflow.getHandle(workflowId, runId).query(stateQuery),
+      Math.max(this.deadlineMs, QUERY_DEADLINE_MS),
     );
   }
 
   /** Answered by the server alone; undefined when no such workflow exists. */
   async currentRun(workflowId: string): Promise<SessionRunInfo | undefined> {
     try {
-      const description = await this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-        this.handle(workflowId).describe(),
-      );
+      const description = await this.within(() => this.handle(workflowId).describe(), QUERY_DEADLINE_MS);
       return { runId: description.runId, running: description.status.name === 'RUNNING' };
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return undefined;
@@ -342,30 +331,32 @@ export class Sessions {
 
   /** The caller's own running sessions of this channel (user ids never contain quotes: see userIdSchema). */
   async list(ownerId: string, limit = 50): Promise<SessionSummary[]> {
-    const out: SessionSummary[] = [];
     const owner = ownerId.replace(/['"\\]/g, '');
     const query = `WorkflowType = 'sessionWorkflow' AND AgentChannel = '${this.channel}' AND ExecutionStatus = 'Running' AND AgentOwner = '${owner}'`;
-    for await (const info of this.client.workflow.list({ query, pageSize: limit })) {
-      out.push({
-        workflowId: info.workflowId,
-        sessionId: info.workflowId.replace(/^session:web:/, ''),
-        ownerId: info.typedSearchAttributes.get(AgentOwner),
-        status: info.typedSearchAttributes.get(AgentStatus),
-        startTime: info.startTime.toISOString(),
-      });
-      if (out.length >= limit) break;
-    }
-    return out;
+    return await this.within(
+      async () => {
+        const out: SessionSummary[] = [];
+        for await (const info of this.client.workflow.list({ query, pageSize: limit })) {
+          out.push({
+            workflowId: info.workflowId,
+            sessionId: info.workflowId.replace(/^session:web:/, ''),
+            ownerId: info.typedSearchAttributes.get(AgentOwner),
+            status: info.typedSearchAttributes.get(AgentStatus),
+            startTime: info.startTime.toISOString(),
+          });
+          if (out.length >= limit) break;
+        }
+        return out;
+      },
+      Math.max(this.deadlineMs, QUERY_DEADLINE_MS),
+    );
   }
 
   async userGrants(userId: string): Promise<Grant[]> {
     try {
       return await this.within(
-        () =>
-          this.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-            this.handle(userWorkflowId(userId)).query(grantsQuery),
-          ),
-        this.deadlineMs ?? QUERY_DEADLINE_MS,
+        () => this.handle(userWorkflowId(userId)).query(grantsQuery),
+        Math.max(this.deadlineMs, QUERY_DEADLINE_MS),
       );
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return [];

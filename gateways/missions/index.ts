@@ -8,8 +8,10 @@ import type { Hono } from 'hono';
 import { z } from 'zod';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { webhookSecret, webhookSecretMatches } from '../../infra/missions-webhook';
+import { withinDeadline } from '../../infra/temporal/deadline';
 import { fireSignal, missionRecordsQuery } from '../../workflows/missions/contract';
 import type { GatewayDeps } from '../platform';
+import { CHAT_DEADLINE_MS } from '../sessions';
 
 const missionIdSchema = z.uuid();
 const MAX_CONTEXT = 4_000;
@@ -25,12 +27,21 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     if (body.length > MAX_CONTEXT)
       return c.json({ error: `the body is limited to ${MAX_CONTEXT} characters` }, 413);
     try {
-      await deps.client.workflow
-        .getHandle(missionWorkflowId(id.data))
-        .signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) });
+      await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
+        deps.client.workflow
+          .getHandle(missionWorkflowId(id.data))
+          .signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) }),
+      );
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return c.json({ error: 'that mission has ended' }, 404);
-      throw error;
+      deps.log.warn('mission webhook not recorded', { missionId: id.data, error: (error as Error).message });
+      // The server did not answer in time: the fire may or may not have been recorded, and the answer says so.
+      return c.json(
+        {
+          error: "the agent's server (Temporal) did not answer in time; this call may not have been recorded",
+        },
+        503,
+      );
     }
     deps.log.info('mission webhook accepted', { missionId: id.data, bytes: body.length });
     return c.json({ accepted: true }, 202);
@@ -42,10 +53,9 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     if (!who.ok) return c.json({ error: who.error }, who.status);
     const id = missionIdSchema.safeParse(c.req.param('id'));
     if (!id.success) return c.json({ error: 'not a mission id' }, 400);
-    const records = await deps.client.workflow
-      .getHandle(MISSION_DIRECTORY_ID)
-      .query(missionRecordsQuery)
-      .catch(() => []);
+    const records = await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
+      deps.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery),
+    ).catch(() => []);
     const record = records.find((r) => r.id === id.data && r.ownerId === who.caller.userId);
     if (!record) return c.json({ error: 'no mission of yours has that id' }, 404);
     return c.json({

@@ -9,9 +9,12 @@ import type { Client } from '@temporalio/client';
 import { AgentCredentialWaits } from '../../common/search-attributes';
 import type { CredentialService } from '../../infra/credentials/service';
 import type { Logger } from '../../infra/log';
+import { withinDeadline } from '../../infra/temporal/deadline';
 import { credentialProvidedSignal, pendingGatesQuery } from '../../workflows/session/contract';
 
 export const RESUME_SWEEP_INTERVAL_MS = 30_000;
+/** Each call of a sweep: a server that does not answer ends this sweep, and the next one tries again. */
+const CALL_DEADLINE_MS = 10_000;
 
 /** `user:provider` as AgentCredentialWaits holds it (neither part has a colon). */
 function parseWait(value: string): { userId: string; provider: string } | undefined {
@@ -41,7 +44,9 @@ export async function sweepCredentialWaits(
       const credential = (await connected(userId)).find((c) => c.provider === provider);
       if (!credential) continue;
       const handle = client.workflow.getHandle(info.workflowId);
-      const gates = await handle.query(pendingGatesQuery).catch(() => []);
+      const gates = await withinDeadline(client, CALL_DEADLINE_MS, () =>
+        handle.query(pendingGatesQuery),
+      ).catch(() => []);
       const waiting = gates.some(
         (g) =>
           g.kind === 'credential' &&
@@ -50,7 +55,9 @@ export async function sweepCredentialWaits(
           g.createdAt < credential.updatedAt,
       );
       if (!waiting) continue;
-      await handle.signal(credentialProvidedSignal, { provider, userId });
+      await withinDeadline(client, CALL_DEADLINE_MS, () =>
+        handle.signal(credentialProvidedSignal, { provider, userId }),
+      );
       resumed.push(info.workflowId);
     }
   }

@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { credentialWaitValue } from '../../common/search-attributes';
 import type { Logger } from '../../infra/log';
+import { withinDeadline } from '../../infra/temporal/deadline';
 import { credentialProvidedSignal } from '../../workflows/session/contract';
 
 export async function resumeWaitingWorkflows(
@@ -26,6 +27,8 @@ export async function resumeWaitingWorkflows(
   return resumed;
 }
 
+const RESUME_DEADLINE_MS = 5_000;
+
 /**
  * The stored credential is the person's whatever happens next: resuming their waiting conversations is
  * best-effort here (the page says which), and the sweep (resume-sweep.ts) finishes what fails.
@@ -36,7 +39,10 @@ export async function resumeAndDescribe(
   provider: string,
 ): Promise<string> {
   try {
-    const resumed = await resumeWaitingWorkflows(deps.client, userId, provider);
+    // Bounded: the person waits on this page; what is not resumed in time, the sweep resumes.
+    const resumed = await withinDeadline(deps.client, RESUME_DEADLINE_MS, () =>
+      resumeWaitingWorkflows(deps.client, userId, provider),
+    );
     deps.log.info('oauth connected', { provider, userId, resumed: resumed.length });
     if (!resumed.length)
       return 'Nothing was waiting for it; the agent uses it from now on. You can close this tab.';

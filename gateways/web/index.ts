@@ -12,7 +12,7 @@ import { webRoutes } from './routes';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
-import { Sessions } from '../sessions';
+import { Sessions, WEB_DEADLINE_MS } from '../sessions';
 
 const STATIC_DIR = path.join(__dirname, 'static');
 const ASSETS: Record<string, string> = {
@@ -46,7 +46,7 @@ const PAGE_HEADERS = {
 export function mountWeb(app: Hono, deps: GatewayDeps): void {
   if (!deps.config.web.enabled) return;
   const auth = deps.webAuth;
-  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web');
+  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web', WEB_DEADLINE_MS);
   const live = new LiveViews(sessions, deps.log);
   deps.onClose(() => live.close());
   app.route(

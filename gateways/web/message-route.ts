@@ -22,13 +22,14 @@ export async function postMessage(api: WebApi, c: Context<ApiEnv>) {
   if (!id.success) return c.json({ error: 'invalid session id' }, 400);
   const body = await parseBody(c, messageBodySchema);
   if (!body.ok) return c.json({ error: body.error }, 400);
-  // Temporal unreachable: nothing was recorded, and the page keeps the text for another try.
+  // Temporal did not answer (within WEB_DEADLINE_MS): the page keeps the text and its message id for another try,
+  // so a message that arrived late after all is taken once.
   const notSent = (error: unknown) => {
     log.warn('message not accepted', { sessionId: id.data, error: (error as Error).message });
     return c.json(
       {
         error:
-          "Your message was not sent: the agent's server (Temporal) cannot be reached right now. Try again in a moment.",
+          "Not sent: the agent's server (Temporal) is not answering right now. Your text is kept here; try again in a moment.",
       },
       503,
     );

@@ -7,6 +7,8 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PolicyFile } from '../../infra/config';
 import { aliasesOf } from '../../common/identities';
 import { AgentOwner } from '../../common/search-attributes';
+import { withinDeadline } from '../../infra/temporal/deadline';
+import { WEB_DEADLINE_MS } from '../sessions';
 
 export type Access = 'allowed' | 'denied' | 'absent';
 
@@ -40,7 +42,9 @@ export class SessionAccess {
     let owner = cached && Date.now() - cached.at < OWNER_CACHE_MS ? cached.owner : undefined;
     if (owner === undefined) {
       try {
-        const description = await this.client.workflow.getHandle(workflowId).describe();
+        const description = await withinDeadline(this.client, WEB_DEADLINE_MS, () =>
+          this.client.workflow.getHandle(workflowId).describe(),
+        );
         owner = description.typedSearchAttributes.get(AgentOwner);
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return 'absent';

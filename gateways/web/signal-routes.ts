@@ -6,6 +6,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { webSessionWorkflowId } from '../../common/ids';
+import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
 import {
   answerSubmissionSchema,
   decisionSchema,
@@ -37,14 +38,23 @@ async function acceptSignal(
   send: () => Promise<void>,
   fields: { workflowId: string } & Record<string, unknown>,
 ) {
-  if (!(await mayUse(api, c, fields.workflowId)))
-    return c.json({ error: 'that conversation no longer exists' }, 404);
   try {
+    if (!(await mayUse(api, c, fields.workflowId)))
+      return c.json({ error: 'that conversation no longer exists' }, 404);
     await send();
   } catch (error) {
     if (error instanceof WorkflowNotFoundError)
       return c.json({ error: 'that conversation no longer exists' }, 404);
-    throw error;
+    if (!isTemporalNotAnswering(error)) throw error;
+    api.deps.log.warn(`${what} not confirmed`, { ...fields, error: (error as Error).message });
+    // It may still land (the signal was sent): a repeated click is answered "already decided", never done twice.
+    return c.json(
+      {
+        error:
+          "Not confirmed: the agent's server (Temporal) did not answer. Try again in a moment; a click that did arrive counts once.",
+      },
+      503,
+    );
   }
   api.deps.live.nudge(fields.workflowId);
   api.deps.log.info(`${what} accepted`, { ...fields, userId: c.get('userId') });

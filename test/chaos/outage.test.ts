@@ -11,7 +11,7 @@ import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { findTemporalCli } from '../../infra/temporal/cli';
 import { AgentOwner } from '../../common/search-attributes';
-import { Sessions } from '../../gateways/sessions';
+import { Sessions, WEB_DEADLINE_MS } from '../../gateways/sessions';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { tempDir, testEnv } from '../helpers/config';
 import { DiscordKeys, DiscordRequests } from '../helpers/discord-requests';
@@ -239,7 +239,7 @@ describe('outage: nothing acknowledged and then lost', () => {
   it('registers the search attributes itself when a first message reaches a server nobody has prepared', async () => {
     await env?.teardown();
     env = await bareTemporal();
-    await new Sessions(env.client, 'nobody-listens', 'web').start(
+    await new Sessions(env.client, 'nobody-listens', 'web', WEB_DEADLINE_MS).start(
       'session:web:first',
       { messageId: 'm1', userId: 'alice', text: 'hello' },
       'first',

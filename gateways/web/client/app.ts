@@ -874,16 +874,25 @@ async function newSession() {
   openSession(sessionId);
 }
 
+/**
+ * A message whose sending failed keeps its id: sent again unchanged, it is the same message, so one that did
+ * arrive despite the error (a server that answered too late) is taken once, not twice.
+ */
+let unsent: { text: string; messageId: string } | undefined;
+
 $('composer').addEventListener('submit', async (event) => {
   event.preventDefault();
   const text = $<HTMLTextAreaElement>('text').value.trim();
   if (!text) return;
   if (!state.sessionId) await newSession();
+  const messageId = unsent?.text === text ? unsent.messageId : crypto.randomUUID();
+  unsent = { text, messageId };
   try {
     await api(`/sessions/${state.sessionId}/messages`, {
       method: 'POST',
-      body: JSON.stringify({ text, messageId: crypto.randomUUID() }),
+      body: JSON.stringify({ text, messageId }),
     });
+    unsent = undefined;
     $<HTMLTextAreaElement>('text').value = '';
     setTimeout(loadSessions, 800);
   } catch (error) {
