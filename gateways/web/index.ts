@@ -12,6 +12,7 @@ import { webRoutes } from './routes';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
+import { Inbox } from './inbox';
 import { Sessions, WEB_DEADLINE_MS } from '../sessions';
 
 const STATIC_DIR = path.join(__dirname, 'static');
@@ -55,6 +56,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       sessions,
       auth,
       access: new SessionAccess(deps.client, deps.config.policy),
+      inbox: new Inbox(deps.client, deps.config.policy.users),
       live,
       streams: deps.streams,
       rate: deps.config.web.rate,

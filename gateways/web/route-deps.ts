@@ -4,6 +4,7 @@ import type { CredentialService } from '../../infra/credentials/service';
 import type { StreamHub } from '../stream-hub';
 import type { Sessions } from '../sessions';
 import type { WebAuth } from './auth/web-auth';
+import type { Inbox } from './inbox';
 import type { LiveViews } from './live-views';
 import type { SessionAccess } from './session-access';
 
@@ -11,6 +12,8 @@ export interface WebRouteDeps {
   sessions: Sessions;
   auth: WebAuth;
   access: SessionAccess;
+  /** Every open decision a person may make, across channels ("Needs you"). */
+  inbox: Inbox;
   /** The live views (one watch per session in this process, shared by its tabs). */
   live: LiveViews;
   /** Partial text of answers being written (streamed answers), pushed to the tabs too. */

@@ -1,0 +1,45 @@
+/** "Needs you" over the web API: `GET /api/inbox` lists, `POST /api/inbox/decisions` decides one or many. */
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { parseBody, type ApiEnv, type WebApi } from './api-context';
+import { INBOX_WORKFLOW_ID } from './inbox';
+
+/** One confirmation decides at most this many: a page of the inbox. */
+export const MAX_BATCH = 50;
+
+const inboxDecisionSchema = z.strictObject({
+  items: z
+    .array(
+      z.strictObject({
+        workflowId: z.string().regex(INBOX_WORKFLOW_ID, 'not a conversation or mission run'),
+        gateId: z.string().min(1).max(64),
+      }),
+    )
+    .min(1, 'choose at least one decision')
+    .max(MAX_BATCH, `at most ${MAX_BATCH} decisions at once`),
+  choice: z.enum(['approve', 'deny']),
+  reason: z.string().trim().max(2_000).optional(),
+});
+
+export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
+  const inbox = await api.deps.inbox.list(c.get('userId'));
+  return c.json(inbox);
+}
+
+export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
+  const body = await parseBody(c, inboxDecisionSchema);
+  if (!body.ok) return c.json({ error: body.error }, 400);
+  const { items, choice, reason } = body.value;
+  const outcomes = await api.deps.inbox.decide(c.get('userId'), items, {
+    choice,
+    ...(reason ? { reason } : {}),
+  });
+  for (const outcome of outcomes) if (outcome.ok) api.deps.live.nudge(outcome.workflowId);
+  api.deps.log.info('inbox decisions', {
+    userId: c.get('userId'),
+    choice,
+    decided: outcomes.filter((o) => o.ok).length,
+    refused: outcomes.filter((o) => !o.ok).length,
+  });
+  return c.json({ outcomes }, 200);
+}

@@ -1,0 +1,226 @@
+/**
+ * "Needs you": every open decision a person may make, across channels (web, Slack, Discord conversations and
+ * mission runs), and deciding them from the web, one or many at once.
+ *
+ * Found through visibility (conversations whose AgentStatus says they wait on a person), read with the
+ * conversation's own pending-gates query, and filtered by the workflow's own rule (gates.ts `mayDecide`,
+ * `approverIds`): the page shows the rule's text and decides nothing itself. A person is every id the policy's
+ * `users` table gives them (their web id, Slack and Discord ids): a decision from the inbox is sent as the id the
+ * gate names, so the workflow checks and records it exactly as a click in that channel.
+ */
+import type { Client } from '@temporalio/client';
+import { aliasesOf, type UsersTable } from '../../common/identities';
+import { withinDeadline } from '../../infra/temporal/deadline';
+import { missionWorkflowId } from '../../common/ids';
+import { AgentMissionName } from '../../common/search-attributes';
+import {
+  decideSignal,
+  pendingGatesQuery,
+  type Decision,
+  type Gate,
+  type SessionInput,
+} from '../../workflows/session/contract';
+import {
+  approvalProgress,
+  approverIds,
+  decidersLine,
+  isBudgetGate,
+  mayDecide,
+} from '../../workflows/session/gates';
+
+/** Waiting states that a person can end; visibility finds them without a worker. */
+const WAITING = ['waiting_approval', 'waiting_answer', 'waiting_credential'];
+/** Conversations read per request: the oldest waits beyond it are still found by `agentctl stuck`. */
+const MAX_WORKFLOWS = 200;
+const READ_CONCURRENCY = 8;
+const QUERY_DEADLINE_MS = 3_000;
+
+/** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
+export const INBOX_WORKFLOW_ID =
+  /^(?:session:(?:web|slack|discord):[A-Za-z0-9:._-]{1,200}|mission-run:[A-Za-z0-9-]{1,64}:\d{1,9})$/;
+
+export interface InboxItem {
+  workflowId: string;
+  channel: SessionInput['channel'];
+  /** Where the decision was asked, in words: "web conversation …", "Slack thread", "mission nightly". */
+  where: string;
+  /** A web conversation's id, for the link that opens it. */
+  sessionId?: string;
+  gateId: string;
+  kind: 'approval' | 'question' | 'credential' | 'budget';
+  /** What it asks, in one line. */
+  asks: string;
+  toolName: string;
+  args?: Record<string, unknown>;
+  questions?: Extract<Gate, { kind: 'question' }>['questions'];
+  requesterId: string;
+  createdAt: number;
+  expiresAt: number | null;
+  /** The workflow's rule, as every prompt states it. */
+  rule: string;
+  /** Which of the person's ids the gate names (the decision is sent as it). */
+  decideAs: string;
+  /** Approve is offered (false: the person may only deny, e.g. their own call under four-eyes). */
+  mayApprove: boolean;
+}
+
+export interface InboxList {
+  items: InboxItem[];
+  /** Conversations found waiting that could not be read now (no worker running): their gates are not listed. */
+  unreadable: number;
+}
+
+export type InboxOutcome =
+  | { workflowId: string; gateId: string; ok: true }
+  | { workflowId: string; gateId: string; ok: false; error: string };
+
+function describeWhere(workflowId: string, channel: SessionInput['channel'], missionName?: string): string {
+  if (channel === 'mission') return `mission ${missionName ?? ''}`.trim();
+  if (channel === 'web') return `web conversation ${workflowId.replace(/^session:web:/, '').slice(0, 8)}`;
+  return channel === 'slack' ? 'Slack thread' : 'Discord conversation';
+}
+
+function asks(gate: Gate): string {
+  if (gate.kind === 'question') return gate.questions.map((q) => q.prompt).join(' · ');
+  if (gate.kind === 'credential') return `Connect ${gate.providerName} for ${gate.toolName}`;
+  if (isBudgetGate(gate)) return 'Continue past the budget?';
+  return `Run ${gate.toolName}: ${gate.subject}`;
+}
+
+function channelOf(workflowId: string): SessionInput['channel'] {
+  if (workflowId.startsWith('mission-run:')) return 'mission';
+  return (workflowId.split(':')[1] as SessionInput['channel'] | undefined) ?? 'web';
+}
+
+export class Inbox {
+  constructor(
+    private readonly client: Client,
+    private readonly users: UsersTable,
+  ) {}
+
+  private async gatesOf(workflowId: string): Promise<Gate[]> {
+    return await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+      this.client.workflow.getHandle(workflowId).query(pendingGatesQuery),
+    );
+  }
+
+  /** A run's mission by name (its search attribute; the server answers without a worker). */
+  private async missionName(runWorkflowId: string): Promise<string | undefined> {
+    const missionId = runWorkflowId.split(':')[1]!;
+    try {
+      const described = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+        this.client.workflow.getHandle(missionWorkflowId(missionId)).describe(),
+      );
+      return described.typedSearchAttributes.get(AgentMissionName);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The item for one gate, when this person may decide it; undefined otherwise. */
+  private item(userId: string, workflowId: string, gate: Gate): InboxItem | undefined {
+    if (gate.status !== 'pending' || gate.remote) return undefined; // a mission run's gate is listed from the run
+    const ids = aliasesOf(userId, this.users);
+    const decideAs =
+      gate.kind === 'credential'
+        ? ids.find((id) => id === gate.requesterId)
+        : ids.find((id) => mayDecide(gate, id));
+    if (!decideAs) return undefined;
+    const channel = channelOf(workflowId);
+    const kind = gate.kind === 'approval' && isBudgetGate(gate) ? 'budget' : gate.kind;
+    return {
+      workflowId,
+      channel,
+      where: describeWhere(workflowId, channel),
+      ...(channel === 'web' ? { sessionId: workflowId.replace(/^session:web:/, '') } : {}),
+      gateId: gate.id,
+      kind,
+      asks: asks(gate),
+      toolName: gate.toolName,
+      ...(gate.kind === 'approval' ? { args: gate.args } : {}),
+      ...(gate.kind === 'question' ? { questions: gate.questions } : {}),
+      requesterId: gate.requesterId,
+      createdAt: gate.createdAt,
+      expiresAt: gate.expiresAt,
+      rule:
+        gate.kind === 'approval'
+          ? [decidersLine(gate), approvalProgress(gate)].filter(Boolean).join(' ')
+          : gate.kind === 'credential'
+            ? `Only @${gate.requesterId} can connect their own account.`
+            : `Who may answer: ${[gate.requesterId, ...gate.approvers].map((id) => `@${id}`).join(', ')}.`,
+      decideAs,
+      mayApprove: gate.kind !== 'approval' || approverIds(gate).includes(decideAs),
+    };
+  }
+
+  async list(userId: string): Promise<InboxList> {
+    const query = `ExecutionStatus = 'Running' AND AgentStatus IN (${WAITING.map((s) => `'${s}'`).join(', ')})`;
+    const found = await withinDeadline(this.client, QUERY_DEADLINE_MS, async () => {
+      const out: { workflowId: string }[] = [];
+      for await (const info of this.client.workflow.list({ query, pageSize: 100 })) {
+        if (!INBOX_WORKFLOW_ID.test(info.workflowId)) continue;
+        out.push({ workflowId: info.workflowId });
+        if (out.length >= MAX_WORKFLOWS) break;
+      }
+      return out;
+    });
+    const items: InboxItem[] = [];
+    let unreadable = 0;
+    for (let i = 0; i < found.length; i += READ_CONCURRENCY) {
+      await Promise.all(
+        found.slice(i, i + READ_CONCURRENCY).map(async ({ workflowId }) => {
+          let gates: Gate[];
+          try {
+            gates = await this.gatesOf(workflowId);
+          } catch {
+            unreadable++;
+            return;
+          }
+          const mine = gates.flatMap((gate) => this.item(userId, workflowId, gate) ?? []);
+          if (mine.length && channelOf(workflowId) === 'mission') {
+            const name = await this.missionName(workflowId);
+            for (const item of mine) item.where = describeWhere(workflowId, 'mission', name);
+          }
+          items.push(...mine);
+        }),
+      );
+    }
+    items.sort((a, b) => b.createdAt - a.createdAt);
+    return { items, unreadable };
+  }
+
+  /**
+   * Decides each listed gate as the person: read again (it may have been decided meanwhile), checked against the
+   * same rule, then signalled as the id the gate names. Each outcome is reported; one failure stops nothing else.
+   */
+  async decide(
+    userId: string,
+    targets: { workflowId: string; gateId: string }[],
+    decision: Pick<Decision, 'choice' | 'reason'>,
+  ): Promise<InboxOutcome[]> {
+    return await Promise.all(
+      targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
+        try {
+          const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
+          const item = gate && this.item(userId, workflowId, gate);
+          if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
+          if (item.kind === 'question' || item.kind === 'credential')
+            return { workflowId, gateId, ok: false, error: 'answer it in its conversation' };
+          if (decision.choice === 'approve' && !item.mayApprove)
+            return { workflowId, gateId, ok: false, error: item.rule };
+          await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+            this.client.workflow.getHandle(workflowId).signal(decideSignal, {
+              gateId,
+              choice: decision.choice,
+              userId: item.decideAs,
+              ...(decision.reason ? { reason: decision.reason } : {}),
+            } satisfies Decision),
+          );
+          return { workflowId, gateId, ok: true };
+        } catch (error) {
+          return { workflowId, gateId, ok: false, error: (error as Error).message };
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * "Needs you" end to end: two people, three channels and a mission run. Alice is one person across channels (the
+ * policy's users table maps her Slack and Discord ids); Bob is a configured approver. Gates opened in a web
+ * conversation, a Slack thread (signed requests), a Discord channel (signed interactions) and a mission run appear
+ * in each inbox they may decide, once, with the workflow's own rule; a batch decided from the web runs each call
+ * once; what is no longer waiting, or is not the person's to decide, is refused with a reason.
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import type { InboxItem } from '../../gateways/web/inbox';
+import { DiscordKeys, DiscordRequests } from '../helpers/discord-requests';
+import { FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
+import { FakeSlack } from '../helpers/fake-slack';
+import { mention, SlackRequests } from '../helpers/slack-requests';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+const SECRET = 'slack-signing-secret-for-the-inbox';
+const ALICE_DISCORD = '100000000000000001';
+
+let env: TestWorkflowEnvironment;
+let slack: FakeSlack;
+let discord: FakeDiscord;
+let stack: Stack;
+let slackRequests: SlackRequests;
+let discordRequests: DiscordRequests;
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  [slack, discord] = await Promise.all([new FakeSlack().start(), new FakeDiscord().start()]);
+  const keys = new DiscordKeys();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: {
+      approvers: ['bob'],
+      users: { alice: { slack: ['U1'], discord: [ALICE_DISCORD] } },
+    },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_API_URL: `${slack.url}/api/`,
+      DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
+      DISCORD_PUBLIC_KEY: keys.publicKeyHex,
+      DISCORD_API_URL: discord.url,
+    },
+  });
+  slackRequests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
+  discordRequests = new DiscordRequests(`http://127.0.0.1:${stack.port}`, keys);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await Promise.all([slack?.stop(), discord?.stop()]);
+  await env?.teardown();
+});
+
+async function inbox(user: string): Promise<{ items: InboxItem[]; unreadable: number }> {
+  const response = await stack.web.request('GET', '/inbox', undefined, user);
+  expect(response.status).toBe(200);
+  return response.body as { items: InboxItem[]; unreadable: number };
+}
+
+const view = (workflowId: string) =>
+  env.client.workflow.getHandle(workflowId).query(stateQuery) as Promise<SessionView>;
+const toolResults = async (workflowId: string) =>
+  (await view(workflowId)).transcript.filter((m) => m.role === 'tool');
+
+describe('the "needs you" inbox', () => {
+  const ids: Record<string, string> = {};
+
+  it('lists web, Slack, Discord and mission-run decisions to each person who may decide them, once', async () => {
+    // Web: an approval and a question.
+    await stack.web.say('inbox-web', 'run `echo from-web`');
+    await stack.web.pendingGate('inbox-web');
+    ids.web = 'session:web:inbox-web';
+    await stack.web.say('inbox-question', 'ask one');
+    await stack.web.pendingGate('inbox-question');
+    // Slack, as Alice's Slack id.
+    const event = mention('run `echo from-slack`');
+    expect((await slackRequests.event(event)).status).toBe(200);
+    ids.slack = `session:slack:T1:C1:${event.ts}`;
+    // Discord, as Alice's Discord id.
+    expect((await discordRequests.ask(FAKE_CHANNEL, ALICE_DISCORD, 'run `echo from-discord`')).status).toBe(
+      200,
+    );
+    ids.discord = `session:discord:${FAKE_CHANNEL}`;
+    // A mission of Alice's whose run waits on a gate.
+    await stack.web.say(
+      'inbox-owner',
+      'call mission_create {"name": "nightly", "goal": "run `echo from-mission`", "cadence": "manual"}',
+    );
+    await stack.web.answered('inbox-owner');
+    await stack.web.say('inbox-owner', 'call mission_fire "nightly"');
+
+    const alice = await until(
+      "Alice's inbox to hold all five",
+      async () => {
+        const listed = await inbox('alice');
+        return listed.items.length >= 5 ? listed : undefined;
+      },
+      { timeoutMs: 45_000 },
+    );
+    const byWhere = Object.fromEntries(alice.items.map((i) => [i.workflowId, i]));
+    expect(Object.keys(byWhere)).toHaveLength(5); // the run's gate once, not again from the owner's conversation
+    expect(byWhere[ids.web]).toMatchObject({
+      channel: 'web',
+      kind: 'approval',
+      decideAs: 'alice',
+      mayApprove: true,
+      sessionId: 'inbox-web',
+    });
+    expect(byWhere[ids.web]!.asks).toContain('echo from-web');
+    expect(byWhere[ids.web]!.rule).toBe('Who may decide: @alice, @bob.');
+    expect(byWhere[ids.slack]).toMatchObject({ channel: 'slack', decideAs: 'U1', requesterId: 'U1' });
+    expect(byWhere[ids.discord]).toMatchObject({ channel: 'discord', decideAs: ALICE_DISCORD });
+    expect(byWhere['session:web:inbox-question']).toMatchObject({ kind: 'question' });
+    const run = alice.items.find((i) => i.channel === 'mission')!;
+    expect(run.where).toBe('mission nightly');
+    expect(run.asks).toContain('echo from-mission');
+    ids.run = run.workflowId;
+    // Newest first.
+    expect(alice.items.map((i) => i.createdAt)).toEqual(
+      [...alice.items.map((i) => i.createdAt)].sort((a, b) => b - a),
+    );
+
+    // Bob approves for everyone; a stranger sees nothing.
+    const bob = await inbox('bob');
+    expect(new Set(bob.items.map((i) => i.workflowId))).toEqual(new Set(Object.keys(byWhere)));
+    expect(bob.items.every((i) => i.decideAs === 'bob')).toBe(true);
+    expect((await inbox('eve')).items).toEqual([]);
+  });
+
+  it('decides a batch from the web: each call runs once, in its own channel', async () => {
+    const bob = await inbox('bob');
+    const batch = bob.items
+      .filter((i) => [ids.web, ids.slack, ids.discord].includes(i.workflowId))
+      .map(({ workflowId, gateId }) => ({ workflowId, gateId }));
+    expect(batch).toHaveLength(3);
+    const decided = await stack.web.request(
+      'POST',
+      '/inbox/decisions',
+      { items: batch, choice: 'approve' },
+      'bob',
+    );
+    expect(decided.status).toBe(200);
+    expect(decided.body.outcomes.every((o: { ok: boolean }) => o.ok)).toBe(true);
+    for (const workflowId of [ids.web!, ids.slack!, ids.discord!])
+      await until(
+        `the approved call in ${workflowId}`,
+        async () => (await toolResults(workflowId)).length === 1,
+      );
+    // The Slack thread says who approved, as for a click there.
+    await until('the Slack thread told', () =>
+      slack.of('chat.update').some((m) => JSON.stringify(m).includes('@bob')),
+    );
+
+    // The same batch again: nothing is waiting any more, nothing runs twice.
+    const again = await stack.web.request(
+      'POST',
+      '/inbox/decisions',
+      { items: batch, choice: 'approve' },
+      'bob',
+    );
+    expect(again.body.outcomes.map((o: { error?: string }) => o.error)).toEqual(
+      Array(3).fill('no longer waiting on you'),
+    );
+    for (const workflowId of [ids.web!, ids.slack!, ids.discord!])
+      expect(await toolResults(workflowId)).toHaveLength(1);
+    expect((await inbox('alice')).items.map((i) => i.workflowId).sort()).toEqual(
+      ['session:web:inbox-question', ids.run].sort(),
+    );
+  });
+
+  it('denies a mission run with a reason, and refuses what is not the person’s or is malformed', async () => {
+    const alice = await inbox('alice');
+    const run = alice.items.find((i) => i.workflowId === ids.run)!;
+    const question = alice.items.find((i) => i.kind === 'question')!;
+    // Eve may not decide Alice's gates: refused, nothing happens.
+    const eve = await stack.web.request(
+      'POST',
+      '/inbox/decisions',
+      { items: [{ workflowId: run.workflowId, gateId: run.gateId }], choice: 'approve' },
+      'eve',
+    );
+    expect(eve.body.outcomes[0]).toMatchObject({ ok: false, error: 'no longer waiting on you' });
+    // Questions are answered in their conversation (their form), not approved in bulk.
+    const asked = await stack.web.request(
+      'POST',
+      '/inbox/decisions',
+      { items: [{ workflowId: question.workflowId, gateId: question.gateId }], choice: 'approve' },
+      'alice',
+    );
+    expect(asked.body.outcomes[0]).toMatchObject({ ok: false, error: 'answer it in its conversation' });
+    for (const [body, error] of [
+      [{ items: [], choice: 'approve' }, 'items: choose at least one decision'],
+      [
+        { items: [{ workflowId: 'user:alice', gateId: 'g' }], choice: 'approve' },
+        'items.0.workflowId: not a conversation or mission run',
+      ],
+      [{ items: [{ workflowId: ids.web, gateId: 'g' }], choice: 'always' }, 'choice'],
+    ] as const) {
+      const refused = await stack.web.request('POST', '/inbox/decisions', body, 'alice');
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toContain(error);
+    }
+
+    const denied = await stack.web.request(
+      'POST',
+      '/inbox/decisions',
+      { items: [{ workflowId: run.workflowId, gateId: run.gateId }], choice: 'deny', reason: 'not tonight' },
+      'alice',
+    );
+    expect(denied.body.outcomes[0]).toMatchObject({ ok: true });
+    const owner = await stack.web.waitFor(
+      'inbox-owner',
+      (v) =>
+        v.transcript.some(
+          (m) => m.role === 'assistant' && /nightly/.test(m.text) && /not tonight|denied/i.test(m.text),
+        ),
+      'the mission told its owner of the denial',
+    );
+    expect(JSON.stringify(owner.transcript)).not.toContain('from-mission\\n');
+    expect((await inbox('alice')).items.map((i) => i.workflowId)).toEqual(['session:web:inbox-question']);
+  });
+});
