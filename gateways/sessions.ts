@@ -65,6 +65,8 @@ export type GatePrompt = GateMemo & { id: string };
 export interface SessionSummary {
   workflowId: string;
   sessionId: string;
+  /** The first message's beginning (a memo set at start), for the conversation list. */
+  title: string | undefined;
   ownerId: string | undefined;
   status: string | undefined;
   startTime: string;
@@ -179,6 +181,8 @@ export class Sessions {
             args: [input],
             workflowIdConflictPolicy: 'FAIL',
             typedSearchAttributes: this.searchAttributes(message.userId),
+            // The conversation's title in lists: set by the client at start, so no workflow code is involved.
+            memo: { title: conversationTitle(message.text) },
           }),
         ),
       );
@@ -340,6 +344,7 @@ export class Sessions {
           out.push({
             workflowId: info.workflowId,
             sessionId: info.workflowId.replace(/^session:web:/, ''),
+            title: typeof info.memo?.title === 'string' ? info.memo.title : undefined,
             ownerId: info.typedSearchAttributes.get(AgentOwner),
             status: info.typedSearchAttributes.get(AgentStatus),
             startTime: info.startTime.toISOString(),
@@ -375,6 +380,12 @@ export class Sessions {
   async revokeSessionGrant(workflowId: string, userId: string, grantId: string): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(revokeGrantSignal, { grantId, userId }));
   }
+}
+
+/** A conversation's title: its first message's first line, at most 80 characters. */
+export function conversationTitle(text: string): string {
+  const line = text.trim().split('\n')[0]!.replace(/\s+/g, ' ');
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 /** The server's INVALID_ARGUMENT for a search attribute the namespace does not know. */

@@ -11,6 +11,10 @@
 import type { Client } from '@temporalio/client';
 import { aliasesOf, type UsersTable } from '../../common/identities';
 import { withinDeadline } from '../../infra/temporal/deadline';
+import { gateRule } from './gate-rule';
+import type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
+
+export type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
 import { missionWorkflowId } from '../../common/ids';
 import { AgentMissionName } from '../../common/search-attributes';
 import {
@@ -20,13 +24,7 @@ import {
   type Gate,
   type SessionInput,
 } from '../../workflows/session/contract';
-import {
-  approvalProgress,
-  approverIds,
-  decidersLine,
-  isBudgetGate,
-  mayDecide,
-} from '../../workflows/session/gates';
+import { approverIds, isBudgetGate, mayDecide } from '../../workflows/session/gates';
 
 /** Waiting states that a person can end; visibility finds them without a worker. */
 const WAITING = ['waiting_approval', 'waiting_answer', 'waiting_credential'];
@@ -38,41 +36,6 @@ const QUERY_DEADLINE_MS = 3_000;
 /** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
 export const INBOX_WORKFLOW_ID =
   /^(?:session:(?:web|slack|discord):[A-Za-z0-9:._-]{1,200}|mission-run:[A-Za-z0-9-]{1,64}:\d{1,9})$/;
-
-export interface InboxItem {
-  workflowId: string;
-  channel: SessionInput['channel'];
-  /** Where the decision was asked, in words: "web conversation …", "Slack thread", "mission nightly". */
-  where: string;
-  /** A web conversation's id, for the link that opens it. */
-  sessionId?: string;
-  gateId: string;
-  kind: 'approval' | 'question' | 'credential' | 'budget';
-  /** What it asks, in one line. */
-  asks: string;
-  toolName: string;
-  args?: Record<string, unknown>;
-  questions?: Extract<Gate, { kind: 'question' }>['questions'];
-  requesterId: string;
-  createdAt: number;
-  expiresAt: number | null;
-  /** The workflow's rule, as every prompt states it. */
-  rule: string;
-  /** Which of the person's ids the gate names (the decision is sent as it). */
-  decideAs: string;
-  /** Approve is offered (false: the person may only deny, e.g. their own call under four-eyes). */
-  mayApprove: boolean;
-}
-
-export interface InboxList {
-  items: InboxItem[];
-  /** Conversations found waiting that could not be read now (no worker running): their gates are not listed. */
-  unreadable: number;
-}
-
-export type InboxOutcome =
-  | { workflowId: string; gateId: string; ok: true }
-  | { workflowId: string; gateId: string; ok: false; error: string };
 
 function describeWhere(workflowId: string, channel: SessionInput['channel'], missionName?: string): string {
   if (channel === 'mission') return `mission ${missionName ?? ''}`.trim();
@@ -142,12 +105,7 @@ export class Inbox {
       requesterId: gate.requesterId,
       createdAt: gate.createdAt,
       expiresAt: gate.expiresAt,
-      rule:
-        gate.kind === 'approval'
-          ? [decidersLine(gate), approvalProgress(gate)].filter(Boolean).join(' ')
-          : gate.kind === 'credential'
-            ? `Only @${gate.requesterId} can connect their own account.`
-            : `Who may answer: ${[gate.requesterId, ...gate.approvers].map((id) => `@${id}`).join(', ')}.`,
+      rule: gateRule(gate),
       decideAs,
       mayApprove: gate.kind !== 'approval' || approverIds(gate).includes(decideAs),
     };

@@ -1,6 +1,5 @@
 /** The web chat platform: the page (static files), its API under /api, and the sign-in routes. */
 import { readFileSync } from 'node:fs';
-import { transformSync } from 'esbuild';
 import path from 'node:path';
 import type { Hono } from 'hono';
 import type { GatewayDeps } from '../platform';
@@ -8,6 +7,7 @@ import { connectUrl } from '../oauth/links';
 import { mountLogin } from './auth/login-routes';
 import { refuseForeignHost } from './auth/request-guard';
 import { openTokenLink } from './auth/token-link';
+import { bundlePageScript } from './page-script';
 import { webRoutes } from './routes';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
@@ -22,14 +22,6 @@ const ASSETS: Record<string, string> = {
   '/app.css': 'app.css',
 };
 
-/**
- * The page script is TypeScript (client/app.ts, type-checked and linted with the rest); esbuild strips its
- * types once at start, in milliseconds, so there is no build step between an edit and `npm start`.
- */
-function pageScript(): string {
-  const source = readFileSync(path.join(__dirname, 'client', 'app.ts'), 'utf8');
-  return transformSync(source, { loader: 'ts', target: 'es2022', sourcefile: 'app.ts' }).code;
-}
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -74,7 +66,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
   if (auth.mode === 'login') mountLogin(app, deps, auth);
   mountTemporalUi(app, deps);
   for (const [route, file] of Object.entries(ASSETS)) {
-    const body = file === 'app.js' ? pageScript() : readFileSync(path.join(STATIC_DIR, file), 'utf8');
+    const body = file === 'app.js' ? bundlePageScript() : readFileSync(path.join(STATIC_DIR, file), 'utf8');
     const type = TYPES[path.extname(file)]!;
     app.get(route, (c) => {
       const foreign = refuseForeignHost(c, auth);

@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 import { webSessionWorkflowId } from '../../common/ids';
 import type { SessionView } from '../../workflows/session/contract';
 import { hidden, limited, mayUse, sessionParam, type ApiEnv, type WebApi } from './api-context';
+import { gateRule } from './gate-rule';
 import type { ViewForUser } from './stream-route';
 
 /**
@@ -22,13 +23,15 @@ function forUser(
   return {
     ...view,
     notices: view.notices.filter((n) => !n.to || n.to === userId),
+    // Each gate carries its rule in words (gate-rule.ts): the page shows it and decides nothing itself.
     gates: view.gates.map((gate) =>
       gate.kind === 'credential' && gate.status === 'pending' && gate.requesterId === userId
         ? {
             ...gate,
+            rule: gateRule(gate),
             connectUrl: connect(gate.provider, gate.expiresAt ?? gate.createdAt + 7 * 24 * 3_600_000),
           }
-        : gate,
+        : { ...gate, rule: gateRule(gate) },
     ),
   };
 }

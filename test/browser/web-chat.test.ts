@@ -141,7 +141,12 @@ describe('web chat in a browser', () => {
     await lastCall().getByTestId('grant-pattern').fill('git --version*');
     await lastCall().getByTestId('always').click();
     await expect.poll(() => lastCall().getByTestId('result-status').textContent()).not.toBeNull();
+    const before = page.url();
     await page.getByTestId('new-session').click();
+    await page.waitForURL((url) => url.toString() !== before);
+    // A new conversation starts empty: nothing of the previous one's spend, Stop or calls.
+    expect(await page.getByTestId('tool-call').count()).toBe(0);
+    expect(await page.getByTestId('stop').count()).toBe(0);
     await send('run `git --version`');
     await expect.poll(() => lastCall().getByTestId('result-status').textContent()).not.toBeNull();
     expect(await lastCall().getByTestId('gate').count()).toBe(0);
@@ -235,15 +240,17 @@ describe('web chat in a browser', () => {
   it('answers a click from a stale tab with who already decided, changing nothing', async () => {
     await send('run `echo once`');
     await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
+    // A stale tab: its live updates never arrive (the stream is cut), so it still shows the open gate.
     const stale = await browser.newPage({ extraHTTPHeaders: { 'x-forwarded-user': 'alice' } });
+    await stale.route('**/api/sessions/*/stream', (route) => route.abort());
     await stale.goto(page.url());
     await stale.getByTestId('approve').waitFor();
-    await stale.evaluate('state.stream.close()');
 
     await lastCall().getByTestId('approve').click();
     await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('once');
     await stale.getByTestId('approve').click();
-    await stale.evaluate('openSession(state.sessionId)');
+    await stale.unroute('**/api/sessions/*/stream');
+    await stale.reload();
     await expect
       .poll(() => stale.getByTestId('notice').last().textContent())
       .toMatch(/already approved by @alice at \d\d:\d\d UTC\. Nothing changed/);

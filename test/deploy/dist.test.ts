@@ -68,7 +68,7 @@ describe('the compiled build', () => {
   it('writes every file the image and docker-compose name', () => {
     for (const service of ['worker', 'gateway'])
       expect(existsSync(path.join(ROOT, compose.services[service]!.command[1]!)), service).toBe(true);
-    for (const file of ['static/index.html', 'static/app.css', 'client/app.ts'])
+    for (const file of ['static/index.html', 'static/app.css', 'client/main.tsx'])
       expect(existsSync(path.join(ROOT, 'dist/gateways/web', file)), file).toBe(true);
     const code = readFileSync(bundle, 'utf8');
     expect(code.length).toBeGreaterThan(100_000);

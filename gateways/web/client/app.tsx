@@ -1,0 +1,204 @@
+/**
+ * The web chat: a thin view over the workflows. Every action is an HTTP call that becomes a signal; the page shows
+ * what the workflows say. The address says what is open (`#<conversation>`, `#/inbox`), so deep links, the back
+ * button and a link opened in an open tab all work.
+ */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, messageOf, post } from './api';
+import { Composer } from './composer';
+import { Conversation } from './conversation';
+import { InboxView } from './inbox-view';
+import { Sidebar } from './sidebar';
+import type { Grant, InboxList, Me, SessionSummary, WebView } from './types';
+import { Welcome } from './welcome';
+
+/** How often "Needs you" is read while the page is open (it also reads when the tab comes back into view). */
+const INBOX_POLL_MS = 5_000;
+
+const routeOf = () => decodeURIComponent(location.hash.slice(1));
+
+export function App() {
+  const [route, setRoute] = useState(routeOf);
+  const [me, setMe] = useState<Me | null>(null);
+  const [signIn, setSignIn] = useState<string | null | undefined>(undefined);
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [grants, setGrants] = useState<Grant[]>([]);
+  const [inbox, setInbox] = useState<InboxList | null>(null);
+  const [drawer, setDrawer] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const lastStatus = useRef<string | undefined>(undefined);
+  const sessionId = route && route !== '/inbox' ? route : null;
+
+  useEffect(() => {
+    const follow = () => {
+      setRoute(routeOf());
+      setDrawer(false);
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+
+  const failed = useCallback((error: unknown) => {
+    if (error instanceof ApiError && error.status === 401) {
+      setMe(null);
+      setSignIn(error.signIn ?? null);
+      setProblem(
+        error.signIn
+          ? 'Sign in to chat with the agent.'
+          : 'Not signed in: open the link printed when the agent started (it ends in ?token=…).',
+      );
+    } else setProblem(messageOf(error));
+  }, []);
+
+  const loadSessions = useCallback(
+    () => api<{ sessions: SessionSummary[] }>('/sessions').then((r) => setSessions(r.sessions), failed),
+    [failed],
+  );
+  const loadGrants = useCallback(
+    () =>
+      api<{ grants: Grant[] }>(`/grants${sessionId ? `?sessionId=${sessionId}` : ''}`).then(
+        (r) => setGrants(r.grants),
+        () => {}, // grants need a worker; the conversation already says when none answers
+      ),
+    [sessionId],
+  );
+  const loadInbox = useCallback(() => api<InboxList>('/inbox').then(setInbox, () => {}), []);
+
+  useEffect(() => {
+    api<Me>('/me').then((who) => {
+      setMe(who);
+      setProblem(null);
+      void loadSessions();
+    }, failed);
+  }, []);
+
+  useEffect(() => {
+    if (!me) return;
+    void loadInbox();
+    const timer = setInterval(() => !document.hidden && void loadInbox(), INBOX_POLL_MS);
+    const back = () => !document.hidden && void loadInbox();
+    document.addEventListener('visibilitychange', back);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', back);
+    };
+  }, [me]);
+
+  useEffect(() => void loadGrants(), [loadGrants]);
+
+  // The count in the tab's title, and a notification when more wait while the tab is in the background.
+  const count = inbox?.items.length ?? 0;
+  const shownCount = useRef(0);
+  useEffect(() => {
+    document.title = count ? `(${count}) Agent · web chat` : 'Agent · web chat';
+    if (
+      count > shownCount.current &&
+      document.hidden &&
+      typeof Notification !== 'undefined' &&
+      Notification.permission === 'granted'
+    )
+      new Notification('The agent needs you', {
+        body: `${count} decision${count === 1 ? '' : 's'} wait for you.`,
+      });
+    shownCount.current = count;
+  }, [count]);
+
+  const open = (id: string) => {
+    location.hash = id;
+  };
+  const newConversation = async (first?: string, messageId: string = crypto.randomUUID()) => {
+    const { sessionId: id } = await post<{ sessionId: string }>('/sessions', {});
+    if (first) await post(`/sessions/${id}/messages`, { text: first, messageId });
+    open(id);
+    setTimeout(() => void loadSessions(), 800);
+  };
+
+  /** A message: into the open conversation, or the first of a new one. */
+  const send = async (text: string, messageId: string) => {
+    if (!sessionId) return await newConversation(text, messageId);
+    await post(`/sessions/${sessionId}/messages`, { text, messageId });
+    setTimeout(() => void loadSessions(), 800);
+  };
+
+  const onView = useCallback(
+    (view: WebView) => {
+      void loadGrants();
+      if (lastStatus.current !== view.status) {
+        lastStatus.current = view.status;
+        void loadSessions();
+        void loadInbox();
+      }
+    },
+    [loadGrants, loadSessions, loadInbox],
+  );
+
+  const revoke = async (grant: Grant) => {
+    await post('/grants/revoke', {
+      grantId: grant.id,
+      scope: grant.scope,
+      ...(grant.scope === 'session' ? { sessionId } : {}),
+    }).catch(failed);
+    setTimeout(() => void loadGrants(), 500);
+  };
+
+  return (
+    <div class={`layout${drawer ? ' drawer-open' : ''}`}>
+      <Sidebar
+        me={me}
+        signIn={signIn}
+        sessions={sessions}
+        current={route || null}
+        inboxCount={count}
+        grants={grants}
+        open={drawer}
+        onNew={() => void newConversation().catch(failed)}
+        onRevoke={(g) => void revoke(g)}
+      />
+      {drawer && <div class="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
+      <main>
+        <div class="topbar">
+          <button
+            type="button"
+            class="menu"
+            data-testid="menu"
+            aria-label="Conversations and settings"
+            aria-controls="sidebar"
+            aria-expanded={drawer}
+            onClick={() => setDrawer(!drawer)}
+          >
+            ☰
+          </button>
+          <a href="#/inbox" class="inbox-pill" data-testid="inbox-pill" hidden={!count}>
+            Needs you {count}
+          </a>
+        </div>
+        {problem && (
+          <div class="banner" data-testid="banner" role="alert">
+            {problem}
+          </div>
+        )}
+        {route === '/inbox' ? (
+          <InboxView inbox={inbox} reload={loadInbox} />
+        ) : sessionId ? (
+          <Conversation
+            key={sessionId}
+            sessionId={sessionId}
+            summary={sessions.find((s) => s.sessionId === sessionId)}
+            onView={onView}
+          />
+        ) : (
+          <div id="transcript" data-testid="transcript">
+            <Welcome start={(text) => void newConversation(text).catch(failed)} />
+          </div>
+        )}
+        {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
+        {route !== '/inbox' && (
+          <Composer
+            send={send}
+            placeholder={sessionId ? 'Message the agent… try "run `ls -la`"' : 'Message the agent…'}
+          />
+        )}
+      </main>
+    </div>
+  );
+}

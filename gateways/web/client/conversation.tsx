@@ -1,0 +1,153 @@
+/** One conversation: its header (status, spend, Stop, Temporal link), its transcript, notices and the composer. */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, messageOf, post } from './api';
+import { spendText, time } from './format';
+import { GateActionsContext, type GateActions } from './gates';
+import { useLiveSession, visiblePartial } from './live-session';
+import { Transcript } from './transcript';
+import type { SessionSummary, WebView } from './types';
+
+export function Conversation({
+  sessionId,
+  summary,
+  onView,
+}: {
+  sessionId: string;
+  summary: SessionSummary | undefined;
+  /** Every view that arrives (the sidebar's grants and list follow it). */
+  onView: (view: WebView) => void;
+}) {
+  const live = useLiveSession(sessionId, onView);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [dismissed, setDismissed] = useState<Set<string>>(new Set());
+  const [stopping, setStopping] = useState(false);
+  const scroller = useRef<HTMLDivElement>(null);
+  const workflowId = `session:web:${sessionId}`;
+  const view = live.view;
+
+  useEffect(() => setProblem(null), [sessionId]);
+  // Keep the newest in sight while the person is at the bottom.
+  const atBottom = useRef(true);
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+  });
+
+  const actions = useMemo<GateActions>(
+    () => ({
+      decide: async (gate, choice, extra = {}) => {
+        // A mission run's gate shown here is decided here too: the conversation forwards it to the run.
+        try {
+          await post('/decisions', { workflowId, gateId: gate.id, choice, ...extra });
+          setProblem(null);
+        } catch (error) {
+          setProblem(messageOf(error));
+        }
+      },
+      answer: async (gate, answers) => {
+        try {
+          await post('/answers', { workflowId, gateId: gate.id, answers });
+          setProblem(null);
+        } catch (error) {
+          setProblem(messageOf(error));
+        }
+      },
+      problem: setProblem,
+    }),
+    [workflowId],
+  );
+
+  const stop = async () => {
+    setStopping(true);
+    try {
+      await api(`/sessions/${sessionId}/stop`, { method: 'POST', body: '{}' });
+    } catch (error) {
+      setProblem(`Stop was not sent: ${messageOf(error)}`);
+    } finally {
+      setStopping(false);
+    }
+  };
+
+  const notices = (view?.notices ?? []).filter((n) => !dismissed.has(n.id)).slice(-3);
+  const title = summary?.title ?? view?.transcript.find((m) => m.role === 'user')?.text.slice(0, 80);
+  return (
+    <GateActionsContext.Provider value={actions}>
+      <header class="conversation-header">
+        <h2 id="title" class="title">
+          {title ?? (live.absent ? 'New conversation' : `Conversation ${sessionId.slice(0, 8)}`)}
+        </h2>
+        {view && (
+          <span class={`status ${view.status}`} data-testid="status" data-status={view.status}>
+            {view.status.replace('_', ' ')}
+          </span>
+        )}
+        <span class="usage" data-testid="usage" title="What this conversation's model calls used">
+          {view?.usage?.calls ? spendText(view.usage) : ''}
+        </span>
+        {/* Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it. */}
+        {view && view.status !== 'idle' && (
+          <button
+            id="stop"
+            type="button"
+            data-testid="stop"
+            title="Stop the running turn (or type: stop)"
+            disabled={stopping}
+            onClick={stop}
+          >
+            ■ Stop
+          </button>
+        )}
+        {view?.temporalUrl && (
+          <a
+            id="temporal-link"
+            data-testid="temporal-link"
+            href={view.temporalUrl}
+            target="_blank"
+            rel="noopener"
+          >
+            Open in Temporal UI ↗
+          </a>
+        )}
+      </header>
+      {live.info && (
+        <div id="banner" class="banner" data-testid="banner" role="status">
+          {live.info}
+        </div>
+      )}
+      <div
+        id="transcript"
+        data-testid="transcript"
+        ref={scroller}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {view && <Transcript view={view} partial={visiblePartial(view, live.partial)} />}
+      </div>
+      <div class="notices" data-testid="notices" aria-live="polite">
+        {notices.map((n) => (
+          <div class="notice" data-testid="notice" key={n.id}>
+            <span>{`${time(n.at)} · ${n.text}`}</span>
+            <button
+              type="button"
+              class="link"
+              aria-label="Dismiss"
+              onClick={() => setDismissed(new Set([...dismissed, n.id]))}
+            >
+              ×
+            </button>
+          </div>
+        ))}
+        {problem && (
+          <div class="notice problem" role="alert" data-testid="problem">
+            <span>{problem}</span>
+            <button type="button" class="link" aria-label="Dismiss" onClick={() => setProblem(null)}>
+              ×
+            </button>
+          </div>
+        )}
+      </div>
+    </GateActionsContext.Provider>
+  );
+}

@@ -1,0 +1,333 @@
+/**
+ * Gates as a person meets them: an approval (approve, deny with a reason, always allow, edit & approve), a
+ * question form, a Connect link, a budget question. Each shows the workflow's rule in its words (`gate.rule`) and
+ * sends the person's choice; the workflow decides whether it counts and says so.
+ */
+import { createContext } from 'preact';
+import { useContext, useState } from 'preact/hooks';
+import { describeOutcome, time, typedAnswerHint } from './format';
+import type { Answer, ApprovalGate, CredentialGate, QuestionGate, WebGate } from './types';
+
+export interface GateActions {
+  decide(gate: WebGate, choice: string, extra?: Record<string, unknown>): Promise<void>;
+  answer(gate: QuestionGate, answers: Answer[]): Promise<void>;
+  /** Shown next to the gate, in the person's words. */
+  problem(text: string): void;
+}
+export const GateActionsContext = createContext<GateActions | null>(null);
+const useActions = () => useContext(GateActionsContext)!;
+
+const pending = (gate: WebGate) => gate.status === 'pending';
+
+function Outcome({ gate }: { gate: WebGate }) {
+  return (
+    <div class="outcome" data-testid="gate-outcome">
+      {pending(gate) ? (gate.rule ?? 'Waiting for a decision') : describeOutcome(gate)}
+    </div>
+  );
+}
+
+function Progress({ gate }: { gate: ApprovalGate }) {
+  const needed = gate.approvalsNeeded ?? 1;
+  if (needed <= 1) return null;
+  const approvals = gate.approvals ?? [];
+  const names = approvals.map((a) => `@${a.by} (${time(a.at)})`).join(', ');
+  return (
+    <div class="meta" data-testid="gate-approvals">
+      {`${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`}
+    </div>
+  );
+}
+
+/** Typing works too: the same replies as in Slack and Discord, said on the card. */
+const TYPED_DECISION_HINT = 'Or type "approve" or "deny <reason>" in the chat.';
+
+export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
+  const actions = useActions();
+  const [reason, setReason] = useState('');
+  const [scope, setScope] = useState<'session' | 'user'>('session');
+  const [pattern, setPattern] = useState(gate.subject);
+  const [editing, setEditing] = useState(false);
+  const [args, setArgs] = useState(() => JSON.stringify(gate.args, null, 2));
+  const needed = gate.approvalsNeeded ?? 1;
+  // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
+  const guarded = needed > 1 || gate.selfApprove === false;
+  return (
+    <div
+      class={`gate ${pending(gate) ? 'pending' : 'decided'}`}
+      data-testid="gate"
+      data-gate-id={gate.id}
+      data-status={gate.status}
+    >
+      <Outcome gate={gate} />
+      <Progress gate={gate} />
+      {pending(gate) && (
+        <>
+          {gate.expiresAt && <div class="meta">Expires {new Date(gate.expiresAt).toLocaleString()}</div>}
+          <div class="actions">
+            <button
+              type="button"
+              class="approve"
+              data-testid="approve"
+              onClick={() => actions.decide(gate, 'approve')}
+            >
+              Approve
+            </button>
+            <input
+              aria-label="Reason for denying (optional, told to the agent)"
+              placeholder="Reason (optional, told to the agent)"
+              value={reason}
+              data-testid="deny-reason"
+              onInput={(e) => setReason(e.currentTarget.value)}
+            />
+            <button
+              type="button"
+              class="deny"
+              data-testid="deny"
+              onClick={() => actions.decide(gate, 'deny', reason.trim() ? { reason: reason.trim() } : {})}
+            >
+              Deny
+            </button>
+          </div>
+          <div class="actions" hidden={guarded}>
+            <button
+              type="button"
+              data-testid="always"
+              onClick={() =>
+                actions.decide(gate, 'always', {
+                  scope,
+                  ...(pattern.trim() ? { pattern: pattern.trim() } : {}),
+                })
+              }
+            >
+              Always allow
+            </button>
+            <select
+              aria-label="Where to always allow"
+              data-testid="grant-scope"
+              value={scope}
+              onChange={(e) => setScope(e.currentTarget.value === 'user' ? 'user' : 'session')}
+            >
+              <option value="session">in this conversation</option>
+              <option value="user">everywhere for me</option>
+            </select>
+            <label class="inline">
+              matching{' '}
+              <input
+                value={pattern}
+                size={18}
+                title="Pattern: * matches anything; empty means exactly this call"
+                data-testid="grant-pattern"
+                onInput={(e) => setPattern(e.currentTarget.value)}
+              />
+            </label>
+          </div>
+          <div class="actions" hidden={needed > 1}>
+            <button
+              type="button"
+              data-testid="edit"
+              aria-expanded={editing}
+              onClick={() => setEditing(!editing)}
+            >
+              Edit &amp; approve…
+            </button>
+          </div>
+          <div class="actions" hidden={!editing}>
+            <textarea
+              aria-label="The arguments to approve (JSON)"
+              rows={4}
+              data-testid="edit-args"
+              value={args}
+              onInput={(e) => setArgs(e.currentTarget.value)}
+            />
+            <button
+              type="button"
+              data-testid="edit-submit"
+              onClick={() => {
+                let parsed: unknown;
+                try {
+                  parsed = JSON.parse(args);
+                } catch (error) {
+                  return actions.problem(`The arguments are not valid JSON: ${(error as Error).message}`);
+                }
+                void actions.decide(gate, 'edit', { args: parsed });
+              }}
+            >
+              Approve with these arguments
+            </button>
+          </div>
+          <div class="hint">{TYPED_DECISION_HINT}</div>
+        </>
+      )}
+    </div>
+  );
+}
+
+type Draft = Record<string, { selected: string[]; custom: string }>;
+
+export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
+  const actions = useActions();
+  const [draft, setDraft] = useState<Draft>(() =>
+    Object.fromEntries(gate.questions.map((q) => [q.label, { selected: [], custom: '' }])),
+  );
+  const box = `gate question ${pending(gate) ? 'pending' : 'decided'}`;
+  if (!pending(gate))
+    return (
+      <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+        <Outcome gate={gate} />
+        {(gate.resolution?.answers ?? []).map((answer) => (
+          <div data-testid="answer" key={answer.question}>
+            <strong>{answer.question}: </strong>
+            {[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') ||
+              '(no answer)'}
+          </div>
+        ))}
+      </div>
+    );
+  const update = (label: string, change: Partial<Draft[string]>) =>
+    setDraft((d) => ({ ...d, [label]: { ...d[label]!, ...change } }));
+  return (
+    <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+      <Outcome gate={gate} />
+      {gate.questions.map((q, qi) => {
+        const answer = draft[q.label] ?? { selected: [], custom: '' };
+        return (
+          <fieldset data-testid="question" data-label={q.label} key={q.label}>
+            <legend>{`${gate.questions.length > 1 ? `${qi + 1}. ` : ''}${q.label}${q.required ? ' *' : ''}`}</legend>
+            <div>{q.prompt}</div>
+            {q.options.map((option) => (
+              <label class="option" key={option.label}>
+                <input
+                  type={q.multi_select ? 'checkbox' : 'radio'}
+                  name={`${gate.id}-${qi}`}
+                  value={option.label}
+                  checked={answer.selected.includes(option.label)}
+                  data-testid="option"
+                  onChange={(e) =>
+                    update(
+                      q.label,
+                      q.multi_select
+                        ? {
+                            selected: e.currentTarget.checked
+                              ? [...answer.selected, option.label]
+                              : answer.selected.filter((l) => l !== option.label),
+                          }
+                        : { selected: [option.label], custom: '' },
+                    )
+                  }
+                />{' '}
+                {option.label}
+                {option.description && <small> — {option.description}</small>}
+              </label>
+            ))}
+            {q.allow_custom && (
+              <label class="option">
+                Other:{' '}
+                <input
+                  value={answer.custom}
+                  maxLength={2000}
+                  data-testid="custom"
+                  onInput={(e) =>
+                    update(q.label, {
+                      custom: e.currentTarget.value,
+                      ...(!q.multi_select && e.currentTarget.value ? { selected: [] } : {}),
+                    })
+                  }
+                />
+              </label>
+            )}
+          </fieldset>
+        );
+      })}
+      <div class="actions">
+        <button
+          type="button"
+          class="approve"
+          data-testid="submit-answers"
+          onClick={() =>
+            actions.answer(
+              gate,
+              gate.questions.map((q) => {
+                const { selected, custom } = draft[q.label] ?? { selected: [], custom: '' };
+                return { question: q.label, selected, ...(custom.trim() ? { custom: custom.trim() } : {}) };
+              }),
+            )
+          }
+        >
+          Submit
+        </button>
+      </div>
+      <div class="hint" data-testid="typed-answer-hint">
+        {typedAnswerHint(gate.questions)}
+      </div>
+    </div>
+  );
+}
+
+export function CredentialGateCard({ gate }: { gate: CredentialGate & { connectUrl?: string } }) {
+  return (
+    <div
+      class={`gate ${pending(gate) ? 'pending' : 'decided'}`}
+      data-testid="gate"
+      data-gate-id={gate.id}
+      data-status={gate.status}
+    >
+      <Outcome gate={gate} />
+      {pending(gate) && gate.note && (
+        <div class="gate-note" data-testid="gate-note">
+          {gate.note}
+        </div>
+      )}
+      {pending(gate) && gate.connectUrl && (
+        <a class="button connect" href={gate.connectUrl} target="_blank" rel="noopener" data-testid="connect">
+          Connect {gate.providerName}
+        </a>
+      )}
+    </div>
+  );
+}
+
+/** "This conversation has used $4.80 of $5.00. Continue with $5.00 more?" and Continue / Stop. */
+export function BudgetGateCard({ gate }: { gate: ApprovalGate }) {
+  const actions = useActions();
+  return (
+    <section
+      class={`call gate ${pending(gate) ? 'pending' : 'decided'}`}
+      data-testid="budget-gate"
+      data-gate-id={gate.id}
+      data-status={gate.status}
+      aria-label="Budget"
+    >
+      <h3>Budget</h3>
+      <div data-testid="budget-question">{gate.subject}</div>
+      <Outcome gate={gate} />
+      {pending(gate) && (
+        <div class="actions">
+          <button
+            type="button"
+            class="approve"
+            data-testid="budget-continue"
+            onClick={() => actions.decide(gate, 'approve')}
+          >
+            Continue
+          </button>
+          <button
+            type="button"
+            class="deny"
+            data-testid="budget-stop"
+            onClick={() => actions.decide(gate, 'deny')}
+          >
+            Stop
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function GateCard({ gate }: { gate: WebGate }) {
+  if (gate.kind === 'question') return <QuestionGateCard gate={gate} />;
+  if (gate.kind === 'credential') return <CredentialGateCard gate={gate} />;
+  if (gate.toolName === 'budget') return <BudgetGateCard gate={gate} />;
+  return <ApprovalGateCard gate={gate} />;
+}

@@ -1,0 +1,312 @@
+/**
+ * "Needs you": every open decision this person may make, from web, Slack and Discord conversations and mission runs.
+ * Decide one (approve; deny with a reason) or several at once after one confirmation; open the conversation to
+ * answer a question or edit the arguments. The rule under each is the workflow's own.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { messageOf, post } from './api';
+import { waited } from './format';
+import type { InboxItem, InboxList, InboxOutcome } from './types';
+
+const KIND_WORDS: Record<InboxItem['kind'], string> = {
+  approval: 'Approval',
+  question: 'Question',
+  credential: 'Sign-in',
+  budget: 'Budget',
+};
+const CHANNEL_WORDS: Record<InboxItem['channel'], string> = {
+  web: 'Web',
+  slack: 'Slack',
+  discord: 'Discord',
+  mission: 'Mission',
+};
+const key = (item: { workflowId: string; gateId: string }) => `${item.workflowId}#${item.gateId}`;
+/** Questions and sign-ins are answered where their form is; approvals and budgets can be decided here. */
+const decidable = (item: InboxItem) => item.kind === 'approval' || item.kind === 'budget';
+
+function Where({ item }: { item: InboxItem }) {
+  if (item.sessionId)
+    return (
+      <a href={`#${item.sessionId}`} data-testid="inbox-open">
+        {item.where}
+      </a>
+    );
+  return <span>{item.where}</span>;
+}
+
+function Item({
+  item,
+  selected,
+  toggle,
+  decide,
+}: {
+  item: InboxItem;
+  selected: boolean;
+  toggle: () => void;
+  decide: (items: InboxItem[], choice: 'approve' | 'deny', reason?: string) => Promise<void>;
+}) {
+  const [reason, setReason] = useState('');
+  const id = `inbox-${item.gateId}`;
+  return (
+    <li
+      class="inbox-item"
+      data-testid="inbox-item"
+      data-kind={item.kind}
+      data-channel={item.channel}
+      aria-labelledby={`${id}-asks`}
+    >
+      <div class="inbox-line">
+        {decidable(item) && (
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={toggle}
+            aria-label={`Select: ${item.asks}`}
+            data-testid="inbox-select"
+          />
+        )}
+        <span class={`chip kind-${item.kind}`}>{KIND_WORDS[item.kind]}</span>
+        <span class="chip">{CHANNEL_WORDS[item.channel]}</span>
+        <span id={`${id}-asks`} class="asks" data-testid="inbox-asks">
+          {item.asks}
+        </span>
+      </div>
+      <div class="meta">
+        <Where item={item} /> · asked by @{item.requesterId} · waiting {waited(item.createdAt)}
+        {item.expiresAt ? ` · expires ${new Date(item.expiresAt).toLocaleString()}` : ''}
+      </div>
+      <div class="meta rule" data-testid="inbox-rule">
+        {item.rule}
+      </div>
+      {decidable(item) ? (
+        <div class="actions">
+          {item.mayApprove && (
+            <button
+              type="button"
+              class="approve"
+              data-testid="inbox-approve"
+              onClick={() => decide([item], 'approve')}
+            >
+              {item.kind === 'budget' ? 'Continue' : 'Approve'}
+            </button>
+          )}
+          <input
+            aria-label="Reason for denying (optional, told to the agent)"
+            placeholder="Reason (optional)"
+            value={reason}
+            data-testid="inbox-reason"
+            onInput={(e) => setReason(e.currentTarget.value)}
+          />
+          <button
+            type="button"
+            class="deny"
+            data-testid="inbox-deny"
+            onClick={() => decide([item], 'deny', reason.trim() || undefined)}
+          >
+            {item.kind === 'budget' ? 'Stop' : 'Deny'}
+          </button>
+        </div>
+      ) : (
+        <div class="meta">
+          {item.sessionId
+            ? 'Answer it in its conversation (the link above).'
+            : `Answer it in ${CHANNEL_WORDS[item.channel]}.`}
+        </div>
+      )}
+    </li>
+  );
+}
+
+export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: () => Promise<void> }) {
+  const [order, setOrder] = useState<'newest' | 'oldest'>('newest');
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [confirming, setConfirming] = useState<{ choice: 'approve' | 'deny'; items: InboxItem[] } | null>(
+    null,
+  );
+  const [batchReason, setBatchReason] = useState('');
+  const [report, setReport] = useState<string | null>(null);
+  const dialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(() => {
+    if (confirming) dialog.current?.showModal?.();
+    else dialog.current?.close?.();
+  }, [confirming]);
+
+  const items = [...(inbox?.items ?? [])].sort((a, b) =>
+    order === 'newest' ? b.createdAt - a.createdAt : a.createdAt - b.createdAt,
+  );
+  const chosen = items.filter((i) => selected.has(key(i)));
+
+  const decide = async (targets: InboxItem[], choice: 'approve' | 'deny', reason?: string) => {
+    try {
+      const { outcomes } = await post<{ outcomes: InboxOutcome[] }>('/inbox/decisions', {
+        items: targets.map(({ workflowId, gateId }) => ({ workflowId, gateId })),
+        choice,
+        ...(reason ? { reason } : {}),
+      });
+      const done = outcomes.filter((o) => o.ok).length;
+      const refused = outcomes.filter((o): o is Extract<InboxOutcome, { ok: false }> => !o.ok);
+      const verb = choice === 'approve' ? 'approved' : 'denied';
+      setReport(
+        `${done} ${verb}.${refused.length ? ` Not decided: ${refused.map((o) => o.error).join('; ')}.` : ''}`,
+      );
+      setSelected(new Set());
+    } catch (error) {
+      setReport(`Nothing was decided: ${messageOf(error)}`);
+    }
+    await reload();
+  };
+
+  return (
+    <section class="inbox" data-testid="inbox" aria-labelledby="inbox-title">
+      <header class="conversation-header">
+        <h2 id="inbox-title" class="title">
+          Needs you
+        </h2>
+        <label class="inline">
+          Order{' '}
+          <select
+            value={order}
+            data-testid="inbox-order"
+            onChange={(e) => setOrder(e.currentTarget.value === 'oldest' ? 'oldest' : 'newest')}
+          >
+            <option value="newest">newest first</option>
+            <option value="oldest">oldest first</option>
+          </select>
+        </label>
+        {typeof Notification !== 'undefined' && Notification.permission === 'default' && (
+          <button type="button" class="link" onClick={() => void Notification.requestPermission()}>
+            Notify me when something waits
+          </button>
+        )}
+      </header>
+      <div class="inbox-body">
+        {report && (
+          <div class="notice" role="status" data-testid="inbox-report">
+            {report}
+          </div>
+        )}
+        {inbox === null ? (
+          <p>Loading…</p>
+        ) : items.length === 0 ? (
+          <p data-testid="inbox-empty">
+            Nothing is waiting for you. Decisions from every channel appear here.
+          </p>
+        ) : (
+          <>
+            <div class="actions batch">
+              <label class="inline">
+                <input
+                  type="checkbox"
+                  data-testid="inbox-select-all"
+                  checked={chosen.length > 0 && chosen.length === items.filter(decidable).length}
+                  onChange={(e) =>
+                    setSelected(
+                      e.currentTarget.checked ? new Set(items.filter(decidable).map(key)) : new Set(),
+                    )
+                  }
+                />{' '}
+                Select all
+              </label>
+              <button
+                type="button"
+                class="approve"
+                disabled={!chosen.some((i) => i.mayApprove)}
+                data-testid="inbox-approve-selected"
+                onClick={() =>
+                  setConfirming({ choice: 'approve', items: chosen.filter((i) => i.mayApprove) })
+                }
+              >
+                Approve selected ({chosen.filter((i) => i.mayApprove).length})
+              </button>
+              <button
+                type="button"
+                class="deny"
+                disabled={!chosen.length}
+                data-testid="inbox-deny-selected"
+                onClick={() => setConfirming({ choice: 'deny', items: chosen })}
+              >
+                Deny selected ({chosen.length})
+              </button>
+            </div>
+            <ul class="inbox-list" data-testid="inbox-list">
+              {items.map((item) => (
+                <Item
+                  key={key(item)}
+                  item={item}
+                  selected={selected.has(key(item))}
+                  toggle={() => {
+                    const next = new Set(selected);
+                    if (next.has(key(item))) next.delete(key(item));
+                    else next.add(key(item));
+                    setSelected(next);
+                  }}
+                  decide={decide}
+                />
+              ))}
+            </ul>
+            {inbox.unreadable > 0 && (
+              <p class="meta">
+                {inbox.unreadable} more waiting conversation{inbox.unreadable === 1 ? '' : 's'} could not be
+                read just now (is a worker running?).
+              </p>
+            )}
+          </>
+        )}
+      </div>
+      <dialog
+        ref={dialog}
+        data-testid="inbox-confirm"
+        aria-labelledby="confirm-title"
+        onClose={() => setConfirming(null)}
+      >
+        {confirming && (
+          <form
+            method="dialog"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              const { choice, items: targets } = confirming;
+              setConfirming(null);
+              await decide(targets, choice, batchReason.trim() || undefined);
+              setBatchReason('');
+            }}
+          >
+            <h3 id="confirm-title">
+              {confirming.choice === 'approve' ? 'Approve' : 'Deny'} {confirming.items.length} decision
+              {confirming.items.length === 1 ? '' : 's'}?
+            </h3>
+            <ul>
+              {confirming.items.map((item) => (
+                <li key={key(item)}>
+                  {item.asks} <span class="meta">({item.where})</span>
+                </li>
+              ))}
+            </ul>
+            {confirming.choice === 'deny' && (
+              <label>
+                Reason, told to the agent (optional){' '}
+                <input
+                  value={batchReason}
+                  data-testid="inbox-batch-reason"
+                  onInput={(e) => setBatchReason(e.currentTarget.value)}
+                />
+              </label>
+            )}
+            <div class="actions">
+              <button
+                type="submit"
+                class={confirming.choice === 'approve' ? 'approve' : 'deny'}
+                data-testid="inbox-confirm-yes"
+              >
+                {confirming.choice === 'approve' ? 'Approve all' : 'Deny all'}
+              </button>
+              <button type="button" onClick={() => setConfirming(null)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        )}
+      </dialog>
+    </section>
+  );
+}

@@ -1,0 +1,37 @@
+/** What the "needs you" inbox sends (gateways/web/inbox.ts): types only, shared with the page. */
+import type { Gate, SessionInput } from '../../workflows/session/contract';
+
+export interface InboxItem {
+  workflowId: string;
+  channel: SessionInput['channel'];
+  /** Where the decision was asked, in words: "web conversation …", "Slack thread", "mission nightly". */
+  where: string;
+  /** A web conversation's id, for the link that opens it. */
+  sessionId?: string;
+  gateId: string;
+  kind: 'approval' | 'question' | 'credential' | 'budget';
+  /** What it asks, in one line. */
+  asks: string;
+  toolName: string;
+  args?: Record<string, unknown>;
+  questions?: Extract<Gate, { kind: 'question' }>['questions'];
+  requesterId: string;
+  createdAt: number;
+  expiresAt: number | null;
+  /** The workflow's rule, as every prompt states it. */
+  rule: string;
+  /** Which of the person's ids the gate names (the decision is sent as it). */
+  decideAs: string;
+  /** Approve is offered (false: the person may only deny, e.g. their own call under four-eyes). */
+  mayApprove: boolean;
+}
+
+export interface InboxList {
+  items: InboxItem[];
+  /** Conversations found waiting that could not be read now (no worker running): their gates are not listed. */
+  unreadable: number;
+}
+
+export type InboxOutcome =
+  | { workflowId: string; gateId: string; ok: true }
+  | { workflowId: string; gateId: string; ok: false; error: string };
