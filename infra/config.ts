@@ -279,6 +279,8 @@ const envSchema = z.object({
     'OPERATOR_KEY must be at least 32 characters',
   ),
   MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
+  /** The scripted model writes its answers word by word at this pace (0: at once), so the quick start streams. */
+  SCRIPTED_WORD_MS: z.coerce.number().int().min(0).max(1_000).default(35),
   MODEL: optionalText,
   OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),
   OPENAI_API_KEY: optionalText,
@@ -384,6 +386,8 @@ export interface AppConfig {
     openaiApiKey: string | undefined;
     anthropicBaseUrl: string | undefined;
     anthropicApiKey: string | undefined;
+    /** The scripted model's pace of writing, per word (0: whole answers at once). */
+    scriptedWordMs: number;
   };
   web: {
     /** local: the per-install secret; login: OpenID Connect sign-in; proxy: a trusted reverse proxy's header. */
@@ -739,6 +743,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       openaiApiKey: e.OPENAI_API_KEY,
       anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
       anthropicApiKey: e.ANTHROPIC_API_KEY,
+      scriptedWordMs: e.SCRIPTED_WORD_MS,
     },
     web: webConfig(e, policy),
     stream: streamConfig(e),

@@ -4,7 +4,7 @@ import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
 import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
 import { costOf, type Price } from '../../common/budgets';
-import { scriptedModel } from './scripted';
+import { scriptedModel, writeOut } from './scripted';
 import { estimatedUsage } from './usage';
 import { DEFAULT_SYSTEM_PROMPT, toolSpecs, type ToolSpec } from './tool-specs';
 
@@ -31,7 +31,13 @@ export function createModel(config: AppConfig): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   switch (config.model.provider) {
     case 'scripted':
-      return async (transcript) => withEstimatedUsage(scriptedModel(transcript), transcript);
+      return async (transcript, signal, _extraTools, onText) => {
+        const reply = withEstimatedUsage(scriptedModel(transcript), transcript);
+        // Answers (not tool calls) are written out word by word, as a real model streams them.
+        if (onText && reply.text && !reply.toolCalls.length)
+          await writeOut(reply.text, onText, config.model.scriptedWordMs, signal);
+        return reply;
+      };
     // A provider's SDK is loaded only when it is the one configured (each takes 0.2 s of a worker's start).
     case 'openai':
       return lazyModel(

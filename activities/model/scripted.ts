@@ -8,9 +8,34 @@ import { SUMMARY_INSTRUCTION } from './summarize';
 
 const HELP =
   'I am the scripted demo model. Try: "run `ls -la`" (shell, needs approval), "run `echo a` and `echo b`" ' +
-  '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "fetch <url> with github" (sends your GitHub token; asks you to connect first), "post https://example.com hello" (needs approval), ' +
+  '(two approvals), "ask me" (a form with two questions), "ask one" (one question; a typed "1" answers it), "fetch https://example.com" (GET, runs at once), "fetch <url> with <provider>" (a sign-in provider of your policy file: asks you to connect first), "post https://example.com hello" (needs approval), ' +
   '"what time is it" or "time in Asia/Tokyo", "loop" (shows the step limit), "fail loop" (the same failing call until the agent stops itself), "bad arguments" (shows validation), ' +
   '"call <tool> <JSON arguments>" (any tool, e.g. call mission_create {"name": "standup", "goal": "what time is it", "cadence": "0 9 * * 1-5"}).';
+
+/** The longest a scripted answer takes to write out: long ones go several words at a time. */
+const MAX_WRITING_MS = 3_000;
+
+/**
+ * Writes `text` out through `onText` word by word (a snapshot of everything so far each time), `wordMs` apart, as a
+ * real model streams; stops when `signal` aborts (the person pressed Stop, or the call was cancelled).
+ */
+export async function writeOut(
+  text: string,
+  onText: (snapshot: string) => void,
+  wordMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (wordMs <= 0) return;
+  const words = text.match(/\S+\s*/g) ?? [];
+  const perStep = Math.max(1, Math.ceil((words.length * wordMs) / MAX_WRITING_MS));
+  let written = '';
+  for (let i = 0; i < words.length; i += perStep) {
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    written += words.slice(i, i + perStep).join('');
+    onText(written);
+    await new Promise((resolve) => setTimeout(resolve, wordMs));
+  }
+}
 
 export function scriptedModel(transcript: Message[]): ModelReply {
   const lastUserIndex = transcript.findLastIndex((m) => m.role === 'user');

@@ -15,6 +15,7 @@ export interface InboxItem {
   toolName: string;
   args?: Record<string, unknown>;
   questions?: Extract<Gate, { kind: 'question' }>['questions'];
+  /** Who asked: the person's name where the policy's users table knows their chat id. */
   requesterId: string;
   createdAt: number;
   expiresAt: number | null;

@@ -50,6 +50,14 @@ function asks(gate: Gate): string {
   return `Run ${gate.toolName}: ${gate.subject}`;
 }
 
+/** The person a Slack or Discord id is, by the policy's users table (else the id itself). */
+function personOf(id: string, users: UsersTable): string {
+  return (
+    Object.entries(users).find(([, entry]) => entry.slack.includes(id) || entry.discord.includes(id))?.[0] ??
+    id
+  );
+}
+
 function channelOf(workflowId: string): SessionInput['channel'] {
   if (workflowId.startsWith('mission-run:')) return 'mission';
   return (workflowId.split(':')[1] as SessionInput['channel'] | undefined) ?? 'web';
@@ -102,7 +110,7 @@ export class Inbox {
       toolName: gate.toolName,
       ...(gate.kind === 'approval' ? { args: gate.args } : {}),
       ...(gate.kind === 'question' ? { questions: gate.questions } : {}),
-      requesterId: gate.requesterId,
+      requesterId: personOf(gate.requesterId, this.users),
       createdAt: gate.createdAt,
       expiresAt: gate.expiresAt,
       rule: gateRule(gate),
@@ -114,10 +122,11 @@ export class Inbox {
   async list(userId: string): Promise<InboxList> {
     const query = `ExecutionStatus = 'Running' AND AgentStatus IN (${WAITING.map((s) => `'${s}'`).join(', ')})`;
     const found = await withinDeadline(this.client, QUERY_DEADLINE_MS, async () => {
-      const out: { workflowId: string }[] = [];
+      const out: { workflowId: string; title?: string }[] = [];
       for await (const info of this.client.workflow.list({ query, pageSize: 100 })) {
         if (!INBOX_WORKFLOW_ID.test(info.workflowId)) continue;
-        out.push({ workflowId: info.workflowId });
+        const title = info.memo?.title;
+        out.push({ workflowId: info.workflowId, ...(typeof title === 'string' ? { title } : {}) });
         if (out.length >= MAX_WORKFLOWS) break;
       }
       return out;
@@ -126,7 +135,7 @@ export class Inbox {
     let unreadable = 0;
     for (let i = 0; i < found.length; i += READ_CONCURRENCY) {
       await Promise.all(
-        found.slice(i, i + READ_CONCURRENCY).map(async ({ workflowId }) => {
+        found.slice(i, i + READ_CONCURRENCY).map(async ({ workflowId, title }) => {
           let gates: Gate[];
           try {
             gates = await this.gatesOf(workflowId);
@@ -139,6 +148,7 @@ export class Inbox {
             const name = await this.missionName(workflowId);
             for (const item of mine) item.where = describeWhere(workflowId, 'mission', name);
           }
+          if (title) for (const item of mine) item.where = `“${title}”`;
           items.push(...mine);
         }),
       );

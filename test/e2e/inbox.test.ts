@@ -113,7 +113,7 @@ describe('the "needs you" inbox', () => {
     });
     expect(byWhere[ids.web]!.asks).toContain('echo from-web');
     expect(byWhere[ids.web]!.rule).toBe('Who may decide: @alice, @bob.');
-    expect(byWhere[ids.slack]).toMatchObject({ channel: 'slack', decideAs: 'U1', requesterId: 'U1' });
+    expect(byWhere[ids.slack]).toMatchObject({ channel: 'slack', decideAs: 'U1', requesterId: 'alice' });
     expect(byWhere[ids.discord]).toMatchObject({ channel: 'discord', decideAs: ALICE_DISCORD });
     expect(byWhere['session:web:inbox-question']).toMatchObject({ kind: 'question' });
     const run = alice.items.find((i) => i.channel === 'mission')!;

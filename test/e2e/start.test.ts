@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
 import { freePort } from '../helpers/processes';
+import { SseTab } from '../helpers/sse';
 import { startAll } from '../helpers/start-all';
 import { until } from '../helpers/until';
 import { WebClient } from '../helpers/web-client';
@@ -58,7 +59,11 @@ describe('npm start', () => {
     expect(await me.json()).toMatchObject({ userId: 'local', mode: 'local' });
     expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(401);
     const page = await fetch(`http://127.0.0.1:${port}/`);
-    expect(await page.text()).toContain('data-testid="message-input"');
+    expect(await page.text()).toContain('<div id="app"></div>');
+    // The page's script: the Preact app, bundled at start, served from here (no CDN).
+    const script = await fetch(`http://127.0.0.1:${port}/app.js`);
+    expect(script.status).toBe(200);
+    expect(await script.text()).toContain('message-input');
     const web = new WebClient(`http://127.0.0.1:${port}`, { bearer: token });
     await web.say('persisted', 'run `echo kept`');
     const gate = await web.pendingGate('persisted');
@@ -83,6 +88,20 @@ describe('npm start', () => {
     const second = await startAll(env, port);
     expect(second.output()).not.toContain('workflow bundle built');
     try {
+      // The default scripted model writes its answers out word by word: a newcomer sees streaming without a key.
+      await web.say('streamed', 'help');
+      const tab = await new SseTab(
+        `http://127.0.0.1:${port}/api/sessions/streamed/stream`,
+        web.headers('local'),
+      ).open();
+      const answer = (await web.answered('streamed')).transcript.at(-1)!;
+      await tab.close();
+      const partials = tab.events
+        .filter((e) => e.event === 'partial')
+        .map((e) => (JSON.parse(e.data) as { text: string }).text)
+        .filter((text) => text.length > 0 && answer.role === 'assistant' && text.length < answer.text.length);
+      expect(partials.length).toBeGreaterThan(3);
+      expect(answer.role === 'assistant' && answer.text.startsWith(partials[0]!)).toBe(true);
       expect((await web.decide('persisted', gate.id, 'approve')).status).toBe(202);
       const view = await web.answered('persisted');
       expect(view.transcript.find((m) => m.role === 'tool')).toMatchObject({

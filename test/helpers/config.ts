@@ -32,6 +32,8 @@ export function testEnv(
     DATA_DIR: dataDir,
     AGENT_CONFIG: policyFile,
     MODEL_PROVIDER: 'scripted',
+    // Whole answers at once: the tests that look at streaming set a pace (the product's default writes word by word).
+    SCRIPTED_WORD_MS: '0',
     LOG_LEVEL: 'warn',
     ...extra,
   };

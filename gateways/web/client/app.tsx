@@ -151,6 +151,7 @@ export function App() {
         inboxCount={count}
         grants={grants}
         open={drawer}
+        onNavigate={() => setDrawer(false)}
         onNew={() => void newConversation().catch(failed)}
         onRevoke={(g) => void revoke(g)}
       />

@@ -47,13 +47,20 @@ export function Sidebar(props: {
   onNew: () => void;
   onRevoke: (grant: Grant) => void;
   open: boolean;
+  /** A link was followed (the drawer closes even when it names what is already open). */
+  onNavigate: () => void;
 }) {
   const [search, setSearch] = useState('');
   const shown = props.sessions.filter((s) =>
     `${s.title ?? ''} ${s.sessionId}`.toLowerCase().includes(search.trim().toLowerCase()),
   );
   return (
-    <aside id="sidebar" class={props.open ? 'open' : ''} aria-label="Conversations">
+    <aside
+      id="sidebar"
+      class={props.open ? 'open' : ''}
+      aria-label="Conversations"
+      onClick={(e) => (e.target as HTMLElement).closest('a') && props.onNavigate()}
+    >
       <h1>Agent</h1>
       <Who me={props.me} signIn={props.signIn} />
       <button type="button" id="new-session" data-testid="new-session" onClick={props.onNew}>
