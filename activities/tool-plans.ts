@@ -35,6 +35,7 @@ function toPlan(decision: PolicyDecision, timeoutMs: ToolPlan['timeoutMs'], rule
     approvers: rules.approvers,
     timeoutMs,
     ...(grantsMayApply(rules) ? {} : { selfApprove: rules.selfApprove, approvals: rules.approvals }),
+    ...(rules.escalate ? { escalate: rules.escalate } : {}),
   };
 }
 

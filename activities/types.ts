@@ -48,6 +48,8 @@ export interface ToolPlan {
   selfApprove?: boolean;
   /** Distinct approvals the call needs (M of N). Absent in older histories: 1. */
   approvals?: number;
+  /** Who else is asked once the approval has waited `afterMs` undecided (policy `escalate`). */
+  escalate?: { afterMs: number; to: string[] };
 }
 
 /** The run contract is shared with workflow code, so it lives in a pure module. */

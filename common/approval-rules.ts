@@ -9,9 +9,12 @@ export interface ApprovalRules {
   approvers: string[];
   selfApprove: boolean;
   approvals: number;
+  /** Who else is asked once an approval has waited `afterMs` undecided. */
+  escalate?: { afterMs: number; to: string[] } | undefined;
 }
 
-type RulesSource = Pick<PolicyFile, 'approvers' | 'selfApprove' | 'approvals' | 'tools'>;
+type RulesSource = Pick<PolicyFile, 'approvers' | 'selfApprove' | 'approvals' | 'tools'> &
+  Partial<Pick<PolicyFile, 'escalate'>>;
 
 /** A tool's entry in the policy file's `tools` (an alias follows its original: `routine_*` -> `mission_*`). */
 export function toolPolicyEntry<T>(tools: Readonly<Record<string, T>>, toolName: string): T | undefined {
@@ -20,10 +23,12 @@ export function toolPolicyEntry<T>(tools: Readonly<Record<string, T>>, toolName:
 
 export function approvalRulesFor(policy: RulesSource, toolName: string): ApprovalRules {
   const tool = toolPolicyEntry(policy.tools, toolName);
+  const escalate = tool?.escalate ?? policy.escalate;
   return {
     approvers: tool?.approvers ?? policy.approvers,
     selfApprove: tool?.selfApprove ?? policy.selfApprove,
     approvals: tool?.approvals ?? policy.approvals,
+    ...(escalate ? { escalate: { afterMs: escalate.after as number, to: escalate.to } } : {}),
   };
 }
 

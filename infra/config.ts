@@ -33,6 +33,18 @@ const whenRuleSchema = z.strictObject({
   policy: policyChoice,
 });
 
+/**
+ * Escalation: an approval nobody decided within `after` is put to `to` as well (they may decide from then on),
+ * told in the conversation and asked where the prompt is.
+ */
+const escalateSchema = z.strictObject({
+  after: durationSchema.refine(
+    (ms) => typeof ms === 'number',
+    '"after" is a duration such as "2h" (not "never")',
+  ),
+  to: z.array(z.string().min(1).max(128)).min(1).max(20),
+});
+
 const toolConfigSchema = z.strictObject({
   policy: policyChoice.optional(),
   allow: z.array(patternSchema).default([]),
@@ -46,6 +58,8 @@ const toolConfigSchema = z.strictObject({
   selfApprove: z.boolean().optional(),
   /** How many distinct approvers an approval needs (M of N); one deny ends it. */
   approvals: z.number().int().min(1).max(10).optional(),
+  /** Who else is asked when nobody decided in time (replaces the top-level `escalate`). */
+  escalate: escalateSchema.optional(),
   /** shell_execute's network inside the sandbox. */
   network: z.enum(['none', 'full']).optional(),
 });
@@ -105,6 +119,8 @@ export const policyFileSchema = z.strictObject({
   selfApprove: z.boolean().default(true),
   /** Default for every tool: distinct approvals needed. */
   approvals: z.number().int().min(1).max(10).default(1),
+  /** Default for every tool: who else is asked when nobody decided an approval in time. */
+  escalate: escalateSchema.optional(),
   /** shell_execute runs under bubblewrap; "off" runs it unsandboxed (a warning at every start). */
   sandbox: z.enum(['bwrap', 'off']).default('bwrap'),
   /** http_request may reach these otherwise refused (private, loopback, link-local) hosts or CIDRs. */

@@ -7,19 +7,30 @@ import { INBOX_WORKFLOW_ID } from './inbox';
 /** One confirmation decides at most this many: a page of the inbox. */
 export const MAX_BATCH = 50;
 
-const inboxDecisionSchema = z.strictObject({
-  items: z
-    .array(
-      z.strictObject({
-        workflowId: z.string().regex(INBOX_WORKFLOW_ID, 'not a conversation or mission run'),
-        gateId: z.string().min(1).max(64),
-      }),
-    )
-    .min(1, 'choose at least one decision')
-    .max(MAX_BATCH, `at most ${MAX_BATCH} decisions at once`),
-  choice: z.enum(['approve', 'deny']),
-  reason: z.string().trim().max(2_000).optional(),
-});
+const inboxDecisionSchema = z
+  .strictObject({
+    items: z
+      .array(
+        z.strictObject({
+          workflowId: z.string().regex(INBOX_WORKFLOW_ID, 'not a conversation or mission run'),
+          gateId: z.string().min(1).max(64),
+        }),
+      )
+      .min(1, 'choose at least one decision')
+      .max(MAX_BATCH, `at most ${MAX_BATCH} decisions at once`),
+    choice: z.enum(['approve', 'deny', 'delegate']),
+    reason: z.string().trim().max(2_000).optional(),
+    /** Delegate: whom to hand the decisions to (they may decide them from then on). */
+    to: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9._@:-]{1,128}$/, "a person's id, e.g. carol")
+      .optional(),
+  })
+  .refine((body) => body.choice !== 'delegate' || body.to, {
+    message: 'name the person to hand them to',
+    path: ['to'],
+  });
 
 export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
   const inbox = await api.deps.inbox.list(c.get('userId'));
@@ -29,10 +40,11 @@ export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
 export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
   const body = await parseBody(c, inboxDecisionSchema);
   if (!body.ok) return c.json({ error: body.error }, 400);
-  const { items, choice, reason } = body.value;
+  const { items, choice, reason, to } = body.value;
   const outcomes = await api.deps.inbox.decide(c.get('userId'), items, {
     choice,
     ...(reason ? { reason } : {}),
+    ...(to ? { to } : {}),
   });
   for (const outcome of outcomes) if (outcome.ok) api.deps.live.nudge(outcome.workflowId);
   api.deps.log.info('inbox decisions', {

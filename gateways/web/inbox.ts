@@ -164,7 +164,7 @@ export class Inbox {
   async decide(
     userId: string,
     targets: { workflowId: string; gateId: string }[],
-    decision: Pick<Decision, 'choice' | 'reason'>,
+    decision: Pick<Decision, 'choice' | 'reason' | 'to'>,
   ): Promise<InboxOutcome[]> {
     return await Promise.all(
       targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
@@ -176,12 +176,15 @@ export class Inbox {
             return { workflowId, gateId, ok: false, error: 'answer it in its conversation' };
           if (decision.choice === 'approve' && !item.mayApprove)
             return { workflowId, gateId, ok: false, error: item.rule };
+          if (decision.choice === 'delegate' && decision.to && mayDecide(gate, decision.to))
+            return { workflowId, gateId, ok: false, error: `@${decision.to} may already decide it` };
           await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
             this.client.workflow.getHandle(workflowId).signal(decideSignal, {
               gateId,
               choice: decision.choice,
               userId: item.decideAs,
               ...(decision.reason ? { reason: decision.reason } : {}),
+              ...(decision.to ? { to: decision.to } : {}),
             } satisfies Decision),
           );
           return { workflowId, gateId, ok: true };

@@ -4,7 +4,7 @@
  *
  * This module is the map: the guard and every route in registration order. Each route's work lives with its
  * job: session-routes.ts, message-route.ts, stream-route.ts, signal-routes.ts, grant-routes.ts,
- * credential-routes.ts, inbox-routes.ts; what they share is in api-context.ts.
+ * credential-routes.ts, inbox-routes.ts, conversation-routes.ts; what they share is in api-context.ts.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { temporalUiLink } from '../../common/ids';
@@ -12,6 +12,7 @@ import { refuseCrossSite, refuseForeignHost } from './auth/request-guard';
 import { RateLimiter } from './auth/rate-limit';
 import type { ApiEnv, WebApi } from './api-context';
 import type { WebRouteDeps } from './route-deps';
+import { showConversation } from './conversation-routes';
 import { disconnectCredential, listCredentials } from './credential-routes';
 import { listGrants, revokeGrant } from './grant-routes';
 import { decideFromInbox, listInbox } from './inbox-routes';
@@ -53,6 +54,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.post('/decisions', (c) => postDecision(api, c));
   app.post('/sessions/:id/stop', (c) => stopTurn(api, c));
   app.post('/answers', (c) => postAnswers(api, c));
+  app.get('/conversations/:workflowId', (c) => showConversation(api, c));
   app.get('/inbox', (c) => listInbox(api, c));
   app.post('/inbox/decisions', (c) => decideFromInbox(api, c));
   app.get('/grants', (c) => listGrants(api, c));

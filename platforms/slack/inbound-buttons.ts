@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { providerNameSchema } from '../../common/ids';
 import { parseSlackSessionId, slackSessionWorkflowId } from './ids';
 import { connectLinkBlocks, FEEDBACK_BLOCK_PREFIX } from './render';
+import { sayRecordedIfNoWorker } from './recorded-notice';
 import {
   parseButton,
   slackId,
@@ -125,6 +126,11 @@ export async function decideFromButton(
       ...extra,
     });
     await args.ack();
+    void sayRecordedIfNoWorker(
+      ctx,
+      { workflowId: value.workflowId, gateId: value.gateId, userId: args.body.user.id },
+      (text) => tell(args.respond, text),
+    );
   } catch (error) {
     await args.ack();
     // A conversation that has ended (ended by an operator, or a finished mission run's) takes no click: say so,

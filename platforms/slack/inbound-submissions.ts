@@ -2,16 +2,33 @@
  * Slack dialog submissions (Deny…, Edit & approve…, Answer…) into signals. What the form itself can check
  * goes back under its field (`response_action: 'errors'`); the rest the workflow judges when it runs.
  */
-import type { SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
+import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import { z } from 'zod';
 import { answerSchema, type Answer } from '../../common/tools/ask-user';
+import { parseSlackSessionId } from './ids';
+import { sayRecordedIfNoWorker } from './recorded-notice';
 import { answerErrors, readAnswers } from './render-question';
 import { DIALOG_BUDGET_MS, parseButton, type SlackListenerContext } from './inbound-context';
 
-type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction>;
+/** What Bolt passes a view submission's listener (with its Web API client). */
+type SubmitArgs = SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs;
 
 /** The gate the dialog was opened for, as its button's value rides in the view's private metadata. */
 const metadata = (args: SubmitArgs) => parseButton(args.view.private_metadata);
+
+/** A dialog has no reply address: the "recorded" notice goes to the submitter privately, in the thread. */
+function afterSubmit(
+  ctx: SlackListenerContext,
+  args: SubmitArgs,
+  value: { workflowId: string; gateId: string },
+) {
+  const thread = parseSlackSessionId(value.workflowId);
+  if (!thread) return;
+  const user = args.body.user.id;
+  void sayRecordedIfNoWorker(ctx, { ...value, userId: user }, (text) =>
+    args.client.chat.postEphemeral({ channel: thread.channel, user, thread_ts: thread.threadTs, text }),
+  );
+}
 
 /** A submitted answer too long or malformed for the answer schema: the reason under the field it came from. */
 function answerShapeErrors(raw: readonly Answer[], error: z.ZodError): Record<string, string> {
@@ -34,6 +51,7 @@ export async function submitDenial(ctx: SlackListenerContext, args: SubmitArgs):
     ...(reason ? { reason } : {}),
   });
   await args.ack();
+  afterSubmit(ctx, args, value);
 }
 
 export async function submitEdit(ctx: SlackListenerContext, args: SubmitArgs): Promise<void> {
@@ -61,6 +79,7 @@ export async function submitEdit(ctx: SlackListenerContext, args: SubmitArgs): P
     userId: args.body.user.id,
   });
   await args.ack();
+  afterSubmit(ctx, args, value);
 }
 
 export async function submitAnswers(ctx: SlackListenerContext, args: SubmitArgs): Promise<void> {
@@ -82,4 +101,5 @@ export async function submitAnswers(ctx: SlackListenerContext, args: SubmitArgs)
     answers: answers.data,
   });
   await args.ack();
+  afterSubmit(ctx, args, value);
 }

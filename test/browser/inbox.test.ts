@@ -162,6 +162,16 @@ describe('the web app in a browser', () => {
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-phone.png'), fullPage: true });
 
+    // The Slack thread, read here by someone who may decide in it: read-only, the decision is made in the inbox.
+    await page.locator('[data-testid="inbox-item"][data-channel="slack"]').getByTestId('inbox-open').click();
+    await expect.poll(() => page.getByTestId('tool-args').first().textContent()).toContain('echo from-slack');
+    expect(await page.getByTestId('approve').count()).toBe(0);
+    expect(await page.getByTestId('message-input').count()).toBe(0);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'slack-thread-read-on-phone.png') });
+    await page.goBack();
+    await page.getByTestId('inbox-select-all').waitFor();
+
     await page.getByTestId('inbox-select-all').check();
     await page.getByTestId('inbox-approve-selected').click();
     const dialog = page.getByTestId('inbox-confirm');

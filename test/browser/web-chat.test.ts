@@ -211,6 +211,12 @@ describe('web chat in a browser', () => {
       .toBe(
         `This conversation has used ${used.toLocaleString('en-US')} of 3,000 tokens. Continue with 3,000 tokens more?`,
       );
+    // Below the message it holds, where the person is looking.
+    expect(
+      await page.evaluate(
+        "[...document.querySelectorAll('[data-testid=user-message],[data-testid=budget-gate]')].map((e) => e.dataset.testid)",
+      ),
+    ).toEqual(['user-message', 'user-message', 'budget-gate']);
     await page.screenshot({ path: path.join(ARTIFACTS, 'budget-gate.png') });
     await gate.getByTestId('budget-continue').click();
     await expect.poll(() => gate.getByTestId('gate-outcome').textContent()).toMatch(/^Continued by @alice/);

@@ -176,9 +176,14 @@ describe('dialogs while no worker runs', () => {
       }),
     );
     tally.check(submitted.status === 200 && !submitted.text.includes('errors'), () => submitted.text);
+    // No worker answers: the submitter is told privately that it is recorded (Slack shows nothing else until then).
+    const recorded = await until('the submitter told it is recorded', () =>
+      slack.of('chat.postEphemeral').find((m) => m.user === 'U1' && /^Recorded\./.test(String(m.text))),
+    );
+    tally.check(recorded.thread_ts === prompt.ts, () => `the notice went to ${String(recorded.thread_ts)}`);
     await stack.restartWorker();
     const told = await until('the stranger told privately', () =>
-      slack.of('chat.postEphemeral').find((m) => m.user === 'U9'),
+      slack.of('chat.postEphemeral').find((m) => m.user === 'U9' && !/^Recorded\./.test(String(m.text))),
     );
     tally.check(/may not/.test(String(told.text)), () => `the stranger was told ${String(told.text)}`);
     const v = await settled(prompt.workflowId);

@@ -173,6 +173,24 @@ describe('the "needs you" inbox', () => {
     );
   });
 
+  it('lets the people who may decide read a Slack conversation on the web, and nobody else', async () => {
+    const path = `/conversations/${encodeURIComponent(ids.slack!)}`;
+    for (const user of ['alice', 'bob']) {
+      const read = await stack.web.request('GET', path, undefined, user);
+      expect(read.status, user).toBe(200);
+      expect(read.body.readOnly).toBe(true);
+      expect(JSON.stringify(read.body.transcript)).toContain('from-slack');
+    }
+    expect((await stack.web.request('GET', path, undefined, 'eve')).status).toBe(404);
+    const web = await stack.web.request(
+      'GET',
+      `/conversations/${encodeURIComponent(ids.web!)}`,
+      undefined,
+      'alice',
+    );
+    expect(web.status).toBe(400);
+  });
+
   it('denies a mission run with a reason, and refuses what is not the person’s or is malformed', async () => {
     const alice = await inbox('alice');
     const run = alice.items.find((i) => i.workflowId === ids.run)!;

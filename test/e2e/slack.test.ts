@@ -177,6 +177,28 @@ describe('Slack', () => {
     expect((await state(event.ts)).transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
 
+  it('tells a clicker privately that the click is recorded while no worker runs, and it then runs once', async () => {
+    const event = mention('run `echo while-deploying`');
+    await requests.event(event);
+    const { value } = await prompt(event.ts);
+    await stack.worker.kill('SIGKILL');
+    const clicked = await requests.interaction(
+      click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/recorded`),
+    );
+    expect(clicked.status).toBe(200);
+    const told = await until('the clicker told it is recorded', () =>
+      slack.of('response_url').find((r) => String(r.text).startsWith('Recorded.')),
+    );
+    expect(told).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    await stack.restartWorker();
+    await until('the approved call', async () =>
+      (await state(event.ts)).transcript.some(
+        (m) => m.role === 'tool' && m.content.includes('while-deploying'),
+      ),
+    );
+    expect((await state(event.ts)).transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
+  });
+
   it('tells a clicker that the conversation has ended, instead of "try again"', async () => {
     const event = mention('run `echo ended`');
     await requests.event(event);

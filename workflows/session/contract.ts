@@ -27,7 +27,7 @@ const schemas = sharedSchemas('session-contract', () => {
     ref: z.string().max(100).optional(),
   });
 
-  const decisionChoice = z.enum(['approve', 'deny', 'always', 'edit']);
+  const decisionChoice = z.enum(['approve', 'deny', 'always', 'edit', 'delegate']);
   /** An operator's signature of one action (infra/operator-claim.ts): no secret, only a MAC and its time. */
   const operatorClaim = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
 
@@ -50,6 +50,8 @@ const schemas = sharedSchemas('session-contract', () => {
     claim: operatorClaim.optional(),
     /** Always allow: limit the grant to subjects matching this glob, e.g. `git status*`. */
     pattern: z.string().min(1).max(500).optional(),
+    /** Delegate: the person this decision is handed to, who may then decide it too. */
+    to: userId.optional(),
   });
 
   /** What a button carries: the address of its workflow and gate, and the choice. Nothing secret. */
@@ -225,11 +227,20 @@ interface GateBase {
   resolution?: GateResolution;
   /** Platform references of every posted prompt of this gate (edited when it is decided). */
   posts?: string[];
+  /** Hand-overs ("delegate"): who handed the decision to whom, when; each `to` was added to `approvers`. */
+  delegations?: Delegation[];
   /**
    * A gate of a mission run shown in this conversation: decisions on it are forwarded to that run's
    * workflow, which decides; the mission reports the outcome back.
    */
   remote?: { workflowId: string; missionName: string };
+}
+
+/** A decision handed to another person: recorded, and the person added to those who may decide. */
+export interface Delegation {
+  by: string;
+  to: string;
+  at: number;
 }
 
 /** One person's approval of a gate that needs several (or someone other than the requester). */
@@ -251,6 +262,8 @@ export interface ApprovalGate extends GateBase {
   selfApprove?: boolean;
   /** Approvals so far, in order, one per person; the gate resolves once there are `approvalsNeeded`. */
   approvals?: Approval[];
+  /** Policy `escalate`: at `at`, if still undecided, `to` are added to the approvers and asked (`done` then). */
+  escalation?: { at: number; to: string[]; done?: boolean };
 }
 
 /** An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. */

@@ -10,7 +10,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { Gate } from './contract';
-import { describeOutcome, expireGate } from './gates';
+import { describeOutcome, escalate, expireGate } from './gates';
 import type { SessionRun } from './session-run';
 import { upgradeRequested } from '../upgrade';
 
@@ -37,12 +37,20 @@ export async function waitForGates(run: SessionRun, gates: Gate[], handsOver: bo
         told.add(gate);
         continue;
       }
+      const escalated = escalate(gate, now);
+      if (escalated) {
+        // Told to everyone, and the prompt asked again where it is, naming the people added.
+        run.state.notify(escalated);
+        run.emit({ type: 'gate', gate, reason: 'repost' });
+        run.state.touch();
+      }
       if (reminderMs !== undefined) {
         const at = remindAt.get(gate) ?? now + reminderMs;
         if (at <= now) run.emit({ type: 'gate', gate, reason: 'reminder' });
         remindAt.set(gate, at <= now ? now + reminderMs : at);
       }
-      due = Math.min(due, gate.expiresAt ?? Infinity, remindAt.get(gate) ?? Infinity);
+      const escalation = gate.kind === 'approval' && !gate.escalation?.done ? gate.escalation?.at : undefined;
+      due = Math.min(due, gate.expiresAt ?? Infinity, remindAt.get(gate) ?? Infinity, escalation ?? Infinity);
     }
     if (told.size === gates.length || longWait()) return;
     const woken = () => gates.some((gate) => gate.status !== 'pending' && !told.has(gate)) || longWait();

@@ -54,6 +54,8 @@ export function openApprovalGate(input: {
   /** Policy `selfApprove` (default true) and `approvals` (default 1) of this tool. */
   selfApprove?: boolean;
   approvalsNeeded?: number;
+  /** Policy `escalate` of this tool. */
+  escalate?: { afterMs: number; to: string[] };
 }): ApprovalGate {
   return {
     id: input.id,
@@ -70,7 +72,27 @@ export function openApprovalGate(input: {
     approvalsNeeded: input.approvalsNeeded ?? 1,
     selfApprove: input.selfApprove ?? true,
     approvals: [],
+    ...(input.escalate
+      ? { escalation: { at: input.now + input.escalate.afterMs, to: input.escalate.to } }
+      : {}),
   };
+}
+
+/**
+ * Escalation due: an approval still undecided at its escalation time is put to the people named, who may decide
+ * from then on. Returns the notice that says so (once), or undefined when nothing is due.
+ */
+export function escalate(gate: Gate, now: number): string | undefined {
+  if (gate.kind !== 'approval' || gate.status !== 'pending') return undefined;
+  const escalation = gate.escalation;
+  if (!escalation || escalation.done || now < escalation.at) return undefined;
+  escalation.done = true;
+  const added = escalation.to.filter((id) => !mayDecide(gate, id));
+  gate.approvers = [...gate.approvers, ...added];
+  const waited = Math.max(1, Math.round((escalation.at - gate.createdAt) / 60_000));
+  return added.length
+    ? `Nobody decided this ${decidedThing(gate)} within ${waited} min: ${added.map((id) => `@${id}`).join(', ')} ${added.length === 1 ? 'is' : 'are'} asked too.`
+    : undefined;
 }
 
 export function openQuestionGate(input: {
@@ -251,7 +273,7 @@ export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: fal
  */
 export type ApprovalCheck =
   | { ok: true; resolution: GateResolution; approvals: Approval[] }
-  | { ok: true; resolution?: undefined; approvals: Approval[]; notice: string }
+  | { ok: true; resolution?: undefined; approvals: Approval[]; notice: string; delegateTo?: string }
   | { ok: false; notice: string };
 
 /**
@@ -299,6 +321,7 @@ export function evaluateDecision(input: {
   }
   const { needed, approvals } = approvalRules(gate);
   const base = { by: decision.userId, at: now };
+  if (decision.choice === 'delegate') return delegation(gate, decision, approvals);
   if (decision.choice === 'deny')
     return {
       ok: true,
@@ -374,6 +397,25 @@ export function evaluateDecision(input: {
       return { ok: true, approvals: counted, resolution: { ...base, outcome: 'always', grant } };
     }
   }
+}
+
+/**
+ * "Hand this to another approver": a decision like any other (recorded, told to everyone), which adds the person
+ * to those who may decide. Their approval then counts like any approver's, quorum and four-eyes included.
+ */
+function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[]): ApprovalCheck {
+  const to = decision.to?.trim();
+  if (!to) return { ok: false, notice: 'Hand it to whom? Name the person. Nothing changed.' };
+  if (to === decision.userId)
+    return { ok: false, notice: 'You cannot hand a decision to yourself. Nothing changed.' };
+  if (mayDecide(gate, to))
+    return { ok: false, notice: `@${to} may already decide on this ${decidedThing(gate)}. Nothing changed.` };
+  return {
+    ok: true,
+    approvals,
+    delegateTo: to,
+    notice: `@${decision.userId} handed this ${decidedThing(gate)} to @${to}, who may decide it now.`,
+  };
 }
 
 /**

@@ -539,6 +539,18 @@ export class SessionRun {
     });
     if (!check.ok) return this.state.notify(check.notice, decision.userId);
     if (gate?.kind === 'approval') gate.approvals = check.approvals;
+    if (!check.resolution && check.delegateTo) {
+      // Handed over: recorded on the gate, told to everyone, and the prompt asked again with the new decider in it.
+      gate!.approvers = [...gate!.approvers, check.delegateTo];
+      gate!.delegations = [
+        ...(gate!.delegations ?? []),
+        { by: decision.userId, to: check.delegateTo, at: now },
+      ];
+      this.state.notify(check.notice);
+      this.emit({ type: 'gate', gate: gate!, reason: 'repost' });
+      this.state.touch();
+      return;
+    }
     if (!check.resolution) {
       // One more approval of a call that needs several: the approver is told, every prompt shows the count.
       this.state.notify(check.notice, decision.userId);

@@ -154,6 +154,7 @@ async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<V
     // Absent from plans recorded before four-eyes and quorum: one approval, self-approval allowed.
     ...(plan.selfApprove === undefined ? {} : { selfApprove: plan.selfApprove }),
     ...(plan.approvals === undefined ? {} : { approvalsNeeded: plan.approvals }),
+    ...(plan.escalate ? { escalate: plan.escalate } : {}),
   });
   run.openGate(gate);
   return { ...entry, gate };

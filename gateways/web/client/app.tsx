@@ -8,6 +8,7 @@ import { api, ApiError, messageOf, post } from './api';
 import { Composer } from './composer';
 import { Conversation } from './conversation';
 import { InboxView } from './inbox-view';
+import { ReadOnlyConversation } from './read-only-conversation';
 import { Sidebar } from './sidebar';
 import type { Grant, InboxList, Me, SessionSummary, WebView } from './types';
 import { Welcome } from './welcome';
@@ -27,7 +28,9 @@ export function App() {
   const [drawer, setDrawer] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const lastStatus = useRef<string | undefined>(undefined);
-  const sessionId = route && route !== '/inbox' ? route : null;
+  /** `#/c/<workflow id>`: a conversation of another channel, read here. */
+  const foreign = route.startsWith('/c/') ? route.slice(3) : null;
+  const sessionId = route && route !== '/inbox' && !foreign ? route : null;
 
   useEffect(() => {
     const follow = () => {
@@ -180,6 +183,8 @@ export function App() {
         )}
         {route === '/inbox' ? (
           <InboxView inbox={inbox} reload={loadInbox} />
+        ) : foreign ? (
+          <ReadOnlyConversation workflowId={foreign} />
         ) : sessionId ? (
           <Conversation
             key={sessionId}
@@ -193,7 +198,7 @@ export function App() {
           </div>
         )}
         {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
-        {route !== '/inbox' && (
+        {route !== '/inbox' && !foreign && (
           <Composer
             send={send}
             placeholder={sessionId ? 'Message the agent… try "run `ls -la`"' : 'Message the agent…'}

@@ -13,6 +13,8 @@ export interface GateActions {
   answer(gate: QuestionGate, answers: Answer[]): Promise<void>;
   /** Shown next to the gate, in the person's words. */
   problem(text: string): void;
+  /** A conversation of another channel, read on the web: its gates are decided in "Needs you". */
+  readOnly?: boolean;
 }
 export const GateActionsContext = createContext<GateActions | null>(null);
 const useActions = () => useContext(GateActionsContext)!;
@@ -20,12 +22,23 @@ const useActions = () => useContext(GateActionsContext)!;
 const pending = (gate: WebGate) => gate.status === 'pending';
 
 function Outcome({ gate }: { gate: WebGate }) {
+  const actions = useActions();
   return (
-    <div class="outcome" data-testid="gate-outcome">
-      {pending(gate) ? (gate.rule ?? 'Waiting for a decision') : describeOutcome(gate)}
-    </div>
+    <>
+      <div class="outcome" data-testid="gate-outcome">
+        {pending(gate) ? (gate.rule ?? 'Waiting for a decision') : describeOutcome(gate)}
+      </div>
+      {pending(gate) && actions.readOnly && (
+        <div class="hint">
+          Decide it in <a href="#/inbox">Needs you</a>, or where it was asked.
+        </div>
+      )}
+    </>
   );
 }
+
+/** Whether this person acts on the gate here (not in a conversation read from another channel). */
+const actsHere = (gate: WebGate, actions: GateActions) => pending(gate) && !actions.readOnly;
 
 function Progress({ gate }: { gate: ApprovalGate }) {
   const needed = gate.approvalsNeeded ?? 1;
@@ -61,7 +74,7 @@ export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
     >
       <Outcome gate={gate} />
       <Progress gate={gate} />
-      {pending(gate) && (
+      {actsHere(gate, actions) && (
         <>
           {gate.expiresAt && <div class="meta">Expires {new Date(gate.expiresAt).toLocaleString()}</div>}
           <div class="actions">
@@ -171,7 +184,7 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
     Object.fromEntries(gate.questions.map((q) => [q.label, { selected: [], custom: '' }])),
   );
   const box = `gate question ${pending(gate) ? 'pending' : 'decided'}`;
-  if (!pending(gate))
+  if (!actsHere(gate, actions))
     return (
       <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
         <Outcome gate={gate} />
@@ -265,6 +278,7 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
 }
 
 export function CredentialGateCard({ gate }: { gate: CredentialGate & { connectUrl?: string } }) {
+  const actions = useActions();
   return (
     <div
       class={`gate ${pending(gate) ? 'pending' : 'decided'}`}
@@ -278,7 +292,7 @@ export function CredentialGateCard({ gate }: { gate: CredentialGate & { connectU
           {gate.note}
         </div>
       )}
-      {pending(gate) && gate.connectUrl && (
+      {actsHere(gate, actions) && gate.connectUrl && (
         <a class="button connect" href={gate.connectUrl} target="_blank" rel="noopener" data-testid="connect">
           Connect {gate.providerName}
         </a>
@@ -301,7 +315,7 @@ export function BudgetGateCard({ gate }: { gate: ApprovalGate }) {
       <h3>Budget</h3>
       <div data-testid="budget-question">{gate.subject}</div>
       <Outcome gate={gate} />
-      {pending(gate) && (
+      {actsHere(gate, actions) && (
         <div class="actions">
           <button
             type="button"

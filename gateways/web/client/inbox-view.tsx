@@ -20,18 +20,21 @@ const CHANNEL_WORDS: Record<InboxItem['channel'], string> = {
   discord: 'Discord',
   mission: 'Mission',
 };
+type Choice = 'approve' | 'deny' | 'delegate';
 const key = (item: { workflowId: string; gateId: string }) => `${item.workflowId}#${item.gateId}`;
 /** Questions and sign-ins are answered where their form is; approvals and budgets can be decided here. */
 const decidable = (item: InboxItem) => item.kind === 'approval' || item.kind === 'budget';
 
+/** Where it was asked, as a link: a web conversation opens; another channel's is read here. */
 function Where({ item }: { item: InboxItem }) {
-  if (item.sessionId)
-    return (
-      <a href={`#${item.sessionId}`} data-testid="inbox-open">
-        {item.where}
-      </a>
-    );
-  return <span>{item.where}</span>;
+  return (
+    <a
+      href={item.sessionId ? `#${item.sessionId}` : `#/c/${encodeURIComponent(item.workflowId)}`}
+      data-testid="inbox-open"
+    >
+      {item.where}
+    </a>
+  );
 }
 
 function Item({
@@ -43,9 +46,10 @@ function Item({
   item: InboxItem;
   selected: boolean;
   toggle: () => void;
-  decide: (items: InboxItem[], choice: 'approve' | 'deny', reason?: string) => Promise<void>;
+  decide: (items: InboxItem[], choice: Choice, extra?: { reason?: string; to?: string }) => Promise<void>;
 }) {
   const [reason, setReason] = useState('');
+  const [to, setTo] = useState('');
   const id = `inbox-${item.gateId}`;
   return (
     <li
@@ -101,10 +105,29 @@ function Item({
             type="button"
             class="deny"
             data-testid="inbox-deny"
-            onClick={() => decide([item], 'deny', reason.trim() || undefined)}
+            onClick={() => decide([item], 'deny', { reason: reason.trim() || undefined })}
           >
             {item.kind === 'budget' ? 'Stop' : 'Deny'}
           </button>
+          {item.kind === 'approval' && (
+            <>
+              <input
+                aria-label="Hand this to (their id)"
+                placeholder="Hand to… (e.g. carol)"
+                value={to}
+                data-testid="inbox-delegate-to"
+                onInput={(e) => setTo(e.currentTarget.value)}
+              />
+              <button
+                type="button"
+                data-testid="inbox-delegate"
+                disabled={!to.trim()}
+                onClick={() => decide([item], 'delegate', { to: to.trim() })}
+              >
+                Hand over
+              </button>
+            </>
+          )}
         </div>
       ) : (
         <div class="meta">
@@ -137,16 +160,21 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
   );
   const chosen = items.filter((i) => selected.has(key(i)));
 
-  const decide = async (targets: InboxItem[], choice: 'approve' | 'deny', reason?: string) => {
+  const decide = async (
+    targets: InboxItem[],
+    choice: Choice,
+    extra: { reason?: string; to?: string } = {},
+  ) => {
     try {
       const { outcomes } = await post<{ outcomes: InboxOutcome[] }>('/inbox/decisions', {
         items: targets.map(({ workflowId, gateId }) => ({ workflowId, gateId })),
         choice,
-        ...(reason ? { reason } : {}),
+        ...(extra.reason ? { reason: extra.reason } : {}),
+        ...(extra.to ? { to: extra.to } : {}),
       });
       const done = outcomes.filter((o) => o.ok).length;
       const refused = outcomes.filter((o): o is Extract<InboxOutcome, { ok: false }> => !o.ok);
-      const verb = choice === 'approve' ? 'approved' : 'denied';
+      const verb = { approve: 'approved', deny: 'denied', delegate: `handed to @${extra.to}` }[choice];
       setReport(
         `${done} ${verb}.${refused.length ? ` Not decided: ${refused.map((o) => o.error).join('; ')}.` : ''}`,
       );
@@ -267,7 +295,7 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
               e.preventDefault();
               const { choice, items: targets } = confirming;
               setConfirming(null);
-              await decide(targets, choice, batchReason.trim() || undefined);
+              await decide(targets, choice, { reason: batchReason.trim() || undefined });
               setBatchReason('');
             }}
           >

@@ -94,7 +94,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
   // A call can have several gates (an approval, then a sign-in): all are shown, the latest decides the chip.
   const gates = new Map<string, WebGate[]>();
   for (const g of view.gates) if (!g.remote) gates.set(g.toolCallId, [...(gates.get(g.toolCallId) ?? []), g]);
-  // Budget gates belong to no tool call: each is shown after the message that was being answered when it opened.
+  // Budget gates belong to no tool call: each is shown after the message whose turn it holds.
   const budgetGates = view.gates.filter(
     (g): g is ApprovalGate => g.kind === 'approval' && g.toolName === 'budget' && !g.remote,
   );
@@ -107,14 +107,17 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
     }
   };
   for (const [index, m] of view.transcript.entries()) {
-    flushBudgetGates(m.at);
-    if (m.role === 'user')
+    // A message's turn waits at a budget gate before it is answered: the gate shows below the message it holds.
+    if (m.role !== 'user') flushBudgetGates(m.at);
+    if (m.role === 'user') {
       nodes.push(
         <div class="msg user" data-testid="user-message" key={`u${m.at}${m.text.length}`}>
           <div class="meta">{`@${m.userId} · ${time(m.at)}`}</div>
           <div class="text">{m.text}</div>
         </div>,
       );
+      flushBudgetGates(m.at);
+    }
     if (m.role !== 'assistant') continue;
     if (m.text)
       nodes.push(

@@ -1,0 +1,33 @@
+/**
+ * A click or a dialog accepted while no worker runs (a deploy, a restart) is recorded, but nothing visible happens
+ * until a worker is back and the workflow updates the prompt. So after a decision is signalled, the gateway asks the
+ * conversation (a query, answered only by a worker) and, when none answers in time, tells the clicker privately
+ * that their decision is recorded and will take effect. With a worker running, the prompt's own update says it.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { SlackListenerContext } from './inbound-context';
+
+/** Long enough for a worker to answer a query, short enough to say it within Slack's 3 seconds of the click. */
+const WORKER_ANSWERS_WITHIN_MS = 1_500;
+
+export const RECORDED_WITHOUT_WORKER =
+  'Recorded. The agent is not running right now (a deploy or a restart): it will act on this when it is back.';
+
+export async function sayRecordedIfNoWorker(
+  ctx: SlackListenerContext,
+  decided: { workflowId: string; gateId: string; userId: string },
+  say: (text: string) => Promise<unknown>,
+): Promise<void> {
+  try {
+    await ctx.sessions.feedback(
+      decided.workflowId,
+      { gateId: decided.gateId, userId: decided.userId, since: Date.now() },
+      WORKER_ANSWERS_WITHIN_MS,
+    );
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    await say(RECORDED_WITHOUT_WORKER).catch((failure: Error) =>
+      ctx.log.warn('slack "recorded" notice not sent', { error: failure.message }),
+    );
+  }
+}
