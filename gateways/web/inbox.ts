@@ -176,6 +176,8 @@ export class Inbox {
             return { workflowId, gateId, ok: false, error: 'answer it in its conversation' };
           if (decision.choice === 'approve' && !item.mayApprove)
             return { workflowId, gateId, ok: false, error: item.rule };
+          if (decision.choice === 'delegate' && !item.mayApprove)
+            return { workflowId, gateId, ok: false, error: 'only an approval you hold can be handed over' };
           if (decision.choice === 'delegate' && decision.to && mayDecide(gate, decision.to))
             return { workflowId, gateId, ok: false, error: `@${decision.to} may already decide it` };
           await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>

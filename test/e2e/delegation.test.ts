@@ -65,12 +65,14 @@ describe('delegation and escalation', () => {
     const theirs = await until('the approval in Dave’s inbox', async () =>
       (await inbox('dave')).find((i) => i.sessionId === 'handed'),
     );
-    expect(theirs.rule).toBe('Who may decide: @alice, @bob, @dave.');
+    expect(theirs.rule).toBe('Needs approval from @bob, @dave.');
     const view = await stack.web.waitFor(
       'handed',
       (v) =>
         v.notices.some(
-          (n) => n.text === '@alice handed this shell_execute call to @dave, who may decide it now.',
+          (n) =>
+            n.text ===
+            '@alice handed this shell_execute call to @dave, who may decide it now in their place.',
         ),
       'the hand-over told',
     );

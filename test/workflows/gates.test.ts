@@ -10,6 +10,7 @@ import {
   resolveGate,
   supersedeGate,
   describeOutcome,
+  escalate,
   evaluateDecision,
   openApprovalGate,
   parseTypedDecision,
@@ -381,5 +382,79 @@ describe('answer drafts', () => {
       { question: 'Env', selected: ['prod'] },
       { question: 'Checks', selected: ['lint'] },
     ]);
+  });
+});
+
+describe('hand-overs and escalation keep four-eyes and quorum whole', () => {
+  /** A hand-over applied as the workflow applies it: the person added, the hand-over recorded. */
+  function handOver(g: ReturnType<typeof guarded>, by: string, to: string) {
+    const check = decide(g, { choice: 'delegate', userId: by, to });
+    if (check.ok && !check.resolution && check.delegateTo) {
+      g.approvers = [...g.approvers, check.delegateTo];
+      g.delegations = [...(g.delegations ?? []), { by, to: check.delegateTo, at: NOW }];
+    }
+    return check;
+  }
+
+  it('refuses a requester under four-eyes who tries to hand the approval to another account of theirs', () => {
+    const g = guarded({ selfApprove: false });
+    const check = handOver(g, 'alice', 'alice-second-account');
+    expect(check).toMatchObject({ ok: false });
+    expect(!check.ok && check.notice).toContain('you cannot hand its approval to someone else');
+    expect(g.approvers).toEqual(['bob', 'carol']);
+  });
+
+  it('moves an approver’s vote instead of adding one: a quorum of two still needs two people', () => {
+    const g = guarded({ approvalsNeeded: 2 }, ['bob', 'carol']);
+    const bob = apply(g, { userId: 'bob' });
+    expect(bob.ok && bob.resolution).toBeUndefined();
+    // Bob's vote is used: he cannot hand it to a second account of his and vote again through it.
+    const after = handOver(g, 'bob', 'bob2');
+    expect(!after.ok && after.notice).toContain('already approved');
+    // Carol hands hers to Dave, and may no longer approve herself; Dave's approval completes the quorum.
+    expect(handOver(g, 'carol', 'dave')).toMatchObject({ ok: true, delegateTo: 'dave' });
+    const carol = decide(g, { userId: 'carol' });
+    expect(!carol.ok && carol.notice).toContain('You handed this shell_execute call to @dave');
+    expect(decidersLine(g)).toBe(
+      'Needs 2 approvals from different people among @alice, @bob, @dave. 1 of 2 approvals: @bob.',
+    );
+    expect(apply(g, { userId: 'dave' })).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'approved', by: 'dave' },
+    });
+  });
+
+  it('refuses a hand-over to nobody, to oneself, or to someone who may already decide', () => {
+    const g = gate();
+    for (const [to, fragment] of [
+      [undefined, 'Hand it to whom?'],
+      ['alice', 'to yourself'],
+      ['bob', '@bob may already decide'],
+    ] as const) {
+      const check = decide(g, { choice: 'delegate', userId: 'alice', ...(to ? { to } : {}) });
+      expect(!check.ok && check.notice, String(to)).toContain(fragment);
+    }
+  });
+
+  it('escalates once, at its time, adding only people who could not decide yet', () => {
+    const g = openApprovalGate({
+      id: 'g1',
+      toolCallId: 'c1',
+      toolName: 'http_request',
+      args: {},
+      subject: 'POST https://example.com',
+      requesterId: 'alice',
+      approvers: ['bob'],
+      now: NOW,
+      timeoutMs: 'never',
+      escalate: { afterMs: 2 * 3_600_000, to: ['bob', 'carol'] },
+    });
+    expect(escalate(g, NOW + 3_600_000)).toBeUndefined();
+    expect(g.approvers).toEqual(['bob']);
+    expect(escalate(g, NOW + 2 * 3_600_000)).toBe(
+      'Nobody decided this http_request call within 120 min: @carol is asked too.',
+    );
+    expect(g.approvers).toEqual(['bob', 'carol']);
+    expect(escalate(g, NOW + 3 * 3_600_000)).toBeUndefined();
   });
 });

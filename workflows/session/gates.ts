@@ -168,11 +168,15 @@ export function approvalRules(gate: ApprovalGate): {
   };
 }
 
-/** The people who may approve a call: its approvers, and the requester unless self-approval is off. */
+/**
+ * The people who may approve a call: its approvers, and the requester unless self-approval is off; never someone
+ * who handed their approval over (it moved to the person they named, so a hand-over adds no vote).
+ */
 export function approverIds(gate: ApprovalGate): string[] {
   const { selfApprove } = approvalRules(gate);
+  const handedOver = new Set((gate.delegations ?? []).map((d) => d.by));
   const others = gate.approvers.filter((id) => id !== gate.requesterId);
-  return selfApprove ? [gate.requesterId, ...others] : others;
+  return (selfApprove ? [gate.requesterId, ...others] : others).filter((id) => !handedOver.has(id));
 }
 
 /**
@@ -201,7 +205,7 @@ export function approvalProgress(
  */
 export function decidersLine(gate: ApprovalGate, mention: (id: string) => string = (id) => `@${id}`): string {
   const { needed, selfApprove, approvals } = approvalRules(gate);
-  if (!isProtected(gate))
+  if (!isProtected(gate) && !gate.delegations?.length)
     return `Who may decide: ${[gate.requesterId, ...gate.approvers].map(mention).join(', ')}.`;
   const may = approverIds(gate);
   const requester = mention(gate.requesterId);
@@ -328,6 +332,12 @@ export function evaluateDecision(input: {
       approvals,
       resolution: { ...base, outcome: 'denied', ...(decision.reason ? { reason: decision.reason } : {}) },
     };
+  const handedTo = (gate.delegations ?? []).filter((d) => d.by === decision.userId).map((d) => `@${d.to}`);
+  if (!decision.operator && handedTo.length)
+    return {
+      ok: false,
+      notice: `You handed this ${decidedThing(gate)} to ${handedTo.join(', ')}, so their approval counts, not yours. You can still deny it. Nothing changed.`,
+    };
   if (!decision.operator && !approverIds(gate).includes(decision.userId))
     return {
       ok: false,
@@ -408,13 +418,24 @@ function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[
   if (!to) return { ok: false, notice: 'Hand it to whom? Name the person. Nothing changed.' };
   if (to === decision.userId)
     return { ok: false, notice: 'You cannot hand a decision to yourself. Nothing changed.' };
+  // Only an approval one holds can be handed over, and only before using it: four-eyes and quorum stay whole.
+  if (!approverIds(gate).includes(decision.userId))
+    return {
+      ok: false,
+      notice: `You may not approve this ${decidedThing(gate)}, so you cannot hand its approval to someone else. ${decidersLine(gate)} Nothing changed.`,
+    };
+  if (approvals.some((a) => a.by === decision.userId))
+    return {
+      ok: false,
+      notice: `You already approved this ${decidedThing(gate)}; your approval counts and cannot be handed over too. Nothing changed.`,
+    };
   if (mayDecide(gate, to))
     return { ok: false, notice: `@${to} may already decide on this ${decidedThing(gate)}. Nothing changed.` };
   return {
     ok: true,
     approvals,
     delegateTo: to,
-    notice: `@${decision.userId} handed this ${decidedThing(gate)} to @${to}, who may decide it now.`,
+    notice: `@${decision.userId} handed this ${decidedThing(gate)} to @${to}, who may decide it now in their place.`,
   };
 }
 
