@@ -8,7 +8,7 @@
  * `users` table gives them (their web id, Slack and Discord ids): a decision from the inbox is sent as the id the
  * gate names, so the workflow checks and records it exactly as a click in that channel.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { aliasesOf, type UsersTable } from '../../common/identities';
 import { withinDeadline } from '../../infra/temporal/deadline';
 import { gateRule } from './gate-rule';
@@ -35,7 +35,7 @@ const QUERY_DEADLINE_MS = 3_000;
 
 /** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
 export const INBOX_WORKFLOW_ID =
-  /^(?:session:(?:web|slack|discord):[A-Za-z0-9:._-]{1,200}|mission-run:[A-Za-z0-9-]{1,64}:\d{1,9})$/;
+  /^(?:session:web:[A-Za-z0-9_-]{1,64}|session:slack:[A-Z0-9]{1,40}:[A-Z0-9]{1,40}:\d{1,20}\.\d{1,20}|session:discord:\d{5,25}|mission-run:[0-9a-f-]{36}:\d{1,9})$/;
 
 function describeWhere(workflowId: string, channel: SessionInput['channel'], missionName?: string): string {
   if (channel === 'mission') return `mission ${missionName ?? ''}`.trim();
@@ -50,6 +50,25 @@ function asks(gate: Gate): string {
   return `Run ${gate.toolName}: ${gate.subject}`;
 }
 
+/** The person's ids with those native to the channel first (Slack ids for a Slack thread, Discord's for Discord). */
+function nativeFirst(ids: string[], channel: SessionInput['channel']): string[] {
+  const native = (id: string) =>
+    channel === 'slack'
+      ? /^[UW][A-Z0-9]{6,}$/.test(id)
+      : channel === 'discord'
+        ? /^\d{5,}$/.test(id)
+        : !/^[UW][A-Z0-9]{6,}$|^\d{5,}$/.test(id);
+  return [...ids.filter(native), ...ids.filter((id) => !native(id))];
+}
+
+/** One person, one vote: Approve only when none of their ids asked (under four-eyes), approved or handed over. */
+function mayApproveAsPerson(gate: Gate & { kind: 'approval' }, decideAs: string, ids: string[]): boolean {
+  if (!approverIds(gate).includes(decideAs)) return false;
+  if (gate.selfApprove === false && ids.includes(gate.requesterId)) return false;
+  if ((gate.approvals ?? []).some((a) => ids.includes(a.by))) return false;
+  return !(gate.delegations ?? []).some((d) => ids.includes(d.by));
+}
+
 /** The person a Slack or Discord id is, by the policy's users table (else the id itself). */
 function personOf(id: string, users: UsersTable): string {
   return (
@@ -61,6 +80,57 @@ function personOf(id: string, users: UsersTable): string {
 function channelOf(workflowId: string): SessionInput['channel'] {
   if (workflowId.startsWith('mission-run:')) return 'mission';
   return (workflowId.split(':')[1] as SessionInput['channel'] | undefined) ?? 'web';
+}
+
+/**
+ * The item for one gate, when this person may decide it; undefined otherwise.
+ *
+ * The workflow compares ids, and one person may have several (web, Slack, Discord): so the inbox decides as the id
+ * native to the gate's channel where that id may decide (the one a click there would carry, so the workflow's own
+ * duplicate check sees both), and offers Approve only when no id of the person is the requester under four-eyes,
+ * has approved already, or has handed its approval over. One person is one vote, whichever ids the policy names.
+ */
+export function inboxItem(
+  users: UsersTable,
+  userId: string,
+  workflowId: string,
+  gate: Gate,
+): InboxItem | undefined {
+  if (gate.status !== 'pending' || gate.remote) return undefined; // a mission run's gate is listed from the run
+  const channel = channelOf(workflowId);
+  const ids = nativeFirst(aliasesOf(userId, users), channel);
+  const decideAs =
+    gate.kind === 'credential'
+      ? ids.find((id) => id === gate.requesterId)
+      : ids.find((id) => mayDecide(gate, id));
+  if (!decideAs) return undefined;
+  const kind = gate.kind === 'approval' && isBudgetGate(gate) ? 'budget' : gate.kind;
+  return {
+    workflowId,
+    channel,
+    where: describeWhere(workflowId, channel),
+    ...(channel === 'web' ? { sessionId: workflowId.replace(/^session:web:/, '') } : {}),
+    gateId: gate.id,
+    kind,
+    asks: asks(gate),
+    toolName: gate.toolName,
+    ...(gate.kind === 'approval' ? { args: gate.args } : {}),
+    ...(gate.kind === 'question' ? { questions: gate.questions } : {}),
+    requesterId: personOf(gate.requesterId, users),
+    createdAt: gate.createdAt,
+    expiresAt: gate.expiresAt,
+    rule: gateRule(gate),
+    decideAs,
+    mayApprove: gate.kind !== 'approval' || mayApproveAsPerson(gate, decideAs, ids),
+  };
+}
+
+/** A hand-over's target as a person: refused when any of their ids may decide already, or asked for the call. */
+export function handOverRefusal(users: UsersTable, gate: Gate, to: string): string | undefined {
+  const theirs = aliasesOf(personOf(to, users), users);
+  if (theirs.includes(gate.requesterId)) return `@${to} asked for it`;
+  if (theirs.some((id) => mayDecide(gate, id))) return `@${to} may already decide it`;
+  return undefined;
 }
 
 export class Inbox {
@@ -88,37 +158,6 @@ export class Inbox {
     }
   }
 
-  /** The item for one gate, when this person may decide it; undefined otherwise. */
-  private item(userId: string, workflowId: string, gate: Gate): InboxItem | undefined {
-    if (gate.status !== 'pending' || gate.remote) return undefined; // a mission run's gate is listed from the run
-    const ids = aliasesOf(userId, this.users);
-    const decideAs =
-      gate.kind === 'credential'
-        ? ids.find((id) => id === gate.requesterId)
-        : ids.find((id) => mayDecide(gate, id));
-    if (!decideAs) return undefined;
-    const channel = channelOf(workflowId);
-    const kind = gate.kind === 'approval' && isBudgetGate(gate) ? 'budget' : gate.kind;
-    return {
-      workflowId,
-      channel,
-      where: describeWhere(workflowId, channel),
-      ...(channel === 'web' ? { sessionId: workflowId.replace(/^session:web:/, '') } : {}),
-      gateId: gate.id,
-      kind,
-      asks: asks(gate),
-      toolName: gate.toolName,
-      ...(gate.kind === 'approval' ? { args: gate.args } : {}),
-      ...(gate.kind === 'question' ? { questions: gate.questions } : {}),
-      requesterId: personOf(gate.requesterId, this.users),
-      createdAt: gate.createdAt,
-      expiresAt: gate.expiresAt,
-      rule: gateRule(gate),
-      decideAs,
-      mayApprove: gate.kind !== 'approval' || approverIds(gate).includes(decideAs),
-    };
-  }
-
   async list(userId: string): Promise<InboxList> {
     const query = `ExecutionStatus = 'Running' AND AgentStatus IN (${WAITING.map((s) => `'${s}'`).join(', ')})`;
     const found = await withinDeadline(this.client, QUERY_DEADLINE_MS, async () => {
@@ -143,7 +182,7 @@ export class Inbox {
             unreadable++;
             return;
           }
-          const mine = gates.flatMap((gate) => this.item(userId, workflowId, gate) ?? []);
+          const mine = gates.flatMap((gate) => inboxItem(this.users, userId, workflowId, gate) ?? []);
           if (mine.length && channelOf(workflowId) === 'mission') {
             const name = await this.missionName(workflowId);
             for (const item of mine) item.where = describeWhere(workflowId, 'mission', name);
@@ -170,7 +209,7 @@ export class Inbox {
       targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
         try {
           const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
-          const item = gate && this.item(userId, workflowId, gate);
+          const item = gate && inboxItem(this.users, userId, workflowId, gate);
           if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
           if (item.kind === 'question' || item.kind === 'credential')
             return { workflowId, gateId, ok: false, error: 'answer it in its conversation' };
@@ -178,8 +217,9 @@ export class Inbox {
             return { workflowId, gateId, ok: false, error: item.rule };
           if (decision.choice === 'delegate' && !item.mayApprove)
             return { workflowId, gateId, ok: false, error: 'only an approval you hold can be handed over' };
-          if (decision.choice === 'delegate' && decision.to && mayDecide(gate, decision.to))
-            return { workflowId, gateId, ok: false, error: `@${decision.to} may already decide it` };
+          const refused =
+            decision.choice === 'delegate' && decision.to && handOverRefusal(this.users, gate, decision.to);
+          if (refused) return { workflowId, gateId, ok: false, error: refused };
           await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
             this.client.workflow.getHandle(workflowId).signal(decideSignal, {
               gateId,
@@ -191,7 +231,10 @@ export class Inbox {
           );
           return { workflowId, gateId, ok: true };
         } catch (error) {
-          return { workflowId, gateId, ok: false, error: (error as Error).message };
+          // Nothing about others' workflows is told: a missing one reads like a decided one.
+          if (error instanceof WorkflowNotFoundError)
+            return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
+          return { workflowId, gateId, ok: false, error: "the agent's server did not answer; try again" };
         }
       }),
     );

@@ -38,22 +38,33 @@ export class SessionAccess {
   }
 
   async check(workflowId: string, userId: string): Promise<Access> {
-    const cached = this.owners.get(workflowId);
-    let owner = cached && Date.now() - cached.at < OWNER_CACHE_MS ? cached.owner : undefined;
-    if (owner === undefined) {
-      try {
-        const description = await withinDeadline(this.client, WEB_DEADLINE_MS, () =>
-          this.client.workflow.getHandle(workflowId).describe(),
-        );
-        owner = description.typedSearchAttributes.get(AgentOwner);
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return 'absent';
-        throw error;
-      }
-      if (owner !== undefined) this.remember(workflowId, owner);
-    }
-    if (owner !== undefined && aliasesOf(userId, this.policy.users).includes(owner)) return 'allowed';
+    const owner = await this.ownerOf(workflowId);
+    if (owner === null) return 'absent';
+    if (owner !== undefined && this.idsOf(userId).includes(owner)) return 'allowed';
     return this.isApprover(userId) ? 'allowed' : 'denied';
+  }
+
+  /** Every id this person has (web, Slack, Discord), by the policy's users table. */
+  idsOf(userId: string): string[] {
+    return aliasesOf(userId, this.policy.users);
+  }
+
+  /** The workflow's owner (AgentOwner); null when no such workflow exists, undefined when it names none. */
+  async ownerOf(workflowId: string): Promise<string | null | undefined> {
+    const cached = this.owners.get(workflowId);
+    if (cached && Date.now() - cached.at < OWNER_CACHE_MS) return cached.owner;
+    let owner: string | undefined;
+    try {
+      const description = await withinDeadline(this.client, WEB_DEADLINE_MS, () =>
+        this.client.workflow.getHandle(workflowId).describe(),
+      );
+      owner = description.typedSearchAttributes.get(AgentOwner);
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    }
+    if (owner !== undefined) this.remember(workflowId, owner);
+    return owner;
   }
 
   private remember(workflowId: string, owner: string): void {

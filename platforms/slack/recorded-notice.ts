@@ -4,14 +4,14 @@
  * conversation (a query, answered only by a worker) and, when none answers in time, tells the clicker privately
  * that their decision is recorded and will take effect. With a worker running, the prompt's own update says it.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { TemporalDeadlineError } from '../../infra/temporal/deadline';
 import type { SlackListenerContext } from './inbound-context';
 
 /** Long enough for a worker to answer a query, short enough to say it within Slack's 3 seconds of the click. */
 const WORKER_ANSWERS_WITHIN_MS = 1_500;
 
 export const RECORDED_WITHOUT_WORKER =
-  'Recorded. The agent is not running right now (a deploy or a restart): it will act on this when it is back.';
+  'Recorded. The agent did not answer just now (a deploy or a restart?): your click is checked when it is back, and the prompt then shows the outcome.';
 
 export async function sayRecordedIfNoWorker(
   ctx: SlackListenerContext,
@@ -25,7 +25,8 @@ export async function sayRecordedIfNoWorker(
       WORKER_ANSWERS_WITHIN_MS,
     );
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
+    // Only silence is "no worker": any other answer (the conversation ended, a refused query) says nothing here.
+    if (!(error instanceof TemporalDeadlineError)) return;
     await say(RECORDED_WITHOUT_WORKER).catch((failure: Error) =>
       ctx.log.warn('slack "recorded" notice not sent', { error: failure.message }),
     );
