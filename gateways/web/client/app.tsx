@@ -10,11 +10,9 @@ import { Conversation } from './conversation';
 import { InboxView } from './inbox-view';
 import { ReadOnlyConversation } from './read-only-conversation';
 import { Sidebar } from './sidebar';
-import type { Grant, InboxList, Me, SessionSummary, WebView } from './types';
+import { useInbox } from './use-inbox';
+import type { Grant, Me, SessionSummary, WebView } from './types';
 import { Welcome } from './welcome';
-
-/** How often "Needs you" is read while the page is open (it also reads when the tab comes back into view). */
-const INBOX_POLL_MS = 5_000;
 
 const routeOf = () => decodeURIComponent(location.hash.slice(1));
 
@@ -24,7 +22,6 @@ export function App() {
   const [signIn, setSignIn] = useState<string | null | undefined>(undefined);
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [grants, setGrants] = useState<Grant[]>([]);
-  const [inbox, setInbox] = useState<InboxList | null>(null);
   const [drawer, setDrawer] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const lastStatus = useRef<string | undefined>(undefined);
@@ -65,7 +62,7 @@ export function App() {
       ),
     [sessionId],
   );
-  const loadInbox = useCallback(() => api<InboxList>('/inbox').then(setInbox, () => {}), []);
+  const { inbox, loadInbox } = useInbox(me !== null);
 
   useEffect(() => {
     api<Me>('/me').then((who) => {
@@ -75,36 +72,9 @@ export function App() {
     }, failed);
   }, []);
 
-  useEffect(() => {
-    if (!me) return;
-    void loadInbox();
-    const timer = setInterval(() => !document.hidden && void loadInbox(), INBOX_POLL_MS);
-    const back = () => !document.hidden && void loadInbox();
-    document.addEventListener('visibilitychange', back);
-    return () => {
-      clearInterval(timer);
-      document.removeEventListener('visibilitychange', back);
-    };
-  }, [me]);
-
   useEffect(() => void loadGrants(), [loadGrants]);
 
-  // The count in the tab's title, and a notification when more wait while the tab is in the background.
   const count = inbox?.items.length ?? 0;
-  const shownCount = useRef(0);
-  useEffect(() => {
-    document.title = count ? `(${count}) Agent · web chat` : 'Agent · web chat';
-    if (
-      count > shownCount.current &&
-      document.hidden &&
-      typeof Notification !== 'undefined' &&
-      Notification.permission === 'granted'
-    )
-      new Notification('The agent needs you', {
-        body: `${count} decision${count === 1 ? '' : 's'} wait for you.`,
-      });
-    shownCount.current = count;
-  }, [count]);
 
   const open = (id: string) => {
     location.hash = id;

@@ -3,7 +3,8 @@
  * Decide one (approve; deny with a reason) or several at once after one confirmation; open the conversation to
  * answer a question or edit the arguments. The rule under each is the workflow's own.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { ConfirmBatch, type Batch } from './inbox-confirm';
 import { messageOf, post } from './api';
 import { waited } from './format';
 import type { InboxItem, InboxList, InboxOutcome } from './types';
@@ -143,17 +144,8 @@ function Item({
 export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: () => Promise<void> }) {
   const [order, setOrder] = useState<'newest' | 'oldest'>('newest');
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [confirming, setConfirming] = useState<{ choice: 'approve' | 'deny'; items: InboxItem[] } | null>(
-    null,
-  );
-  const [batchReason, setBatchReason] = useState('');
+  const [confirming, setConfirming] = useState<Batch | null>(null);
   const [report, setReport] = useState<string | null>(null);
-  const dialog = useRef<HTMLDialogElement>(null);
-
-  useEffect(() => {
-    if (confirming) dialog.current?.showModal?.();
-    else dialog.current?.close?.();
-  }, [confirming]);
 
   const items = [...(inbox?.items ?? [])].sort((a, b) =>
     order === 'newest' ? b.createdAt - a.createdAt : a.createdAt - b.createdAt,
@@ -282,59 +274,14 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
           </>
         )}
       </div>
-      <dialog
-        ref={dialog}
-        data-testid="inbox-confirm"
-        aria-labelledby="confirm-title"
-        onClose={() => setConfirming(null)}
-      >
-        {confirming && (
-          <form
-            method="dialog"
-            onSubmit={async (e) => {
-              e.preventDefault();
-              const { choice, items: targets } = confirming;
-              setConfirming(null);
-              await decide(targets, choice, { reason: batchReason.trim() || undefined });
-              setBatchReason('');
-            }}
-          >
-            <h3 id="confirm-title">
-              {confirming.choice === 'approve' ? 'Approve' : 'Deny'} {confirming.items.length} decision
-              {confirming.items.length === 1 ? '' : 's'}?
-            </h3>
-            <ul>
-              {confirming.items.map((item) => (
-                <li key={key(item)}>
-                  {item.asks} <span class="meta">({item.where})</span>
-                </li>
-              ))}
-            </ul>
-            {confirming.choice === 'deny' && (
-              <label>
-                Reason, told to the agent (optional){' '}
-                <input
-                  value={batchReason}
-                  data-testid="inbox-batch-reason"
-                  onInput={(e) => setBatchReason(e.currentTarget.value)}
-                />
-              </label>
-            )}
-            <div class="actions">
-              <button
-                type="submit"
-                class={confirming.choice === 'approve' ? 'approve' : 'deny'}
-                data-testid="inbox-confirm-yes"
-              >
-                {confirming.choice === 'approve' ? 'Approve all' : 'Deny all'}
-              </button>
-              <button type="button" onClick={() => setConfirming(null)}>
-                Cancel
-              </button>
-            </div>
-          </form>
-        )}
-      </dialog>
+      <ConfirmBatch
+        confirming={confirming}
+        close={() => setConfirming(null)}
+        confirm={async ({ choice, items: targets }, reason) => {
+          setConfirming(null);
+          await decide(targets, choice, { reason });
+        }}
+      />
     </section>
   );
 }
