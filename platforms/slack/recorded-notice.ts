@@ -4,7 +4,7 @@
  * conversation (a query, answered only by a worker) and, when none answers in time, tells the clicker privately
  * that their decision is recorded and will take effect. With a worker running, the prompt's own update says it.
  */
-import { TemporalDeadlineError } from '../../infra/temporal/deadline';
+import { QueryNotRegisteredError, QueryRejectedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { SlackListenerContext } from './inbound-context';
 
 /** Long enough for a worker to answer a query, short enough to say it within Slack's 3 seconds of the click. */
@@ -25,8 +25,14 @@ export async function sayRecordedIfNoWorker(
       WORKER_ANSWERS_WITHIN_MS,
     );
   } catch (error) {
-    // Only silence is "no worker": any other answer (the conversation ended, a refused query) says nothing here.
-    if (!(error instanceof TemporalDeadlineError)) return;
+    // Silence (our timer or the server's deadline, whichever fires first, or a server that fails fast when no worker
+    // polls) means no worker answered; a conversation that ended, or a query the workflow refused, says nothing here.
+    if (
+      error instanceof WorkflowNotFoundError ||
+      error instanceof QueryRejectedError ||
+      error instanceof QueryNotRegisteredError
+    )
+      return;
     await say(RECORDED_WITHOUT_WORKER).catch((failure: Error) =>
       ctx.log.warn('slack "recorded" notice not sent', { error: failure.message }),
     );

@@ -182,15 +182,18 @@ describe('Slack', () => {
     await requests.event(event);
     const { value } = await prompt(event.ts);
     await stack.worker.kill('SIGKILL');
-    const clicked = await requests.interaction(
-      click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/recorded`),
-    );
-    expect(clicked.status).toBe(200);
-    const told = await until('the clicker told it is recorded', () =>
-      slack.of('response_url').find((r) => String(r.text).startsWith('Recorded.')),
-    );
-    expect(told).toMatchObject({ response_type: 'ephemeral', replace_original: false });
-    await stack.restartWorker();
+    try {
+      const clicked = await requests.interaction(
+        click('gate_approve', value('gate_approve'), 'U1', `${slack.url}/response/recorded`),
+      );
+      expect(clicked.status).toBe(200);
+      const told = await until('the clicker told it is recorded', () =>
+        slack.of('response_url').find((r) => String(r.text).startsWith('Recorded.')),
+      );
+      expect(told).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    } finally {
+      await stack.restartWorker(); // whatever happened above, the next tests have a worker
+    }
     await until('the approved call', async () =>
       (await state(event.ts)).transcript.some(
         (m) => m.role === 'tool' && m.content.includes('while-deploying'),
