@@ -9,7 +9,7 @@
  * gate names, so the workflow checks and records it exactly as a click in that channel.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { aliasesOf, type UsersTable } from '../../common/identities';
+import { aliasesOf, personOf, type UsersTable } from '../../common/identities';
 import { withinDeadline } from '../../infra/temporal/deadline';
 import { gateRule } from './gate-rule';
 import type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
@@ -67,14 +67,6 @@ function mayApproveAsPerson(gate: Gate & { kind: 'approval' }, decideAs: string,
   if (gate.selfApprove === false && ids.includes(gate.requesterId)) return false;
   if ((gate.approvals ?? []).some((a) => ids.includes(a.by))) return false;
   return !(gate.delegations ?? []).some((d) => ids.includes(d.by));
-}
-
-/** The person a Slack or Discord id is, by the policy's users table (else the id itself). */
-function personOf(id: string, users: UsersTable): string {
-  return (
-    Object.entries(users).find(([, entry]) => entry.slack.includes(id) || entry.discord.includes(id))?.[0] ??
-    id
-  );
 }
 
 function channelOf(workflowId: string): SessionInput['channel'] {
