@@ -6,10 +6,12 @@
  *   The message's reference is kept in the activity's heartbeat details, so an attempt after a worker died goes
  *   on editing the same message instead of leaving a second, half-written one.
  */
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
 import type { StreamContext } from '../../common/stream-context';
 import type { StreamSink } from '../../infra/stream-relay';
+import type { StoppedWriting } from '../../workflows/session/contract';
+import { bounded } from '../../workflows/session/transcript';
 import type { ChatStreamer } from '../deliver';
 import { withHeartbeat } from '../heartbeat';
 import type { ModelReply } from '../types';
@@ -33,22 +35,52 @@ export async function streamedCall(
 ): Promise<ModelReply> {
   const info = Context.current().info;
   const workflowId = info.workflowExecution?.workflowId ?? '';
-  if (workflowId.startsWith('session:web:') && options.sink)
-    return await toGateways(options.sink, workflowId, `${info.activityId}:${info.attempt}`, call);
-  const chat = /^session:(slack|discord):/.test(workflowId) ? await options.chat(workflowId) : undefined;
-  if (chat) return await toChat(chat, workflowId, options, call);
-  return await withHeartbeat((signal) => call(signal, undefined));
+  // What was written by a Stop is kept (stoppedWriting below); an answer nobody watches is not streamed at all.
+  let written = '';
+  const tracked: StreamedCall = (signal, onText) =>
+    call(signal, (snapshot) => {
+      written = snapshot;
+      onText?.(snapshot);
+    });
+  try {
+    if (workflowId.startsWith('session:web:') && options.sink)
+      return await toGateways(options.sink, workflowId, `${info.activityId}:${info.attempt}`, tracked);
+    const chat = /^session:(slack|discord):/.test(workflowId) ? await options.chat(workflowId) : undefined;
+    if (chat) return await toChat(chat, workflowId, options, tracked);
+    return await withHeartbeat((signal) => call(signal, undefined));
+  } catch (error) {
+    throw stoppedWriting(error, written);
+  }
 }
 
-/** The web: every update to the gateways; the stream ends with the final text, or empty when the call failed. */
+/**
+ * Stopped (the activity was cancelled) after some words were written: the cancellation carries them, so the
+ * workflow keeps them in the transcript marked "(stopped)", as the chat message keeps them (workflows/session/turn.ts).
+ */
+function stoppedWriting(error: unknown, written: string): unknown {
+  const { cancellationSignal } = Context.current();
+  if (!cancellationSignal.aborted || !written.trim()) return error;
+  const stopped: StoppedWriting = { written: bounded(written) };
+  return new CancelledFailure('stopped while the answer was written', [stopped]);
+}
+
+/** The web: every update to the gateways; the stream ends with the final text, what was written when stopped, or empty. */
 async function toGateways(sink: StreamSink, workflowId: string, streamId: string, call: StreamedCall) {
   let text = '';
+  let latest = '';
   try {
     const reply = await withHeartbeat((signal) =>
-      call(signal, (snapshot) => sink.publish({ workflowId, streamId, text: snapshot })),
+      call(signal, (snapshot) => {
+        latest = snapshot;
+        sink.publish({ workflowId, streamId, text: snapshot });
+      }),
     );
     text = reply.text;
     return reply;
+  } catch (error) {
+    // Stopped: the page goes on showing what was written (the transcript keeps it too) instead of withdrawing it.
+    if (Context.current().cancellationSignal.aborted && latest.trim()) text = `${latest} (stopped)`;
+    throw error;
   } finally {
     sink.publish({ workflowId, streamId, text, done: true });
   }

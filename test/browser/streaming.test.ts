@@ -2,7 +2,7 @@
  * Streamed answers in the web chat (#22): real worker and gateway processes, the worker streaming to the
  * gateway's /internal/stream, the page in Chromium. The text appears while the model writes it and the final
  * message replaces it; a worker killed mid-stream leaves no duplicate (the retried call streams afresh and the
- * answer arrives once); the gateway's endpoint refuses anyone without the workers' secret.
+ * answer arrives once); the gateway's endpoint refuses anyone without the workers' secret; Stop keeps what was written.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_PATH } from '../../infra/stream-relay';
+import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { launchBrowser } from '../helpers/browser';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { freePort } from '../helpers/processes';
@@ -136,5 +137,30 @@ describe('streamed answers in the web chat', () => {
     expect(recorded.split('Sentence 1 of the answer').length - 1).toBeLessThanOrEqual(2);
     expect(stack.worker.output + stack.gateway.output).not.toContain(TOKEN);
     expect(await page.content()).not.toContain(TOKEN);
+  });
+
+  it('keeps what was written when Stop is pressed, marked (stopped), on the page and in the transcript', async () => {
+    await ask('write something I will stop');
+    const shown = await partway();
+    await page.getByTestId('stop').click();
+    await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('idle');
+    const answers = page.getByTestId('assistant-message');
+    await expect.poll(() => answers.last().textContent()).toContain('Stopped by @alice');
+    // The answer the person was reading stays, at least as long as it was when they pressed Stop.
+    const kept = (await answers.nth(-2).textContent()) ?? '';
+    expect(kept).toMatch(/\(stopped\)$/);
+    expect(kept.length).toBeGreaterThanOrEqual(shown.replace(/^agent · writing…/, '').length);
+    expect(kept).toContain(ANSWER.slice(0, 40));
+    expect(await page.getByTestId('partial-answer').count()).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'stopped-answer.png') });
+    const sessionId = page.url().split('#')[1]!;
+    const view = (await env.client.workflow
+      .getHandle(`session:web:${sessionId}`)
+      .query(stateQuery)) as SessionView;
+    expect(view.transcript.map((m) => m.role === 'assistant' && m.stopped === true)).toEqual([
+      false,
+      true,
+      false,
+    ]);
   });
 });

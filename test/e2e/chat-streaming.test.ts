@@ -5,6 +5,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
 import { FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi } from '../helpers/fake-openai';
@@ -121,6 +122,16 @@ describe('streamed answers in chats', () => {
     );
     // The message kept what it showed when the turn was stopped (and only said so).
     expect(String(stopped.text).startsWith(String(placeholder.text).slice(0, -2))).toBe(true);
+    // The transcript keeps what was written too, marked the same way, before the note; the chat got it once.
+    const view = (await env.client.workflow
+      .getHandle(`session:slack:T1:C1:${event.ts}`)
+      .query(stateQuery)) as SessionView;
+    const [kept, note] = view.transcript.slice(-2);
+    expect(kept).toMatchObject({ role: 'assistant', stopped: true });
+    expect(kept?.role === 'assistant' && kept.text.endsWith(' (stopped)')).toBe(true);
+    expect(ANSWER.startsWith((kept as { text: string }).text.replace(/ \(stopped\)$/, ''))).toBe(true);
+    expect(note).toMatchObject({ role: 'assistant', text: '⏹️ Stopped by @U1.' });
+    expect(slack.of('chat.postMessage').filter((m) => String(m.text).endsWith('(stopped)'))).toEqual([]);
   });
 
   it('Discord: one message edited while the answer is written, then replaced by the final answer', async () => {

@@ -175,6 +175,8 @@ export type Message =
       streamRef?: string;
       /** People's ratings of this answer, one per person (the latest counts). */
       feedback?: { by: string; rating: 'good' | 'bad'; at: number }[];
+      /** What the model had written when Stop cut it off (the text ends "(stopped)"; the chat message already shows it). */
+      stopped?: boolean;
     }
   | {
       role: 'tool';
@@ -187,6 +189,11 @@ export type Message =
       /** Made by the runtime (an interrupted call's result), not by running the tool. */
       synthetic?: boolean;
     };
+
+/** The details of a model call's cancellation by Stop: what had been written by then (activities/model/streaming.ts). */
+export interface StoppedWriting {
+  written: string;
+}
 
 export type GateStatus = 'pending' | 'resolved' | 'expired' | 'cancelled';
 export type GateOutcome =

@@ -15,7 +15,7 @@ import {
   SUMMARY_SHARE,
   type ContextWindow,
 } from './context-window';
-import type { Message } from './contract';
+import type { Message, StoppedWriting } from './contract';
 import { clock } from './gates';
 import {
   callModel,
@@ -98,6 +98,15 @@ export async function askModel(run: SessionRun, requesterId: string) {
       return undefined;
     }
   }
+}
+
+/** What the model had written when Stop cancelled its call: the activity's cancellation carries it. */
+export function writtenBeforeStop(error: unknown): string | undefined {
+  const cause = error instanceof wf.ActivityFailure ? error.cause : undefined;
+  if (!(cause instanceof wf.CancelledFailure)) return undefined;
+  const details = cause.details[0] as Partial<StoppedWriting> | undefined;
+  const written = typeof details?.written === 'string' ? details.written : '';
+  return written.trim() ? written : undefined;
 }
 
 /** What the model is sent: the transcript within the context window (policy `contextTokens`; halved when shrunk). */

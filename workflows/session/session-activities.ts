@@ -14,6 +14,8 @@ export const PERMANENT_MODEL_FAILURES: string[] = [
 
 export const { callModel } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
+  // A Stop waits (about a heartbeat, 1 s) for the call to end: its cancellation carries what was written by then.
+  cancellationType: wf.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   heartbeatTimeout: '15 seconds',
   retry: {
     initialInterval: '1 second',

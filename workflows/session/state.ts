@@ -106,7 +106,8 @@ export class SessionState {
   append(message: Message): void {
     this.transcript.push(message);
     this.touch();
-    if (message.role === 'assistant' && message.text.trim())
+    // A stopped answer is already in its chat message (marked there): posting it again would say it twice.
+    if (message.role === 'assistant' && message.text.trim() && !message.stopped)
       this.listener?.assistantText(
         message.text,
         message.id,

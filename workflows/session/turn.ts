@@ -18,7 +18,7 @@ import {
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import { cancelGate, describeOutcome, describeWaiting, resultWithoutRun, stopGate } from './gates';
 import { waitForGates } from './gate-wait';
-import { askModel } from './model-step';
+import { askModel, writtenBeforeStop } from './model-step';
 import type { SessionRun } from './session-run';
 import { playToolStep } from './tool-step';
 import { bounded, unresolvedToolCalls } from './transcript';
@@ -112,6 +112,17 @@ export class Turn {
       const stoppedBy = this.stoppedByWhom;
       if (!stoppedBy || !wf.isCancellation(error) || wf.CancellationScope.current().consideredCancelled)
         throw error;
+      // What the model had written stays, marked, as it stays in the chat message and on the page.
+      const written = writtenBeforeStop(error);
+      if (written)
+        this.run.state.append({
+          role: 'assistant',
+          id: wf.uuid4(),
+          text: bounded(`${written} (stopped)`),
+          toolCalls: [],
+          at: Date.now(),
+          stopped: true,
+        });
       this.run.state.appendAssistantNote(`⏹️ Stopped by @${stoppedBy}.`);
     } finally {
       done();

@@ -122,7 +122,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
     if (m.text)
       nodes.push(
         <div
-          class={`msg assistant${m.synthetic ? ' synthetic' : ''}`}
+          class={`msg assistant${m.synthetic ? ' synthetic' : ''}${m.stopped ? ' stopped' : ''}`}
           data-testid="assistant-message"
           key={`a${m.at}${m.text.length}`}
         >
