@@ -231,7 +231,15 @@ describe('web chat in a browser', () => {
     await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
     await send('approve');
     await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('typed');
+    // Not a message to the model, but what the person typed stays where they typed it, said once.
     expect(await page.getByTestId('user-message').count()).toBe(1);
+    const typed = lastCall().getByTestId('typed-reply');
+    expect(await typed.count()).toBe(1);
+    expect(await typed.textContent()).toMatch(/^@alice typed · .+ approve$/);
+    await expect.poll(() => lastCall().getByTestId('gate-outcome').textContent()).toMatch(/Approved by @alice/);
+    // The outcome is said on the step, not again in a notice above the composer.
+    expect(await page.getByTestId('notice').filter({ hasText: /approved by/i }).count()).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'typed-approve.png') });
   });
 
   it('shows an expired approval as expired, not denied', async () => {

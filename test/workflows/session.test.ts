@@ -658,6 +658,8 @@ describe('session workflow', () => {
             { question: 'Environment', selected: ['production'] },
           ]);
           expect(answered.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+          // Kept with the question it answered, to be shown where it was typed.
+          expect(answered.gates[0]!.typed).toEqual([{ by: 'alice', text: '2', at: expect.any(Number) }]);
 
           await session.say('ask one');
           await session.pendingQuestion();

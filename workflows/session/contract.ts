@@ -234,6 +234,8 @@ interface GateBase {
   resolution?: GateResolution;
   /** Platform references of every posted prompt of this gate (edited when it is decided). */
   posts?: string[];
+  /** Replies typed in the conversation that went to this gate ("approve", "deny …", "2"): shown as typed. */
+  typed?: TypedReply[];
   /** Hand-overs ("delegate"): who handed the decision to whom, when; each `to` was added to `approvers`. */
   delegations?: Delegation[];
   /**
@@ -241,6 +243,13 @@ interface GateBase {
    * workflow, which decides; the mission reports the outcome back.
    */
   remote?: { workflowId: string; missionName: string };
+}
+
+/** A message typed to a gate instead of clicked: not a transcript message (it would sit between a call and its result). */
+export interface TypedReply {
+  by: string;
+  text: string;
+  at: number;
 }
 
 /** A decision handed to another person: recorded, and the person added to those who may decide. */
@@ -305,6 +314,8 @@ export interface Notice {
   to?: string;
   text: string;
   at: number;
+  /** The gate whose outcome this notice tells: a page that shows the gate says it there instead, once. */
+  gateId?: string;
 }
 
 export interface SessionInput {

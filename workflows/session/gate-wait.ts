@@ -87,5 +87,5 @@ export function tellDecided(run: SessionRun, gate: Gate): void {
   if (run.toldBefore.has(gate.id)) return;
   run.toldGates.add(gate.id);
   run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-  run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`);
+  run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`, undefined, gate.id);
 }

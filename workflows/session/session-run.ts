@@ -46,6 +46,7 @@ import {
   mayDecide,
   mergeDraft,
   mirrorRemoteGate,
+  keepTypedReply,
   parseTypedDecision,
   readTypedAnswers,
   resolveGate,
@@ -484,6 +485,7 @@ export class SessionRun {
     const open = state.pendingApprovals();
     const typed = parseTypedDecision(message.text);
     if (typed && open.length === 1) {
+      keepTypedReply(open[0]!, message, Date.now());
       return this.applyDecision({
         gateId: open[0]!.id,
         choice: typed.choice,
@@ -601,10 +603,12 @@ export class SessionRun {
     const gate = questions[0]!;
     if (gate.questions.length === 1) {
       const answer = parseTextAnswer(gate.questions[0]!, message.text);
+      if (answer) keepTypedReply(gate, message, Date.now());
       return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
     }
     const typed = parseTextAnswers(gate.questions, message.text);
     if (!typed) return undefined;
+    keepTypedReply(gate, message, Date.now());
     if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
     this.state.notify(
       `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,

@@ -155,8 +155,14 @@ export class SessionState {
     this.touch();
   }
 
-  notify(text: string, to?: string): void {
-    const notice = { id: this.newId(), text, at: this.now(), ...(to ? { to } : {}) };
+  notify(text: string, to?: string, gateId?: string): void {
+    const notice = {
+      id: this.newId(),
+      text,
+      at: this.now(),
+      ...(to ? { to } : {}),
+      ...(gateId ? { gateId } : {}),
+    };
     this.notices.push(notice);
     this.listener?.notice(notice);
     if (this.notices.length > MAX_NOTICES) this.notices.splice(0, this.notices.length - MAX_NOTICES);

@@ -68,7 +68,11 @@ export function Conversation({
     }
   };
 
-  const notices = (view?.notices ?? []).filter((n) => !dismissed.has(n.id)).slice(-3);
+  // A gate's outcome is said on the gate; its notice would say it a second time.
+  const shownGates = new Set(view?.gates.map((g) => g.id));
+  const notices = (view?.notices ?? [])
+    .filter((n) => !dismissed.has(n.id) && !(n.gateId && shownGates.has(n.gateId)))
+    .slice(-3);
   const title = summary?.title ?? view?.transcript.find((m) => m.role === 'user')?.text.slice(0, 80);
   return (
     <GateActionsContext.Provider value={actions}>

@@ -25,6 +25,11 @@ function Outcome({ gate }: { gate: WebGate }) {
   const actions = useActions();
   return (
     <>
+      {gate.typed?.map((reply) => (
+        <div class="typed-reply" data-testid="typed-reply" key={`${reply.at}:${reply.by}`}>
+          <span class="meta">{`@${reply.by} typed · ${time(reply.at)}`}</span> {reply.text}
+        </div>
+      ))}
       <div class="outcome" data-testid="gate-outcome">
         {pending(gate) ? (gate.rule ?? 'Waiting for a decision') : describeOutcome(gate)}
       </div>
