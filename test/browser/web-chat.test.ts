@@ -236,9 +236,16 @@ describe('web chat in a browser', () => {
     const typed = lastCall().getByTestId('typed-reply');
     expect(await typed.count()).toBe(1);
     expect(await typed.textContent()).toMatch(/^@alice typed · .+ approve$/);
-    await expect.poll(() => lastCall().getByTestId('gate-outcome').textContent()).toMatch(/Approved by @alice/);
+    await expect
+      .poll(() => lastCall().getByTestId('gate-outcome').textContent())
+      .toMatch(/Approved by @alice/);
     // The outcome is said on the step, not again in a notice above the composer.
-    expect(await page.getByTestId('notice').filter({ hasText: /approved by/i }).count()).toBe(0);
+    expect(
+      await page
+        .getByTestId('notice')
+        .filter({ hasText: /approved by/i })
+        .count(),
+    ).toBe(0);
     await page.screenshot({ path: path.join(ARTIFACTS, 'typed-approve.png') });
   });
 
