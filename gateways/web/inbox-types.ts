@@ -25,6 +25,8 @@ export interface InboxItem {
   decideAs: string;
   /** Approve is offered (false: the person may only deny, e.g. their own call under four-eyes). */
   mayApprove: boolean;
+  /** Edit & approve is offered: an approval this person may approve alone (no quorum; not a budget). */
+  mayEdit: boolean;
 }
 
 export interface InboxList {

@@ -18,8 +18,10 @@ export type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
 import { missionWorkflowId } from '../../common/ids';
 import { AgentMissionName } from '../../common/search-attributes';
 import {
+  answerSignal,
   decideSignal,
   pendingGatesQuery,
+  type AnswerSubmission,
   type Decision,
   type Gate,
   type SessionInput,
@@ -97,6 +99,7 @@ export function inboxItem(
       : ids.find((id) => mayDecide(gate, id));
   if (!decideAs) return undefined;
   const kind = gate.kind === 'approval' && isBudgetGate(gate) ? 'budget' : gate.kind;
+  const mayApprove = gate.kind !== 'approval' || mayApproveAsPerson(gate, decideAs, ids);
   return {
     workflowId,
     channel,
@@ -113,7 +116,9 @@ export function inboxItem(
     expiresAt: gate.expiresAt,
     rule: gateRule(gate),
     decideAs,
-    mayApprove: gate.kind !== 'approval' || mayApproveAsPerson(gate, decideAs, ids),
+    mayApprove,
+    mayEdit:
+      kind === 'approval' && mayApprove && gate.kind === 'approval' && (gate.approvalsNeeded ?? 1) <= 1,
   };
 }
 
@@ -195,7 +200,7 @@ export class Inbox {
   async decide(
     userId: string,
     targets: { workflowId: string; gateId: string }[],
-    decision: Pick<Decision, 'choice' | 'reason' | 'to'>,
+    decision: Pick<Decision, 'choice' | 'reason' | 'to' | 'args'>,
   ): Promise<InboxOutcome[]> {
     return await Promise.all(
       targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
@@ -203,10 +208,21 @@ export class Inbox {
           const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
           const item = gate && inboxItem(this.users, userId, workflowId, gate);
           if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
-          if (item.kind === 'question' || item.kind === 'credential')
-            return { workflowId, gateId, ok: false, error: 'answer it in its conversation' };
+          if (item.kind === 'question')
+            return { workflowId, gateId, ok: false, error: 'a question is answered (its form), not decided' };
+          if (item.kind === 'credential')
+            return { workflowId, gateId, ok: false, error: 'sign in from its conversation' };
           if (decision.choice === 'approve' && !item.mayApprove)
             return { workflowId, gateId, ok: false, error: item.rule };
+          if (decision.choice === 'edit' && !item.mayEdit)
+            return {
+              workflowId,
+              gateId,
+              ok: false,
+              error: item.mayApprove
+                ? 'this approval cannot be edited (it needs several approvals)'
+                : item.rule,
+            };
           if (decision.choice === 'delegate' && !item.mayApprove)
             return { workflowId, gateId, ok: false, error: 'only an approval you hold can be handed over' };
           const refused =
@@ -219,16 +235,43 @@ export class Inbox {
               userId: item.decideAs,
               ...(decision.reason ? { reason: decision.reason } : {}),
               ...(decision.to ? { to: decision.to } : {}),
+              ...(decision.args ? { args: decision.args } : {}),
             } satisfies Decision),
           );
           return { workflowId, gateId, ok: true };
         } catch (error) {
-          // Nothing about others' workflows is told: a missing one reads like a decided one.
-          if (error instanceof WorkflowNotFoundError)
-            return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
-          return { workflowId, gateId, ok: false, error: "the agent's server did not answer; try again" };
+          return failedOutcome(workflowId, gateId, error);
         }
       }),
     );
   }
+
+  /** Answers a question in the person's inbox, as the id it names; the workflow validates the answers. */
+  async answer(
+    userId: string,
+    { workflowId, gateId }: { workflowId: string; gateId: string },
+    answers: AnswerSubmission['answers'],
+  ): Promise<InboxOutcome> {
+    try {
+      const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
+      const item = gate && inboxItem(this.users, userId, workflowId, gate);
+      if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
+      if (item.kind !== 'question') return { workflowId, gateId, ok: false, error: 'this is not a question' };
+      await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+        this.client.workflow
+          .getHandle(workflowId)
+          .signal(answerSignal, { gateId, userId: item.decideAs, answers } satisfies AnswerSubmission),
+      );
+      return { workflowId, gateId, ok: true };
+    } catch (error) {
+      return failedOutcome(workflowId, gateId, error);
+    }
+  }
+}
+
+function failedOutcome(workflowId: string, gateId: string, error: unknown): InboxOutcome {
+  // Nothing about others' workflows is told: a missing one reads like a decided one.
+  if (error instanceof WorkflowNotFoundError)
+    return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
+  return { workflowId, gateId, ok: false, error: "the agent's server did not answer; try again" };
 }

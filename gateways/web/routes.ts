@@ -15,7 +15,7 @@ import type { WebRouteDeps } from './route-deps';
 import { showConversation } from './conversation-routes';
 import { disconnectCredential, listCredentials } from './credential-routes';
 import { listGrants, revokeGrant } from './grant-routes';
-import { decideFromInbox, listInbox } from './inbox-routes';
+import { answerFromInbox, decideFromInbox, listInbox } from './inbox-routes';
 import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
 import { postAnswers, postDecision, stopTurn } from './signal-routes';
@@ -57,6 +57,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.get('/conversations/:workflowId', (c) => showConversation(api, c));
   app.get('/inbox', (c) => listInbox(api, c));
   app.post('/inbox/decisions', (c) => decideFromInbox(api, c));
+  app.post('/inbox/answers', (c) => answerFromInbox(api, c));
   app.get('/grants', (c) => listGrants(api, c));
   app.post('/grants/revoke', (c) => revokeGrant(api, c));
 

@@ -207,6 +207,34 @@ describe('the web app in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'question-phone.png') });
     await page.goBack();
     await page.getByTestId('inbox').waitFor();
+
+    // Or answered right here, with the same form; then an approval edited and approved from the inbox.
+    await stack.web.say('phone-edit', 'run `echo before-edit`');
+    await expect.poll(() => page.getByTestId('inbox-item').count(), { timeout: 15_000 }).toBe(2);
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await question.locator('[data-testid="option"][value="production"]').check();
+    await question.getByTestId('submit-answers').click();
+    await expect.poll(() => page.getByTestId('inbox-report').textContent()).toBe('Answer sent.');
+    await stack.web.waitFor(
+      'phone-question',
+      (v) =>
+        v.status === 'idle' &&
+        v.transcript.some((m) => m.role === 'tool' && m.content.includes('production')),
+      'the answer given in the inbox',
+    );
+    const edit = page.getByTestId('inbox-item').filter({ hasText: 'before-edit' });
+    await edit.getByTestId('edit').click();
+    await edit.getByTestId('edit-args').fill('{"command": "echo after-edit"}');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-edit-phone.png'), fullPage: true });
+    await edit.getByTestId('edit-submit').click();
+    await expect.poll(() => page.getByTestId('inbox-report').textContent()).toBe('1 approved as edited.');
+    const [result] = await until('the edited call to run', async () => {
+      const results = await toolResults('session:web:phone-edit');
+      return results.length ? results : undefined;
+    });
+    expect(JSON.stringify(result)).toContain('after-edit');
+    await expect.poll(() => page.getByTestId('inbox-item').count()).toBe(0);
+    await expect.poll(() => page.title()).toBe('Agent · web chat');
     await context.close();
   });
 });

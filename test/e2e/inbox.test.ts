@@ -203,14 +203,17 @@ describe('the "needs you" inbox', () => {
       'eve',
     );
     expect(eve.body.outcomes[0]).toMatchObject({ ok: false, error: 'no longer waiting on you' });
-    // Questions are answered in their conversation (their form), not approved in bulk.
+    // Questions are answered with their form, not approved in bulk.
     const asked = await stack.web.request(
       'POST',
       '/inbox/decisions',
       { items: [{ workflowId: question.workflowId, gateId: question.gateId }], choice: 'approve' },
       'alice',
     );
-    expect(asked.body.outcomes[0]).toMatchObject({ ok: false, error: 'answer it in its conversation' });
+    expect(asked.body.outcomes[0]).toMatchObject({
+      ok: false,
+      error: 'a question is answered (its form), not decided',
+    });
     for (const [body, error] of [
       [{ items: [], choice: 'approve' }, 'items: choose at least one decision'],
       [
@@ -241,5 +244,60 @@ describe('the "needs you" inbox', () => {
     );
     expect(JSON.stringify(owner.transcript)).not.toContain('from-mission\\n');
     expect((await inbox('alice')).items.map((i) => i.workflowId)).toEqual(['session:web:inbox-question']);
+  });
+
+  it('answers a question and edits & approves a call from the inbox, refusing what does not fit', async () => {
+    const question = (await inbox('alice')).items.find((i) => i.kind === 'question')!;
+    const answers = [{ question: 'Environment', selected: ['production'] }];
+    const answer = (user: string, body: unknown) => stack.web.request('POST', '/inbox/answers', body, user);
+    const target = { workflowId: question.workflowId, gateId: question.gateId };
+    // Not Eve's to answer, malformed bodies, and an approval is not a question.
+    expect((await answer('eve', { ...target, answers })).body.outcome).toMatchObject({
+      ok: false,
+      error: 'no longer waiting on you',
+    });
+    for (const [body, error] of [
+      [{ ...target, answers: 'production' }, 'answers'],
+      [{ ...target, answers, extra: 1 }, 'extra'],
+      [{ workflowId: 'user:alice', gateId: 'g', answers }, 'not a conversation or mission run'],
+    ] as const) {
+      const refused = await answer('alice', body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toContain(error);
+    }
+    await stack.web.say('inbox-edit', 'run `echo before-edit`');
+    const gate = await stack.web.pendingGate('inbox-edit');
+    const call = { workflowId: 'session:web:inbox-edit', gateId: gate.id };
+    expect((await answer('alice', { ...call, answers })).body.outcome).toMatchObject({
+      ok: false,
+      error: 'this is not a question',
+    });
+
+    // Answered from the inbox: the conversation goes on with the answer, as from its own form.
+    expect((await answer('alice', { ...target, answers })).body.outcome).toMatchObject({ ok: true });
+    await stack.web.waitFor(
+      'inbox-question',
+      (v) =>
+        v.status === 'idle' &&
+        v.transcript.some((m) => m.role === 'tool' && m.content.includes('production')),
+      'the answer to reach the conversation',
+    );
+
+    // Edit & approve: one decision at a time, with the arguments that will run.
+    const edit = (body: unknown) => stack.web.request('POST', '/inbox/decisions', body, 'alice');
+    const two = await edit({ items: [call, target], choice: 'edit', args: { command: 'echo x' } });
+    expect(two.status).toBe(400);
+    expect(two.body.error).toContain('one decision at a time');
+    expect((await edit({ items: [call], choice: 'edit' })).status).toBe(400);
+    const edited = await edit({ items: [call], choice: 'edit', args: { command: 'echo after-edit' } });
+    expect(edited.body.outcomes[0]).toMatchObject({ ok: true });
+    const [result] = await until('the edited call to run', async () => {
+      const results = await toolResults(call.workflowId);
+      return results.length ? results : undefined;
+    });
+    expect(result).toMatchObject({ status: 'ok' });
+    expect((result as { content: string }).content).toContain('after-edit');
+    expect((result as { content: string }).content).not.toContain('before-edit');
+    expect((await inbox('alice')).items).toEqual([]);
   });
 });

@@ -65,8 +65,6 @@ export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
   const [reason, setReason] = useState('');
   const [scope, setScope] = useState<'session' | 'user'>('session');
   const [pattern, setPattern] = useState(gate.subject);
-  const [editing, setEditing] = useState(false);
-  const [args, setArgs] = useState(() => JSON.stringify(gate.args, null, 2));
   const needed = gate.approvalsNeeded ?? 1;
   // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
   const guarded = needed > 1 || gate.selfApprove === false;
@@ -140,40 +138,13 @@ export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
               />
             </label>
           </div>
-          <div class="actions" hidden={needed > 1}>
-            <button
-              type="button"
-              data-testid="edit"
-              aria-expanded={editing}
-              onClick={() => setEditing(!editing)}
-            >
-              Edit &amp; approve…
-            </button>
-          </div>
-          <div class="actions" hidden={!editing}>
-            <textarea
-              aria-label="The arguments to approve (JSON)"
-              rows={4}
-              data-testid="edit-args"
-              value={args}
-              onInput={(e) => setArgs(e.currentTarget.value)}
+          {needed <= 1 && (
+            <EditAndApprove
+              args={gate.args}
+              problem={actions.problem}
+              submit={(args) => actions.decide(gate, 'edit', { args })}
             />
-            <button
-              type="button"
-              data-testid="edit-submit"
-              onClick={() => {
-                let parsed: unknown;
-                try {
-                  parsed = JSON.parse(args);
-                } catch (error) {
-                  return actions.problem(`The arguments are not valid JSON: ${(error as Error).message}`);
-                }
-                void actions.decide(gate, 'edit', { args: parsed });
-              }}
-            >
-              Approve with these arguments
-            </button>
-          </div>
+          )}
           <div class="hint">{TYPED_DECISION_HINT}</div>
         </>
       )}
@@ -181,43 +152,87 @@ export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
   );
 }
 
-type Draft = Record<string, { selected: string[]; custom: string }>;
-
-export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
-  const actions = useActions();
-  const [draft, setDraft] = useState<Draft>(() =>
-    Object.fromEntries(gate.questions.map((q) => [q.label, { selected: [], custom: '' }])),
-  );
-  const box = `gate question ${pending(gate) ? 'pending' : 'decided'}`;
-  if (!actsHere(gate, actions))
-    return (
-      <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
-        <Outcome gate={gate} />
-        {(gate.resolution?.answers ?? []).map((answer) => (
-          <div data-testid="answer" key={answer.question}>
-            <strong>{answer.question}: </strong>
-            {[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') ||
-              '(no answer)'}
-          </div>
-        ))}
+/** "Edit & approve…": the arguments as JSON, approved as edited (refused here only when not JSON). */
+export function EditAndApprove({
+  args: initial,
+  submit,
+  problem,
+}: {
+  args: unknown;
+  submit: (args: Record<string, unknown>) => Promise<void> | void;
+  problem: (text: string) => void;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [args, setArgs] = useState(() => JSON.stringify(initial, null, 2));
+  return (
+    <>
+      <div class="actions">
+        <button type="button" data-testid="edit" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+          Edit &amp; approve…
+        </button>
       </div>
-    );
+      <div class="actions" hidden={!editing}>
+        <textarea
+          aria-label="The arguments to approve (JSON)"
+          rows={4}
+          data-testid="edit-args"
+          value={args}
+          onInput={(e) => setArgs(e.currentTarget.value)}
+        />
+        <button
+          type="button"
+          data-testid="edit-submit"
+          onClick={() => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(args);
+            } catch (error) {
+              return problem(`The arguments are not valid JSON: ${(error as Error).message}`);
+            }
+            if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+              return problem('The arguments must be a JSON object, like {"command": "ls"}.');
+            void submit(parsed as Record<string, unknown>);
+          }}
+        >
+          Approve with these arguments
+        </button>
+      </div>
+    </>
+  );
+}
+
+type Draft = Record<string, { selected: string[]; custom: string }>;
+type Question = QuestionGate['questions'][number];
+
+/** A question's form: options, "Other" where allowed, Submit; the workflow checks the answers (here or in the inbox). */
+export function QuestionForm({
+  formId,
+  questions,
+  submit,
+}: {
+  /** Unique on the page: names the radio groups. */
+  formId: string;
+  questions: Question[];
+  submit: (answers: Answer[]) => void;
+}) {
+  const [draft, setDraft] = useState<Draft>(() =>
+    Object.fromEntries(questions.map((q) => [q.label, { selected: [], custom: '' }])),
+  );
   const update = (label: string, change: Partial<Draft[string]>) =>
     setDraft((d) => ({ ...d, [label]: { ...d[label]!, ...change } }));
   return (
-    <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
-      <Outcome gate={gate} />
-      {gate.questions.map((q, qi) => {
+    <>
+      {questions.map((q, qi) => {
         const answer = draft[q.label] ?? { selected: [], custom: '' };
         return (
           <fieldset data-testid="question" data-label={q.label} key={q.label}>
-            <legend>{`${gate.questions.length > 1 ? `${qi + 1}. ` : ''}${q.label}${q.required ? ' *' : ''}`}</legend>
+            <legend>{`${questions.length > 1 ? `${qi + 1}. ` : ''}${q.label}${q.required ? ' *' : ''}`}</legend>
             <div>{q.prompt}</div>
             {q.options.map((option) => (
               <label class="option" key={option.label}>
                 <input
                   type={q.multi_select ? 'checkbox' : 'radio'}
-                  name={`${gate.id}-${qi}`}
+                  name={`${formId}-${qi}`}
                   value={option.label}
                   checked={answer.selected.includes(option.label)}
                   data-testid="option"
@@ -263,9 +278,8 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
           class="approve"
           data-testid="submit-answers"
           onClick={() =>
-            actions.answer(
-              gate,
-              gate.questions.map((q) => {
+            submit(
+              questions.map((q) => {
                 const { selected, custom } = draft[q.label] ?? { selected: [], custom: '' };
                 return { question: q.label, selected, ...(custom.trim() ? { custom: custom.trim() } : {}) };
               }),
@@ -275,6 +289,34 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
           Submit
         </button>
       </div>
+    </>
+  );
+}
+
+export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
+  const actions = useActions();
+  const box = `gate question ${pending(gate) ? 'pending' : 'decided'}`;
+  if (!actsHere(gate, actions))
+    return (
+      <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+        <Outcome gate={gate} />
+        {(gate.resolution?.answers ?? []).map((answer) => (
+          <div data-testid="answer" key={answer.question}>
+            <strong>{answer.question}: </strong>
+            {[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') ||
+              '(no answer)'}
+          </div>
+        ))}
+      </div>
+    );
+  return (
+    <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+      <Outcome gate={gate} />
+      <QuestionForm
+        formId={gate.id}
+        questions={gate.questions}
+        submit={(answers) => actions.answer(gate, answers)}
+      />
       <div class="hint" data-testid="typed-answer-hint">
         {typedAnswerHint(gate.questions)}
       </div>

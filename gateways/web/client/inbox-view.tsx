@@ -1,13 +1,14 @@
 /**
  * "Needs you": every open decision this person may make, from web, Slack and Discord conversations and mission runs.
- * Decide one (approve; deny with a reason) or several at once after one confirmation; open the conversation to
- * answer a question or edit the arguments. The rule under each is the workflow's own.
+ * Decide one (approve; deny with a reason; edit & approve; hand over; answer a question) or several at once after
+ * one confirmation; sign-ins open their conversation. The rule under each is the workflow's own.
  */
 import { useState } from 'preact/hooks';
 import { ConfirmBatch, type Batch } from './inbox-confirm';
 import { messageOf, post } from './api';
 import { waited } from './format';
-import type { InboxItem, InboxList, InboxOutcome } from './types';
+import { EditAndApprove, QuestionForm } from './gates';
+import type { Answer, InboxItem, InboxList, InboxOutcome } from './types';
 
 const KIND_WORDS: Record<InboxItem['kind'], string> = {
   approval: 'Approval',
@@ -21,7 +22,8 @@ const CHANNEL_WORDS: Record<InboxItem['channel'], string> = {
   discord: 'Discord',
   mission: 'Mission',
 };
-type Choice = 'approve' | 'deny' | 'delegate';
+type Choice = 'approve' | 'deny' | 'delegate' | 'edit';
+type Extra = { reason?: string; to?: string; args?: Record<string, unknown> };
 const key = (item: { workflowId: string; gateId: string }) => `${item.workflowId}#${item.gateId}`;
 /** Questions and sign-ins are answered where their form is; approvals and budgets can be decided here. */
 const decidable = (item: InboxItem) => item.kind === 'approval' || item.kind === 'budget';
@@ -43,11 +45,15 @@ function Item({
   selected,
   toggle,
   decide,
+  answer,
+  problem,
 }: {
   item: InboxItem;
   selected: boolean;
   toggle: () => void;
-  decide: (items: InboxItem[], choice: Choice, extra?: { reason?: string; to?: string }) => Promise<void>;
+  decide: (items: InboxItem[], choice: Choice, extra?: Extra) => Promise<void>;
+  answer: (item: InboxItem, answers: Answer[]) => Promise<void>;
+  problem: (text: string) => void;
 }) {
   const [reason, setReason] = useState('');
   const [to, setTo] = useState('');
@@ -130,12 +136,25 @@ function Item({
             </>
           )}
         </div>
+      ) : item.kind === 'question' && item.questions ? (
+        <QuestionForm
+          formId={id}
+          questions={item.questions}
+          submit={(answers) => void answer(item, answers)}
+        />
       ) : (
         <div class="meta">
           {item.sessionId
-            ? 'Answer it in its conversation (the link above).'
-            : `Answer it in ${CHANNEL_WORDS[item.channel]}.`}
+            ? 'Connect it in its conversation (the link above).'
+            : `Connect it in ${CHANNEL_WORDS[item.channel]}.`}
         </div>
+      )}
+      {item.mayEdit && (
+        <EditAndApprove
+          args={item.args ?? {}}
+          problem={problem}
+          submit={(args) => decide([item], 'edit', { args })}
+        />
       )}
     </li>
   );
@@ -152,27 +171,43 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
   );
   const chosen = items.filter((i) => selected.has(key(i)));
 
-  const decide = async (
-    targets: InboxItem[],
-    choice: Choice,
-    extra: { reason?: string; to?: string } = {},
-  ) => {
+  const decide = async (targets: InboxItem[], choice: Choice, extra: Extra = {}) => {
     try {
       const { outcomes } = await post<{ outcomes: InboxOutcome[] }>('/inbox/decisions', {
         items: targets.map(({ workflowId, gateId }) => ({ workflowId, gateId })),
         choice,
         ...(extra.reason ? { reason: extra.reason } : {}),
         ...(extra.to ? { to: extra.to } : {}),
+        ...(extra.args ? { args: extra.args } : {}),
       });
       const done = outcomes.filter((o) => o.ok).length;
       const refused = outcomes.filter((o): o is Extract<InboxOutcome, { ok: false }> => !o.ok);
-      const verb = { approve: 'approved', deny: 'denied', delegate: `handed to @${extra.to}` }[choice];
+      const verb = {
+        approve: 'approved',
+        deny: 'denied',
+        delegate: `handed to @${extra.to}`,
+        edit: 'approved as edited',
+      }[choice];
       setReport(
         `${done} ${verb}.${refused.length ? ` Not decided: ${refused.map((o) => o.error).join('; ')}.` : ''}`,
       );
       setSelected(new Set());
     } catch (error) {
       setReport(`Nothing was decided: ${messageOf(error)}`);
+    }
+    await reload();
+  };
+
+  const answer = async (item: InboxItem, answers: Answer[]) => {
+    try {
+      const { outcome } = await post<{ outcome: InboxOutcome }>('/inbox/answers', {
+        workflowId: item.workflowId,
+        gateId: item.gateId,
+        answers,
+      });
+      setReport(outcome.ok ? 'Answer sent.' : `Not answered: ${outcome.error}.`);
+    } catch (error) {
+      setReport(`Not answered: ${messageOf(error)}`);
     }
     await reload();
   };
@@ -262,6 +297,8 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
                     setSelected(next);
                   }}
                   decide={decide}
+                  answer={answer}
+                  problem={setReport}
                 />
               ))}
             </ul>
