@@ -2,6 +2,7 @@
  * What every route of the web chat's API shares, passed explicitly: the dependencies, the per-person rate
  * limits, the Temporal UI link, and the checks the routes repeat (rate, access, body, session id).
  */
+import type { InboxFeeds } from './inbox-feed';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { webSessionIdSchema } from '../../common/ids';
@@ -17,6 +18,8 @@ export interface WebApi {
   link: (workflowId: string) => string | undefined;
   messageRate: RateLimiter;
   sessionRate: RateLimiter;
+  /** "Needs you", pushed to open tabs; nudged when a decision or message goes through this gateway. */
+  inboxFeeds: InboxFeeds;
 }
 
 export const limited = (c: Context, limiter: RateLimiter, what: string) => {

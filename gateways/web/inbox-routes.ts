@@ -64,6 +64,7 @@ export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
     ...(args ? { args } : {}),
   });
   for (const outcome of outcomes) if (outcome.ok) api.deps.live.nudge(outcome.workflowId);
+  api.inboxFeeds.nudge();
   api.deps.log.info('inbox decisions', {
     userId: c.get('userId'),
     choice,
@@ -80,6 +81,7 @@ export async function answerFromInbox(api: WebApi, c: Context<ApiEnv>) {
   const { workflowId, gateId, answers } = body.value;
   const outcome = await api.deps.inbox.answer(c.get('userId'), { workflowId, gateId }, answers);
   if (outcome.ok) api.deps.live.nudge(workflowId);
+  api.inboxFeeds.nudge();
   api.deps.log.info('inbox answer', { userId: c.get('userId'), workflowId, gateId, ok: outcome.ok });
   return c.json({ outcome }, 200);
 }

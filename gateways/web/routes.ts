@@ -4,7 +4,7 @@
  *
  * This module is the map: the guard and every route in registration order. Each route's work lives with its
  * job: session-routes.ts, message-route.ts, stream-route.ts, signal-routes.ts, grant-routes.ts,
- * credential-routes.ts, inbox-routes.ts, conversation-routes.ts; what they share is in api-context.ts.
+ * credential-routes.ts, inbox-routes.ts, inbox-stream-route.ts, conversation-routes.ts; what they share is in api-context.ts.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { temporalUiLink } from '../../common/ids';
@@ -15,7 +15,9 @@ import type { WebRouteDeps } from './route-deps';
 import { showConversation } from './conversation-routes';
 import { disconnectCredential, listCredentials } from './credential-routes';
 import { listGrants, revokeGrant } from './grant-routes';
+import { InboxFeeds } from './inbox-feed';
 import { answerFromInbox, decideFromInbox, listInbox } from './inbox-routes';
+import { mountInboxStream } from './inbox-stream-route';
 import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
 import { postAnswers, postDecision, stopTurn } from './signal-routes';
@@ -30,6 +32,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     link: (workflowId) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId),
     messageRate: new RateLimiter(deps.rate.messagesPerMinute),
     sessionRate: new RateLimiter(deps.rate.sessionsPerMinute),
+    inboxFeeds: new InboxFeeds(deps.inbox, deps.live, deps.log),
   };
 
   // Order matters: the host and the caller are known before the body is read, the body is bounded before
@@ -56,6 +59,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.post('/answers', (c) => postAnswers(api, c));
   app.get('/conversations/:workflowId', (c) => showConversation(api, c));
   app.get('/inbox', (c) => listInbox(api, c));
+  mountInboxStream(app, api);
   app.post('/inbox/decisions', (c) => decideFromInbox(api, c));
   app.post('/inbox/answers', (c) => answerFromInbox(api, c));
   app.get('/grants', (c) => listGrants(api, c));

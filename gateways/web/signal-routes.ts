@@ -57,6 +57,7 @@ async function acceptSignal(
     );
   }
   api.deps.live.nudge(fields.workflowId);
+  api.inboxFeeds.nudge();
   api.deps.log.info(`${what} accepted`, { ...fields, userId: c.get('userId') });
   return c.json({ accepted: true }, 202);
 }

@@ -209,8 +209,14 @@ describe('the web app in a browser', () => {
     await page.getByTestId('inbox').waitFor();
 
     // Or answered right here, with the same form; then an approval edited and approved from the inbox.
+    // Pushed, not polled: the new approval arrives over the stream, with no request for the list.
+    let listReads = 0;
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/api/inbox') listReads++;
+    });
     await stack.web.say('phone-edit', 'run `echo before-edit`');
     await expect.poll(() => page.getByTestId('inbox-item').count(), { timeout: 15_000 }).toBe(2);
+    expect(listReads).toBe(0);
     expect(await accessibilityProblems(page)).toEqual([]);
     await question.locator('[data-testid="option"][value="production"]').check();
     await question.getByTestId('submit-answers').click();

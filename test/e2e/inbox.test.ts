@@ -7,7 +7,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import { decideSignal, stateQuery, type SessionView } from '../../workflows/session/contract';
 import type { InboxItem } from '../../gateways/web/inbox';
 import { DiscordKeys, DiscordRequests } from '../helpers/discord-requests';
 import { FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
@@ -300,4 +300,67 @@ describe('the "needs you" inbox', () => {
     expect((result as { content: string }).content).not.toContain('before-edit');
     expect((await inbox('alice')).items).toEqual([]);
   });
+
+  it('pushes the list to an open tab when a gate opens, and when it is decided outside this gateway', async () => {
+    const events = await inboxStream('alice');
+    try {
+      expect((await events.next()).items).toEqual([]);
+      await stack.web.say('inbox-push', 'run `echo pushed`');
+      const opened = await events.next();
+      expect(opened.items.map((i) => i.asks)).toEqual(['Run shell_execute: echo pushed']);
+      // Decided by a signal straight to Temporal (as another gateway or a Slack click would): the feed tells.
+      await env.client.workflow
+        .getHandle('session:web:inbox-push')
+        .signal(decideSignal, { gateId: opened.items[0]!.gateId, choice: 'approve', userId: 'alice' });
+      expect((await events.next()).items).toEqual([]);
+    } finally {
+      events.close();
+    }
+    // A stranger's stream says nothing of others' decisions.
+    const eve = await inboxStream('eve');
+    expect((await eve.next()).items).toEqual([]);
+    eve.close();
+  });
 });
+
+/** `GET /api/inbox/stream` as the page's EventSource reads it: each `inbox` event's list, in order. */
+async function inboxStream(user: string) {
+  const abort = new AbortController();
+  const response = await fetch(`${stack.web.baseUrl}/api/inbox/stream`, {
+    headers: stack.web.headers(user),
+    signal: abort.signal,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  return {
+    async next(): Promise<{ items: InboxItem[]; unreadable: number }> {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${user}'s next inbox event did not come`)), 60_000);
+      });
+      const read = (async () => {
+        for (;;) {
+          const end = buffered.indexOf('\n\n');
+          if (end >= 0) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end + 2);
+            const data = /^data: (.*)$/m.exec(event)?.[1];
+            if (/^event: inbox$/m.test(event) && data) return JSON.parse(data);
+            continue;
+          }
+          const { value, done } = await reader.read();
+          if (done) throw new Error('the inbox stream ended');
+          buffered += value;
+        }
+      })();
+      try {
+        return await Promise.race([read, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => abort.abort(),
+  };
+}

@@ -1,12 +1,15 @@
 /**
- * "Needs you", kept current while the page is open: read every few seconds and when the tab comes back into view,
- * its count in the tab's title, and a browser notification (when allowed) when more wait while the tab is hidden.
+ * "Needs you", kept current while the page is open: pushed by the gateway (`/api/inbox/stream`, a new list whenever
+ * it changes), read once more after each decision made here, its count in the tab's title, and a browser
+ * notification (when allowed) when more wait while the tab is hidden. While the stream is down (the browser
+ * reconnects it by itself), the list is read now and then instead.
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api';
 import type { InboxList } from './types';
 
-const INBOX_POLL_MS = 5_000;
+/** Only while the pushed stream is down. */
+const FALLBACK_POLL_MS = 15_000;
 
 export function useInbox(signedIn: boolean): { inbox: InboxList | null; loadInbox: () => Promise<void> } {
   const [inbox, setInbox] = useState<InboxList | null>(null);
@@ -14,13 +17,18 @@ export function useInbox(signedIn: boolean): { inbox: InboxList | null; loadInbo
 
   useEffect(() => {
     if (!signedIn) return;
-    void loadInbox();
-    const timer = setInterval(() => !document.hidden && void loadInbox(), INBOX_POLL_MS);
-    const back = () => !document.hidden && void loadInbox();
-    document.addEventListener('visibilitychange', back);
+    const stream = new EventSource('/api/inbox/stream');
+    let live = false;
+    stream.addEventListener('open', () => (live = true));
+    stream.addEventListener('error', () => (live = false));
+    stream.addEventListener('inbox', (event) => {
+      live = true;
+      setInbox(JSON.parse((event as MessageEvent<string>).data) as InboxList);
+    });
+    const timer = setInterval(() => !live && !document.hidden && void loadInbox(), FALLBACK_POLL_MS);
     return () => {
       clearInterval(timer);
-      document.removeEventListener('visibilitychange', back);
+      stream.close();
     };
   }, [signedIn]);
 
