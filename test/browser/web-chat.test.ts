@@ -193,6 +193,9 @@ describe('web chat in a browser', () => {
       .toContain('Stopped by @alice');
     await expect.poll(() => page.getByTestId('status').getAttribute('data-status')).toBe('idle');
     await expect.poll(() => page.getByTestId('stop').isVisible()).toBe(false);
+    // Said on the step's gate line; the "not run" result written for the model is not a second copy.
+    expect(await lastCall().getByTestId('gate-outcome').textContent()).toMatch(/^Stopped by @alice/);
+    expect(await lastCall().getByTestId('tool-result').count()).toBe(0);
     await page.screenshot({ path: path.join(ARTIFACTS, 'stopped-turn.png') });
   });
 

@@ -22,6 +22,15 @@ function took(startedAt: number, result: ToolResult | undefined): string | null 
   return ms < 1_000 ? `${ms} ms` : `${(ms / 1_000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
+/**
+ * A call that did not run because of its gate's outcome (denied, expired, superseded, stopped): the gate's line
+ * says so, so the result written for the model ("not run: …") is not shown as a second copy.
+ */
+function saidByGate(result: ToolResult, gate: WebGate | undefined): boolean {
+  const notRun = ['denied', 'expired', 'superseded', 'cancelled'].includes(result.status);
+  return notRun && !!gate?.resolution;
+}
+
 function ToolStep({
   call,
   at,
@@ -63,7 +72,7 @@ function ToolStep({
       {gates.map((g) => (
         <GateCard gate={g} key={g.id} />
       ))}
-      {result && (
+      {result && !saidByGate(result, gate) && (
         <div class="result">
           <div class="code">
             <CopyButton text={result.content} />
