@@ -24,6 +24,7 @@ import {
   pendingGatesQuery,
   repostPendingSignal,
   stopSignal,
+  archiveSignal,
   feedbackSignal,
   type Feedback,
   revokeGrantSignal,
@@ -70,6 +71,8 @@ export interface SessionSummary {
   ownerId: string | undefined;
   status: string | undefined;
   startTime: string;
+  /** Archived by its owner: listed apart (the `archived` memo). */
+  archived?: boolean;
 }
 
 /**
@@ -236,6 +239,10 @@ export class Sessions {
     await this.within(() => this.handle(workflowId).signal(stopSignal, { userId }));
   }
 
+  async archive(workflowId: string, userId: string, archived: boolean): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(archiveSignal, { userId, archived }));
+  }
+
   async answerDraft(workflowId: string, draft: AnswerDraft): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(answerDraftSignal, draft));
   }
@@ -348,6 +355,7 @@ export class Sessions {
             ownerId: info.typedSearchAttributes.get(AgentOwner),
             status: info.typedSearchAttributes.get(AgentStatus),
             startTime: info.startTime.toISOString(),
+            ...(info.memo?.archived === true ? { archived: true } : {}),
           });
           if (out.length >= limit) break;
         }

@@ -20,7 +20,7 @@ import { answerFromInbox, decideFromInbox, listInbox } from './inbox-routes';
 import { mountInboxStream } from './inbox-stream-route';
 import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
-import { postAnswers, postDecision, stopTurn } from './signal-routes';
+import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
 
 export type { WebRouteDeps } from './route-deps';
@@ -56,6 +56,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   mountStream(app, deps, viewFor(api));
   app.post('/decisions', (c) => postDecision(api, c));
   app.post('/sessions/:id/stop', (c) => stopTurn(api, c));
+  app.post('/sessions/:id/archive', (c) => archiveSession(api, c));
   app.post('/answers', (c) => postAnswers(api, c));
   app.get('/conversations/:workflowId', (c) => showConversation(api, c));
   app.get('/inbox', (c) => listInbox(api, c));

@@ -1,5 +1,5 @@
 /**
- * Clicks and forms: a decision on a gate, answers to a question, the Stop button. Each becomes a signal,
+ * Clicks and forms: a decision on a gate, answers to a question, the Stop button, Archive. Each becomes a signal,
  * accepted while every worker is down; the workflow checks it and answers the person afterwards.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -102,5 +102,24 @@ export async function postAnswers(api: WebApi, c: Context<ApiEnv>) {
       workflowId,
       gateId: rest.gateId,
     },
+  );
+}
+
+const archiveBodySchema = z.strictObject({ archived: z.boolean() });
+
+/** Archive, or bring back, a conversation in its owner's list (the workflow refuses anyone else, and says so). */
+export async function archiveSession(api: WebApi, c: Context<ApiEnv>) {
+  const id = sessionParam(c);
+  if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+  const body = await parseBody(c, archiveBodySchema);
+  if (!body.ok) return c.json({ error: body.error }, 400);
+  const workflowId = webSessionWorkflowId(id.data);
+  const { archived } = body.value;
+  return await acceptSignal(
+    api,
+    c,
+    'archive',
+    () => api.deps.sessions.archive(workflowId, c.get('userId'), archived),
+    { workflowId, archived },
   );
 }

@@ -131,6 +131,32 @@ describe('the web app in a browser', () => {
     await context.close();
   });
 
+  it('archives a conversation from its header, and brings it back from Archived', async () => {
+    await stack.web.say('browser-archive', 'hello from the archive test');
+    await stack.web.answered('browser-archive');
+    const { context, page } = await personAt('alice', DESKTOP);
+    await page.goto(`http://127.0.0.1:${stack.port}/#browser-archive`);
+    const link = page.getByTestId('session-link').filter({ hasText: 'hello from the archive test' });
+    await link.waitFor();
+    await page.getByTestId('archive').click();
+    await expect.poll(() => link.count()).toBe(0);
+    await expect.poll(() => page.getByTestId('show-archived').textContent()).toBe('Archived (1)');
+    await page.getByTestId('show-archived').click();
+    await link.waitFor();
+    expect(await page.getByTestId('archive').textContent()).toBe('Unarchive');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'archived.png') });
+    await page.getByTestId('archive').click();
+    await expect.poll(() => link.count()).toBe(0); // back among the others, which this view does not show
+    await page.getByTestId('show-archived').click();
+    await link.waitFor();
+    // Reloaded, the server's list says the same.
+    await page.reload();
+    await link.waitFor();
+    expect(await page.getByTestId('archive').textContent()).toBe('Archive');
+    await context.close();
+  });
+
   it('clears a mixed inbox of web, Slack, Discord and mission decisions from a phone, in one batch', async () => {
     // Alice's waits, one per channel, and a question she must answer in its conversation.
     await stack.web.say('phone-web', 'run `echo from-web`');

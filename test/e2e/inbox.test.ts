@@ -323,6 +323,51 @@ describe('the "needs you" inbox', () => {
   });
 });
 
+describe('archiving a conversation', () => {
+  const listed = async (user: string) =>
+    (
+      (await stack.web.request('GET', '/sessions', undefined, user)).body.sessions as {
+        sessionId: string;
+        archived?: boolean;
+      }[]
+    ).find((s) => s.sessionId === 'archive-me');
+
+  it('moves it to Archived for its owner only; it still answers; anyone else is refused', async () => {
+    await stack.web.say('archive-me', 'hello');
+    await stack.web.answered('archive-me');
+    await until('the conversation listed', () => listed('alice'));
+    const archive = (user: string, body: unknown) =>
+      stack.web.request('POST', '/sessions/archive-me/archive', body, user);
+
+    expect((await archive('alice', { archived: 'yes' })).status).toBe(400);
+    expect((await archive('alice', { archived: true, extra: 1 })).status).toBe(400);
+    expect((await archive('eve', { archived: true })).status).toBe(404); // not hers: as if it did not exist
+    // Bob may act in it (an approver), but it is not his to archive: the workflow refuses and tells him.
+    expect((await archive('bob', { archived: true })).status).toBe(202);
+    await stack.web.waitFor(
+      'archive-me',
+      (v) =>
+        v.notices.some((n) => n.text === 'Only the person who started this conversation may archive it.'),
+      'the refusal told to Bob',
+      60_000,
+      'bob',
+    );
+    expect((await listed('alice'))?.archived).toBeUndefined();
+
+    expect((await archive('alice', { archived: true })).status).toBe(202);
+    await until('the list to say archived', async () => (await listed('alice'))?.archived === true);
+    // Archived is a place in the list, not an end: a message is still answered.
+    await stack.web.say('archive-me', 'still there?');
+    await stack.web.waitFor(
+      'archive-me',
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'assistant').length >= 2,
+      'the answer in an archived conversation',
+    );
+    expect((await archive('alice', { archived: false })).status).toBe(202);
+    await until('the list to bring it back', async () => (await listed('alice'))?.archived === undefined);
+  });
+});
+
 /** `GET /api/inbox/stream` as the page's EventSource reads it: each `inbox` event's list, in order. */
 async function inboxStream(user: string) {
   const abort = new AbortController();

@@ -120,7 +120,11 @@ const schemas = sharedSchemas('session-contract', () => {
 
   /** Sent by the gateway after a successful sign-in or key entry: ids only, never the secret. */
   const credentialProvided = z.strictObject({ provider: providerNameSchema, userId });
+
+  /** Archive (or bring back) a conversation in its owner's list: only the owner may; nothing else changes. */
+  const archive = z.strictObject({ userId, archived: z.boolean() });
   return {
+    archive,
     userMessage,
     decisionChoice,
     decision,
@@ -391,6 +395,11 @@ export type StopRequest = z.infer<typeof stopSchema>;
  * open gates close as stopped; queued messages stay queued. Typing `stop` in the conversation does the same.
  */
 export const stopSignal = defineSignal<[StopRequest]>('stop');
+
+export const archiveSchema = schemas.archive;
+export type ArchiveRequest = z.infer<typeof archiveSchema>;
+/** The conversation's `archived` memo: the owner's list shows it under "Archived" (it still answers messages). */
+export const archiveSignal = defineSignal<[ArchiveRequest]>('archive');
 export const feedbackSchema = schemas.feedback;
 export type Feedback = z.infer<typeof feedbackSchema>;
 /** A rating of an answer: recorded on the message and in the `AgentFeedback` search attribute. */

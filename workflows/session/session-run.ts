@@ -27,6 +27,7 @@ import {
   repostPendingSchema,
   revokeGrantSchema,
   stopSchema,
+  archiveSchema,
   userMessageSchema,
   type AnswerSubmission,
   type CarriedTurn,
@@ -411,6 +412,17 @@ export class SessionRun {
       revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.',
       parsed.data.userId,
     );
+  }
+
+  onArchive(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = archiveSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { userId, archived } = parsed.data;
+    if (userId !== this.input.ownerId)
+      return this.state.notify('Only the person who started this conversation may archive it.', userId);
+    // A memo, so the list (visibility) shows it with no worker asked; continue-as-new keeps it.
+    wf.upsertMemo({ archived: archived ? true : undefined });
   }
 
   onStop(raw: unknown): void | Promise<void> {

@@ -18,6 +18,7 @@ import {
   revokeGrantSignal,
   stateQuery,
   stopSignal,
+  archiveSignal,
   feedbackSignal,
   transcriptQuery,
   userMessageSignal,
@@ -78,6 +79,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
   wf.setHandler(userMessageSignal, (raw) => run.onUserMessage(raw));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
+  wf.setHandler(archiveSignal, (raw) => run.onArchive(raw));
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }
 

@@ -79,6 +79,13 @@ export function App() {
   const open = (id: string) => {
     location.hash = id;
   };
+  /** Shown at once; the list (visibility) says the same a moment later. */
+  const archive = async (id: string, archived: boolean) => {
+    await post(`/sessions/${id}/archive`, { archived });
+    setSessions((list) => list.map((s) => (s.sessionId === id ? { ...s, archived } : s)));
+    setTimeout(() => void loadSessions(), 1_500);
+  };
+
   const newConversation = async (first?: string, messageId: string = crypto.randomUUID()) => {
     const { sessionId: id } = await post<{ sessionId: string }>('/sessions', {});
     if (first) await post(`/sessions/${id}/messages`, { text: first, messageId });
@@ -161,6 +168,7 @@ export function App() {
             sessionId={sessionId}
             summary={sessions.find((s) => s.sessionId === sessionId)}
             onView={onView}
+            onArchive={archive}
           />
         ) : (
           <div id="transcript" data-testid="transcript">

@@ -11,11 +11,14 @@ export function Conversation({
   sessionId,
   summary,
   onView,
+  onArchive,
 }: {
   sessionId: string;
+  /** The person's own conversation in their list (undefined: not theirs, or not listed yet). */
   summary: SessionSummary | undefined;
   /** Every view that arrives (the sidebar's grants and list follow it). */
   onView: (view: WebView) => void;
+  onArchive: (sessionId: string, archived: boolean) => Promise<void>;
 }) {
   const live = useLiveSession(sessionId, onView);
   const [problem, setProblem] = useState<string | null>(null);
@@ -99,6 +102,21 @@ export function Conversation({
             onClick={stop}
           >
             ■ Stop
+          </button>
+        )}
+        {summary && (
+          <button
+            type="button"
+            class="link"
+            data-testid="archive"
+            title={summary.archived ? 'Back to your conversations' : 'Move to Archived (it still answers)'}
+            onClick={() =>
+              void onArchive(sessionId, !summary.archived).catch((error: unknown) =>
+                setProblem(`Not ${summary.archived ? 'brought back' : 'archived'}: ${messageOf(error)}`),
+              )
+            }
+          >
+            {summary.archived ? 'Unarchive' : 'Archive'}
           </button>
         )}
         {view?.temporalUrl && (

@@ -51,8 +51,12 @@ export function Sidebar(props: {
   onNavigate: () => void;
 }) {
   const [search, setSearch] = useState('');
-  const shown = props.sessions.filter((s) =>
-    `${s.title ?? ''} ${s.sessionId}`.toLowerCase().includes(search.trim().toLowerCase()),
+  const [showArchived, setShowArchived] = useState(false);
+  const archived = props.sessions.filter((s) => s.archived).length;
+  const shown = props.sessions.filter(
+    (s) =>
+      !!s.archived === showArchived &&
+      `${s.title ?? ''} ${s.sessionId}`.toLowerCase().includes(search.trim().toLowerCase()),
   );
   return (
     <aside
@@ -103,8 +107,27 @@ export function Sidebar(props: {
             </small>
           </a>
         ))}
-        {!shown.length && <p class="meta">{search ? 'No conversation matches.' : 'No conversations yet.'}</p>}
+        {!shown.length && (
+          <p class="meta">
+            {search
+              ? 'No conversation matches.'
+              : showArchived
+                ? 'Nothing archived.'
+                : 'No conversations yet.'}
+          </p>
+        )}
       </nav>
+      {(archived > 0 || showArchived) && (
+        <button
+          type="button"
+          class="link archived-toggle"
+          data-testid="show-archived"
+          aria-pressed={showArchived}
+          onClick={() => setShowArchived(!showArchived)}
+        >
+          {showArchived ? '← Your conversations' : `Archived (${archived})`}
+        </button>
+      )}
       <section id="grants-panel" aria-labelledby="grants-title">
         <h2 id="grants-title">Your always-allow grants</h2>
         <ul id="grants" data-testid="grants">

@@ -26,6 +26,8 @@ export interface SessionSummary {
   ownerId?: string;
   status?: string;
   startTime: string;
+  /** Archived by its owner: listed under "Archived". */
+  archived?: boolean;
 }
 
 export interface Me {
