@@ -22,6 +22,16 @@ function took(startedAt: number, result: ToolResult | undefined): string | null 
   return ms < 1_000 ? `${ms} ms` : `${(ms / 1_000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
+/** A JSON result (an HTTP response, a mission's list) laid out to be read; anything else as it came. */
+function readable(content: string): string {
+  if (!/^\s*[[{]/.test(content)) return content;
+  try {
+    return JSON.stringify(JSON.parse(content), null, 2);
+  } catch {
+    return content;
+  }
+}
+
 /**
  * A call that did not run because of its gate's outcome (denied, expired, superseded, stopped): the gate's line
  * says so, so the result written for the model ("not run: …") is not shown as a second copy.
@@ -76,7 +86,7 @@ function ToolStep({
         <div class="result">
           <div class="code">
             <CopyButton text={result.content} />
-            <pre data-testid="tool-result">{result.content}</pre>
+            <pre data-testid="tool-result">{readable(result.content)}</pre>
           </div>
         </div>
       )}
