@@ -13,7 +13,7 @@ import {
   type PartProgress,
 } from '../../workflows/session/outbound';
 import { parseDiscordSessionId } from './ids';
-import { decidedMessage, discordMentions, gateMessage, splitForDiscord } from './render';
+import { decidedMessage, discordMentions, gateMessage, gateMessageParts, splitForDiscord } from './render';
 import { discordRest } from './rest';
 
 const WORKING_REACTION = encodeURIComponent('⏳');
@@ -101,8 +101,21 @@ export class DiscordOutbound {
         return {};
       }
       case 'gate': {
+        // A long question set: its first parts as plain messages (a retry goes on where it stopped), then the
+        // message with the buttons.
+        const { leading, message } = gateMessageParts(event.gate, channelId, event.reason);
+        for (let part = progress.from; part < leading.length; part++) {
+          await this.rest.post(Routes.channelMessages(channelId), {
+            body: {
+              content: leading[part]!,
+              allowed_mentions: message.allowed_mentions,
+              ...onlyOnce(progress.key, part),
+            },
+          });
+          progress.onPosted(part + 1);
+        }
         const posted = (await this.rest.post(Routes.channelMessages(channelId), {
-          body: { ...gateMessage(event.gate, channelId, event.reason), ...onlyOnce(progress.key, 0) },
+          body: { ...message, ...onlyOnce(progress.key, leading.length) },
         })) as APIMessage;
         return { ref: posted.id };
       }

@@ -160,7 +160,8 @@ export function questionMessage(
   ]
     .filter(Boolean)
     .join('\n');
-  return { content: cut(content, MESSAGE_LIMIT), allowed_mentions: allowedMentions(gate), components: rows };
+  // Whole: a long question set is posted in parts (gateMessageParts), never cut.
+  return { content, allowed_mentions: allowedMentions(gate), components: rows };
 }
 
 /** A sign-in prompt: the button answers each clicker with their own private link (links are personal). */
@@ -208,11 +209,32 @@ export function connectLinkReply(providerName: string, url: string): { content: 
   };
 }
 
+/**
+ * A gate's prompt as Discord takes it: the message with the buttons, and the text before it that does not fit
+ * in one message (a long question set), posted first as plain messages. Nothing is cut.
+ */
+export function gateMessageParts(
+  gate: Gate,
+  channelId: string,
+  reason: Reason,
+): { leading: string[]; message: RESTPostAPIChannelMessageJSONBody } {
+  const message = wholeGateMessage(gate, channelId, reason);
+  const content = message.content ?? '';
+  if (content.length <= MESSAGE_LIMIT) return { leading: [], message };
+  const parts = splitForDiscord(content);
+  return { leading: parts.slice(0, -1), message: { ...message, content: parts.at(-1)! } };
+}
+
+/** The message with the gate's buttons (the last part of a long prompt): what is posted, and edited later. */
 export function gateMessage(
   gate: Gate,
   channelId: string,
   reason: Reason,
 ): RESTPostAPIChannelMessageJSONBody {
+  return gateMessageParts(gate, channelId, reason).message;
+}
+
+function wholeGateMessage(gate: Gate, channelId: string, reason: Reason): RESTPostAPIChannelMessageJSONBody {
   const message =
     gate.kind === 'credential'
       ? credentialMessage(gate, channelId, reason)
@@ -224,10 +246,7 @@ export function gateMessage(
   const name = gate.remote.missionName.replace(/[*_~`|\\]/g, '\\$&');
   return {
     ...message,
-    content: cut(
-      `🔁 From the mission **${name}**, acting as ${mention(gate.requesterId)}\n${message.content ?? ''}`,
-      MESSAGE_LIMIT,
-    ),
+    content: `🔁 From the mission **${name}**, acting as ${mention(gate.requesterId)}\n${message.content ?? ''}`,
   };
 }
 

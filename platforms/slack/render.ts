@@ -149,17 +149,13 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
 export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   if (gate.kind !== 'question') return [];
   const text = questionsAsText(gate.questions, (header) => `*${header}*`);
+  // A long question set takes several sections (each holds 3,000 characters): never cut, the reply hint last.
+  const parts = splitForSlack(
+    `*Question for* <@${gate.requesterId}>\n${text}\n_Type the reply in this thread, or press Answer…_`,
+    SECTION_LIMIT - 40, // room for "(part i of n)"
+  );
   return [
-    {
-      type: 'section',
-      text: {
-        type: 'mrkdwn',
-        text: `*Question for* <@${gate.requesterId}>\n${text}\n_Type the reply in this thread, or press Answer…_`.slice(
-          0,
-          SECTION_LIMIT,
-        ),
-      },
-    },
+    ...parts.map((part): KnownBlock => ({ type: 'section', text: { type: 'mrkdwn', text: part } })),
     {
       type: 'actions',
       block_id: `gate:${gate.id}`,

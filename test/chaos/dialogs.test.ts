@@ -42,6 +42,9 @@ function model(request: ChatRequest, index: number): Reply {
   if (last.role === 'tool') return { text: `result: ${last.content}` };
   const text = String(last.content);
   const id = `call-${index}`;
+  // "call <tool> <JSON>": any tool (the missions' tools here), as the scripted model takes it.
+  const named = /^call (\w+) (.*)$/s.exec(text);
+  if (named) return { toolCalls: [{ id, name: named[1]!, args: JSON.parse(named[2]!) }] };
   const command = /run `([^`]+)`/.exec(text);
   if (command) return { toolCalls: [{ id, name: 'shell_execute', args: { command: command[1] } }] };
   if (/ask regions/.test(text))
@@ -199,6 +202,71 @@ describe('dialogs while no worker runs', () => {
     tally.check(!/original|stranger/.test(JSON.stringify(results)), () => 'other arguments ran');
     tally.lost += 1 - results.length;
     tally.finish('dialogs: Slack Edit & approve with no worker');
+  });
+
+  it("opens Edit & approve on a mission run's prompt in its owner's Slack thread, and runs it once after a restart", async () => {
+    const tally = new Tally();
+    const event = mention(
+      'call mission_create {"name": "dialog-nightly", "goal": "run `echo from-mission`", "cadence": "manual"}',
+    );
+    await slackRequests.event(event);
+    await until('the mission created', () =>
+      postsIn(event.ts).find((m) => /dialog-nightly/.test(String(m.text)) && !Array.isArray(m.blocks)),
+    );
+    const before = postsIn(event.ts).length;
+    await slackRequests.event({
+      type: 'message',
+      user: 'U1',
+      text: 'call mission_fire {"name": "dialog-nightly"}',
+      ts: `${event.ts.split('.')[0]}.700000`,
+      thread_ts: event.ts,
+      channel: 'C1',
+      channel_type: 'channel',
+    });
+    // The run's gate, posted in the owner's thread and naming the mission.
+    const message = await until("the run's prompt in the owner's thread", () =>
+      postsIn(event.ts)
+        .slice(before)
+        .find((m) => Array.isArray(m.blocks) && JSON.stringify(m.blocks).includes('echo from-mission')),
+    );
+    const blocks = message.blocks as { type: string; elements?: { action_id: string; value: string }[] }[];
+    const edit = blocks
+      .find((b) => b.type === 'actions')!
+      .elements!.find((b) => b.action_id === 'gate_edit')!;
+    await stack.worker.kill('SIGKILL');
+    const modal = await slackDialog('gate_edit', edit.value, 'gate_edit');
+    tally.check(
+      JSON.parse(modal.blocks[0]!.element.initial_value!).command === 'echo from-mission',
+      () => `the dialog showed ${modal.blocks[0]!.element.initial_value}`,
+    );
+    const submitted = await slackRequests.interaction(
+      submitView('gate_edit', modal.private_metadata, 'U1', {
+        args: { value: { type: 'plain_text_input', value: '{"command": "echo edited-mission"}' } },
+      }),
+    );
+    tally.check(submitted.status === 200 && !submitted.text.includes('errors'), () => submitted.text);
+    await stack.restartWorker();
+    // The run reports back to the owner's thread: the edited command ran, once, and nothing else did.
+    const reported = await until('the run reported in the thread', async () => {
+      const v = await view(slackWorkflow(event.ts));
+      return v.transcript.find(
+        (m) => m.role === 'assistant' && /dialog-nightly/.test(m.text) && /edited-mission/.test(m.text),
+      );
+    }).catch(() => undefined);
+    tally.check(!!reported, () => 'the run did not report the edited command');
+    // This file's server holds this one mission, so every run is its own.
+    const runs = env.client.workflow.list({ query: "WorkflowType = 'missionRunWorkflow'" });
+    for await (const run of runs) {
+      const transcript = (
+        (await env.client.workflow.getHandle(run.workflowId).query(stateQuery)) as SessionView
+      ).transcript;
+      const results = transcript.filter((m) => m.role === 'tool');
+      tally.check(results.length === 1 && results[0]!.content.includes('edited-mission'), () =>
+        JSON.stringify(results),
+      );
+      tally.lost += 1 - results.length;
+    }
+    tally.finish('dialogs: Edit & approve on a mission prompt with no worker');
   });
 
   it('answers a two-question Slack Answer… dialog once after a restart, and refuses a bad one in the form', async () => {

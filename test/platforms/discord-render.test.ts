@@ -8,6 +8,7 @@ import {
   decidedMessage,
   gateMessage,
   questionMessage,
+  gateMessageParts,
   splitForDiscord,
   MESSAGE_LIMIT,
 } from '../../platforms/discord/render';
@@ -110,8 +111,27 @@ describe('Discord prompts', () => {
     expect(buttons.map((b) => b.label)).toEqual(['Continue', 'Stop…']);
   });
 
+  it('posts a long question set in parts, never cut: every prompt and option, the buttons on the last part', () => {
+    const gate = question(5, { prompt: 'q'.repeat(1_000) });
+    const { leading, message } = gateMessageParts(gate, CHANNEL, 'opened');
+    expect(leading.length).toBeGreaterThan(0);
+    const parts = [...leading, message.content!];
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(2_000);
+    const all = parts.join('\n');
+    expect(all.split('q'.repeat(1_000)).length - 1).toBe(5);
+    for (let j = 0; j < 25; j++) expect(all).toContain(`option ${j}`);
+    expect(message.content).toContain('_Or pick an answer for each question below');
+    expect(message.components).toHaveLength(5);
+    // Short prompts stay one message.
+    expect(
+      gateMessageParts(question(1, { prompt: 'Where?', options: [{ label: 'a' }] }), CHANNEL, 'opened')
+        .leading,
+    ).toEqual([]);
+  });
+
   it('gives at most four select menus plus a button row, each within Discord limits', () => {
-    const message = questionMessage(question(5, { required: false }), CHANNEL, 'opened');
+    // The message with the components (a long set's text goes before it in parts).
+    const message = gateMessage(question(5, { required: false }), CHANNEL, 'opened');
     const rows = message.components as {
       components: {
         type: number;

@@ -196,6 +196,30 @@ describe('Slack question modal', () => {
     expect(text).toContain('e.g. "1: 1; 2: 1,2"');
   });
 
+  it('asks a long question set in several sections, never cut, the reply hint last', () => {
+    const long = {
+      ...question,
+      questions: Array.from({ length: 5 }, (_, i) => ({
+        ...question.questions[0]!,
+        label: `Q${i}`,
+        prompt: `${i}`.repeat(1_000),
+        options: Array.from({ length: 25 }, (_, j) => ({
+          label: `option ${j}`,
+          description: 'd'.repeat(200),
+        })),
+      })),
+    };
+    const blocks = questionBlocks(long, workflowId);
+    const sections = blocks.filter((b) => b.type === 'section') as { text: { text: string } }[];
+    expect(sections.length).toBeGreaterThan(1);
+    for (const section of sections) expect(section.text.text.length).toBeLessThanOrEqual(3_000);
+    const all = sections.map((s) => s.text.text).join('\n');
+    for (let i = 0; i < 5; i++) expect(all).toContain(`${i}`.repeat(1_000));
+    expect(sections.at(-1)!.text.text).toContain('Type the reply in this thread, or press Answer…');
+    expect(blocks.at(-1)!.type).toBe('actions');
+    expect(blocks.length).toBeLessThanOrEqual(50);
+  });
+
   it('uses select menus for questions with more than ten options', () => {
     const options = Array.from({ length: 12 }, (_, i) => ({ label: `region-${i + 1}` }));
     const modal = answerModal('{}', {
