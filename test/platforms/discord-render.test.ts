@@ -7,7 +7,6 @@ import {
   approvalMessage,
   decidedMessage,
   gateMessage,
-  questionMessage,
   gateMessageParts,
   splitForDiscord,
   MESSAGE_LIMIT,
