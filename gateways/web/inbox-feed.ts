@@ -14,6 +14,8 @@ const RESCAN_MS = 5_000;
 const SETTLE_MS = 300;
 /** Conversations watched live per person; beyond them, changes arrive with the next rescan. */
 const MAX_WATCHED = 50;
+/** However many nudges and changes arrive, a person's list is read at most once a second (a loop of clicks costs no more). */
+const MIN_READ_GAP_MS = 1_000;
 
 type Listener = (list: InboxList) => void;
 
@@ -24,6 +26,7 @@ class PersonInbox {
   private readonly rescan: NodeJS.Timeout;
   private settle: NodeJS.Timeout | undefined;
   private reading = false;
+  private lastReadAt = 0;
   private readAgain = false;
   private closed = false;
 
@@ -45,10 +48,14 @@ class PersonInbox {
   /** Read the list again shortly (changes in a burst are read once). */
   soon(delayMs = SETTLE_MS): void {
     if (this.closed || this.settle) return;
-    this.settle = setTimeout(() => {
-      this.settle = undefined;
-      void this.read();
-    }, delayMs);
+    const gap = this.lastReadAt + MIN_READ_GAP_MS - Date.now();
+    this.settle = setTimeout(
+      () => {
+        this.settle = undefined;
+        void this.read();
+      },
+      Math.max(delayMs, gap),
+    );
     this.settle.unref();
   }
 
@@ -66,6 +73,7 @@ class PersonInbox {
       return;
     }
     this.reading = true;
+    this.lastReadAt = Date.now();
     try {
       const list = await this.inbox.list(this.userId);
       if (this.closed) return;

@@ -64,7 +64,7 @@ export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
     ...(args ? { args } : {}),
   });
   for (const outcome of outcomes) if (outcome.ok) api.deps.live.nudge(outcome.workflowId);
-  api.inboxFeeds.nudge();
+  if (outcomes.some((o) => o.ok)) api.inboxFeeds.nudge();
   api.deps.log.info('inbox decisions', {
     userId: c.get('userId'),
     choice,
@@ -80,8 +80,10 @@ export async function answerFromInbox(api: WebApi, c: Context<ApiEnv>) {
   if (!body.ok) return c.json({ error: body.error }, 400);
   const { workflowId, gateId, answers } = body.value;
   const outcome = await api.deps.inbox.answer(c.get('userId'), { workflowId, gateId }, answers);
-  if (outcome.ok) api.deps.live.nudge(workflowId);
-  api.inboxFeeds.nudge();
+  if (outcome.ok) {
+    api.deps.live.nudge(workflowId);
+    api.inboxFeeds.nudge();
+  }
   api.deps.log.info('inbox answer', { userId: c.get('userId'), workflowId, gateId, ok: outcome.ok });
   return c.json({ outcome }, 200);
 }

@@ -234,8 +234,9 @@ export class Inbox {
               choice: decision.choice,
               userId: item.decideAs,
               ...(decision.reason ? { reason: decision.reason } : {}),
-              ...(decision.to ? { to: decision.to } : {}),
-              ...(decision.args ? { args: decision.args } : {}),
+              // Only what the choice uses travels into others' histories.
+              ...(decision.choice === 'delegate' && decision.to ? { to: decision.to } : {}),
+              ...(decision.choice === 'edit' && decision.args ? { args: decision.args } : {}),
             } satisfies Decision),
           );
           return { workflowId, gateId, ok: true };

@@ -12,6 +12,7 @@ import {
   describeOutcome,
   escalate,
   evaluateDecision,
+  keepTypedReply,
   openApprovalGate,
   parseTypedDecision,
   resultWithoutRun,
@@ -456,5 +457,17 @@ describe('hand-overs and escalation keep four-eyes and quorum whole', () => {
     );
     expect(g.approvers).toEqual(['bob', 'carol']);
     expect(escalate(g, NOW + 3 * 3_600_000)).toBeUndefined();
+  });
+});
+
+describe('typed replies kept on a gate', () => {
+  it('keeps what was typed, bounded in count and length, so a flood cannot grow the conversation', () => {
+    const g = gate();
+    keepTypedReply(g, { userId: 'alice', text: 'deny ' + 'x'.repeat(600) }, NOW);
+    expect(g.typed![0]!.text).toHaveLength(501);
+    expect(g.typed![0]!.text.endsWith('…')).toBe(true);
+    for (let i = 0; i < 15; i++) keepTypedReply(g, { userId: 'bob', text: `approve ${i}` }, NOW);
+    expect(g.typed).toHaveLength(10);
+    expect(g.typed!.at(-1)).toEqual({ by: 'bob', text: 'approve 8', at: NOW });
   });
 });

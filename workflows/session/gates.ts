@@ -572,14 +572,18 @@ export function resultWithoutRun(gate: Gate): UnrunResult | undefined {
 }
 
 /** Replies typed to one gate that it keeps to show (a flood is not kept whole). */
-const MAX_TYPED_REPLIES = 20;
-const MAX_TYPED_REPLY_CHARS = 2_000;
+const MAX_TYPED_REPLIES = 10;
+const MAX_TYPED_REPLY_CHARS = 500;
 
 /** A reply typed to this gate, kept with it so the page shows what the person typed where they typed it. */
 export function keepTypedReply(gate: Gate, message: { userId: string; text: string }, now: number): void {
   const typed = (gate.typed ??= []);
   if (typed.length >= MAX_TYPED_REPLIES) return;
-  typed.push({ by: message.userId, text: message.text.slice(0, MAX_TYPED_REPLY_CHARS), at: now });
+  const text =
+    message.text.length > MAX_TYPED_REPLY_CHARS
+      ? `${message.text.slice(0, MAX_TYPED_REPLY_CHARS)}…`
+      : message.text;
+  typed.push({ by: message.userId, text, at: now });
 }
 
 /** Typed replies in a conversation: "approve", or "deny" with an optional reason. */

@@ -497,7 +497,8 @@ export class SessionRun {
     const open = state.pendingApprovals();
     const typed = parseTypedDecision(message.text);
     if (typed && open.length === 1) {
-      keepTypedReply(open[0]!, message, Date.now());
+      // Only a reply that may decide is kept to show: others' "approve" is refused, and must not look like a vote.
+      if (mayDecide(open[0]!, message.userId)) keepTypedReply(open[0]!, message, Date.now());
       return this.applyDecision({
         gateId: open[0]!.id,
         choice: typed.choice,
