@@ -39,7 +39,12 @@ beforeAll(async () => {
   [slack, discord] = await Promise.all([new FakeSlack().start(), new FakeDiscord().start()]);
   stack = await startStack({
     temporalAddress: env.address,
-    policy: { approvers: ['bob'], users: { alice: { slack: ['U1'], discord: [ALICE_DISCORD] } } },
+    policy: {
+      approvers: ['bob'],
+      users: { alice: { slack: ['U1'], discord: [ALICE_DISCORD] } },
+      // An outbound post nobody decides within 2 s is put to Dave too.
+      tools: { http_request: { policy: 'ask', escalate: { after: '2s', to: ['dave'] } } },
+    },
     env: {
       SLACK_BOT_TOKEN: 'xoxb-test-token',
       SLACK_SIGNING_SECRET: SECRET,
@@ -129,6 +134,55 @@ describe('the web app in a browser', () => {
       .poll(() => page.getByTestId('tool-call').last().getByTestId('tool-result').textContent())
       .toContain('exit code 0');
     await context.close();
+  });
+
+  it('hands an approval to another person and escalates one nobody decided, each decided from an inbox', async () => {
+    await stack.web.say('browser-handover', 'run `echo handed`');
+    await stack.web.pendingGate('browser-handover');
+    const bob = await personAt('bob', DESKTOP);
+    await bob.page.goto(`http://127.0.0.1:${stack.port}/#/inbox`);
+    const handed = bob.page.getByTestId('inbox-item').filter({ hasText: 'echo handed' });
+    await handed.getByTestId('inbox-delegate-to').fill('carol');
+    await handed.getByTestId('inbox-delegate').click();
+    await expect.poll(() => bob.page.getByTestId('inbox-report').textContent()).toBe('1 handed to @carol.');
+    // Bob's approval went with it: he may still deny (a configured approver), no longer approve.
+    await expect.poll(() => handed.getByTestId('inbox-approve').count()).toBe(0);
+
+    const carol = await personAt('carol', PHONE);
+    await carol.page.goto(`http://127.0.0.1:${stack.port}/#/inbox`);
+    const mine = carol.page.getByTestId('inbox-item').filter({ hasText: 'echo handed' });
+    await expect.poll(() => mine.getByTestId('inbox-rule').textContent()).toContain('@carol');
+    expect(await accessibilityProblems(carol.page)).toEqual([]);
+    await carol.page.screenshot({
+      path: path.join(ARTIFACTS, 'inbox-handed-over-phone.png'),
+      fullPage: true,
+    });
+    await mine.getByTestId('inbox-approve').click();
+    await expect.poll(() => carol.page.getByTestId('inbox-report').textContent()).toBe('1 approved.');
+    const [result] = await until('the handed-over call to run', async () => {
+      const results = await toolResults('session:web:browser-handover');
+      return results.length ? results : undefined;
+    });
+    expect(JSON.stringify(result)).toContain('handed');
+
+    // Escalation: Dave is not asked at first; after 2 s undecided, the approval is pushed to his open inbox.
+    const dave = await personAt('dave', DESKTOP);
+    await dave.page.goto(`http://127.0.0.1:${stack.port}/#/inbox`);
+    await dave.page.getByTestId('inbox').waitFor();
+    await stack.web.say('browser-escalated', 'post https://example.invalid hello');
+    await stack.web.pendingGate('browser-escalated');
+    const escalated = dave.page.getByTestId('inbox-item').filter({ hasText: 'http_request' });
+    await expect.poll(() => escalated.count(), { timeout: 20_000 }).toBe(1);
+    await escalated.getByTestId('inbox-reason').fill('not this week');
+    await escalated.getByTestId('inbox-deny').click();
+    await expect.poll(() => dave.page.getByTestId('inbox-report').textContent()).toBe('1 denied.');
+    const [denied] = await until('the escalated call denied', async () => {
+      const results = await toolResults('session:web:browser-escalated');
+      return results.length ? results : undefined;
+    });
+    expect(denied).toMatchObject({ status: 'denied' });
+    expect(JSON.stringify(denied)).toContain('not this week');
+    for (const person of [bob, carol, dave]) await person.context.close();
   });
 
   it('archives a conversation from its header, and brings it back from Archived', async () => {
