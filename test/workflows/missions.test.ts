@@ -292,6 +292,38 @@ describe('missions', () => {
     await until('active', async () => (await view(id)).status === 'active');
   });
 
+  it('stays waiting when resumed while a run waits on a gate, and still fails when that gate is denied', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', {
+      name: 'resumed-waiting',
+      goal: 'run `echo waiting`',
+      cadence: 'manual',
+    });
+    await call(s, 'mission_fire', 'resumed-waiting');
+    const shown = await s.waitFor((v) => v.gates.some((g) => g.remote && g.status === 'pending'), 'the gate');
+    const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    const id = await missionIdOf('resumed-waiting');
+    await until('the mission waiting', async () => (await view(id)).gate !== null);
+    await call(s, 'mission_resume', { name: 'resumed-waiting' });
+    const resumed = await until('active again', async () => {
+      const v = await view(id);
+      return v.status === 'active' ? v : undefined;
+    });
+    // Still true: the run waits, and says on what (the waiting line is built from this record).
+    expect(resumed.gate).toMatchObject({ gateId: gate.id, kind: 'approval' });
+    expect(resumed.running).not.toBeNull();
+    // A fire meanwhile starts nothing: the run is still going.
+    expect((await call(s, 'mission_fire', { name: 'resumed-waiting' })).content).toContain('is still running');
+    await s.decide({ gateId: gate.id, choice: 'deny', reason: 'changed my mind' });
+    const failed = await until('failed', async () => {
+      const v = await view(id);
+      return v.status === 'failed' ? v : undefined;
+    });
+    expect(failed.reason).toContain('changed my mind');
+    expect(failed.gate).toBeNull();
+    expect(failed.runs).toHaveLength(1);
+  });
+
   it('shows its latest runs with mission_history: how each started, its outcome, and who decided its gates', async () => {
     const s = new TestSession(env.client, taskQueue);
     await call(s, 'mission_create', { name: 'audited', goal: 'run `echo audited`', cadence: 'manual' });

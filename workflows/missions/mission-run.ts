@@ -126,8 +126,9 @@ export class MissionRun {
 
   onResume(by: string): void {
     if (this.status === 'completed' || !this.byOwner(by, 'resume')) return;
-    // A manual resume clears the recorded gate and the failure count.
-    this.gate = null;
+    // A manual resume clears the failure count, and a recorded gate unless a run still waits on it: that wait
+    // stays true (the waiting line, no new run meanwhile), and its decision still counts (a deny fails the mission).
+    if (this.gate?.runWorkflowId !== this.running?.workflowId) this.gate = null;
     this.consecutiveFailures = 0;
     this.setStatus('active', null);
     this.scheduleChanged = true;
@@ -169,9 +170,10 @@ export class MissionRun {
         this.setStatus('active', null);
       return;
     }
-    // Denied, expired, superseded or cancelled: the run ends here and the mission fails with the reason.
+    // Denied, expired, superseded or cancelled: the run ends here and the mission fails with the reason (a
+    // mission its owner completed meanwhile stays completed).
     const why = `run ${running.n}: ${runGate.toolName} ${describeOutcome(runGate)}${runGate.resolution?.reason ? ` (${runGate.resolution.reason})` : ''}`;
-    this.setStatus('failed', why);
+    if (this.status !== 'completed') this.setStatus('failed', why);
     void wf
       .getExternalWorkflowHandle(running.workflowId)
       .cancel()
