@@ -313,7 +313,9 @@ describe('missions', () => {
     expect(resumed.gate).toMatchObject({ gateId: gate.id, kind: 'approval' });
     expect(resumed.running).not.toBeNull();
     // A fire meanwhile starts nothing: the run is still going.
-    expect((await call(s, 'mission_fire', { name: 'resumed-waiting' })).content).toContain('is still running');
+    expect((await call(s, 'mission_fire', { name: 'resumed-waiting' })).content).toContain(
+      'is still running',
+    );
     await s.decide({ gateId: gate.id, choice: 'deny', reason: 'changed my mind' });
     const failed = await until('failed', async () => {
       const v = await view(id);
