@@ -189,7 +189,11 @@ describe('missions', () => {
       (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
       'the gate shown here',
     );
-    await until('skipped fires', async () => (await view(id)).skipped.length >= 2);
+    // While the run waits on a person, the cron ticks (every 2 s) cost the mission nothing: its history stays put.
+    const mission = env.client.workflow.getHandle(missionWorkflowId(id));
+    const historyBefore = (await mission.describe()).historyLength;
+    await new Promise((resolve) => setTimeout(resolve, 6_000)); // three ticks
+    expect((await mission.describe()).historyLength).toBe(historyBefore);
     expect((await view(id)).runs).toHaveLength(1);
     const gate = shown.gates.find((g) => g.remote && g.status === 'pending')!;
     // Someone else's click is refused by the run, and they are told here, where they clicked.
@@ -212,6 +216,13 @@ describe('missions', () => {
       return v.status === 'active' && v.runs[0]?.outcome === 'ok' ? v : undefined;
     });
     expect(after.gate).toBeNull();
+    // The ticks the run covered are skipped, said once; none started a second run.
+    expect(after.skipped.map((k) => k.reason)).toEqual([
+      expect.stringMatching(
+        /^cron fires due since \d{4}-\d\d-\d\d \d\d:\d\d UTC skipped: run 1 was still going$/,
+      ),
+    ]);
+    expect(after.runs).toHaveLength(1);
     // The run continued in place: one workflow, one approval, one tool run.
     const run = await env.client.workflow.getHandle(after.runs[0]!.workflowId).query(stateQuery);
     expect(run.gates.map((g) => [g.kind, g.resolution?.outcome])).toEqual([['approval', 'approved']]);

@@ -208,14 +208,23 @@ export class MissionRun {
         this.scheduleChanged = false;
         this.nextFireAt = this.settings.cadence.kind === 'cron' ? await this.scheduleNext() : null;
       }
-      const wait = this.nextFireAt === null ? undefined : Math.max(0, this.nextFireAt - Date.now());
+      // While a run is in flight a cron tick could only be skipped: no timer is armed, so a run that waits days on
+      // a person adds nothing to this history; the ticks it covered are recorded once, when it ends.
+      const inFlight = this.running;
+      const wait =
+        inFlight || this.nextFireAt === null ? undefined : Math.max(0, this.nextFireAt - Date.now());
       // A deploy's request to move waits for the run in flight: a continue-as-new would cancel it (parent close policy).
       const moves = () => upgradeRequested() && !this.running && this.recording === 0;
       const woke = () =>
-        this.fires.length > 0 || this.scheduleChanged || this.status === 'completed' || moves();
+        this.fires.length > 0 ||
+        this.scheduleChanged ||
+        this.status === 'completed' ||
+        moves() ||
+        (inFlight !== null && this.running === null);
       if (wait === undefined) await wf.condition(woke);
       else await wf.condition(woke, wait);
       if (this.completed()) break;
+      if (inFlight && !this.running) await this.skipTicksCoveredBy(inFlight.n);
       await this.fireDue();
       if (this.mayContinueAsNew()) {
         await wf.condition(wf.allHandlersFinished);
@@ -246,6 +255,13 @@ export class MissionRun {
   /** A method, not a field test: the compiler would narrow the field across the loop's awaits. */
   private completed(): boolean {
     return this.status === 'completed';
+  }
+
+  /** A run just ended: the cron times that passed while it went are skipped (one record), not caught up. */
+  private async skipTicksCoveredBy(n: number): Promise<void> {
+    if (this.nextFireAt === null || Date.now() < this.nextFireAt) return;
+    this.skip(`cron fires due since ${utcMinute(this.nextFireAt)} skipped: run ${n} was still going`);
+    this.nextFireAt = await this.scheduleNext();
   }
 
   /** The cron fire that is due (however many were missed while nothing ran, one catch-up run), then queued fires. */
@@ -535,3 +551,5 @@ function failureMessage(error: unknown): string {
       ? error.message
       : String(error);
 }
+
+const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
