@@ -77,7 +77,10 @@ export async function startWorker(
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
   // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.
   if (config.credentials.databaseUrl) await openCredentials().ready();
-  const mcp = new McpPool(config.policy.mcpServers, openCredentials);
+  // A server that is down is named in the log (and in each conversation that would use it), and retried with backoff.
+  const mcp = new McpPool(config.policy.mcpServers, openCredentials, {
+    log: (message, fields) => log.warn(message, fields as Record<string, unknown>),
+  });
   const sandbox = await sandboxProbe;
   if (sandbox.kind === 'off')
     log.warn('"sandbox": "off" in the policy file: shell_execute commands run unsandboxed, as the worker');

@@ -52,12 +52,21 @@ async function loadSdk(): Promise<McpSdk> {
 const isUnauthorized = (error: unknown) =>
   sdk !== undefined && error instanceof sdk.StreamableHTTPError && error.code === 401;
 
+/** A server that could not be reached is tried again in the background after this long, doubling up to the ceiling. */
+const DOWN_FIRST_RETRY_MS = 1_000;
+const DOWN_MAX_RETRY_MS = 30_000;
+
+/** A server that failed to connect: until `retryAt`, every use is answered at once instead of waiting on it again. */
+type Down = { since: number; retryAt: number; backoffMs: number; message: string };
+
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connected>>();
+  private readonly down = new Map<string, Down>();
 
   constructor(
     private readonly servers: Record<string, McpServerConfig>,
     private readonly credentials: () => CredentialService,
+    private readonly options: { firstRetryMs?: number; log?: (message: string, fields: object) => void } = {},
   ) {}
 
   get configured(): string[] {
@@ -225,21 +234,70 @@ export class McpPool {
   private connect(name: string, userId: string): Promise<Connected> {
     const key = this.key(name, userId);
     let pending = this.connections.get(key);
+    const down = this.down.get(key);
+    // Known down: answered at once (nobody waits on its connect timeout again); a timer retries it in the
+    // background with backoff, and the first use after it is back finds it connected.
+    if (!pending && down) return Promise.reject(new Error(describeDown(down)));
     if (!pending) {
-      const opening = this.open(name, userId);
-      pending = opening;
-      opening.then(
-        // A server that ends (a stdio process that died) leaves the pool at once: the next use connects again.
-        (connected) => {
-          connected.client.onclose = () => {
-            if (this.connections.get(key) === opening) this.connections.delete(key);
-          };
-        },
-        () => this.connections.delete(key),
-      );
-      this.connections.set(key, pending);
+      pending = this.adopt(key, this.open(name, userId), { name, userId });
     }
     return pending;
+  }
+
+  /** A connection being opened (or just opened) becomes the pool's for `key`; a failure marks the server down. */
+  private adopt(
+    key: string,
+    opening: Promise<Connected>,
+    /** Who opened it: a failure marks the server down and retries it as them. */
+    down?: { name: string; userId: string },
+  ): Promise<Connected> {
+    opening.then(
+      // A server that ends (a stdio process that died) leaves the pool at once: the next use connects again.
+      (connected) => {
+        this.down.delete(key);
+        connected.client.onclose = () => {
+          if (this.connections.get(key) === opening) this.connections.delete(key);
+        };
+      },
+      (error: unknown) => {
+        if (this.connections.get(key) === opening) this.connections.delete(key);
+        if (down && !(error instanceof SignInRequired)) this.markDown(key, down.name, down.userId, error);
+      },
+    );
+    this.connections.set(key, opening);
+    return opening;
+  }
+
+  private markDown(key: string, name: string, userId: string, error: unknown): void {
+    const before = this.down.get(key);
+    const backoffMs = before
+      ? Math.min(before.backoffMs * 2, DOWN_MAX_RETRY_MS)
+      : (this.options.firstRetryMs ?? DOWN_FIRST_RETRY_MS);
+    const message = (error as Error).message.slice(0, 300);
+    this.down.set(key, {
+      since: before?.since ?? Date.now(),
+      retryAt: Date.now() + backoffMs,
+      backoffMs,
+      message,
+    });
+    this.options.log?.('MCP server unavailable', { server: name, error: message, retryInMs: backoffMs });
+    setTimeout(() => this.retryInBackground(key, name, userId), backoffMs).unref();
+  }
+
+  /** One background attempt: connected (kept for the next use), or down for longer. */
+  private retryInBackground(key: string, name: string, userId: string): void {
+    if (!this.down.has(key) || this.connections.has(key)) return;
+    this.open(name, userId).then(
+      (connected) => {
+        this.down.delete(key);
+        this.adopt(key, Promise.resolve(connected));
+        this.options.log?.('MCP server back', { server: name });
+      },
+      (error: unknown) => {
+        if (error instanceof SignInRequired) this.down.delete(key);
+        else this.markDown(key, name, userId, error);
+      },
+    );
   }
 
   private async open(name: string, userId: string): Promise<Connected> {
@@ -352,4 +410,9 @@ function toSpec(server: string, tool: ListedTool): McpToolSpec {
     readOnly: tool.annotations?.readOnlyHint === true,
     destructive: tool.annotations?.destructiveHint === true,
   };
+}
+
+function describeDown(down: Down): string {
+  const since = new Date(down.since).toISOString().slice(11, 16);
+  return `${down.message} (unreachable since ${since} UTC; tried again in the background, next in ${Math.ceil(Math.max(0, down.retryAt - Date.now()) / 1000)} s)`;
 }

@@ -11,6 +11,7 @@ import type { CredentialGate, SessionView } from '../../workflows/session/contra
 import { tempDir } from '../helpers/config';
 import { RemoteMcpServer } from '../helpers/mcp-http-server';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
+import { until } from '../helpers/until';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -221,12 +222,22 @@ describe('MCP tool servers', () => {
     expect(await notices()).toContainEqual(expect.stringMatching(/"later" tool server is unavailable/));
 
     later = await new RemoteMcpServer(provider.issuer, { open: true, port: laterPort }).start();
-    await new Promise((resolve) => setTimeout(resolve, 1_200)); // older than mcpRefreshAfter
+    // The worker retries a down server in the background (backoff from 1 s, at most 30 s): asked until it is back,
+    // each call answered at once meanwhile ("unavailable"), never waiting on it.
+    const answered = await until(
+      'the server picked up',
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_200)); // older than mcpRefreshAfter
+        before = await callTool(sessionId, 'later__whoami', {});
+        const result = await resultAfter(sessionId, before);
+        return result.status === 'ok' ? result : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(answered).toMatchObject({ status: 'ok', content: 'you are anonymous' });
+    // The next look at the servers (this turn's) says it is back.
     before = await callTool(sessionId, 'later__whoami', {});
-    expect(await resultAfter(sessionId, before)).toMatchObject({
-      status: 'ok',
-      content: 'you are anonymous',
-    });
+    await resultAfter(sessionId, before);
     const told = await notices();
     expect(told).toContainEqual(expect.stringMatching(/"later" tool server is back/));
     // The outage was told once, however often the session looked again.
