@@ -287,10 +287,10 @@ export class McpPool {
   /** One background attempt: connected (kept for the next use), or down for longer. */
   private retryInBackground(key: string, name: string, userId: string): void {
     if (!this.down.has(key) || this.connections.has(key)) return;
-    this.open(name, userId).then(
+    void this.open(name, userId).then(
       (connected) => {
         this.down.delete(key);
-        this.adopt(key, Promise.resolve(connected));
+        void this.adopt(key, Promise.resolve(connected));
         this.options.log?.('MCP server back', { server: name });
       },
       (error: unknown) => {
