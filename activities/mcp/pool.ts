@@ -136,6 +136,14 @@ export class McpPool {
     return this.credentials().provider(provider) ? provider : undefined;
   }
 
+  /** The server refused the token: true when a renewed one is stored (the connection holding the old one is dropped). */
+  private async renewAfterRefusal(name: string, userId: string): Promise<boolean> {
+    const provider = this.providerOf(name);
+    if (!provider || !(await this.credentials().renewRejected(userId, provider))) return false;
+    this.drop(name, userId);
+    return true;
+  }
+
   /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
   private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
     const provider = this.providerOf(name)!;
@@ -170,15 +178,25 @@ export class McpPool {
         signal,
         timeout: server.timeout === 'never' ? undefined : server.timeout,
       });
-    try {
-      let result;
+    const attempt = async () => {
       try {
-        result = await callOnce(connected.client);
+        return await callOnce(connected.client);
       } catch (error) {
         // The connection had closed before anything was sent (the SDK says "Not connected"): connect again and
         // make the call, once. Anything else may have reached the server and is not repeated.
         if (!(error instanceof Error && error.message === 'Not connected')) throw error;
         this.drop(name, userId);
+        return await callOnce((await this.connect(name, userId)).client);
+      }
+    };
+    try {
+      let result;
+      try {
+        result = await attempt();
+      } catch (error) {
+        // Refused for its token (nothing ran): renewed with the refresh token, the call is made once more on a
+        // new connection (a pooled one holds the old bearer); only if that fails is the person asked to sign in.
+        if (!(isUnauthorized(error) && (await this.renewAfterRefusal(name, userId)))) throw error;
         result = await callOnce((await this.connect(name, userId)).client);
       }
       const text = (Array.isArray(result.content) ? result.content : [])
@@ -189,7 +207,9 @@ export class McpPool {
       return { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') };
     } catch (error) {
       // The server refused the token (revoked, expired on its side): nothing ran; sign in again.
-      if (isUnauthorized(error) && this.providerOf(name)) return await this.signInAgain(name, userId);
+      // (A renewed token refused as the connection opens is the same: SignInRequired.)
+      if ((isUnauthorized(error) || error instanceof SignInRequired) && this.providerOf(name))
+        return await this.signInAgain(name, userId);
       // A broken connection is made again next time; the error is a result the model can act on.
       this.drop(name, userId);
       return {

@@ -189,6 +189,20 @@ export class CredentialService {
     }
   }
 
+  /**
+   * A server refused the access token before its expiry (revoked or rotated on its side): renewed with the refresh
+   * token, once (shared with any refresh under way). True when a new token is stored; false sends the person to
+   * sign in again.
+   */
+  async renewRejected(userId: string, providerName: string): Promise<boolean> {
+    const provider = this.provider(providerName);
+    if (provider?.kind !== 'oauth2') return false;
+    const stale = await this.vault.get(userId, providerName).catch(() => undefined);
+    if (!stale?.refreshToken) return false;
+    const renewed = await this.refreshOnce(userId, providerName, stale);
+    return !!renewed && renewed.updatedAt !== stale.updatedAt;
+  }
+
   async disconnect(userId: string, provider: string): Promise<boolean> {
     const credential = await this.vault.get(userId, provider).catch((error: unknown) => {
       if (error instanceof UnreadableCredential) return 'removed' as const; // nothing readable to revoke

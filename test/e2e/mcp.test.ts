@@ -193,10 +193,24 @@ describe('MCP tool servers', () => {
     before = await callTool(sessionId, 'private__whoami', {});
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
 
-    // The server stops accepting the token: the call is not failed, it waits for a new sign-in and runs.
+    // The server stops accepting the token (revoked on its side): renewed with the refresh token, the call runs,
+    // and nobody is asked to sign in.
+    const refreshes = provider.grants.filter((g) => g === 'refresh_token').length;
     for (const token of discovered.tokensSeen) discovered.revoked.add(token);
     before = await callTool(sessionId, 'private__whoami', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
+    expect(provider.grants.filter((g) => g === 'refresh_token')).toHaveLength(refreshes + 1);
+    expect(
+      ((await stack.web.request('GET', `/sessions/${sessionId}`)).body as SessionView).gates.filter(
+        (g) => g.kind === 'credential',
+      ),
+    ).toHaveLength(1); // the first sign-in's only
+
+    // It refuses even a renewed token: the call is not failed, it waits for a new sign-in and runs.
+    discovered.refuseAll = true;
+    before = await callTool(sessionId, 'private__whoami', {});
     gate = await credentialGate();
+    discovered.refuseAll = false;
     expect((await new Browser(stack.web.headers('alice')).signIn(gate.connectUrl)).status).toBe(200);
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(provider.registrations).toHaveLength(1); // the registered client is kept and reused

@@ -18,6 +18,8 @@ export class RemoteMcpServer {
 
   /** Bearer tokens refused (a revoked token, say): the next request with one of these gets a 401. */
   readonly revoked = new Set<string>();
+  /** Every token refused, fresh ones too (the account was removed on the server's side). */
+  refuseAll = false;
 
   constructor(
     private readonly issuer: string,
@@ -53,7 +55,7 @@ export class RemoteMcpServer {
         let subject = 'anonymous';
         if (!this.options.open)
           try {
-            if (this.revoked.has(token)) throw new Error('revoked');
+            if (this.refuseAll || this.revoked.has(token)) throw new Error('revoked');
             const verified = await jwtVerify(token, jwks, {
               issuer: this.issuer,
               ...(this.options.audience ? { audience: this.url } : {}),
