@@ -11,7 +11,7 @@ import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requ
 import { FAKE_BOT_USER, FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { FakeSlack } from '../helpers/fake-slack';
-import { click, mention, SlackRequests, submitView } from '../helpers/slack-requests';
+import { click, mention, SlackRequests, submitView, threadReply } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until as untilDone } from '../helpers/until';
@@ -214,15 +214,7 @@ describe('dialogs while no worker runs', () => {
       postsIn(event.ts).find((m) => /dialog-nightly/.test(String(m.text)) && !Array.isArray(m.blocks)),
     );
     const before = postsIn(event.ts).length;
-    await slackRequests.event({
-      type: 'message',
-      user: 'U1',
-      text: 'call mission_fire {"name": "dialog-nightly"}',
-      ts: `${event.ts.split('.')[0]}.700000`,
-      thread_ts: event.ts,
-      channel: 'C1',
-      channel_type: 'channel',
-    });
+    await slackRequests.event(threadReply(event.ts, 'call mission_fire {"name": "dialog-nightly"}'));
     // The run's gate, posted in the owner's thread and naming the mission.
     const message = await until("the run's prompt in the owner's thread", () =>
       postsIn(event.ts)

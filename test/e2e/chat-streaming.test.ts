@@ -10,7 +10,7 @@ import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requ
 import { FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { FakeSlack } from '../helpers/fake-slack';
-import { mention, SlackRequests } from '../helpers/slack-requests';
+import { mention, SlackRequests, threadReply } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -98,15 +98,7 @@ describe('streamed answers in chats', () => {
     const placeholder = await until('the message being written', () =>
       slack.of('chat.postMessage').find((m) => m.thread_ts === event.ts && String(m.text).endsWith(' …')),
     );
-    await slackRequests.event({
-      type: 'message',
-      user: 'U1',
-      text: 'stop',
-      ts: `${event.ts.split('.')[0]}.900000`,
-      thread_ts: event.ts,
-      channel: 'C1',
-      channel_type: 'channel',
-    });
+    await slackRequests.event(threadReply(event.ts, 'stop'));
     const stopped = await until('the message marked stopped', () =>
       slack.of('chat.update').find((u) => String(u.text).endsWith('(stopped)')),
     );

@@ -10,7 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { FakeSlack } from '../helpers/fake-slack';
-import { mention, SlackRequests } from '../helpers/slack-requests';
+import { mention, SlackRequests, threadReply } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -131,15 +131,7 @@ describe("Slack's streaming messages", () => {
     await until('some of the answer written', () =>
       slack.of('chat.appendStream').some((c) => c.ts === ts) ? true : undefined,
     );
-    await requests.event({
-      type: 'message',
-      user: 'U1',
-      text: 'stop',
-      ts: `${event.ts.split('.')[0]}.900000`,
-      thread_ts: event.ts,
-      channel: 'C1',
-      channel_type: 'channel',
-    });
+    await requests.event(threadReply(event.ts, 'stop'));
     await until('the stream closed', () => !stream.streaming);
     expect(stream.text.endsWith(' (stopped)')).toBe(true);
     expect(LONG_ANSWER.startsWith(stream.text.replace(/ \(stopped\)$/, ''))).toBe(true);

@@ -83,6 +83,12 @@ export function mention(text: string, extra: Record<string, unknown> = {}) {
   };
 }
 
+/** A reply in the thread a mention started, as Slack delivers it (its own ts, later than the thread's). */
+export function threadReply(threadTs: string, text: string, user = 'U1') {
+  const ts = `1700000000.${String(nextTs++).padStart(6, '0')}`;
+  return { type: 'message', user, text, ts, thread_ts: threadTs, channel: 'C1', channel_type: 'channel' };
+}
+
 /** A button click on one of the agent's prompts. */
 export function click(actionId: string, value: string, user: string, responseUrl: string) {
   return {
