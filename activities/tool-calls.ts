@@ -84,7 +84,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     const early = await beforeStart(request.toolName, () => mcp.precheck(entry.server, entry.tool, userId));
     if (early) return early;
     return await sideEffect(request.toolName, (signal) =>
-      mcp.call(entry.server, entry.tool, request.args, userId, signal),
+      mcp.call(entry.server, entry.tool, request.args, userId, signal, request.inputs),
     );
   }
 

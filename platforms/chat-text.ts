@@ -1,5 +1,5 @@
 /** Text shaping every chat platform needs: messages split within a size limit, argument previews, answers. */
-import type { Gate } from '../workflows/session/contract';
+import type { Gate, QuestionGate } from '../workflows/session/contract';
 
 /** What a sender is told when Temporal did not take their message (nothing was recorded; the platform will not resend). */
 export const MESSAGE_NOT_TAKEN =
@@ -49,4 +49,22 @@ export function decidedSubject(gate: Gate, question: string): string {
   if (gate.kind === 'approval') return `\`${gate.toolName}\``;
   if (gate.kind === 'credential') return `${gate.providerName} sign-in for \`${gate.toolName}\``;
   return question;
+}
+
+/**
+ * Who asks a question gate's questions, for its prompt: "Question for @x", or, when a tool server asks in the
+ * middle of a call (MCP elicitation), which server, the part of a long form, and the server's own words.
+ */
+export function questionIntro(
+  gate: QuestionGate,
+  mention: string,
+  bold: (text: string) => string,
+  plain: (text: string) => string = (text) => text,
+): string {
+  if (!gate.asks) return `${bold('Question for')} ${mention}`;
+  const part = gate.asks.part ? ` (part ${gate.asks.part[0]} of ${gate.asks.part[1]})` : '';
+  const said = gate.asks.message.trim()
+    ? `\n> ${plain(gate.asks.message.trim()).replace(/\n/g, '\n> ')}`
+    : '';
+  return `${bold(`The "${plain(gate.asks.server)}" tool server asks`)} ${mention}${part}, for \`${plain(gate.toolName)}\`:${said}`;
 }

@@ -18,13 +18,21 @@ import { closeInheritedDescriptorsOnce } from '../tools/inherited-descriptors';
 import { withOomScore } from '../tools/sandbox';
 import { capOutput } from '../tools/output-cap';
 import type { ToolRunResult } from '../types';
+import type { ElicitAsk, ElicitReply } from '../../common/tools/elicitation';
+import { CallInputs, ElicitationBroker, urlAskFromError } from './elicitation';
 
 const CONNECT_TIMEOUT_MS = 15_000;
 /** How much of a stdio server's stderr is kept to explain a failure. */
 const STDERR_TAIL_CHARS = 2_000;
 
 /** `tools`: as of the last look (servers may change them while connected); `justOpened`: that look was now. */
-type Connected = { client: McpClient; tools: McpToolSpec[]; justOpened: boolean };
+type Connected = {
+  client: McpClient;
+  tools: McpToolSpec[];
+  justOpened: boolean;
+  /** The server's questions during calls on this connection (MCP elicitation). */
+  questions: ElicitationBroker;
+};
 
 /** The server refused the request for want of a (valid) token. */
 class SignInRequired extends Error {}
@@ -34,12 +42,14 @@ class SignInRequired extends Error {}
  * start, and one with them pays it once.
  */
 async function importSdk() {
-  const [client, stdio, http] = await Promise.all([
+  const [client, stdio, http, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  return { ...client, ...stdio, ...http };
+  const { ElicitRequestSchema, McpError, ErrorCode } = types;
+  return { ...client, ...stdio, ...http, ElicitRequestSchema, McpError, ErrorCode };
 }
 type McpSdk = Awaited<ReturnType<typeof importSdk>>;
 type McpClient = InstanceType<McpSdk['Client']>;
@@ -51,6 +61,12 @@ async function loadSdk(): Promise<McpSdk> {
 /** 401 only: a 403 is a refusal of a valid token (missing permission), and signing in again would not help. */
 const isUnauthorized = (error: unknown) =>
   sdk !== undefined && error instanceof sdk.StreamableHTTPError && error.code === 401;
+
+/** The server's question, raised as an error (URL mode): asked like one made as a request. */
+const urlQuestionIn = (error: unknown) =>
+  sdk !== undefined && error instanceof sdk.McpError && error.code === sdk.ErrorCode.UrlElicitationRequired
+    ? error.data
+    : undefined;
 
 /** A server that could not be reached is tried again in the background after this long, doubling up to the ceiling. */
 const DOWN_FIRST_RETRY_MS = 1_000;
@@ -161,8 +177,11 @@ export class McpPool {
     args: Record<string, unknown>,
     userId: string,
     signal: AbortSignal,
+    /** Replies to what the server asked in earlier rounds of this call, in order. */
+    inputs: readonly ElicitReply[] = [],
   ): Promise<ToolRunResult> {
     const server = this.server(name)!;
+    const asking = new CallInputs(inputs);
     let connected: Connected;
     try {
       connected = await this.connect(name, userId);
@@ -173,20 +192,22 @@ export class McpPool {
         content: `the "${name}" tool server is unavailable: ${(error as Error).message}`,
       };
     }
-    const callOnce = (client: McpClient) =>
-      client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
-        timeout: server.timeout === 'never' ? undefined : server.timeout,
-      });
+    const callOnce = (on: Connected) =>
+      on.questions.during(asking, () =>
+        on.client.callTool({ name: tool, arguments: args }, undefined, {
+          signal: AbortSignal.any([signal, asking.cut.signal]),
+          timeout: server.timeout === 'never' ? undefined : server.timeout,
+        }),
+      );
     const attempt = async () => {
       try {
-        return await callOnce(connected.client);
+        return await callOnce(connected);
       } catch (error) {
         // The connection had closed before anything was sent (the SDK says "Not connected"): connect again and
         // make the call, once. Anything else may have reached the server and is not repeated.
         if (!(error instanceof Error && error.message === 'Not connected')) throw error;
         this.drop(name, userId);
-        return await callOnce((await this.connect(name, userId)).client);
+        return await callOnce(await this.connect(name, userId));
       }
     };
     try {
@@ -197,8 +218,9 @@ export class McpPool {
         // Refused for its token (nothing ran): renewed with the refresh token, the call is made once more on a
         // new connection (a pooled one holds the old bearer); only if that fails is the person asked to sign in.
         if (!(isUnauthorized(error) && (await this.renewAfterRefusal(name, userId)))) throw error;
-        result = await callOnce((await this.connect(name, userId)).client);
+        result = await callOnce(await this.connect(name, userId));
       }
+      if (asking.asked) return inputRequired(asking.asked);
       const text = (Array.isArray(result.content) ? result.content : [])
         .map((part: { type: string; text?: string }) =>
           part.type === 'text' ? (part.text ?? '') : `[${part.type} content]`,
@@ -206,6 +228,9 @@ export class McpPool {
         .join('\n');
       return { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') };
     } catch (error) {
+      // Cut short because the server asked the person something: the session asks, then calls again.
+      const asked = asking.asked ?? urlAskFromError(name, urlQuestionIn(error));
+      if (asked) return inputRequired(asked);
       // The server refused the token (revoked, expired on its side): nothing ran; sign in again.
       // (A renewed token refused as the connection opens is the same: SignInRequired.)
       if ((isUnauthorized(error) || error instanceof SignInRequired) && this.providerOf(name))
@@ -322,9 +347,23 @@ export class McpPool {
 
   private async open(name: string, userId: string): Promise<Connected> {
     const server = this.servers[name]!;
-    const { Client, StdioClientTransport, StreamableHTTPClientTransport, getDefaultEnvironment } =
-      await loadSdk();
-    const client = new Client({ name: 'durable-agent-runtime', version: '0.1.0' });
+    const {
+      Client,
+      StdioClientTransport,
+      StreamableHTTPClientTransport,
+      getDefaultEnvironment,
+      ElicitRequestSchema,
+    } = await loadSdk();
+    // Servers may ask the person during a call (elicitation): forms (defaults filled in) and links.
+    const client = new Client(
+      { name: 'durable-agent-runtime', version: '0.1.0' },
+      { capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } } },
+    );
+    const questions = new ElicitationBroker(name, this.options.log);
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (request) => questions.answer(request.params) as { action: 'accept' | 'decline' | 'cancel' },
+    );
     let transport;
     let stderrTail = '';
     if (server.command) {
@@ -360,7 +399,7 @@ export class McpPool {
       const listed = await client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
       const tools = listed.tools.map((tool) => toSpec(name, tool));
       this.checkNamedTools(name, tools);
-      return { client, tools, justOpened: true };
+      return { client, tools, justOpened: true, questions };
     } catch (error) {
       if (error instanceof MisnamedTool) {
         await client.close().catch(() => {});
@@ -429,6 +468,15 @@ function toSpec(server: string, tool: ListedTool): McpToolSpec {
     parameters: tool.inputSchema as Record<string, unknown>,
     readOnly: tool.annotations?.readOnlyHint === true,
     destructive: tool.annotations?.destructiveHint === true,
+  };
+}
+
+/** The call did not complete: its server asks the person first (the session asks, then makes the call again). */
+function inputRequired(asked: ElicitAsk): ToolRunResult {
+  return {
+    status: 'input_required',
+    content: `the "${asked.server}" tool server asks the person: ${asked.message}`,
+    input: asked,
   };
 }
 

@@ -13,7 +13,7 @@ import {
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { questionsAsText, type Question } from '../../common/tools/ask-user';
-import { answerLines, argsPreview, decidedSubject, splitMessage } from '../chat-text';
+import { answerLines, argsPreview, decidedSubject, questionIntro, splitMessage } from '../chat-text';
 import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
@@ -150,9 +150,18 @@ export function questionMessage(
   const buttons = [button(gate, channelId, 'other', inWords, ButtonStyle.Secondary)];
   if (gate.questions.some((q) => !q.required))
     buttons.push(button(gate, channelId, 'submit', 'Submit answers', ButtonStyle.Primary));
+  // A tool server's question may be declined: the server is told, and its call goes on without the answer.
+  if (gate.asks) buttons.push(button(gate, channelId, 'deny', 'Decline…', ButtonStyle.Danger));
   rows.push({ type: ComponentType.ActionRow, components: buttons });
   const content = [
-    `${intro(reason, '**Question for**')} ${mention(gate.requesterId)}`,
+    gate.asks
+      ? [
+          reason === 'opened' ? '' : intro(reason, ''),
+          questionIntro(gate, mention(gate.requesterId), (t) => `**${t}**`),
+        ]
+          .filter(Boolean)
+          .join(' · ')
+      : `${intro(reason, '**Question for**')} ${mention(gate.requesterId)}`,
     questionsAsText(gate.questions, (header) => `**${header}**`),
     gate.questions.length > 1
       ? '_Or pick an answer for each question below; they are sent once all are in._'

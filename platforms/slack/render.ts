@@ -6,7 +6,13 @@ import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
 import { questionsAsText } from '../../common/tools/ask-user';
-import { answerLines, argsPreview as argsPreview_, decidedSubject, splitMessage } from '../chat-text';
+import {
+  answerLines,
+  argsPreview as argsPreview_,
+  decidedSubject,
+  questionIntro,
+  splitMessage,
+} from '../chat-text';
 import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 
 /** What an assistant thread shows under it while a turn runs (set by the gateway at once, then the worker). */
@@ -145,13 +151,17 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
   ];
 }
 
+/** Text shown as written: no links, mentions or channel-wide pings from what others wrote. */
+const escapeMrkdwn = (text: string) =>
+  text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+
 /** A question gate in Slack: every question numbered as text and a button opening the answer form (a modal). */
 export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   if (gate.kind !== 'question') return [];
   const text = questionsAsText(gate.questions, (header) => `*${header}*`);
   // A long question set takes several sections (each holds 3,000 characters): never cut, the reply hint last.
   const parts = splitForSlack(
-    `*Question for* <@${gate.requesterId}>\n${text}\n_Type the reply in this thread, or press Answer…_`,
+    `${questionIntro(gate, `<@${gate.requesterId}>`, (t) => `*${t}*`, escapeMrkdwn)}\n${text}\n_Type the reply in this thread, or press Answer…_`,
     SECTION_LIMIT - 40, // room for "(part i of n)"
   );
   return [
@@ -167,6 +177,18 @@ export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
           style: 'primary',
           value: buttonValue(workflowId, gate, 'approve'),
         },
+        // A tool server's question may be declined: the server is told, and its call goes on without the answer.
+        ...(gate.asks
+          ? [
+              {
+                type: 'button' as const,
+                action_id: 'gate_deny',
+                text: { type: 'plain_text' as const, text: 'Decline…' },
+                style: 'danger' as const,
+                value: buttonValue(workflowId, gate, 'deny'),
+              },
+            ]
+          : []),
       ],
     },
   ];
@@ -262,8 +284,7 @@ export function gateBlocks(
 
 /** A mission run's gate, shown in its owner's conversation: which mission is asking, and whom its run acts as. */
 function missionContext(missionName: string, actsAs: string): KnownBlock {
-  const escape = (text: string) =>
-    text.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  const escape = escapeMrkdwn;
   return {
     type: 'context',
     elements: [

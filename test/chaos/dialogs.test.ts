@@ -4,9 +4,12 @@
  * takes effect exactly once after a new worker starts. Typed answers to several questions, in each channel.
  * Requests are signed exactly as Slack and Discord sign them; the platforms and the model are local fakes.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';
+import { tempDir } from '../helpers/config';
 import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
 import { FAKE_BOT_USER, FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
@@ -61,6 +64,7 @@ function model(request: ChatRequest, index: number): Reply {
   return { text: `heard: ${text}` };
 }
 
+const bookingDir = tempDir('dialogs-booking-');
 let env: TestWorkflowEnvironment;
 let slack: FakeSlack;
 let discord: FakeDiscord;
@@ -79,6 +83,15 @@ beforeAll(async () => {
   const keys = new DiscordKeys();
   stack = await startStack({
     temporalAddress: env.address,
+    // A tool server that asks the person during its calls (MCP elicitation).
+    policy: {
+      mcpServers: {
+        booking: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), bookingDir],
+        },
+      },
+    },
     env: {
       MODEL_PROVIDER: 'openai',
       OPENAI_BASE_URL: openai.url,
@@ -310,6 +323,58 @@ describe('dialogs while no worker runs', () => {
     );
     tally.lost += 1 - results.length;
     tally.finish('dialogs: Slack Answer… with no worker');
+  });
+
+  it("answers a tool server's question from Slack while no worker runs, and the call completes once after the restart", async () => {
+    const tally = new Tally();
+    const prompt = await slackPrompt('call booking__book_table {"restaurant":"Slack Bistro"}');
+    await slackRequests.interaction(
+      click('gate_approve', prompt.value('gate_approve'), 'U1', `${slack.url}/response/e`),
+    );
+    // The server asks during the call: its question is posted in the thread, naming the server and the tool.
+    const asked = await until("the server's question in the thread", () =>
+      postsIn(prompt.ts).find((m) => JSON.stringify(m.blocks ?? '').includes('tool server asks')),
+    );
+    const text = JSON.stringify(asked.blocks);
+    tally.check(
+      text.includes('Booking at Slack Bistro: who is it for, and when?') &&
+        text.includes('booking__book_table'),
+      () => `the question read ${text.slice(0, 400)}`,
+    );
+    const buttons = (
+      asked.blocks as { type: string; elements?: { action_id: string; value: string }[] }[]
+    ).find((b) => b.type === 'actions')!.elements!;
+    tally.check(
+      buttons.some((b) => b.action_id === 'gate_deny'),
+      () => 'no Decline… button',
+    );
+    await stack.worker.kill('SIGKILL');
+    const answerValue = buttons.find((b) => b.action_id === 'gate_answer')!.value;
+    const modal = await slackDialog('gate_answer', answerValue, 'gate_answer');
+    const submitted = await slackRequests.interaction(
+      submitView('gate_answer', modal.private_metadata, 'U1', {
+        'qc:Name': { value: { type: 'plain_text_input', value: 'Grace' } },
+        'qc:Guests': { value: { type: 'plain_text_input', value: '3' } },
+        'q:Time': { value: { type: 'radio_buttons', selected_option: { value: 'Eight' } } },
+        'q:Outdoor': { value: { type: 'radio_buttons', selected_option: { value: 'No' } } },
+      }),
+    );
+    tally.check(submitted.status === 200 && !submitted.text.includes('errors'), () => submitted.text);
+    await stack.restartWorker();
+    const v = await settled(prompt.workflowId);
+    const results = v.transcript.filter((m) => m.role === 'tool');
+    tally.check(
+      results.length === 1 && results[0]!.content.includes('booked Slack Bistro for Grace, 3 at 20:00'),
+      () => JSON.stringify(results),
+    );
+    const booked = readFileSync(path.join(bookingDir, 'bookings.txt'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('Slack Bistro|'));
+    tally.check(booked.length === 1 && booked[0] === 'Slack Bistro|Grace|3|20:00|false', () =>
+      JSON.stringify(booked),
+    );
+    tally.lost += Math.max(0, booked.length - 1);
+    tally.finish("dialogs: a tool server's question answered in Slack with no worker");
   });
 
   it('offers a select menu for a question with more than ten options in Slack', async () => {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CredentialGate, SessionView } from '../../workflows/session/contract';
+import type { CredentialGate, QuestionGate, SessionView } from '../../workflows/session/contract';
 import { tempDir } from '../helpers/config';
 import { RemoteMcpServer } from '../helpers/mcp-http-server';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
@@ -16,6 +16,7 @@ import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
 const notesDir = tempDir('mcp-notes-');
+const bookingDir = tempDir('mcp-booking-');
 let env: TestWorkflowEnvironment;
 let provider: TestOAuthProvider;
 let remote: RemoteMcpServer;
@@ -47,6 +48,11 @@ beforeAll(async () => {
           command: 'node',
           args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), notesDir],
           trustAnnotations: true,
+        },
+        // Asks the person during its calls (MCP elicitation); every tool of it needs an approval.
+        booking: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), bookingDir],
         },
         down: { url: 'http://127.0.0.1:9/mcp' },
         remote: { url: remote.url, auth: 'acme', trustAnnotations: true },
@@ -84,6 +90,16 @@ const resultAfter = (sessionId: string, before: number) =>
   stack.web
     .waitFor(sessionId, (v) => v.status === 'idle' && results(v).length > before, 'the tool result')
     .then((v) => results(v).at(-1)!);
+
+/** The tool server's question the session asks, once it is open. */
+async function serverQuestion(sessionId: string): Promise<QuestionGate> {
+  const view = await stack.web.waitFor(
+    sessionId,
+    (v) => v.gates.some((g) => g.kind === 'question' && g.status === 'pending'),
+    "the server's question",
+  );
+  return view.gates.find((g) => g.kind === 'question' && g.status === 'pending') as QuestionGate;
+}
 
 describe('MCP tool servers', () => {
   it('lists tools as <server>__<tool>, runs read-only ones at once, asks for the rest, and says which server is down', async () => {
@@ -256,6 +272,79 @@ describe('MCP tool servers', () => {
     expect(told).toContainEqual(expect.stringMatching(/"later" tool server is back/));
     // The outage was told once, however often the session looked again.
     expect(told.filter((t) => /"later" tool server is unavailable/.test(t))).toHaveLength(1);
+  });
+
+  it('asks the person what a tool server asks during a call, refuses an answer its schema does not take, and completes the call once with the answer', async () => {
+    const sessionId = 'mcp-asks';
+    let before = await callTool(sessionId, 'booking__book_table', { restaurant: 'Chez Ada' });
+    await stack.web.decide(sessionId, (await stack.web.pendingGate(sessionId)).id, 'approve');
+    const question = await serverQuestion(sessionId);
+    expect(question).toMatchObject({
+      toolName: 'booking__book_table',
+      requesterId: 'alice',
+      approvers: [],
+      asks: { server: 'booking', message: 'Booking at Chez Ada: who is it for, and when?' },
+    });
+    expect(question.questions.map((q) => q.label)).toEqual(['Name', 'Guests', 'Time', 'Outdoor']);
+    expect(question.questions[2]!.options.map((o) => o.label)).toEqual(['Six', 'Seven', 'Eight']);
+    const bookings = path.join(bookingDir, 'bookings.txt');
+    expect(existsSync(bookings)).toBe(false);
+    const answer = (guests: string, user = 'alice') =>
+      stack.web.request(
+        'POST',
+        '/answers',
+        {
+          workflowId: `session:web:${sessionId}`,
+          gateId: question.id,
+          answers: [
+            { question: 'Name', selected: [], custom: 'Ada' },
+            { question: 'Guests', selected: [], custom: guests },
+            { question: 'Time', selected: ['Seven'] },
+            { question: 'Outdoor', selected: ['Yes'] },
+          ],
+        },
+        user,
+      );
+    // Only the person whose call it is answers; an answer the server's schema does not take is refused in words.
+    await answer('4', 'bob');
+    await answer('40');
+    const refused = await stack.web.waitFor(
+      sessionId,
+      (v) => v.notices.some((n) => /Guests" takes a whole number from 1 to 12/.test(n.text)),
+      'the refusal',
+    );
+    expect(refused.gates.find((g) => g.id === question.id)?.status).toBe('pending');
+    await answer('4');
+    const result = await resultAfter(sessionId, before);
+    expect(result.status).toBe('ok');
+    expect(result.content).toContain(
+      `@alice answered the server's question: {"name":"Ada","guests":4,"time":"19:00","outdoor":true}`,
+    );
+    expect(result.content).toContain('booked Chez Ada for Ada, 4 at 19:00, outside');
+    expect(readFileSync(bookings, 'utf8')).toBe('Chez Ada|Ada|4|19:00|true\n');
+    // Asked once (the question brought back to the person), and once more with the answer.
+    expect(readFileSync(path.join(bookingDir, 'asked.txt'), 'utf8').match(/Chez Ada/g)).toHaveLength(2);
+
+    // Declined: the server is told, and its call ends its own way.
+    before = await callTool(sessionId, 'booking__book_table', { restaurant: 'Nope' });
+    await stack.web.decide(sessionId, (await stack.web.pendingGate(sessionId)).id, 'approve');
+    const declined = await serverQuestion(sessionId);
+    await stack.web.decide(sessionId, declined.id, 'deny');
+    const notBooked = await resultAfter(sessionId, before);
+    expect(notBooked.content).toMatch(/@alice declined the server's question\)\nnot booked: decline$/);
+    expect(readFileSync(bookings, 'utf8')).not.toContain('Nope');
+
+    // URL mode: a link to finish at, then Done.
+    before = await callTool(sessionId, 'booking__link_account', {});
+    await stack.web.decide(sessionId, (await stack.web.pendingGate(sessionId)).id, 'approve');
+    const link = await serverQuestion(sessionId);
+    expect(link.asks).toMatchObject({ url: 'https://accounts.example.com/link?session=abc' });
+    await stack.web.request('POST', '/answers', {
+      workflowId: `session:web:${sessionId}`,
+      gateId: link.id,
+      answers: [{ question: 'Done', selected: ['Done'] }],
+    });
+    expect((await resultAfter(sessionId, before)).content).toMatch(/linked$/);
   });
 
   it('never runs a call twice when the worker is killed during it', async () => {

@@ -427,6 +427,29 @@ const mcpScenarios: Record<string, Scenario> = {
       'the refreshed list',
     );
   },
+  'mcp-server-question': async (s) => {
+    // The server asks during the call: refused once (not a whole number), answered, declined the second time.
+    await s.say('call booking__book_table {"restaurant": "Recorded"}');
+    const [approval] = await s.pendingGate();
+    await s.decide({ gateId: approval!.id, choice: 'approve' });
+    const question = await s.pendingQuestion();
+    const answers = (guests: string) => [
+      { question: 'Name', selected: [], custom: 'Ada' },
+      { question: 'Guests', selected: [], custom: guests },
+      { question: 'Time', selected: ['Six'] },
+    ];
+    await s.answer(question.id, answers('many'));
+    await s.answer(question.id, answers('2'));
+    await s.idle();
+    await s.say('call booking__book_table {"restaurant": "Declined"}');
+    const [second] = await s.pendingGate();
+    await s.decide({ gateId: second!.id, choice: 'approve' });
+    await s.decide({ gateId: (await s.pendingQuestion()).id, choice: 'deny' });
+    await s.waitFor(
+      (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
+      'the declined call',
+    );
+  },
   'mcp-approved-refreshed': async (s) => {
     await s.say('call notes__write_note {"name": "todo", "text": "recorded"}');
     const [gate] = await s.pendingGate();
@@ -655,6 +678,10 @@ async function main(): Promise<void> {
           args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), tempDir('mcp-notes-')],
           // The server's readOnlyHint makes read_note run at once (the path recorded with its refreshed list).
           trustAnnotations: true,
+        },
+        booking: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), tempDir('mcp-booking-')],
         },
       },
     },

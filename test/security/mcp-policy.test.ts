@@ -9,7 +9,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toAsk } from '../../activities/mcp/elicitation';
+import { fieldQuestion } from '../../common/tools/elicitation';
 import { loadConfig } from '../../infra/config';
+import { questionBlocks } from '../../platforms/slack/render';
+import { openQuestionGate } from '../../workflows/session/gates';
 import type { SessionView } from '../../workflows/session/contract';
 import { Tally } from '../chaos/summary';
 import { tempDir, testEnv } from '../helpers/config';
@@ -77,6 +81,78 @@ describe('MCP policy entries', () => {
       },
     );
     tally.finish('mcp: every policy entry applies or is refused');
+  });
+
+  it("lets only the person whose call it is answer a tool server's question, and shows the server's words as text", async () => {
+    const tally = new Tally();
+    const dir = tempDir('mcp-asks-');
+    await withWorker(
+      env,
+      async (taskQueue) => {
+        const s = new TestSession(env.client, taskQueue);
+        await s.say('call booking__book_table {"restaurant": "Guarded"}');
+        const question = await s.pendingQuestion();
+        const answers = [
+          { question: 'Name', selected: [], custom: 'Mallory' },
+          { question: 'Guests', selected: [], custom: '12' },
+          { question: 'Time', selected: ['Six'] },
+        ];
+        // A configured approver and a stranger try to answer for alice, or to decline her call's question.
+        for (const who of ['bob', 'mallory']) {
+          await s.answer(question.id, answers, who);
+          await s.decide({ gateId: question.id, choice: 'deny', userId: who });
+        }
+        const after = await s.waitFor(
+          (v) => v.notices.filter((n) => n.to === 'mallory' || n.to === 'bob').length >= 4,
+          'the four refusals',
+        );
+        for (const who of ['bob', 'mallory'])
+          for (const attempt of ['answer', 'decline'])
+            tally.attempt(
+              after.notices.filter((n) => n.to === who && /may not answer this question/.test(n.text))
+                .length >= 2 && after.gates.find((g) => g.id === question.id)?.status === 'pending',
+              () => `@${who}'s ${attempt} was not refused: ${JSON.stringify(after.notices)}`,
+            );
+        await s.answer(question.id, [{ ...answers[0]!, custom: 'Alice' }, ...answers.slice(1)]);
+        const done = await s.idle();
+        const booked = readFileSync(path.join(dir, 'bookings.txt'), 'utf8');
+        tally.attempt(booked === 'Guarded|Alice|12|18:00|false\n', () => `booked: ${booked}`);
+        expect(toolResults(done).at(-1)?.content).toContain('@alice answered');
+      },
+      {
+        approvers: ['bob'],
+        mcpServers: {
+          booking: {
+            command: 'node',
+            args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), dir],
+            policy: 'auto',
+          },
+        },
+      },
+    );
+    // The server's words are text in Slack: no channel-wide ping, mention or link of its own.
+    const gate = openQuestionGate({
+      id: 'g1',
+      toolCallId: 'c1',
+      toolName: 'evil__ask',
+      questions: [fieldQuestion({ key: 'x', label: 'X', kind: 'text', required: true }, undefined)],
+      requesterId: 'U1',
+      approvers: [],
+      now: 0,
+      timeoutMs: 'never',
+    });
+    gate.asks = { server: 'evil', message: '<!channel> <https://evil.example|click> <@U2>', fields: [] };
+    const shown = JSON.stringify(questionBlocks(gate, 'w'));
+    tally.attempt(
+      !/<!channel>|<https:|<@U2>/.test(shown) && shown.includes('&lt;!channel&gt;'),
+      () => `the server's message was not escaped: ${shown}`,
+    );
+    // A link in URL mode is offered only when a browser opens it as a page.
+    tally.attempt(
+      toAsk('evil', { mode: 'url', message: 'm', url: 'javascript:alert(1)' }) === undefined,
+      () => 'a javascript: link was offered',
+    );
+    tally.finish('mcp-asks: only the person whose call it is answers');
   });
 
   it("asks for a tool the server calls read-only unless the operator trusts the server's annotations", async () => {

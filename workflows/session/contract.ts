@@ -12,6 +12,7 @@ import { providerNameSchema } from '../../common/ids';
 import { sharedSchemas } from '../../common/shared-schemas';
 import { grantScopeSchema, type Grant } from '../../common/grants';
 import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
+import type { ElicitField } from '../../common/tools/elicitation';
 import type { SessionStatus } from '../../common/search-attributes';
 import type { Continued, Spend } from '../../common/budgets';
 
@@ -286,11 +287,25 @@ export interface ApprovalGate extends GateBase {
   escalation?: { at: number; to: string[]; done?: boolean };
 }
 
-/** An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. */
+/**
+ * An ask_user call: the model's questions, waiting for the person asked (or an approver) to answer. Or a tool
+ * server's question in the middle of a call (MCP elicitation, `asks`): then `toolName` is that tool's, and only
+ * the person whose call it is answers.
+ */
 export interface QuestionGate extends GateBase {
   kind: 'question';
-  toolName: 'ask_user';
+  toolName: string;
   questions: Question[];
+  /** A tool server asks (not the model): what it said, and how each answer becomes the value it wants. */
+  asks?: {
+    server: string;
+    message: string;
+    /** URL mode: the link the person opens and finishes at. */
+    url?: string;
+    fields: ElicitField[];
+    /** A long form is asked in parts of five: this is part `part[0]` of `part[1]`. */
+    part?: [number, number];
+  };
   /** Answers given one question at a time, per person, until all are in (see answerDraftSchema). */
   drafts?: Record<string, Answer[]>;
 }

@@ -4,6 +4,7 @@
  * workflow wires these to signals and timers and never writes a gate's status itself.
  */
 import { exactPattern } from '../../common/glob';
+import { elicitContent } from '../../common/tools/elicitation';
 import {
   parseTextAnswer,
   validateAnswers,
@@ -98,6 +99,8 @@ export function escalate(gate: Gate, now: number): string | undefined {
 export function openQuestionGate(input: {
   id: string;
   toolCallId: string;
+  /** ask_user's, or the tool whose server asks (MCP elicitation). */
+  toolName?: string;
   questions: Question[];
   requesterId: string;
   approvers: readonly string[];
@@ -108,7 +111,7 @@ export function openQuestionGate(input: {
     id: input.id,
     kind: 'question',
     toolCallId: input.toolCallId,
-    toolName: 'ask_user',
+    toolName: input.toolName ?? 'ask_user',
     questions: input.questions,
     requesterId: input.requesterId,
     approvers: [...new Set(input.approvers)],
@@ -266,7 +269,8 @@ export function describeOutcome(gate: Gate): string {
       ? (gate.approvals ?? []).map((a) => a.by)
       : [];
   const by = approvers.length > 1 ? approvers : [r.by];
-  return `${OUTCOME_WORDS[r.outcome]} by ${by.map((id) => `@${id}`).join(' and ')} at ${clock(r.at)}`;
+  const words = gate.kind === 'question' && r.outcome === 'denied' ? 'declined' : OUTCOME_WORDS[r.outcome];
+  return `${words} by ${by.map((id) => `@${id}`).join(' and ')} at ${clock(r.at)}`;
 }
 
 export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: false; notice: string };
@@ -306,6 +310,9 @@ export function evaluateDecision(input: {
       ok: false,
       notice: `That is a sign-in, not an approval: use its Connect ${gate.providerName} button. Nothing changed.`,
     };
+  // A tool server's question may be declined (the server is told, and decides what its call does then).
+  if (gate.kind === 'question' && gate.asks && decision.choice === 'deny')
+    return declineServerQuestion(gate, decision, now);
   if (gate.kind !== 'approval')
     return {
       ok: false,
@@ -413,6 +420,22 @@ export function evaluateDecision(input: {
  * "Hand this to another approver": a decision like any other (recorded, told to everyone), which adds the person
  * to those who may decide. Their approval then counts like any approver's, quorum and four-eyes included.
  */
+function declineServerQuestion(gate: QuestionGate, decision: Decision, now: number): ApprovalCheck {
+  if (gate.status !== 'pending')
+    return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };
+  if (!mayDecide(gate, decision.userId))
+    return {
+      ok: false,
+      notice: `You may not answer this question: only ${deciders(gate)} may. Nothing changed.`,
+    };
+  const reason = decision.reason ? { reason: decision.reason } : {};
+  return {
+    ok: true,
+    approvals: [],
+    resolution: { by: decision.userId, at: now, outcome: 'denied', ...reason },
+  };
+}
+
 function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[]): ApprovalCheck {
   const to = decision.to?.trim();
   if (!to) return { ok: false, notice: 'Hand it to whom? Name the person. Nothing changed.' };
@@ -472,10 +495,13 @@ export function evaluateAnswer(
     };
   }
   const checked = validateAnswers(gate.questions, submission.answers);
-  if (!checked.ok)
+  // A tool server's question: each answer must also be what its schema wants (a number, an email address, …).
+  const typed = checked.ok && gate.asks ? elicitContent(gate.asks.fields, checked.answers) : undefined;
+  const refusal = !checked.ok ? checked.error : typed && !typed.ok ? typed.error : undefined;
+  if (refusal !== undefined || !checked.ok)
     return {
       ok: false,
-      notice: `Your answers were not accepted: ${checked.error}. The question is still open.`,
+      notice: `Your answers were not accepted: ${refusal}. The question is still open.`,
     };
   return {
     ok: true,

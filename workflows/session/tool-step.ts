@@ -8,6 +8,7 @@ import * as wf from '@temporalio/workflow';
 import { AgentCredentialWaits, credentialWaitValue } from '../../common/search-attributes';
 import type { Grant } from '../../common/grants';
 import type { ToolDefinition } from '../../common/tools/definitions';
+import { describeReply, MAX_ELICIT_ROUNDS, type ElicitReply } from '../../common/tools/elicitation';
 import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry';
 import type { Gate, ToolCall } from './contract';
 import {
@@ -22,6 +23,7 @@ import { waitForGates } from './gate-wait';
 import { readOutsideContent } from './model-step';
 import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
 import type { SessionRun } from './session-run';
+import { askServersQuestion } from './server-questions';
 import { runWithSideEffects } from './tool-runs';
 import { hasResult, MAX_TOOL_ARGS_CHARS } from './transcript';
 import type { Turn } from './turn';
@@ -216,10 +218,20 @@ async function execute(
   const idempotencyKey = `${sessionId}:${wf.uuid4()}`;
   const tool = sessionTool(toolName, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
   const sideEffects = toolEffect(tool, args) === 'side-effects';
-  for (let attempt = 1; ; attempt++) {
+  /** Replies to what the tool's server asked in earlier rounds of this call, and who gave them. */
+  const inputs: ElicitReply[] = [];
+  const answeredBy: string[] = [];
+  for (let signIns = 1; ;) {
     let result;
     try {
-      const request = { toolName, args, idempotencyKey, sessionId, userId };
+      const request = {
+        toolName,
+        args,
+        idempotencyKey,
+        sessionId,
+        userId,
+        ...(inputs.length ? { inputs } : {}),
+      };
       result = sideEffects ? await runWithSideEffects(request) : await runTool(request);
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
@@ -227,14 +239,29 @@ async function execute(
     }
     // Connecting a tool server makes its real tools appear: discover again before the next model call.
     if (result.status === 'ok' && toolName.endsWith('__connect')) run.mcp.forget();
+    if (result.status === 'input_required' && result.input) {
+      // The server asks the person first: the call is made again with the answer (or ended without one).
+      if (inputs.length >= MAX_ELICIT_ROUNDS)
+        return state.appendToolResult(
+          call,
+          'error',
+          `not completed: the server kept asking (${MAX_ELICIT_ROUNDS} questions in one call).`,
+        );
+      const asked = await askServersQuestion(run, call, toolName, result.input, userId);
+      if ('result' in asked) return state.appendToolResult(call, asked.result.status, asked.result.content);
+      inputs.push(asked.reply);
+      answeredBy.push(describeReply(asked.reply, asked.by));
+      continue;
+    }
     if (result.status !== 'credential_required' || !result.credential) {
+      const answered = answeredBy.length ? `(${answeredBy.join('; ')})\n` : '';
       return state.appendToolResult(
         call,
-        result.status === 'credential_required' ? 'error' : result.status,
-        preface + result.content,
+        result.status === 'ok' ? 'ok' : 'error',
+        preface + answered + result.content,
       );
     }
-    if (attempt > 2) return state.appendToolResult(call, 'error', `not run: ${result.content}`);
+    if (signIns++ > 2) return state.appendToolResult(call, 'error', `not run: ${result.content}`);
     const gate = openCredentialGate({
       id: wf.uuid4(),
       toolCallId: call.id,

@@ -293,12 +293,32 @@ export function QuestionForm({
   );
 }
 
+/** A tool server asking in the middle of a call (MCP elicitation): which server, for which tool, in its words. */
+function ServerAsks({ gate }: { gate: QuestionGate }) {
+  if (!gate.asks) return null;
+  const part = gate.asks.part ? ` (part ${gate.asks.part[0]} of ${gate.asks.part[1]})` : '';
+  return (
+    <div class="server-asks" data-testid="server-asks">
+      <div class="meta">{`The "${gate.asks.server}" tool server asks, for ${gate.toolName}${part}:`}</div>
+      {gate.asks.message && <div class="server-message">{gate.asks.message}</div>}
+      {gate.asks.url && (
+        <div>
+          <a href={gate.asks.url} target="_blank" rel="noopener noreferrer">
+            {gate.asks.url}
+          </a>
+        </div>
+      )}
+    </div>
+  );
+}
+
 export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
   const actions = useActions();
   const box = `gate question ${pending(gate) ? 'pending' : 'decided'}`;
   if (!actsHere(gate, actions))
     return (
       <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+        <ServerAsks gate={gate} />
         <Outcome gate={gate} />
         {(gate.resolution?.answers ?? []).map((answer) => (
           <div data-testid="answer" key={answer.question}>
@@ -311,12 +331,25 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
     );
   return (
     <div class={box} data-testid="question-gate" data-gate-id={gate.id} data-status={gate.status}>
+      <ServerAsks gate={gate} />
       <Outcome gate={gate} />
       <QuestionForm
         formId={gate.id}
         questions={gate.questions}
         submit={(answers) => actions.answer(gate, answers)}
       />
+      {gate.asks && (
+        <div class="actions">
+          <button
+            type="button"
+            class="deny"
+            data-testid="decline"
+            onClick={() => actions.decide(gate, 'deny')}
+          >
+            Decline
+          </button>
+        </div>
+      )}
       <div class="hint" data-testid="typed-answer-hint">
         {typedAnswerHint(gate.questions)}
       </div>
