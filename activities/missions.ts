@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Cron } from 'croner';
 import type { AppConfig } from '../infra/config';
-import { legacyRename, resolveMission, visibleTo, type MissionAddress } from '../common/missions/addressing';
+import { legacyRename, resolveMission, type MissionAddress } from '../common/missions/addressing';
+import { readVisibleMissions } from '../infra/missions-directory';
 import {
   describeCadence,
   MISSION_DIRECTORY_ID,
@@ -20,7 +21,6 @@ import { isReadOnlyMissionOp, type MissionOp } from '../common/tools/missions';
 import {
   completeSignal,
   fireSignal,
-  missionRecordsQuery,
   missionViewQuery,
   pauseSignal,
   registerMissionUpdate,
@@ -72,9 +72,10 @@ export class MissionTools {
     return this.config.temporal.taskQueue;
   }
 
-  private async records(): Promise<MissionRecord[]> {
+  /** The missions this person sees: the directory answers with only those, never the whole list. */
+  private async records(userId: string): Promise<MissionRecord[]> {
     try {
-      return await this.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+      return await readVisibleMissions(this.client, userId);
     } catch (cause) {
       if (cause instanceof WorkflowNotFoundError) return [];
       throw cause;
@@ -90,7 +91,7 @@ export class MissionTools {
       case 'create':
         return await this.create(args, who);
       case 'list': {
-        const mine = visibleTo(await this.records(), who.userId);
+        const mine = await this.records(who.userId);
         if (!mine.length) return ok('No missions yet. mission_create makes one.');
         return ok(
           mine
@@ -104,7 +105,7 @@ export class MissionTools {
       default:
         break;
     }
-    const records = await this.records();
+    const records = await this.records(who.userId);
     if (op === 'update') {
       const rename = legacyRename(args as Args & { new_name?: string }, records, who.userId);
       if (rename) return await this.update({ id: rename.id, new_name: rename.newName }, records, who);

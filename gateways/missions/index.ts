@@ -6,10 +6,11 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { missionWorkflowId } from '../../common/missions/types';
 import { webhookSecret, webhookSecretMatches } from '../../infra/missions-webhook';
 import { withinDeadline } from '../../infra/temporal/deadline';
-import { fireSignal, missionRecordsQuery } from '../../workflows/missions/contract';
+import { fireSignal } from '../../workflows/missions/contract';
+import { readVisibleMissions } from '../../infra/missions-directory';
 import type { GatewayDeps } from '../platform';
 import { CHAT_DEADLINE_MS } from '../sessions';
 
@@ -54,7 +55,7 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     const id = missionIdSchema.safeParse(c.req.param('id'));
     if (!id.success) return c.json({ error: 'not a mission id' }, 400);
     const records = await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
-      deps.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery),
+      readVisibleMissions(deps.client, who.caller.userId),
     ).catch(() => []);
     const record = records.find((r) => r.id === id.data && r.ownerId === who.caller.userId);
     if (!record) return c.json({ error: 'no mission of yours has that id' }, 404);

@@ -9,7 +9,12 @@ import { CredentialService } from '../../infra/credentials/service';
 import type { AppConfig } from '../../infra/config';
 import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
 import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
-import { missionRecordsQuery, missionViewQuery, type MissionView } from '../../workflows/missions/contract';
+import {
+  missionRecordsQuery,
+  missionViewQuery,
+  visibleMissionsQuery,
+  type MissionView,
+} from '../../workflows/missions/contract';
 import {
   credentialProvidedSignal,
   stateQuery,
@@ -169,6 +174,12 @@ describe('missions', () => {
         '"weekly summary" — active (shared by @alice)',
       ),
     );
+    // The directory answers each person with what they see: bob's mission calls never carry alice's other missions.
+    const directory = env.client.workflow.getHandle(MISSION_DIRECTORY_ID);
+    const forBob = await directory.query(visibleMissionsQuery, { userId: 'bob' });
+    expect(forBob.map((r) => r.name)).toEqual(['weekly summary']);
+    const forAlice = await directory.query(visibleMissionsQuery, { userId: 'alice' });
+    expect(forAlice.map((r) => r.name).sort()).toEqual(['daily report', 'weekly summary']);
   });
 
   it('fires on a cron cadence, never piles up runs behind an open gate, and resumes the run in place on approval', async () => {

@@ -14,6 +14,8 @@ export const renameMissionUpdate = defineUpdate<MissionRecord, [{ id: string; ne
 export const missionRecordSignal =
   defineSignal<[{ id: string; status?: MissionStatus; shared?: boolean }]>('missionRecord');
 export const missionRecordsQuery = defineQuery<MissionRecord[]>('missionRecords');
+/** The missions one person sees (their own and those shared with everyone): a mission call reads only these. */
+export const visibleMissionsQuery = defineQuery<MissionRecord[], [{ userId: string }]>('visibleMissions');
 
 // --- one mission ---
 export interface MissionSettings {

@@ -5,12 +5,14 @@
  */
 import * as wf from '@temporalio/workflow';
 import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
+import { visibleTo } from '../../common/missions/addressing';
 import type { MissionRecord } from '../../common/missions/types';
 import {
   missionRecordSignal,
   missionRecordsQuery,
   registerMissionUpdate,
   renameMissionUpdate,
+  visibleMissionsQuery,
 } from './contract';
 
 const EVENTS_BEFORE_CONTINUE = 5_000;
@@ -24,6 +26,7 @@ export async function missionDirectoryWorkflow(input: { records?: MissionRecord[
   listenForUpgrade();
   const records: MissionRecord[] = [...(input.records ?? [])];
   wf.setHandler(missionRecordsQuery, () => records);
+  wf.setHandler(visibleMissionsQuery, ({ userId }) => visibleTo(records, userId));
   wf.setHandler(
     registerMissionUpdate,
     (record) => {
