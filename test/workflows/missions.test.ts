@@ -21,6 +21,7 @@ import {
   type Message,
   type SessionView,
 } from '../../workflows/session/contract';
+import { upgradeSignal } from '../../workflows/upgrade';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
@@ -346,6 +347,58 @@ describe('missions', () => {
     expect(failed.reason).toContain('changed my mind');
     expect(failed.gate).toBeNull();
     expect(failed.runs).toHaveLength(1);
+  });
+
+  it('continues as new while a run waits on its gate (a deploy moving it), and the run it left still ends there', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'mover', goal: 'run `echo moved`', cadence: 'manual' });
+    const id = await missionIdOf('mover');
+    const mission = env.client.workflow.getHandle(missionWorkflowId(id));
+    const moveNow = async () => {
+      const before = (await mission.describe()).runId;
+      await mission.signal(upgradeSignal);
+      await until('the mission continued as new', async () => (await mission.describe()).runId !== before);
+    };
+    const gateShown = async (n: number) => {
+      const shown = await s.waitFor(
+        (v) =>
+          v.gates.filter((g) => g.remote).length >= n &&
+          v.gates.some((g) => g.remote && g.status === 'pending'),
+        `run ${n}'s gate`,
+      );
+      return shown.gates.find((g) => g.remote && g.status === 'pending')!;
+    };
+    await call(s, 'mission_fire', 'mover');
+    const first = await gateShown(1);
+    await until('the mission waiting', async () => (await view(id)).gate !== null);
+    await moveNow();
+    // The new execution knows the run in flight and what it waits on.
+    const moved = await view(id);
+    expect(moved.gate).toMatchObject({ gateId: first.id, kind: 'approval' });
+    expect(moved.status).toBe('paused');
+    expect(moved.running).toBe(moved.runs[0]!.workflowId);
+    await s.decide({ gateId: first.id, choice: 'approve' });
+    await s.waitFor(
+      (v) => notes(v).some((n) => n.includes('**mover** (run 1)') && n.includes('moved')),
+      'run 1 result',
+    );
+    const done = await until('run 1 recorded by the new execution', async () => {
+      const v = await view(id);
+      return v.status === 'active' && v.runs[0]?.outcome === 'ok' && v.running === null ? v : undefined;
+    });
+    expect(done.gate).toBeNull();
+    // Moved again while run 2 waits, then denied: the mission still fails with the reason.
+    await call(s, 'mission_fire', 'mover');
+    const second = await gateShown(2);
+    await until('the mission waiting again', async () => (await view(id)).gate?.gateId === second.id);
+    await moveNow();
+    await s.decide({ gateId: second.id, choice: 'deny', reason: 'not today' });
+    const failed = await until('failed', async () => {
+      const v = await view(id);
+      return v.status === 'failed' && v.running === null ? v : undefined;
+    });
+    expect(failed.reason).toContain('not today');
+    expect(failed.runs.map((r) => r.outcome)).toEqual(['ok', 'cancelled']);
   });
 
   it('shows its latest runs with mission_history: how each started, its outcome, and who decided its gates', async () => {

@@ -77,6 +77,17 @@ export interface MissionCarried {
   skipped: { at: number; reason: string }[];
   consecutiveFailures: number;
   runCount: number;
+  /** A run still in flight when the mission continued as new: its end arrives as `runEnded`. */
+  running?: { workflowId: string; n: number } | null;
+  gate?: RecordedGate | null;
+  openGate?: Gate | null;
+}
+
+/** How a run ended, told by the run itself (its mission may have continued as new since it started it). */
+export interface RunEnd {
+  runWorkflowId: string;
+  result?: RunResult;
+  failure?: { message: string; cancelled: boolean };
 }
 
 /** What the mission records when a run waits on a person. */
@@ -122,6 +133,7 @@ export const runGateSignal =
     [{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string; reminder?: boolean }]
   >('runGate');
 /** From a run: feedback for one person (a refused click), relayed to the conversation they clicked in. */
+export const runEndedSignal = defineSignal<[RunEnd]>('runEnded');
 export const runNoticeSignal =
   defineSignal<[{ runWorkflowId: string; text: string; to: string }]>('runNotice');
 export const missionViewQuery = defineQuery<MissionView>('mission');

@@ -26,6 +26,7 @@ import {
   type MissionSettings,
   type MissionView,
   type RecordedGate,
+  type RunEnd,
   type RunRecord,
   type RunResult,
 } from './contract';
@@ -63,12 +64,12 @@ export class MissionRun {
   private readonly skipped: { at: number; reason: string }[];
   private consecutiveFailures: number;
   private runCount: number;
-  private running: { workflowId: string; n: number } | null = null;
-  /** Runs whose end is still being recorded and told (finishRun / failRun). */
-  private recording = 0;
-  private gate: RecordedGate | null = null;
+  private running: { workflowId: string; n: number } | null;
+  /** Ends of runs told (by the run's signal, or its child result in the execution that started it), to record. */
+  private readonly ended: RunEnd[] = [];
+  private gate: RecordedGate | null;
   /** The open gate as the run reported it, to close it in the owner's conversation if the run ends first. */
-  private openGate: Gate | null = null;
+  private openGate: Gate | null;
   private nextFireAt: number | null = null;
   private scheduleChanged = true;
   private readonly fires: FireRequest[] = [];
@@ -84,6 +85,10 @@ export class MissionRun {
     this.skipped = [...(carried?.skipped ?? [])];
     this.consecutiveFailures = carried?.consecutiveFailures ?? 0;
     this.runCount = carried?.runCount ?? 0;
+    // A run in flight when the mission continued as new goes on; its end arrives as `runEnded`.
+    this.running = carried?.running ?? null;
+    this.gate = carried?.gate ?? null;
+    this.openGate = carried?.openGate ?? null;
   }
 
   view(): MissionView {
@@ -194,6 +199,11 @@ export class MissionRun {
   }
 
   /** A run refused someone's click on its gate: they clicked in the conversation this mission reports to. */
+  /** A run told its end (it may have been started by this mission's previous execution). */
+  onRunEnded(end: RunEnd): void {
+    if (end.runWorkflowId === this.running?.workflowId) this.ended.push(end);
+  }
+
   onRunNotice(runWorkflowId: string, text: string, to: string): void {
     if (!runWorkflowId.startsWith(missionRunPrefix(this.missionId))) return;
     void this.notifyOwner({ notice: { text, to }, runWorkflowId });
@@ -210,24 +220,23 @@ export class MissionRun {
       }
       // While a run is in flight a cron tick could only be skipped: no timer is armed, so a run that waits days on
       // a person adds nothing to this history; the ticks it covered are recorded once, when it ends.
-      const inFlight = this.running;
       const wait =
-        inFlight || this.nextFireAt === null ? undefined : Math.max(0, this.nextFireAt - Date.now());
-      // A deploy's request to move waits for the run in flight: a continue-as-new would cancel it (parent close policy).
-      const moves = () => upgradeRequested() && !this.running && this.recording === 0;
+        this.running || this.nextFireAt === null ? undefined : Math.max(0, this.nextFireAt - Date.now());
       const woke = () =>
         this.fires.length > 0 ||
+        this.ended.length > 0 ||
         this.scheduleChanged ||
         this.status === 'completed' ||
-        moves() ||
-        (inFlight !== null && this.running === null);
+        upgradeRequested();
       if (wait === undefined) await wf.condition(woke);
       else await wf.condition(woke, wait);
       if (this.completed()) break;
-      if (inFlight && !this.running) await this.skipTicksCoveredBy(inFlight.n);
+      while (this.ended.length) await this.recordEnd(this.ended.shift()!);
       await this.fireDue();
       if (this.mayContinueAsNew()) {
         await wf.condition(wf.allHandlersFinished);
+        // A fire or a run's end told meanwhile is handled here first: neither is carried.
+        if (this.ended.length || this.fires.length) continue;
         return await continueOnCurrentVersion<(input: MissionInput) => Promise<void>>({
           ...this.input,
           name: this.name,
@@ -239,6 +248,10 @@ export class MissionRun {
             skipped: this.skipped,
             consecutiveFailures: this.consecutiveFailures,
             runCount: this.runCount,
+            // A run in flight goes on (its parent close policy is ABANDON) and tells the next execution its end.
+            running: this.running,
+            gate: this.gate,
+            openGate: this.openGate,
           },
         });
       }
@@ -277,14 +290,28 @@ export class MissionRun {
     }
   }
 
+  /** At any point, also while a run waits on a person: the run goes on and tells the next execution its end. */
   private mayContinueAsNew(): boolean {
     return (
-      !this.running &&
-      this.recording === 0 &&
-      (upgradeRequested() ||
-        wf.workflowInfo().continueAsNewSuggested ||
-        wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE)
+      upgradeRequested() ||
+      wf.workflowInfo().continueAsNewSuggested ||
+      wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE
     );
+  }
+
+  /** A run's end, told once (its signal and, in the execution that started it, its child result may both come). */
+  private async recordEnd(end: RunEnd): Promise<void> {
+    const running = this.running;
+    if (running?.workflowId !== end.runWorkflowId) return;
+    const record = this.runs.find((r) => r.workflowId === end.runWorkflowId) ?? {
+      n: running.n,
+      workflowId: running.workflowId,
+      trigger: 'manual' as const,
+      startedAt: Date.now(),
+    };
+    if (end.failure) await this.failRun(record, end.failure);
+    else await this.finishRun(record, end.result);
+    await this.skipTicksCoveredBy(running.n);
   }
 
   // ---- runs ----
@@ -339,7 +366,9 @@ export class MissionRun {
             context,
           }),
         ],
-        parentClosePolicy: wf.ParentClosePolicy.REQUEST_CANCEL,
+        // Not cancelled when this mission continues as new (it may, while a run waits days on a person); completing
+        // the mission cancels it explicitly.
+        parentClosePolicy: wf.ParentClosePolicy.ABANDON,
       });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
@@ -359,23 +388,16 @@ export class MissionRun {
       void this.notifyOwner({
         text: `**${this.name}** run ${n} was started by @${record.firedBy}; it acts as you, with your approvals and accounts.`,
       });
-    // Never awaited: whatever happens here is recorded and told, never left as an unhandled rejection.
-    // `recording` lasts until the run's end is recorded and told: a continue-as-new waits for it.
-    this.recording++;
-    void handle
-      .result()
-      .then(
-        (result) => this.finishRun(record, result as RunResult | undefined),
-        (error: unknown) => this.failRun(record, error),
-      )
-      .catch((error: unknown) =>
-        wf.log.error('recording a run failed', {
-          missionId: this.missionId,
-          run: record.n,
-          error: String(error),
+    // The run tells its end by signal; its child result is a second way while this execution lasts (a run that
+    // was terminated tells nothing). Whichever comes first is recorded, once (recordEnd).
+    void handle.result().then(
+      (result) => this.onRunEnded({ runWorkflowId, result: result as RunResult }),
+      (error: unknown) =>
+        this.onRunEnded({
+          runWorkflowId,
+          failure: { message: failureMessage(error), cancelled: wf.isCancellation(error) },
         }),
-      )
-      .finally(() => this.recording--);
+    );
   }
 
   /** A run that ends with its gate still open (cancelled while waiting): the prompt shown to the owner closes. */
@@ -417,20 +439,18 @@ export class MissionRun {
     });
   }
 
-  private async failRun(record: RunRecord, error: unknown): Promise<void> {
+  private async failRun(record: RunRecord, failure: NonNullable<RunEnd['failure']>): Promise<void> {
     record.endedAt = Date.now();
     this.running = null;
     this.gate = null;
     await this.closeOpenGate(record);
     if (this.status === 'failed') return await this.endFailedRun(record);
     // Someone cancelled the run (the Temporal UI, the operator CLI): a deliberate stop, so the mission fails.
-    if (wf.isCancellation(error) && this.status !== 'completed') {
+    if (failure.cancelled && this.status !== 'completed') {
       this.setStatus('failed', `run ${record.n} was cancelled`);
       return await this.endFailedRun(record);
     }
-    const message =
-      error instanceof wf.ChildWorkflowFailure && error.cause ? error.cause.message : String(error);
-    await this.countFailure(record, message);
+    await this.countFailure(record, failure.message);
   }
 
   private async endFailedRun(record: RunRecord): Promise<void> {

@@ -11,6 +11,7 @@ import {
   missionViewQuery,
   pauseSignal,
   resumeSignal,
+  runEndedSignal,
   runGateSignal,
   runNoticeSignal,
   updateMissionSignal,
@@ -19,8 +20,8 @@ import {
 import { MissionRun } from './mission-run';
 
 /**
- * PINNED; moves to the current version at a continue-as-new between runs (a run in flight finishes first, on its own
- * version or, asked by the sweep, on the current one after its own hand-over).
+ * PINNED; moves to the current version at its next continue-as-new, which may come at any point: a run in flight
+ * goes on (on its own version, or the current one after its own hand-over) and tells the next execution its end.
  */
 export async function missionWorkflow(input: MissionInput): Promise<void> {
   listenForUpgrade();
@@ -32,6 +33,7 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   wf.setHandler(completeSignal, ({ by, reason }) => mission.onComplete(by, reason));
   wf.setHandler(updateMissionSignal, ({ by, name, settings }) => mission.onUpdate(by, name, settings));
   wf.setHandler(runGateSignal, (report) => mission.onRunGate(report));
+  wf.setHandler(runEndedSignal, (end) => mission.onRunEnded(end));
   wf.setHandler(runNoticeSignal, ({ runWorkflowId, text, to }) =>
     mission.onRunNotice(runWorkflowId, text, to),
   );

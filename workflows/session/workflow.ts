@@ -25,7 +25,7 @@ import {
   type Message,
   type SessionInput,
 } from './contract';
-import type { RunResult } from '../missions/contract';
+import { runEndedSignal, type RunEnd, type RunResult } from '../missions/contract';
 import { restoreTranscript } from './restore';
 import { SessionRun } from './session-run';
 import { runTurn, Turn } from './turn';
@@ -52,8 +52,41 @@ export async function missionRunWorkflow(input: SessionInput): Promise<RunResult
   if (!input.run) throw wf.ApplicationFailure.nonRetryable('a mission run needs input.run', 'InvalidInput');
   const run = new SessionRun(input);
   registerHandlers(run);
-  await resumeCarriedTurn(run);
-  return await finishMissionRun(run);
+  let result: RunResult;
+  try {
+    await resumeCarriedTurn(run);
+    result = await finishMissionRun(run);
+  } catch (error) {
+    // Moving to its next run (continue-as-new) is not an end; anything else is told, then thrown as before.
+    if (!(error instanceof wf.ContinueAsNew)) await tellMission(input.run.missionWorkflowId, { error });
+    throw error;
+  }
+  await tellMission(input.run.missionWorkflowId, { result });
+  return result;
+}
+
+/**
+ * The run's end, told to its mission by signal: the mission may have continued as new since it started this run
+ * (then no child result reaches it). Told even when the run was cancelled.
+ */
+async function tellMission(
+  missionWorkflowId: string,
+  end: { result: RunResult } | { error: unknown },
+): Promise<void> {
+  const runWorkflowId = wf.workflowInfo().workflowId;
+  const told: RunEnd =
+    'result' in end
+      ? { runWorkflowId, result: end.result }
+      : {
+          runWorkflowId,
+          failure: {
+            message: (end.error instanceof Error ? end.error.message : String(end.error)).slice(0, 500),
+            cancelled: wf.isCancellation(end.error),
+          },
+        };
+  await wf.CancellationScope.nonCancellable(() =>
+    wf.getExternalWorkflowHandle(missionWorkflowId).signal(runEndedSignal, told),
+  ).catch((error: unknown) => wf.log.warn('telling the mission failed', { error: String(error) }));
 }
 
 function registerHandlers(run: SessionRun): void {
