@@ -213,6 +213,12 @@ export function createActivities(deps: ActivityDeps) {
       return nextCronTime(request.expression, request.timezone, request.after);
     },
 
+    /** Whether a workflow has ended (a mission asks about a run that never told it its end: terminated). */
+    async workflowEnded(request: { workflowId: string }): Promise<{ ended: boolean; status: string }> {
+      const { status } = await client.workflow.getHandle(request.workflowId).describe();
+      return { ended: status.name !== 'RUNNING', status: status.name };
+    },
+
     async saveUserGrant(grant: Grant): Promise<void> {
       await userGrants.add(grant);
     },

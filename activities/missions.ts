@@ -82,6 +82,14 @@ export class MissionTools {
     }
   }
 
+  private async hasEnded(workflowId: string): Promise<boolean> {
+    const described = await this.client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .catch(() => undefined);
+    return described !== undefined && described.status.name !== 'RUNNING';
+  }
+
   webhookUrl(id: string): string {
     return `${this.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${id}`;
   }
@@ -126,7 +134,10 @@ export class MissionTools {
         );
       case 'fire': {
         const view = await handle.query(missionViewQuery);
-        const refusal = fireRefusal(view, Date.now());
+        // A run terminated (not cancelled) never tells its mission it ended: the fire goes through, and the
+        // mission finds it ended, records it as failed and starts the new run.
+        const ended = view.running ? await this.hasEnded(view.running) : false;
+        const refusal = fireRefusal(ended ? { ...view, running: null, status: 'active' } : view, Date.now());
         if (refusal) return error(refusal);
         await handle.signal(fireSignal, {
           by: who.userId,

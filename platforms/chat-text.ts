@@ -1,4 +1,5 @@
 /** Text shaping every chat platform needs: messages split within a size limit, argument previews, answers. */
+import type { Question } from '../common/tools/ask-user';
 import type { Gate, QuestionGate } from '../workflows/session/contract';
 
 /** What a sender is told when Temporal did not take their message (nothing was recorded; the platform will not resend). */
@@ -36,12 +37,41 @@ export function argsPreview(args: unknown, limit: number): string {
   return `\`\`\`${body.replace(/```/g, "'''")}\`\`\``;
 }
 
-/** "Label: choice, “own words”" for each answer of a decided question gate. */
-export function answerLines(gate: Gate, bold: (text: string) => string): string[] {
+/** "Label: choice, “own words”" for each answer of a decided question gate (a server's text through `plain`). */
+export function answerLines(
+  gate: Gate,
+  bold: (text: string) => string,
+  plain: (text: string) => string = (text) => text,
+): string[] {
+  const shown = gate.kind === 'question' && gate.asks ? plain : (text: string) => text;
   return (gate.resolution?.answers ?? []).map(
     (answer) =>
-      `${bold(answer.question)}: ${[...answer.selected, ...(answer.custom ? [`“${answer.custom}”`] : [])].join(', ') || '(no answer)'}`,
+      `${bold(shown(answer.question))}: ${[...answer.selected.map(shown), ...(answer.custom ? [`“${shown(answer.custom)}”`] : [])].join(', ') || '(no answer)'}`,
   );
+}
+
+/**
+ * A question gate's questions as shown in chat: a tool server's (MCP elicitation) with every text it wrote passed
+ * through `plain` (no mentions, links or markup of its own); the model's ask_user questions as they are.
+ */
+export function shownQuestions(
+  gate: QuestionGate,
+  plain: (text: string) => string,
+  /** How the chat writes a URL so that it stays a link (the worker let only plain http(s) URLs through). */
+  link: (url: string) => string = (url) => url,
+): Question[] {
+  if (!gate.asks) return gate.questions;
+  const url = gate.asks.url;
+  const prompt = (text: string) => (url ? text.split(url).map(plain).join(link(url)) : plain(text));
+  return gate.questions.map((q) => ({
+    ...q,
+    label: plain(q.label),
+    prompt: prompt(q.prompt),
+    options: q.options.map((o) => ({
+      label: plain(o.label),
+      ...(o.description ? { description: plain(o.description) } : {}),
+    })),
+  }));
 }
 
 /** What a decided prompt was about, for its edited text: the tool, the sign-in, or the question. */
@@ -66,5 +96,5 @@ export function questionIntro(
   const said = gate.asks.message.trim()
     ? `\n> ${plain(gate.asks.message.trim()).replace(/\n/g, '\n> ')}`
     : '';
-  return `${bold(`The "${plain(gate.asks.server)}" tool server asks`)} ${mention}${part}, for \`${plain(gate.toolName)}\`:${said}`;
+  return `${bold(`The "${plain(gate.asks.server)}" tool server asks`)} ${mention}${part}, for \`${plain(gate.toolName)}\`:${said}\n_Your answer goes to the server, and the call is made again from the start with it._`;
 }

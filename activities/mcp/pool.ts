@@ -182,6 +182,8 @@ export class McpPool {
   ): Promise<ToolRunResult> {
     const server = this.server(name)!;
     const asking = new CallInputs(inputs);
+    /** The connection the call was last made on (retired if its server asked: see ElicitationBroker). */
+    let used: Connected | undefined;
     let connected: Connected;
     try {
       connected = await this.connect(name, userId);
@@ -193,7 +195,7 @@ export class McpPool {
       };
     }
     const callOnce = (on: Connected) =>
-      on.questions.during(asking, () =>
+      (used = on).questions.during(asking, () =>
         on.client.callTool({ name: tool, arguments: args }, undefined, {
           signal: AbortSignal.any([signal, asking.cut.signal]),
           timeout: server.timeout === 'never' ? undefined : server.timeout,
@@ -220,7 +222,7 @@ export class McpPool {
         if (!(isUnauthorized(error) && (await this.renewAfterRefusal(name, userId)))) throw error;
         result = await callOnce(await this.connect(name, userId));
       }
-      if (asking.asked) return inputRequired(asking.asked);
+      if (asking.asked) return this.inputRequired(name, userId, used!, asking.asked);
       const text = (Array.isArray(result.content) ? result.content : [])
         .map((part: { type: string; text?: string }) =>
           part.type === 'text' ? (part.text ?? '') : `[${part.type} content]`,
@@ -230,7 +232,7 @@ export class McpPool {
     } catch (error) {
       // Cut short because the server asked the person something: the session asks, then calls again.
       const asked = asking.asked ?? urlAskFromError(name, urlQuestionIn(error));
-      if (asked) return inputRequired(asked);
+      if (asked) return this.inputRequired(name, userId, used, asked);
       // The server refused the token (revoked, expired on its side): nothing ran; sign in again.
       // (A renewed token refused as the connection opens is the same: SignInRequired.)
       if ((isUnauthorized(error) || error instanceof SignInRequired) && this.providerOf(name))
@@ -242,6 +244,31 @@ export class McpPool {
         content: `${name}${MCP_SEPARATOR}${tool} failed: ${(error as Error).message.slice(0, 500)}`,
       };
     }
+  }
+
+  /**
+   * The call did not complete: its server asks the person first (the session asks, then makes the call again). A
+   * connection whose call was cut short is retired: the server's handler may still ask, and could not be told apart.
+   */
+  private inputRequired(
+    name: string,
+    userId: string,
+    on: Connected | undefined,
+    asked: ElicitAsk,
+  ): ToolRunResult {
+    if (on && !on.questions.isRetired) {
+      const key = this.key(name, userId);
+      const pending = this.connections.get(key);
+      void pending?.then((current) => {
+        if (current === on && this.connections.get(key) === pending) this.connections.delete(key);
+      });
+      on.questions.retire(() => void on.client.close().catch(() => {}));
+    }
+    return {
+      status: 'input_required',
+      content: `the "${asked.server}" tool server asks the person: ${asked.message}`,
+      input: asked,
+    };
   }
 
   /** The server's tools now: a live connection is asked again, since servers may change their tools. */
@@ -357,7 +384,8 @@ export class McpPool {
     // Servers may ask the person during a call (elicitation): forms (defaults filled in) and links.
     const client = new Client(
       { name: 'durable-agent-runtime', version: '0.1.0' },
-      { capabilities: { elicitation: { form: { applyDefaults: true }, url: {} } } },
+      // Defaults are the server's to apply: the person was not shown them as answers.
+      { capabilities: { elicitation: { form: {}, url: {} } } },
     );
     const questions = new ElicitationBroker(name, this.options.log);
     client.setRequestHandler(
@@ -468,15 +496,6 @@ function toSpec(server: string, tool: ListedTool): McpToolSpec {
     parameters: tool.inputSchema as Record<string, unknown>,
     readOnly: tool.annotations?.readOnlyHint === true,
     destructive: tool.annotations?.destructiveHint === true,
-  };
-}
-
-/** The call did not complete: its server asks the person first (the session asks, then makes the call again). */
-function inputRequired(asked: ElicitAsk): ToolRunResult {
-  return {
-    status: 'input_required',
-    content: `the "${asked.server}" tool server asks the person: ${asked.message}`,
-    input: asked,
   };
 }
 

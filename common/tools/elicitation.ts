@@ -143,9 +143,10 @@ function choices(
     : (values ?? []).map((value, i) => ({ value, label: names?.[i] ?? value }));
   const seen = new Set<string>();
   return listed.map(({ value, label }) => {
-    // Labels are what people pick (at most 75 characters, unique); the value is what the server gets.
-    let shown = (label.trim() || value).slice(0, 75);
-    if (seen.has(shown)) shown = value.slice(0, 75);
+    // Labels are what people pick (at most 75 characters, never empty, unique); the value is what the server gets.
+    const base = (label.trim() || value.trim() || 'option').slice(0, 75);
+    let shown = base;
+    for (let n = 2; seen.has(shown); n++) shown = `${base.slice(0, 70)} (${n})`;
     seen.add(shown);
     return { value, label: shown };
   });
@@ -154,7 +155,13 @@ function choices(
 /** The question a field is asked as: its description, and what a valid answer looks like. */
 export function fieldQuestion(field: ElicitField, property: ElicitProperty | undefined): Question {
   const about = (property?.description?.trim() || property?.title?.trim() || field.key).slice(0, 800);
-  const hint = expectation(field);
+  // The server's default applies when the answer is left out: the person sees it.
+  const fallback = field.required ? undefined : property?.default;
+  const shownDefault =
+    fallback === undefined
+      ? ''
+      : `default: ${typeof fallback === 'boolean' ? (fallback ? YES : NO) : Array.isArray(fallback) ? fallback.join(', ') : String(fallback)}`;
+  const hint = [expectation(field), shownDefault].filter(Boolean).join('; ');
   const prompt = `${about}${hint ? ` (${hint})` : ''}`.slice(0, 1_000);
   const base = { label: field.label, prompt, required: field.required };
   switch (field.kind) {
@@ -266,7 +273,8 @@ function fieldValue(
       return (picked[0] ?? text).toLowerCase() === YES.toLowerCase();
     case 'number':
     case 'integer': {
-      const n = Number(text.replace(/,/g, ''));
+      // "1,5" is refused rather than read as 15 or 1.5.
+      const n = Number(text);
       if (!text || !Number.isFinite(n) || (field.kind === 'integer' && !Number.isInteger(n))) return wanted();
       if (
         (field.minimum !== undefined && n < field.minimum) ||

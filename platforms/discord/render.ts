@@ -13,11 +13,21 @@ import {
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
 import { questionsAsText, type Question } from '../../common/tools/ask-user';
-import { answerLines, argsPreview, decidedSubject, questionIntro, splitMessage } from '../chat-text';
+import {
+  answerLines,
+  argsPreview,
+  decidedSubject,
+  questionIntro,
+  shownQuestions,
+  splitMessage,
+} from '../chat-text';
 import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
+
+/** Text shown as written: no masked links, mentions, headings or formatting from what a tool server wrote. */
+const escapeDiscordMarkdown = (text: string) => text.replace(/[\\[\]()*_~`|<>#@]/g, (c) => `\\${c}`);
 const ARGS_PREVIEW_LIMIT = 1_200;
 /** A message holds five action rows: up to four questions get a select menu, the last row holds buttons. */
 const MAX_SELECTS = 4;
@@ -157,12 +167,12 @@ export function questionMessage(
     gate.asks
       ? [
           reason === 'opened' ? '' : intro(reason, ''),
-          questionIntro(gate, mention(gate.requesterId), (t) => `**${t}**`),
+          questionIntro(gate, mention(gate.requesterId), (t) => `**${t}**`, escapeDiscordMarkdown),
         ]
           .filter(Boolean)
           .join(' · ')
       : `${intro(reason, '**Question for**')} ${mention(gate.requesterId)}`,
-    questionsAsText(gate.questions, (header) => `**${header}**`),
+    questionsAsText(shownQuestions(gate, escapeDiscordMarkdown), (header) => `**${header}**`),
     gate.questions.length > 1
       ? '_Or pick an answer for each question below; they are sent once all are in._'
       : '_Or pick it below._',
@@ -278,7 +288,7 @@ export function decidedMessage(gate: Gate, outcome: string): RESTPostAPIChannelM
   if (gate.kind === 'approval')
     lines.push(argsPreview(gate.resolution?.args ?? gate.args, ARGS_PREVIEW_LIMIT));
   if (gate.resolution?.reason) lines.push(`Reason: ${gate.resolution.reason}`);
-  lines.push(...answerLines(gate, (text) => `**${text}**`));
+  lines.push(...answerLines(gate, (text) => `**${text}**`, escapeDiscordMarkdown));
   return { content: cut(lines.join('\n'), MESSAGE_LIMIT), allowed_mentions: { parse: [] }, components: [] };
 }
 

@@ -11,6 +11,7 @@ import {
   argsPreview as argsPreview_,
   decidedSubject,
   questionIntro,
+  shownQuestions,
   splitMessage,
 } from '../chat-text';
 import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
@@ -158,7 +159,7 @@ const escapeMrkdwn = (text: string) =>
 /** A question gate in Slack: every question numbered as text and a button opening the answer form (a modal). */
 export function questionBlocks(gate: Gate, workflowId: string): KnownBlock[] {
   if (gate.kind !== 'question') return [];
-  const text = questionsAsText(gate.questions, (header) => `*${header}*`);
+  const text = questionsAsText(shownQuestions(gate, escapeMrkdwn, escapeMrkdwn), (header) => `*${header}*`);
   // A long question set takes several sections (each holds 3,000 characters): never cut, the reply hint last.
   const parts = splitForSlack(
     `${questionIntro(gate, `<@${gate.requesterId}>`, (t) => `*${t}*`, escapeMrkdwn)}\n${text}\n_Type the reply in this thread, or press Answer…_`,
@@ -327,7 +328,7 @@ export function decidedBlocks(gate: Gate, outcome: string): KnownBlock[] {
       type: 'context',
       elements: [{ type: 'mrkdwn', text: `Reason: ${gate.resolution.reason}` }],
     });
-  for (const line of answerLines(gate, (text) => `*${text}*`))
+  for (const line of answerLines(gate, (text) => `*${text}*`, escapeMrkdwn))
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: line }] });
   return blocks;
 }

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAsk } from '../../activities/mcp/elicitation';
 import { fieldQuestion } from '../../common/tools/elicitation';
 import { loadConfig } from '../../infra/config';
+import { questionMessage } from '../../platforms/discord/render';
 import { questionBlocks } from '../../platforms/slack/render';
 import { openQuestionGate } from '../../workflows/session/gates';
 import type { SessionView } from '../../workflows/session/contract';
@@ -118,14 +119,36 @@ describe('MCP policy entries', () => {
         const booked = readFileSync(path.join(dir, 'bookings.txt'), 'utf8');
         tally.attempt(booked === 'Guarded|Alice|12|18:00|false\n', () => `booked: ${booked}`);
         expect(toolResults(done).at(-1)?.content).toContain('@alice answered');
+
+        // A call others had to approve (four-eyes): its server's question is not put to the requester alone.
+        await s.say('call guarded__book_table {"restaurant": "Four Eyes"}');
+        const [approval] = await s.pendingGate();
+        await s.decide({ gateId: approval!.id, choice: 'approve', userId: 'bob' });
+        const guarded = await s.waitFor(
+          (v) => v.status === 'idle' && toolResults(v).length === 2,
+          'the four-eyes call ended',
+        );
+        const result = toolResults(guarded).at(-1)!;
+        tally.attempt(
+          result.content.includes('not booked: decline') &&
+            result.content.includes('approved by others') &&
+            !guarded.gates.some((g) => g.kind === 'question' && g.toolName === 'guarded__book_table'),
+          () => `the requester alone completed a call others approved: ${JSON.stringify(result)}`,
+        );
       },
       {
         approvers: ['bob'],
+        tools: { guarded__book_table: { selfApprove: false } },
         mcpServers: {
           booking: {
             command: 'node',
             args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), dir],
             policy: 'auto',
+          },
+          guarded: {
+            command: 'node',
+            args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), tempDir('mcp-guarded-')],
+            policy: 'ask',
           },
         },
       },
@@ -141,16 +164,65 @@ describe('MCP policy entries', () => {
       now: 0,
       timeoutMs: 'never',
     });
-    gate.asks = { server: 'evil', message: '<!channel> <https://evil.example|click> <@U2>', fields: [] };
-    const shown = JSON.stringify(questionBlocks(gate, 'w'));
+    const markup = '<!channel> <https://evil.example|https://sso.corp> <@U2>';
+    gate.asks = { server: 'evil', message: markup, fields: [] };
+    // Every text the server wrote: its message, a field's title and description, an option's title.
+    gate.questions = [
+      {
+        label: '<!here>',
+        prompt: markup,
+        options: [{ label: '<!channel>' }],
+        multi_select: false,
+        allow_custom: true,
+        required: true,
+      },
+    ];
+    const slackShown = JSON.stringify(questionBlocks(gate, 'w'));
     tally.attempt(
-      !/<!channel>|<https:|<@U2>/.test(shown) && shown.includes('&lt;!channel&gt;'),
-      () => `the server's message was not escaped: ${shown}`,
+      !/<!channel>|<!here>|<https:|<@U2>/.test(slackShown) && slackShown.includes('&lt;!channel&gt;'),
+      () => `the server's text was not escaped in Slack: ${slackShown}`,
     );
-    // A link in URL mode is offered only when a browser opens it as a page.
+    const discordShown = questionMessage(
+      {
+        ...gate,
+        questions: [{ ...gate.questions[0]!, prompt: '[https://sso.corp](https://evil.example) @everyone' }],
+      },
+      '1',
+      'opened',
+    ).content!;
     tally.attempt(
-      toAsk('evil', { mode: 'url', message: 'm', url: 'javascript:alert(1)' }) === undefined,
-      () => 'a javascript: link was offered',
+      !discordShown.includes('[https://sso.corp](https://evil.example)') &&
+        discordShown.includes('\\@everyone'),
+      () => `the server's text was not escaped in Discord: ${discordShown}`,
+    );
+    // A link in URL mode is offered only when it is a plain http(s) URL a browser opens as a page.
+    for (const url of [
+      'javascript:alert(1)',
+      'https://evil.example/a b',
+      'https://x.example/<!channel>',
+      'https://x.example|y',
+    ])
+      tally.attempt(
+        'refused' in toAsk('evil', { mode: 'url', message: 'm', url }),
+        () => `the link ${url} was offered`,
+      );
+    // What reaches history is bounded whatever the server sends.
+    const huge = {
+      message: 'x'.repeat(100_000),
+      requestedSchema: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 15 }, (_, i) => [
+            `f${i}`,
+            { type: 'string', enum: Array.from({ length: 500 }, () => 'é'.repeat(500)) },
+          ]),
+        ),
+      },
+    };
+    const bounded = toAsk('evil', huge);
+    tally.attempt(
+      'refused' in bounded || Buffer.byteLength(JSON.stringify(bounded)) <= 32_000,
+      () => `an ask of ${Buffer.byteLength(JSON.stringify(bounded))} bytes went into history`,
     );
     tally.finish('mcp-asks: only the person whose call it is answers');
   });

@@ -399,6 +399,25 @@ describe('missions', () => {
     });
     expect(failed.reason).toContain('not today');
     expect(failed.runs.map((r) => r.outcome)).toEqual(['ok', 'cancelled']);
+    // A run terminated after its mission moved tells nobody its end: the next fire finds it ended and starts run 4.
+    await call(s, 'mission_resume', { name: 'mover' });
+    await call(s, 'mission_fire', 'mover');
+    await gateShown(3);
+    const third = await until('run 3 waiting', async () => {
+      const v = await view(id);
+      return v.gate && v.running ? v : undefined;
+    });
+    await moveNow();
+    await env.client.workflow.getHandle(third.running!).terminate('an operator ended it');
+    expect((await call(s, 'mission_fire', 'mover')).status).toBe('ok');
+    const healed = await until('run 3 recorded as failed, run 4 started', async () => {
+      const v = await view(id);
+      return v.runs.length === 4 ? v : undefined;
+    });
+    expect(healed.runs[2]).toMatchObject({
+      outcome: 'failed',
+      summary: 'run 3 ended without telling its mission (terminated)',
+    });
   });
 
   it('shows its latest runs with mission_history: how each started, its outcome, and who decided its gates', async () => {

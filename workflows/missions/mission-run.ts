@@ -32,7 +32,7 @@ import {
 } from './contract';
 import { runInput } from './run-input';
 
-const { nextFireTime } = wf.proxyActivities<ReturnType<typeof createActivities>>({
+const { nextFireTime, workflowEnded } = wf.proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 5 },
 });
@@ -284,10 +284,34 @@ export class MissionRun {
       this.nextFireAt = await this.scheduleNext();
       await this.tryStart(trigger);
     }
+    if (this.fires.length) await this.checkRunStillGoing();
     while (this.fires.length) {
       const fire = this.fires.shift()!;
       await this.tryStart(fire.trigger, fire.context, fire.trigger === 'manual' ? fire.by : undefined);
     }
+  }
+
+  /**
+   * A fire finds a run in flight: is it really still going? A run terminated (not cancelled) tells nobody its end,
+   * and the execution that started it (whose child result would) may have continued as new since; without this
+   * check such a mission would refuse every fire for ever.
+   */
+  private async checkRunStillGoing(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    const checked = await workflowEnded({ workflowId: running.workflowId }).catch((error: unknown) => {
+      if (wf.isCancellation(error)) throw error;
+      return undefined;
+    });
+    if (!checked?.ended || this.running !== running) return;
+    await this.recordEnd({
+      runWorkflowId: running.workflowId,
+      failure: {
+        message: `run ${running.n} ended without telling its mission (${checked.status.toLowerCase()})`,
+        // Cancelled is a deliberate stop (the mission fails); terminated counts as a failed run.
+        cancelled: checked.status === 'CANCELED',
+      },
+    });
   }
 
   /** At any point, also while a run waits on a person: the run goes on and tells the next execution its end. */
@@ -450,6 +474,9 @@ export class MissionRun {
       this.setStatus('failed', `run ${record.n} was cancelled`);
       return await this.endFailedRun(record);
     }
+    // No longer waiting on that run's gate: a failed run counts as such (and may pause the mission itself).
+    if (this.status === 'paused' && this.reason?.startsWith(`run ${record.n} waits`))
+      this.setStatus('active', null);
     await this.countFailure(record, failure.message);
   }
 

@@ -13,6 +13,7 @@ import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry'
 import type { Gate, ToolCall } from './contract';
 import {
   answeredResult,
+  approvalRules,
   describeWaiting,
   openApprovalGate,
   openCredentialGate,
@@ -182,7 +183,11 @@ async function runApproved(run: SessionRun, turn: Turn, entry: Vetted): Promise<
     if (resolution.grant.scope === 'user') await saveGrant(run, resolution.grant, entry.tool.name);
     else state.addGrant(resolution.grant);
   }
-  await execute(run, call, entry.tool.name, args, preface, turn.requesterId);
+  // A call others had to approve (four-eyes, a quorum) is not completed by what its server then asks the requester
+  // alone: the approvers never saw those answers. Its server's questions are declined.
+  const approvedByOthers =
+    gate?.kind === 'approval' && (approvalRules(gate).needed > 1 || !approvalRules(gate).selfApprove);
+  await execute(run, call, entry.tool.name, args, preface, turn.requesterId, approvedByOthers);
 }
 
 /**
@@ -212,6 +217,8 @@ async function execute(
   args: Record<string, unknown>,
   preface: string,
   userId: string,
+  /** Decline what the tool's server asks instead of asking the person (see runApproved). */
+  declineQuestions = false,
 ): Promise<void> {
   const { state, settings, sessionId } = run;
   // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
@@ -247,6 +254,13 @@ async function execute(
           'error',
           `not completed: the server kept asking (${MAX_ELICIT_ROUNDS} questions in one call).`,
         );
+      if (declineQuestions) {
+        inputs.push({ digest: result.input.digest, action: 'decline' });
+        answeredBy.push(
+          `the server's question was declined: this call was approved by others, and only @${userId} would have answered it`,
+        );
+        continue;
+      }
       const asked = await askServersQuestion(run, call, toolName, result.input, userId);
       if ('result' in asked) return state.appendToolResult(call, asked.result.status, asked.result.content);
       inputs.push(asked.reply);

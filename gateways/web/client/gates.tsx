@@ -301,6 +301,9 @@ function ServerAsks({ gate }: { gate: QuestionGate }) {
     <div class="server-asks" data-testid="server-asks">
       <div class="meta">{`The "${gate.asks.server}" tool server asks, for ${gate.toolName}${part}:`}</div>
       {gate.asks.message && <div class="server-message">{gate.asks.message}</div>}
+      <div class="meta">
+        Your answer goes to the server, and the call is made again from the start with it.
+      </div>
       {gate.asks.url && (
         <div>
           <a href={gate.asks.url} target="_blank" rel="noopener noreferrer">
