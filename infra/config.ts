@@ -71,8 +71,21 @@ export const mcpServerSchema = z
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
     url: z.url({ protocol: /^https?$/ }).optional(),
-    /** A credential provider (see "providers"): the person's token is sent as a bearer token. */
+    /**
+     * A credential provider (see "providers"): the person's token is sent as a bearer token (remote), or given to a
+     * process of the person's own in the environment variable `tokenEnv` (stdio).
+     */
     auth: providerNameSchema.optional(),
+    /** stdio with `auth`: the environment variable that carries the person's token to their own server process. */
+    tokenEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]{0,63}$/, 'an environment variable name, e.g. GITHUB_TOKEN')
+      .optional(),
+    /**
+     * stdio: one server process per person instead of one shared by everyone (always so with `auth`). Idle
+     * processes are stopped after 10 minutes and started again on next use.
+     */
+    perPerson: z.boolean().optional(),
     /**
      * A remote server that asks for a sign-in itself (MCP authorization: OAuth 2.1 + PKCE, discovered from
      * the server). Needed only when its authorization server does not register clients dynamically.
@@ -99,6 +112,13 @@ export const mcpServerSchema = z
   })
   .refine((s) => !s.oauth || (s.url && !s.auth), {
     message: '"oauth" is for a remote ("url") server that signs in on its own; it cannot go with "auth"',
+  })
+  .refine((s) => !s.command || !s.auth === !s.tokenEnv, {
+    message:
+      'a stdio server with "auth" needs "tokenEnv" (the environment variable its process reads the person\'s token from), and "tokenEnv" needs "auth"',
+  })
+  .refine((s) => !s.url || (s.tokenEnv === undefined && s.perPerson === undefined), {
+    message: '"tokenEnv" and "perPerson" are for stdio ("command") servers; remote servers are per person already',
   });
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 

@@ -32,7 +32,15 @@ type Connected = {
   justOpened: boolean;
   /** The server's questions during calls on this connection (MCP elicitation). */
   questions: ElicitationBroker;
+  /** A person's own process: the token it was started with (`tokenEnv`), its calls in flight and last use. */
+  token?: string;
+  perPersonProcess: boolean;
+  busy: number;
+  lastUsed: number;
 };
+
+/** A person's own stdio server process is stopped after this long unused (started again on next use). */
+const IDLE_PROCESS_MS = 10 * 60_000;
 
 /** The server refused the request for want of a (valid) token. */
 class SignInRequired extends Error {}
@@ -78,12 +86,25 @@ type Down = { since: number; retryAt: number; backoffMs: number; message: string
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connected>>();
   private readonly down = new Map<string, Down>();
+  /** Open connections by key (those of `connections` that opened), for the idle sweep. */
+  private readonly settled = new Map<string, Connected>();
 
   constructor(
     private readonly servers: Record<string, McpServerConfig>,
     private readonly credentials: () => CredentialService,
-    private readonly options: { firstRetryMs?: number; log?: (message: string, fields: object) => void } = {},
-  ) {}
+    private readonly options: {
+      firstRetryMs?: number;
+      /** How long a person's own stdio server process may sit unused before it is stopped. */
+      idleProcessMs?: number;
+      log?: (message: string, fields: object) => void;
+    } = {},
+  ) {
+    const perPerson = Object.values(servers).some((s) => s.command && (s.perPerson || s.auth));
+    if (perPerson) {
+      const every = Math.min(60_000, Math.max(100, (options.idleProcessMs ?? IDLE_PROCESS_MS) / 2));
+      setInterval(() => this.stopIdleProcesses(), every).unref();
+    }
+  }
 
   get configured(): string[] {
     return Object.keys(this.servers);
@@ -147,8 +168,10 @@ export class McpPool {
   /** The credential provider a remote server signs in through, if any. */
   private providerOf(name: string): string | undefined {
     const server = this.server(name);
-    if (!server?.url) return undefined;
-    const provider = server.auth ?? mcpProviderName(name);
+    if (!server) return undefined;
+    // A stdio server holds a person's token only when configured to (`auth` + `tokenEnv`).
+    const provider = server.url ? (server.auth ?? mcpProviderName(name)) : server.auth;
+    if (!provider) return undefined;
     return this.credentials().provider(provider) ? provider : undefined;
   }
 
@@ -186,6 +209,7 @@ export class McpPool {
     let used: Connected | undefined;
     let connected: Connected;
     try {
+      await this.withCurrentToken(name, userId);
       connected = await this.connect(name, userId);
     } catch (error) {
       if (error instanceof SignInRequired) return await this.signInAgain(name, userId);
@@ -194,13 +218,21 @@ export class McpPool {
         content: `the "${name}" tool server is unavailable: ${(error as Error).message}`,
       };
     }
-    const callOnce = (on: Connected) =>
-      (used = on).questions.during(asking, () =>
-        on.client.callTool({ name: tool, arguments: args }, undefined, {
-          signal: AbortSignal.any([signal, asking.cut.signal]),
-          timeout: server.timeout === 'never' ? undefined : server.timeout,
-        }),
-      );
+    const callOnce = async (on: Connected) => {
+      used = on;
+      on.busy++;
+      try {
+        return await on.questions.during(asking, () =>
+          on.client.callTool({ name: tool, arguments: args }, undefined, {
+            signal: AbortSignal.any([signal, asking.cut.signal]),
+            timeout: server.timeout === 'never' ? undefined : server.timeout,
+          }),
+        );
+      } finally {
+        on.busy--;
+        on.lastUsed = Date.now();
+      }
+    };
     const attempt = async () => {
       try {
         return await callOnce(connected);
@@ -292,14 +324,43 @@ export class McpPool {
     }
   }
 
+  /** One connection per server, or per server and person: remote servers, and stdio ones per person or with a token. */
   private key(name: string, userId: string): string {
-    return this.servers[name]?.url ? `${name}\n${userId}` : name;
+    const server = this.servers[name];
+    return server?.url || server?.perPerson || server?.auth ? `${name}\n${userId}` : name;
+  }
+
+  /**
+   * A per-person process started with a token that is no longer the person's current one (renewed, or signed in
+   * again) is replaced before the call, so a server never works with a token the person's credential replaced.
+   */
+  private async withCurrentToken(name: string, userId: string): Promise<void> {
+    const server = this.servers[name]!;
+    if (!server.command || !server.auth) return;
+    const pending = this.connections.get(this.key(name, userId));
+    if (!pending) return;
+    const auth = await this.credentials().authorization(userId, server.auth);
+    const connected = await pending.catch(() => undefined);
+    if (connected && (!auth.ok || connected.token !== auth.token)) this.drop(name, userId);
+  }
+
+  /** Stops per-person server processes nobody used for a while (they start again on next use). */
+  private stopIdleProcesses(): void {
+    const idleMs = this.options.idleProcessMs ?? IDLE_PROCESS_MS;
+    for (const [key, connected] of this.settled) {
+      if (!key.includes('\n') || !connected.perPersonProcess) continue;
+      if (connected.busy > 0 || Date.now() - connected.lastUsed < idleMs) continue;
+      const [name, userId] = key.split('\n') as [string, string];
+      this.options.log?.('MCP server process stopped while idle', { server: name });
+      this.drop(name, userId);
+    }
   }
 
   private drop(name: string, userId: string): void {
     const key = this.key(name, userId);
     const pending = this.connections.get(key);
     this.connections.delete(key);
+    this.settled.delete(key);
     void pending?.then((c) => c.client.close()).catch(() => {});
   }
 
@@ -327,8 +388,10 @@ export class McpPool {
       // A server that ends (a stdio process that died) leaves the pool at once: the next use connects again.
       (connected) => {
         this.down.delete(key);
+        this.settled.set(key, connected);
         connected.client.onclose = () => {
           if (this.connections.get(key) === opening) this.connections.delete(key);
+          if (this.settled.get(key) === connected) this.settled.delete(key);
         };
       },
       (error: unknown) => {
@@ -394,6 +457,7 @@ export class McpPool {
     );
     let transport;
     let stderrTail = '';
+    let token: string | undefined;
     if (server.command) {
       // The server is the operator's program, not ours: what the worker's own starter left open (a log file,
       // a job runner's pipe) is not its to read or write. Node marks only low-numbered inherited descriptors
@@ -401,7 +465,14 @@ export class McpPool {
       closeInheritedDescriptorsOnce();
       // A server that runs the worker's host out of memory is what the OOM killer ends (its connection is made
       // again on next use), not the worker.
-      const env = { ...getDefaultEnvironment(), ...server.env };
+      const env: Record<string, string> = { ...getDefaultEnvironment(), ...server.env };
+      // The person's own process: their token in the variable the operator named, never in its arguments or logs.
+      if (server.auth && server.tokenEnv) {
+        const auth = await this.credentials().authorization(userId, server.auth);
+        if (!auth.ok) throw new SignInRequired(`the "${name}" tool server needs a sign-in`);
+        env[server.tokenEnv] = auth.token;
+        token = auth.token;
+      }
       const [command, args] = withOomScore(server.command, server.args, env.PATH);
       transport = new StdioClientTransport({
         command,
@@ -427,7 +498,16 @@ export class McpPool {
       const listed = await client.listTools(undefined, { timeout: CONNECT_TIMEOUT_MS });
       const tools = listed.tools.map((tool) => toSpec(name, tool));
       this.checkNamedTools(name, tools);
-      return { client, tools, justOpened: true, questions };
+      return {
+        client,
+        tools,
+        justOpened: true,
+        questions,
+        ...(token ? { token } : {}),
+        perPersonProcess: !!server.command && this.key(name, userId) !== name,
+        busy: 0,
+        lastUsed: Date.now(),
+      };
     } catch (error) {
       if (error instanceof MisnamedTool) {
         await client.close().catch(() => {});

@@ -18,7 +18,13 @@ const REFRESH_MARGIN_MS = 60_000;
 const REFRESH_WAIT_MS = 30_000;
 
 export type Authorization =
-  | { ok: true; header: string; value: string }
+  | {
+      ok: true;
+      header: string;
+      value: string;
+      /** The token itself, for a tool server process that takes it in its environment (`tokenEnv`). */
+      token: string;
+    }
   | {
       ok: false;
       /** `unreadable`: the stored credential did not decrypt (another VAULT_KEY, corruption) and was removed. */
@@ -135,9 +141,10 @@ export class CredentialService {
           message: `the ${provider.displayName} sign-in has expired and could not be renewed; sign in again`,
         };
     }
+    const token = credential.accessToken;
     if (provider.kind === 'api_key')
-      return { ok: true, header: provider.header, value: `${provider.prefix}${credential.accessToken}` };
-    return { ok: true, header: 'Authorization', value: `Bearer ${credential.accessToken}` };
+      return { ok: true, header: provider.header, value: `${provider.prefix}${token}`, token };
+    return { ok: true, header: 'Authorization', value: `Bearer ${token}`, token };
   }
 
   private refreshOnce(userId: string, provider: string, stale: Credential): Promise<Credential | undefined> {

@@ -2,6 +2,7 @@
  * MCP tool servers behind the same gates: a real stdio server and a real Streamable HTTP server that needs
  * OAuth (official SDK), a real worker, gateway and Temporal server.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { startTestTemporal } from '../helpers/temporal';
 
 const notesDir = tempDir('mcp-notes-');
 const bookingDir = tempDir('mcp-booking-');
+const mineDir = tempDir('mcp-mine-');
 let env: TestWorkflowEnvironment;
 let provider: TestOAuthProvider;
 let remote: RemoteMcpServer;
@@ -53,6 +55,14 @@ beforeAll(async () => {
         booking: {
           command: 'node',
           args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), bookingDir],
+        },
+        // Each person's own process, holding their token in its environment.
+        mine: {
+          command: 'node',
+          args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), mineDir],
+          auth: 'acme',
+          tokenEnv: 'NOTES_TOKEN',
+          policy: 'auto',
         },
         down: { url: 'http://127.0.0.1:9/mcp' },
         remote: { url: remote.url, auth: 'acme', trustAnnotations: true },
@@ -345,6 +355,71 @@ describe('MCP tool servers', () => {
       answers: [{ question: 'Done', selected: ['Done'] }],
     });
     expect((await resultAfter(sessionId, before)).content).toMatch(/linked$/);
+  });
+
+  it("starts each person's own stdio server process with their token in its environment, and never shows the token", async () => {
+    const toolResult = async (sessionId: string, user: string, tool: string) => {
+      const count = async () => {
+        const v = (await stack.web.request('GET', `/sessions/${sessionId}`, undefined, user)).body as
+          SessionView | undefined;
+        return v?.transcript ? results(v).length : 0;
+      };
+      const before = await count();
+      await stack.web.say(sessionId, `call ${tool} {}`, user);
+      const view = await stack.web.waitFor(
+        sessionId,
+        (v) =>
+          (v.status === 'idle' && results(v).length > before) || v.gates.some((g) => g.status === 'pending'),
+        `${tool} for ${user}`,
+        60_000,
+        user,
+      );
+      const gate = view.gates.find((g) => g.kind === 'credential' && g.status === 'pending') as
+        (CredentialGate & { connectUrl: string }) | undefined;
+      if (gate) {
+        expect((await new Browser(stack.web.headers(user)).signIn(gate.connectUrl)).status).toBe(200);
+        await stack.web.waitFor(
+          sessionId,
+          (v) => v.status === 'idle' && results(v).length > before,
+          'connected',
+          60_000,
+          user,
+        );
+      }
+      const done = await stack.web.waitFor(sessionId, (v) => v.status === 'idle', 'idle', 60_000, user);
+      return results(done).at(-1)!;
+    };
+    // Until they sign in, each person is offered only the connect tool.
+    expect((await toolResult('mcp-mine-alice', 'alice', 'mine__connect')).content).toContain('Connected');
+    expect((await toolResult('mcp-mine-bob', 'bob', 'mine__connect')).content).toContain('Connected');
+    const parse = (content: string) => /^token (\w+) pid (\d+)$/.exec(content)!.slice(1) as [string, string];
+    const [aliceHash, alicePid] = parse(
+      (await toolResult('mcp-mine-alice', 'alice', 'mine__token_check')).content,
+    );
+    const [bobHash, bobPid] = parse((await toolResult('mcp-mine-bob', 'bob', 'mine__token_check')).content);
+    expect(alicePid).not.toBe(bobPid);
+    expect(aliceHash).not.toBe(bobHash);
+    // Each process holds its person's token (as the provider issued it to them), and alice's is used again.
+    const tokenOf = (pid: string) => readFileSync(path.join(mineDir, `token-${pid}.txt`), 'utf8');
+    const digest = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 12);
+    expect(digest(tokenOf(alicePid))).toBe(aliceHash);
+    expect(digest(tokenOf(bobPid))).toBe(bobHash);
+    expect(parse((await toolResult('mcp-mine-alice', 'alice', 'mine__token_check')).content)).toEqual([
+      aliceHash,
+      alicePid,
+    ]);
+    const histories = JSON.stringify(
+      await Promise.all(
+        ['alice', 'bob'].map((who) =>
+          env.client.workflow.getHandle(`session:web:mcp-mine-${who}`).fetchHistory(),
+        ),
+      ),
+    );
+    const logs = stack.worker.output + stack.gateway.output;
+    for (const token of [tokenOf(alicePid), tokenOf(bobPid)]) {
+      expect(histories).not.toContain(token);
+      expect(logs).not.toContain(token);
+    }
   });
 
   it('never runs a call twice when the worker is killed during it', async () => {

@@ -69,6 +69,32 @@ describe('configuration', () => {
     );
   });
 
+  it("needs tokenEnv for a stdio server that holds a person's token, and keeps it and perPerson to stdio", () => {
+    const providers = { acme: { type: 'oauth2', issuer: 'https://id.example' } };
+    const servers = (entry: object) =>
+      policyFile(JSON.stringify({ providers, mcpServers: { files: entry } }));
+    expect(() =>
+      loadConfig({
+        AGENT_CONFIG: servers({ command: 'files-server', auth: 'acme' }),
+        OAUTH_ACME_CLIENT_ID: 'c',
+      }),
+    ).toThrow(/needs "tokenEnv"/);
+    expect(() =>
+      loadConfig({ AGENT_CONFIG: servers({ command: 'files-server', tokenEnv: 'TOKEN' }) }),
+    ).toThrow(/"tokenEnv" needs "auth"/);
+    expect(() =>
+      loadConfig({ AGENT_CONFIG: servers({ url: 'https://x.example/mcp', perPerson: true }) }),
+    ).toThrow(/are for stdio/);
+    expect(() =>
+      loadConfig({ AGENT_CONFIG: servers({ command: 'files-server', auth: 'acme', tokenEnv: 'lower' }) }),
+    ).toThrow(/an environment variable name/);
+    const ok = loadConfig({
+      AGENT_CONFIG: servers({ command: 'files-server', auth: 'acme', tokenEnv: 'FILES_TOKEN' }),
+      OAUTH_ACME_CLIENT_ID: 'c',
+    });
+    expect(ok.policy.mcpServers.files).toMatchObject({ auth: 'acme', tokenEnv: 'FILES_TOKEN' });
+  });
+
   it('refuses budgets in dollars without a price for the model, and limits without a figure', () => {
     const budgets = (extra: object) =>
       policyFile(JSON.stringify({ budgets: { perConversation: { usd: 5 } }, ...extra }));

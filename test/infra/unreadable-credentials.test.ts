@@ -81,6 +81,7 @@ describe.each(stores)('an undecryptable credential in $name', ({ location }) => 
       ok: true,
       header: 'Authorization',
       value: 'Bearer new-key',
+      token: 'new-key',
     });
   });
 
