@@ -118,7 +118,8 @@ export const mcpServerSchema = z
       'a stdio server with "auth" needs "tokenEnv" (the environment variable its process reads the person\'s token from), and "tokenEnv" needs "auth"',
   })
   .refine((s) => !s.url || (s.tokenEnv === undefined && s.perPerson === undefined), {
-    message: '"tokenEnv" and "perPerson" are for stdio ("command") servers; remote servers are per person already',
+    message:
+      '"tokenEnv" and "perPerson" are for stdio ("command") servers; remote servers are per person already',
   });
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
