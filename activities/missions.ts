@@ -154,9 +154,18 @@ export class MissionTools {
           ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
         });
         return ok(`Paused ${label}. mission_resume starts it again.`);
-      case 'resume':
+      case 'resume': {
+        const view = await handle.query(missionViewQuery);
         await handle.signal(resumeSignal, { by: who.userId });
-        return ok(`Resumed ${label}: active again, with its recorded gate and failure count cleared.`);
+        // A run that still waits keeps waiting (its decision still counts): say so rather than "cleared".
+        const waiting = view.gate && view.gate.runWorkflowId === view.running ? view.gate : null;
+        const n = view.runs.find((r) => r.workflowId === view.running)?.n;
+        return ok(
+          waiting
+            ? `Resumed ${label}: active again, its failure count cleared; run ${n ?? '?'} still waits for ${waiting.needed}, and no new run starts until it ends.`
+            : `Resumed ${label}: active again, with its recorded gate and failure count cleared.`,
+        );
+      }
       case 'complete':
         await handle.signal(completeSignal, {
           by: who.userId,
