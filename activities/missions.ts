@@ -90,10 +90,6 @@ export class MissionTools {
     return described !== undefined && described.status.name !== 'RUNNING';
   }
 
-  webhookUrl(id: string): string {
-    return `${this.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${id}`;
-  }
-
   async run(op: MissionOp, args: Args, who: { userId: string; sessionId: string }): Promise<ToolRunResult> {
     switch (op) {
       case 'create':
@@ -257,7 +253,7 @@ export class MissionTools {
         `Created mission "${name}", ${describeCadence(cadence)}.`,
         next ? `First run: ${new Date(next).toISOString()}.` : '',
         cadence.kind === 'webhook'
-          ? `Webhook: POST ${this.webhookUrl(id)} with the header X-Mission-Secret (the owner gets the secret at ${this.config.publicUrl.replace(/\/$/, '')}/api/missions/${id}/webhook).`
+          ? `Webhook: its address and secret (header X-Mission-Secret) are for the owner only, at ${this.config.publicUrl.replace(/\/$/, '')}/api/missions/webhook?name=${encodeURIComponent(name)}.`
           : '',
         input.settings.notifySessionId
           ? 'Results will be posted in this conversation.'

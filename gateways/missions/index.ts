@@ -4,9 +4,9 @@
  * mission, `GET /api/missions/<id>/webhook` to read that secret.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { missionWorkflowId } from '../../common/missions/types';
+import { missionWorkflowId, type MissionRecord } from '../../common/missions/types';
 import { webhookSecret, webhookSecretMatches } from '../../infra/missions-webhook';
 import { withinDeadline } from '../../infra/temporal/deadline';
 import { fireSignal } from '../../workflows/missions/contract';
@@ -48,21 +48,34 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     return c.json({ accepted: true }, 202);
   });
 
-  app.get('/api/missions/:id/webhook', async (c) => {
+  /**
+   * A webhook mission's address and secret, for its owner only: by name (what the agent tells them, so no id is in
+   * the conversation) or by id.
+   */
+  const webhookOf = async (c: Context, pick: (record: MissionRecord) => boolean) => {
     if (!deps.config.web.enabled) return c.json({ error: 'the web chat is off (WEB_CHAT=off)' }, 404);
     const who = deps.webAuth.identify(c);
     if (!who.ok) return c.json({ error: who.error }, who.status);
-    const id = missionIdSchema.safeParse(c.req.param('id'));
-    if (!id.success) return c.json({ error: 'not a mission id' }, 400);
     const records = await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
       readVisibleMissions(deps.client, who.caller.userId),
     ).catch(() => []);
-    const record = records.find((r) => r.id === id.data && r.ownerId === who.caller.userId);
-    if (!record) return c.json({ error: 'no mission of yours has that id' }, 404);
+    const record = records.find((r) => r.ownerId === who.caller.userId && pick(r));
+    if (!record) return c.json({ error: 'no mission of yours has that name or id' }, 404);
     return c.json({
+      mission: record.name,
       url: `${deps.config.publicUrl.replace(/\/$/, '')}/hooks/missions/${record.id}`,
       header: 'X-Mission-Secret',
       secret: webhookSecret(deps.credentials().keys.signing, record.id),
     });
+  };
+  app.get('/api/missions/webhook', async (c) => {
+    const name = c.req.query('name')?.trim().toLowerCase();
+    if (!name) return c.json({ error: 'name the mission: ?name=<its name>' }, 400);
+    return await webhookOf(c, (r) => r.name.toLowerCase() === name);
+  });
+  app.get('/api/missions/:id/webhook', async (c) => {
+    const id = missionIdSchema.safeParse(c.req.param('id'));
+    if (!id.success) return c.json({ error: 'not a mission id' }, 400);
+    return await webhookOf(c, (r) => r.id === id.data);
   });
 }

@@ -37,14 +37,16 @@ describe('mission webhooks', () => {
       'the mission created',
     );
     const content = (created.transcript.find((m) => m.role === 'tool') as { content: string }).content;
-    const id = /\/hooks\/missions\/([0-9a-f-]{36})/.exec(content)![1]!;
-    expect(content).not.toMatch(/secret: \S{20,}/); // the secret never reaches the transcript
-
-    const mine = await stack.web.request('GET', `/missions/${id}/webhook`);
+    // Neither the id nor the secret reaches the transcript: the owner gets both by the mission's name.
+    expect(content).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    expect(content).toContain('/api/missions/webhook?name=deploy%20watch');
+    const mine = await stack.web.request('GET', '/missions/webhook?name=deploy%20watch');
     expect(mine.status).toBe(200);
-    expect(await stack.web.request('GET', `/missions/${id}/webhook`, undefined, 'bob')).toMatchObject({
-      status: 404,
-    });
+    expect(mine.body).toMatchObject({ mission: 'deploy watch', header: 'X-Mission-Secret' });
+    const id = /\/hooks\/missions\/([0-9a-f-]{36})$/.exec(mine.body.url as string)![1]!;
+    expect(await stack.web.request('GET', `/missions/${id}/webhook`)).toMatchObject({ status: 200 });
+    for (const path of ['/missions/webhook?name=deploy%20watch', `/missions/${id}/webhook`])
+      expect(await stack.web.request('GET', path, undefined, 'bob')).toMatchObject({ status: 404 });
 
     const hook = (secret: string, body: string) =>
       fetch(`${stack.web.baseUrl}/hooks/missions/${id}`, {
