@@ -389,34 +389,36 @@ describe('MCP tool servers', () => {
       const done = await stack.web.waitFor(sessionId, (v) => v.status === 'idle', 'idle', 60_000, user);
       return results(done).at(-1)!;
     };
-    // Until they sign in, each person is offered only the connect tool.
-    expect((await toolResult('mcp-mine-alice', 'alice', 'mine__connect')).content).toContain('Connected');
-    expect((await toolResult('mcp-mine-bob', 'bob', 'mine__connect')).content).toContain('Connected');
+    // Two people who have not signed in to Acme anywhere yet: until they do, each is offered only the connect tool.
+    expect((await toolResult('mcp-mine-erin', 'erin', 'mine__connect')).content).toContain('Connected');
+    expect((await toolResult('mcp-mine-frank', 'frank', 'mine__connect')).content).toContain('Connected');
     const parse = (content: string) => /^token (\w+) pid (\d+)$/.exec(content)!.slice(1) as [string, string];
-    const [aliceHash, alicePid] = parse(
-      (await toolResult('mcp-mine-alice', 'alice', 'mine__token_check')).content,
+    const [erinHash, erinPid] = parse(
+      (await toolResult('mcp-mine-erin', 'erin', 'mine__token_check')).content,
     );
-    const [bobHash, bobPid] = parse((await toolResult('mcp-mine-bob', 'bob', 'mine__token_check')).content);
-    expect(alicePid).not.toBe(bobPid);
-    expect(aliceHash).not.toBe(bobHash);
-    // Each process holds its person's token (as the provider issued it to them), and alice's is used again.
+    const [frankHash, frankPid] = parse(
+      (await toolResult('mcp-mine-frank', 'frank', 'mine__token_check')).content,
+    );
+    expect(erinPid).not.toBe(frankPid);
+    expect(erinHash).not.toBe(frankHash);
+    // Each process holds its person's token (as the provider issued it to them), and erin's is used again.
     const tokenOf = (pid: string) => readFileSync(path.join(mineDir, `token-${pid}.txt`), 'utf8');
     const digest = (token: string) => createHash('sha256').update(token).digest('hex').slice(0, 12);
-    expect(digest(tokenOf(alicePid))).toBe(aliceHash);
-    expect(digest(tokenOf(bobPid))).toBe(bobHash);
-    expect(parse((await toolResult('mcp-mine-alice', 'alice', 'mine__token_check')).content)).toEqual([
-      aliceHash,
-      alicePid,
+    expect(digest(tokenOf(erinPid))).toBe(erinHash);
+    expect(digest(tokenOf(frankPid))).toBe(frankHash);
+    expect(parse((await toolResult('mcp-mine-erin', 'erin', 'mine__token_check')).content)).toEqual([
+      erinHash,
+      erinPid,
     ]);
     const histories = JSON.stringify(
       await Promise.all(
-        ['alice', 'bob'].map((who) =>
+        ['erin', 'frank'].map((who) =>
           env.client.workflow.getHandle(`session:web:mcp-mine-${who}`).fetchHistory(),
         ),
       ),
     );
     const logs = stack.worker.output + stack.gateway.output;
-    for (const token of [tokenOf(alicePid), tokenOf(bobPid)]) {
+    for (const token of [tokenOf(erinPid), tokenOf(frankPid)]) {
       expect(histories).not.toContain(token);
       expect(logs).not.toContain(token);
     }
