@@ -34,6 +34,19 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/** The search attributes operators search by; a server that refuses is told about in the log, not fatal. */
+async function registerAttributes(client: Client, namespace: string, log: Logger): Promise<void> {
+  try {
+    // Patiently: right after a fresh server's namespace job, the namespace is unknown for a few seconds.
+    await registerSearchAttributesPatiently(client.connection as Connection, namespace, (m) => log.info(m));
+  } catch (error) {
+    log.warn(
+      'could not register search attributes; register them yourself (docs/OPERATIONS.md lists names and types)',
+      { error: (error as Error).message },
+    );
+  }
+}
+
 export async function startWorker(
   config: AppConfig,
   address: string,
@@ -60,19 +73,7 @@ export async function startWorker(
     connectClient(address, config.temporal.namespace, dataConverter, config.temporal, tracing?.client),
     connectWorker(address, config.temporal),
   ]);
-  try {
-    // Patiently: right after a fresh server's namespace job, the namespace is unknown for a few seconds.
-    await registerSearchAttributesPatiently(client.connection as Connection, config.temporal.namespace, (m) =>
-      log.info(m),
-    );
-  } catch (error) {
-    log.warn(
-      'could not register search attributes; register them yourself (docs/OPERATIONS.md lists names and types)',
-      {
-        error: (error as Error).message,
-      },
-    );
-  }
+  await registerAttributes(client, config.temporal.namespace, log);
   let credentials: CredentialService | undefined;
   const openCredentials = () => (credentials ??= CredentialService.fromConfig(config));
   // A shared vault (PostgreSQL) is reached and migrated at start: a wrong DATABASE_URL fails here, loudly.

@@ -16,6 +16,45 @@ import type { ElicitField } from '../../common/tools/elicitation';
 import type { SessionStatus } from '../../common/search-attributes';
 import type { Continued, Spend } from '../../common/budgets';
 
+/** Answers to a question gate: a whole form, or one question at a time (built inside `schemas`, once per worker). */
+function answerPayloads(userId: z.ZodString) {
+  /** A submitted form: answers to a question gate, validated against its questions by the workflow. */
+  const answerSubmission = z.strictObject({
+    gateId: z.string().min(1).max(64),
+    userId,
+    answers: z.array(answerSchema).max(5),
+  });
+
+  /**
+   * One question answered at a time (a Discord select menu fires per question). The workflow keeps the
+   * person's drafts on the gate and submits them as one answer once every question has one, or on `submit`.
+   */
+  const answerDraft = z.strictObject({
+    gateId: z.string().min(1).max(64),
+    userId,
+    answers: z.array(answerSchema).max(5).default([]),
+    /** Typed answers by question index: a number, an option's label, or free text where allowed. */
+    texts: z
+      .array(
+        z.strictObject({ index: z.number().int().min(0).max(4), text: z.string().trim().min(1).max(2_000) }),
+      )
+      .max(5)
+      .default([]),
+    /** Options picked in a question's menu, by question index. */
+    picks: z
+      .array(
+        z.strictObject({
+          index: z.number().int().min(0).max(4),
+          selected: z.array(z.string().max(100)).max(25),
+        }),
+      )
+      .max(5)
+      .default([]),
+    submit: z.boolean().default(false),
+  });
+  return { answerSubmission, answerDraft };
+}
+
 /** The payload schemas, built once per worker (common/shared-schemas.ts). */
 const schemas = sharedSchemas('session-contract', () => {
   const userId = z.string().min(1).max(128);
@@ -62,41 +101,6 @@ const schemas = sharedSchemas('session-contract', () => {
     choice: decisionChoice,
   });
 
-  /** A submitted form: answers to a question gate, validated against its questions by the workflow. */
-  const answerSubmission = z.strictObject({
-    gateId: z.string().min(1).max(64),
-    userId,
-    answers: z.array(answerSchema).max(5),
-  });
-
-  /**
-   * One question answered at a time (a Discord select menu fires per question). The workflow keeps the
-   * person's drafts on the gate and submits them as one answer once every question has one, or on `submit`.
-   */
-  const answerDraft = z.strictObject({
-    gateId: z.string().min(1).max(64),
-    userId,
-    answers: z.array(answerSchema).max(5).default([]),
-    /** Typed answers by question index: a number, an option's label, or free text where allowed. */
-    texts: z
-      .array(
-        z.strictObject({ index: z.number().int().min(0).max(4), text: z.string().trim().min(1).max(2_000) }),
-      )
-      .max(5)
-      .default([]),
-    /** Options picked in a question's menu, by question index. */
-    picks: z
-      .array(
-        z.strictObject({
-          index: z.number().int().min(0).max(4),
-          selected: z.array(z.string().max(100)).max(25),
-        }),
-      )
-      .max(5)
-      .default([]),
-    submit: z.boolean().default(false),
-  });
-
   const revokeGrant = z.strictObject({ grantId: z.string().min(1).max(64), userId });
 
   /** "pending": who asks for the open gates again. */
@@ -130,8 +134,7 @@ const schemas = sharedSchemas('session-contract', () => {
     decisionChoice,
     decision,
     gateButtonValue,
-    answerSubmission,
-    answerDraft,
+    ...answerPayloads(userId),
     revokeGrant,
     repostPending,
     stop,

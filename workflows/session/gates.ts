@@ -106,6 +106,7 @@ export function openQuestionGate(input: {
   approvers: readonly string[];
   now: number;
   timeoutMs: number | 'never';
+  asks?: QuestionGate['asks'];
 }): QuestionGate {
   return {
     id: input.id,
@@ -118,6 +119,7 @@ export function openQuestionGate(input: {
     createdAt: input.now,
     expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
     status: 'pending',
+    ...(input.asks ? { asks: input.asks } : {}),
   };
 }
 
@@ -300,36 +302,13 @@ export function evaluateDecision(input: {
   newGrantId: () => string;
   sessionId: string;
 }): ApprovalCheck {
-  const { gate, now } = input;
+  const { now } = input;
   const decision = input.decision.operator
     ? { ...input.decision, userId: `operator:${input.decision.userId}` }
     : input.decision;
-  if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
-  if (gate.kind === 'credential')
-    return {
-      ok: false,
-      notice: `That is a sign-in, not an approval: use its Connect ${gate.providerName} button. Nothing changed.`,
-    };
-  // A tool server's question may be declined (the server is told, and decides what its call does then).
-  if (gate.kind === 'question' && gate.asks && decision.choice === 'deny')
-    return declineServerQuestion(gate, decision, now);
-  if (gate.kind !== 'approval')
-    return {
-      ok: false,
-      notice: 'That is a question, not an approval: answer it with its form. Nothing changed.',
-    };
-  if (gate.status !== 'pending') {
-    return {
-      ok: false,
-      notice: `This ${decidedThing(gate)} was already ${describeOutcome(gate)}. Nothing changed.`,
-    };
-  }
-  if (!decision.operator && !mayDecide(gate, decision.userId)) {
-    return {
-      ok: false,
-      notice: `You may not decide on this ${decidedThing(gate)}: only ${deciders(gate)} may. Nothing changed.`,
-    };
-  }
+  const open = openApprovalFor(input.gate, decision, now);
+  if ('ok' in open) return open;
+  const { gate } = open;
   const { needed, approvals } = approvalRules(gate);
   const base = { by: decision.userId, at: now };
   if (decision.choice === 'delegate') return delegation(gate, decision, approvals);
@@ -420,6 +399,42 @@ export function evaluateDecision(input: {
  * "Hand this to another approver": a decision like any other (recorded, told to everyone), which adds the person
  * to those who may decide. Their approval then counts like any approver's, quorum and four-eyes included.
  */
+/**
+ * The pending approval this person may decide; otherwise the answer to their click (not an approval, already
+ * decided, not theirs to decide), or a tool server's question they decline.
+ */
+function openApprovalFor(
+  gate: Gate | undefined,
+  decision: Decision,
+  now: number,
+): { gate: ApprovalGate } | ApprovalCheck {
+  if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
+  if (gate.kind === 'credential')
+    return {
+      ok: false,
+      notice: `That is a sign-in, not an approval: use its Connect ${gate.providerName} button. Nothing changed.`,
+    };
+  // A tool server's question may be declined (the server is told, and decides what its call does then).
+  if (gate.kind === 'question' && gate.asks && decision.choice === 'deny')
+    return declineServerQuestion(gate, decision, now);
+  if (gate.kind !== 'approval')
+    return {
+      ok: false,
+      notice: 'That is a question, not an approval: answer it with its form. Nothing changed.',
+    };
+  if (gate.status !== 'pending')
+    return {
+      ok: false,
+      notice: `This ${decidedThing(gate)} was already ${describeOutcome(gate)}. Nothing changed.`,
+    };
+  if (!decision.operator && !mayDecide(gate, decision.userId))
+    return {
+      ok: false,
+      notice: `You may not decide on this ${decidedThing(gate)}: only ${deciders(gate)} may. Nothing changed.`,
+    };
+  return { gate };
+}
+
 function declineServerQuestion(gate: QuestionGate, decision: Decision, now: number): ApprovalCheck {
   if (gate.status !== 'pending')
     return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };

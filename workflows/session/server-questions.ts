@@ -57,14 +57,14 @@ export async function askServersQuestion(
       approvers: [],
       now: Date.now(),
       timeoutMs: run.settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+      asks: {
+        server: ask.server,
+        message: ask.message,
+        ...(ask.mode === 'url' ? { url: ask.url } : {}),
+        fields: part,
+        ...(parts.length > 1 ? { part: [index + 1, parts.length] as [number, number] } : {}),
+      },
     });
-    gate.asks = {
-      server: ask.server,
-      message: ask.message,
-      ...(ask.mode === 'url' ? { url: ask.url } : {}),
-      fields: part,
-      ...(parts.length > 1 ? { part: [index + 1, parts.length] as [number, number] } : {}),
-    };
     const answered = await waitForAnswer(run, gate);
     if ('result' in answered) return answered;
     if (answered.declined) return { reply: { digest: ask.digest, action: 'decline' }, by: answered.by };

@@ -20,8 +20,6 @@ export function App() {
   const [route, setRoute] = useState(routeOf);
   const [me, setMe] = useState<Me | null>(null);
   const [signIn, setSignIn] = useState<string | null | undefined>(undefined);
-  const [sessions, setSessions] = useState<SessionSummary[]>([]);
-  const [grants, setGrants] = useState<Grant[]>([]);
   const [drawer, setDrawer] = useState(false);
   const [problem, setProblem] = useState<string | null>(null);
   const lastStatus = useRef<string | undefined>(undefined);
@@ -29,14 +27,10 @@ export function App() {
   const foreign = route.startsWith('/c/') ? route.slice(3) : null;
   const sessionId = route && route !== '/inbox' && !foreign ? route : null;
 
-  useEffect(() => {
-    const follow = () => {
-      setRoute(routeOf());
-      setDrawer(false);
-    };
-    window.addEventListener('hashchange', follow);
-    return () => window.removeEventListener('hashchange', follow);
-  }, []);
+  useHashChange(() => {
+    setRoute(routeOf());
+    setDrawer(false);
+  });
 
   const failed = useCallback((error: unknown) => {
     if (error instanceof ApiError && error.status === 401) {
@@ -50,18 +44,8 @@ export function App() {
     } else setProblem(messageOf(error));
   }, []);
 
-  const loadSessions = useCallback(
-    () => api<{ sessions: SessionSummary[] }>('/sessions').then((r) => setSessions(r.sessions), failed),
-    [failed],
-  );
-  const loadGrants = useCallback(
-    () =>
-      api<{ grants: Grant[] }>(`/grants${sessionId ? `?sessionId=${sessionId}` : ''}`).then(
-        (r) => setGrants(r.grants),
-        () => {}, // grants need a worker; the conversation already says when none answers
-      ),
-    [sessionId],
-  );
+  const { sessions, loadSessions, archive, newConversation } = useConversations(failed);
+  const { grants, loadGrants, revoke } = useGrants(sessionId, failed);
   const { inbox, loadInbox } = useInbox(me !== null);
 
   useEffect(() => {
@@ -75,23 +59,6 @@ export function App() {
   useEffect(() => void loadGrants(), [loadGrants]);
 
   const count = inbox?.items.length ?? 0;
-
-  const open = (id: string) => {
-    location.hash = id;
-  };
-  /** Shown at once; the list (visibility) says the same a moment later. */
-  const archive = async (id: string, archived: boolean) => {
-    await post(`/sessions/${id}/archive`, { archived });
-    setSessions((list) => list.map((s) => (s.sessionId === id ? { ...s, archived } : s)));
-    setTimeout(() => void loadSessions(), 1_500);
-  };
-
-  const newConversation = async (first?: string, messageId: string = crypto.randomUUID()) => {
-    const { sessionId: id } = await post<{ sessionId: string }>('/sessions', {});
-    if (first) await post(`/sessions/${id}/messages`, { text: first, messageId });
-    open(id);
-    setTimeout(() => void loadSessions(), 800);
-  };
 
   /** A message: into the open conversation, or the first of a new one. */
   const send = async (text: string, messageId: string) => {
@@ -112,15 +79,6 @@ export function App() {
     [loadGrants, loadSessions, loadInbox],
   );
 
-  const revoke = async (grant: Grant) => {
-    await post('/grants/revoke', {
-      grantId: grant.id,
-      scope: grant.scope,
-      ...(grant.scope === 'session' ? { sessionId } : {}),
-    }).catch(failed);
-    setTimeout(() => void loadGrants(), 500);
-  };
-
   return (
     <div class={`layout${drawer ? ' drawer-open' : ''}`}>
       <Sidebar
@@ -137,44 +95,23 @@ export function App() {
       />
       {drawer && <div class="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
       <main>
-        <div class="topbar">
-          <button
-            type="button"
-            class="menu"
-            data-testid="menu"
-            aria-label="Conversations and settings"
-            aria-controls="sidebar"
-            aria-expanded={drawer}
-            onClick={() => setDrawer(!drawer)}
-          >
-            ☰
-          </button>
-          <a href="#/inbox" class="inbox-pill" data-testid="inbox-pill" hidden={!count}>
-            Needs you {count}
-          </a>
-        </div>
+        <TopBar drawer={drawer} toggle={() => setDrawer(!drawer)} count={count} />
         {problem && (
           <div class="banner" data-testid="banner" role="alert">
             {problem}
           </div>
         )}
-        {route === '/inbox' ? (
-          <InboxView inbox={inbox} reload={loadInbox} />
-        ) : foreign ? (
-          <ReadOnlyConversation workflowId={foreign} />
-        ) : sessionId ? (
-          <Conversation
-            key={sessionId}
-            sessionId={sessionId}
-            summary={sessions.find((s) => s.sessionId === sessionId)}
-            onView={onView}
-            onArchive={archive}
-          />
-        ) : (
-          <div id="transcript" data-testid="transcript">
-            <Welcome start={(text) => void newConversation(text).catch(failed)} />
-          </div>
-        )}
+        <Page
+          route={route}
+          foreign={foreign}
+          sessionId={sessionId}
+          inbox={inbox}
+          loadInbox={loadInbox}
+          sessions={sessions}
+          onView={onView}
+          onArchive={archive}
+          start={(text) => void newConversation(text).catch(failed)}
+        />
         {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
         {route !== '/inbox' && !foreign && (
           <Composer
@@ -185,4 +122,110 @@ export function App() {
       </main>
     </div>
   );
+}
+
+/** Follows the address (`#…`): deep links, the back button and links opened in an open tab. */
+function useHashChange(follow: () => void) {
+  useEffect(() => {
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+}
+
+/** The phone's bar: the drawer's button and "Needs you" with its count. */
+function TopBar({ drawer, toggle, count }: { drawer: boolean; toggle: () => void; count: number }) {
+  return (
+    <div class="topbar">
+      <button
+        type="button"
+        class="menu"
+        data-testid="menu"
+        aria-label="Conversations and settings"
+        aria-controls="sidebar"
+        aria-expanded={drawer}
+        onClick={toggle}
+      >
+        ☰
+      </button>
+      <a href="#/inbox" class="inbox-pill" data-testid="inbox-pill" hidden={!count}>
+        Needs you {count}
+      </a>
+    </div>
+  );
+}
+
+/** What the address opens: "Needs you", another channel's conversation read here, a conversation, or the welcome. */
+function Page(props: {
+  route: string;
+  foreign: string | null;
+  sessionId: string | null;
+  inbox: ReturnType<typeof useInbox>['inbox'];
+  loadInbox: () => Promise<void>;
+  sessions: SessionSummary[];
+  onView: (view: WebView) => void;
+  onArchive: (id: string, archived: boolean) => Promise<void>;
+  start: (text: string) => void;
+}) {
+  const { route, foreign, sessionId } = props;
+  if (route === '/inbox') return <InboxView inbox={props.inbox} reload={props.loadInbox} />;
+  if (foreign) return <ReadOnlyConversation workflowId={foreign} />;
+  if (sessionId)
+    return (
+      <Conversation
+        key={sessionId}
+        sessionId={sessionId}
+        summary={props.sessions.find((s) => s.sessionId === sessionId)}
+        onView={props.onView}
+        onArchive={props.onArchive}
+      />
+    );
+  return (
+    <div id="transcript" data-testid="transcript">
+      <Welcome start={props.start} />
+    </div>
+  );
+}
+
+/** The person's conversations: listed, archived, and a new one opened (with its first message). */
+function useConversations(failed: (error: unknown) => void) {
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const loadSessions = useCallback(
+    () => api<{ sessions: SessionSummary[] }>('/sessions').then((r) => setSessions(r.sessions), failed),
+    [failed],
+  );
+  /** Shown at once; the list (visibility) says the same a moment later. */
+  const archive = async (id: string, archived: boolean) => {
+    await post(`/sessions/${id}/archive`, { archived });
+    setSessions((list) => list.map((s) => (s.sessionId === id ? { ...s, archived } : s)));
+    setTimeout(() => void loadSessions(), 1_500);
+  };
+  const newConversation = async (first?: string, messageId: string = crypto.randomUUID()) => {
+    const { sessionId: id } = await post<{ sessionId: string }>('/sessions', {});
+    if (first) await post(`/sessions/${id}/messages`, { text: first, messageId });
+    location.hash = id;
+    setTimeout(() => void loadSessions(), 800);
+  };
+  return { sessions, loadSessions, archive, newConversation };
+}
+
+/** Standing approvals the person gave (here, and everywhere), and taking one back. */
+function useGrants(sessionId: string | null, failed: (error: unknown) => void) {
+  const [grants, setGrants] = useState<Grant[]>([]);
+  const loadGrants = useCallback(
+    () =>
+      api<{ grants: Grant[] }>(`/grants${sessionId ? `?sessionId=${sessionId}` : ''}`).then(
+        (r) => setGrants(r.grants),
+        () => {}, // grants need a worker; the conversation already says when none answers
+      ),
+    [sessionId],
+  );
+  const revoke = async (grant: Grant) => {
+    await post('/grants/revoke', {
+      grantId: grant.id,
+      scope: grant.scope,
+      ...(grant.scope === 'session' ? { sessionId } : {}),
+    }).catch(failed);
+    setTimeout(() => void loadGrants(), 500);
+  };
+  return { grants, loadGrants, revoke };
 }

@@ -22,11 +22,9 @@ export function Conversation({
 }) {
   const live = useLiveSession(sessionId, onView);
   const [problem, setProblem] = useState<string | null>(null);
-  const [dismissed, setDismissed] = useState<Set<string>>(new Set());
-  const [stopping, setStopping] = useState(false);
   const scroller = useRef<HTMLDivElement>(null);
-  const workflowId = `session:web:${sessionId}`;
   const view = live.view;
+  const actions = useGateActions(`session:web:${sessionId}`, setProblem);
 
   useEffect(() => setProblem(null), [sessionId]);
   // Keep the newest in sight while the person is at the bottom.
@@ -36,7 +34,41 @@ export function Conversation({
     if (el && atBottom.current) el.scrollTop = el.scrollHeight;
   });
 
-  const actions = useMemo<GateActions>(
+  const title = summary?.title ?? view?.transcript.find((m) => m.role === 'user')?.text.slice(0, 80);
+  return (
+    <GateActionsContext.Provider value={actions}>
+      <ConversationHeader
+        sessionId={sessionId}
+        title={title ?? (live.absent ? 'New conversation' : `Conversation ${sessionId.slice(0, 8)}`)}
+        view={view}
+        summary={summary}
+        onArchive={onArchive}
+        setProblem={setProblem}
+      />
+      {live.info && (
+        <div id="banner" class="banner" data-testid="banner" role="status">
+          {live.info}
+        </div>
+      )}
+      <div
+        id="transcript"
+        data-testid="transcript"
+        ref={scroller}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+      >
+        {view && <Transcript view={view} partial={visiblePartial(view, live.partial)} />}
+      </div>
+      <Notices view={view} problem={problem} clearProblem={() => setProblem(null)} />
+    </GateActionsContext.Provider>
+  );
+}
+
+/** How this page decides and answers a gate: a signal through the gateway; a refusal shows as the problem. */
+function useGateActions(workflowId: string, setProblem: (problem: string | null) => void): GateActions {
+  return useMemo<GateActions>(
     () => ({
       decide: async (gate, choice, extra = {}) => {
         // A mission run's gate shown here is decided here too: the conversation forwards it to the run.
@@ -59,7 +91,25 @@ export function Conversation({
     }),
     [workflowId],
   );
+}
 
+/** The title, status and spend, Stop while a turn runs, Archive for the owner, and the Temporal UI link. */
+function ConversationHeader({
+  sessionId,
+  title,
+  view,
+  summary,
+  onArchive,
+  setProblem,
+}: {
+  sessionId: string;
+  title: string;
+  view: WebView | null;
+  summary: SessionSummary | undefined;
+  onArchive: (sessionId: string, archived: boolean) => Promise<void>;
+  setProblem: (problem: string | null) => void;
+}) {
+  const [stopping, setStopping] = useState(false);
   const stop = async () => {
     setStopping(true);
     try {
@@ -70,106 +120,100 @@ export function Conversation({
       setStopping(false);
     }
   };
+  return (
+    <header class="conversation-header">
+      <h2 id="title" class="title">
+        {title}
+      </h2>
+      {view && (
+        <span class={`status ${view.status}`} data-testid="status" data-status={view.status}>
+          {view.status.replace('_', ' ')}
+        </span>
+      )}
+      <span class="usage" data-testid="usage" title="What this conversation's model calls used">
+        {view?.usage?.calls ? spendText(view.usage) : ''}
+      </span>
+      {/* Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it. */}
+      {view && view.status !== 'idle' && (
+        <button
+          id="stop"
+          type="button"
+          data-testid="stop"
+          title="Stop the running turn (or type: stop)"
+          disabled={stopping}
+          onClick={stop}
+        >
+          ■ Stop
+        </button>
+      )}
+      {summary && (
+        <button
+          type="button"
+          class="link"
+          data-testid="archive"
+          title={summary.archived ? 'Back to your conversations' : 'Move to Archived (it still answers)'}
+          onClick={() =>
+            void onArchive(sessionId, !summary.archived).catch((error: unknown) =>
+              setProblem(`Not ${summary.archived ? 'brought back' : 'archived'}: ${messageOf(error)}`),
+            )
+          }
+        >
+          {summary.archived ? 'Unarchive' : 'Archive'}
+        </button>
+      )}
+      {view?.temporalUrl && (
+        <a
+          id="temporal-link"
+          data-testid="temporal-link"
+          href={view.temporalUrl}
+          target="_blank"
+          rel="noopener"
+        >
+          Open in Temporal UI ↗
+        </a>
+      )}
+    </header>
+  );
+}
 
-  // A gate's outcome is said on the gate; its notice would say it a second time.
+/** The latest three notices (dismissable), without those a gate on the page already says, and this page's problem. */
+function Notices({
+  view,
+  problem,
+  clearProblem,
+}: {
+  view: WebView | null;
+  problem: string | null;
+  clearProblem: () => void;
+}) {
+  const [dismissed, setDismissed] = useState<Set<string>>(new Set());
   const shownGates = new Set(view?.gates.map((g) => g.id));
   const notices = (view?.notices ?? [])
     .filter((n) => !dismissed.has(n.id) && !(n.gateId && shownGates.has(n.gateId)))
     .slice(-3);
-  const title = summary?.title ?? view?.transcript.find((m) => m.role === 'user')?.text.slice(0, 80);
   return (
-    <GateActionsContext.Provider value={actions}>
-      <header class="conversation-header">
-        <h2 id="title" class="title">
-          {title ?? (live.absent ? 'New conversation' : `Conversation ${sessionId.slice(0, 8)}`)}
-        </h2>
-        {view && (
-          <span class={`status ${view.status}`} data-testid="status" data-status={view.status}>
-            {view.status.replace('_', ' ')}
-          </span>
-        )}
-        <span class="usage" data-testid="usage" title="What this conversation's model calls used">
-          {view?.usage?.calls ? spendText(view.usage) : ''}
-        </span>
-        {/* Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it. */}
-        {view && view.status !== 'idle' && (
-          <button
-            id="stop"
-            type="button"
-            data-testid="stop"
-            title="Stop the running turn (or type: stop)"
-            disabled={stopping}
-            onClick={stop}
-          >
-            ■ Stop
-          </button>
-        )}
-        {summary && (
+    <div class="notices" data-testid="notices" aria-live="polite">
+      {notices.map((n) => (
+        <div class="notice" data-testid="notice" key={n.id}>
+          <span>{`${time(n.at)} · ${n.text}`}</span>
           <button
             type="button"
             class="link"
-            data-testid="archive"
-            title={summary.archived ? 'Back to your conversations' : 'Move to Archived (it still answers)'}
-            onClick={() =>
-              void onArchive(sessionId, !summary.archived).catch((error: unknown) =>
-                setProblem(`Not ${summary.archived ? 'brought back' : 'archived'}: ${messageOf(error)}`),
-              )
-            }
+            aria-label="Dismiss"
+            onClick={() => setDismissed(new Set([...dismissed, n.id]))}
           >
-            {summary.archived ? 'Unarchive' : 'Archive'}
+            ×
           </button>
-        )}
-        {view?.temporalUrl && (
-          <a
-            id="temporal-link"
-            data-testid="temporal-link"
-            href={view.temporalUrl}
-            target="_blank"
-            rel="noopener"
-          >
-            Open in Temporal UI ↗
-          </a>
-        )}
-      </header>
-      {live.info && (
-        <div id="banner" class="banner" data-testid="banner" role="status">
-          {live.info}
+        </div>
+      ))}
+      {problem && (
+        <div class="notice problem" role="alert" data-testid="problem">
+          <span>{problem}</span>
+          <button type="button" class="link" aria-label="Dismiss" onClick={clearProblem}>
+            ×
+          </button>
         </div>
       )}
-      <div
-        id="transcript"
-        data-testid="transcript"
-        ref={scroller}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }}
-      >
-        {view && <Transcript view={view} partial={visiblePartial(view, live.partial)} />}
-      </div>
-      <div class="notices" data-testid="notices" aria-live="polite">
-        {notices.map((n) => (
-          <div class="notice" data-testid="notice" key={n.id}>
-            <span>{`${time(n.at)} · ${n.text}`}</span>
-            <button
-              type="button"
-              class="link"
-              aria-label="Dismiss"
-              onClick={() => setDismissed(new Set([...dismissed, n.id]))}
-            >
-              ×
-            </button>
-          </div>
-        ))}
-        {problem && (
-          <div class="notice problem" role="alert" data-testid="problem">
-            <span>{problem}</span>
-            <button type="button" class="link" aria-label="Dismiss" onClick={() => setProblem(null)}>
-              ×
-            </button>
-          </div>
-        )}
-      </div>
-    </GateActionsContext.Provider>
+    </div>
   );
 }

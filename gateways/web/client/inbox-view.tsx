@@ -171,70 +171,11 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
   );
   const chosen = items.filter((i) => selected.has(key(i)));
 
-  const decide = async (targets: InboxItem[], choice: Choice, extra: Extra = {}) => {
-    try {
-      const { outcomes } = await post<{ outcomes: InboxOutcome[] }>('/inbox/decisions', {
-        items: targets.map(({ workflowId, gateId }) => ({ workflowId, gateId })),
-        choice,
-        ...(extra.reason ? { reason: extra.reason } : {}),
-        ...(extra.to ? { to: extra.to } : {}),
-        ...(extra.args ? { args: extra.args } : {}),
-      });
-      const done = outcomes.filter((o) => o.ok).length;
-      const refused = outcomes.filter((o): o is Extract<InboxOutcome, { ok: false }> => !o.ok);
-      const verb = {
-        approve: 'approved',
-        deny: 'denied',
-        delegate: `handed to @${extra.to}`,
-        edit: 'approved as edited',
-      }[choice];
-      setReport(
-        `${done} ${verb}.${refused.length ? ` Not decided: ${refused.map((o) => o.error).join('; ')}.` : ''}`,
-      );
-      setSelected(new Set());
-    } catch (error) {
-      setReport(`Nothing was decided: ${messageOf(error)}`);
-    }
-    await reload();
-  };
-
-  const answer = async (item: InboxItem, answers: Answer[]) => {
-    try {
-      const { outcome } = await post<{ outcome: InboxOutcome }>('/inbox/answers', {
-        workflowId: item.workflowId,
-        gateId: item.gateId,
-        answers,
-      });
-      setReport(outcome.ok ? 'Answer sent.' : `Not answered: ${outcome.error}.`);
-    } catch (error) {
-      setReport(`Not answered: ${messageOf(error)}`);
-    }
-    await reload();
-  };
+  const { decide, answer } = useInboxActions(reload, setReport, () => setSelected(new Set()));
 
   return (
     <section class="inbox" data-testid="inbox" aria-labelledby="inbox-title">
-      <header class="conversation-header">
-        <h2 id="inbox-title" class="title">
-          Needs you
-        </h2>
-        <label class="inline">
-          Order{' '}
-          <select
-            value={order}
-            data-testid="inbox-order"
-            onChange={(e) => setOrder(e.currentTarget.value === 'oldest' ? 'oldest' : 'newest')}
-          >
-            <option value="newest">newest first</option>
-            <option value="oldest">oldest first</option>
-          </select>
-        </label>
-        {typeof Notification !== 'undefined' && Notification.permission === 'default' && (
-          <button type="button" class="link" onClick={() => void Notification.requestPermission()}>
-            Notify me when something waits
-          </button>
-        )}
-      </header>
+      <InboxHeader order={order} setOrder={setOrder} />
       <div class="inbox-body">
         {report && (
           <div class="notice" role="status" data-testid="inbox-report">
@@ -249,41 +190,12 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
           </p>
         ) : (
           <>
-            <div class="actions batch">
-              <label class="inline">
-                <input
-                  type="checkbox"
-                  data-testid="inbox-select-all"
-                  checked={chosen.length > 0 && chosen.length === items.filter(decidable).length}
-                  onChange={(e) =>
-                    setSelected(
-                      e.currentTarget.checked ? new Set(items.filter(decidable).map(key)) : new Set(),
-                    )
-                  }
-                />{' '}
-                Select all
-              </label>
-              <button
-                type="button"
-                class="approve"
-                disabled={!chosen.some((i) => i.mayApprove)}
-                data-testid="inbox-approve-selected"
-                onClick={() =>
-                  setConfirming({ choice: 'approve', items: chosen.filter((i) => i.mayApprove) })
-                }
-              >
-                Approve selected ({chosen.filter((i) => i.mayApprove).length})
-              </button>
-              <button
-                type="button"
-                class="deny"
-                disabled={!chosen.length}
-                data-testid="inbox-deny-selected"
-                onClick={() => setConfirming({ choice: 'deny', items: chosen })}
-              >
-                Deny selected ({chosen.length})
-              </button>
-            </div>
+            <BatchActions
+              items={items}
+              chosen={chosen}
+              setSelected={setSelected}
+              setConfirming={setConfirming}
+            />
             <ul class="inbox-list" data-testid="inbox-list">
               {items.map((item) => (
                 <Item
@@ -320,5 +232,133 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
         }}
       />
     </section>
+  );
+}
+
+/** Deciding and answering from the inbox: what went through and what was refused, said in one report. */
+function useInboxActions(
+  reload: () => Promise<void>,
+  setReport: (report: string | null) => void,
+  clearSelection: () => void,
+) {
+  const decide = async (targets: InboxItem[], choice: Choice, extra: Extra = {}) => {
+    try {
+      const { outcomes } = await post<{ outcomes: InboxOutcome[] }>('/inbox/decisions', {
+        items: targets.map(({ workflowId, gateId }) => ({ workflowId, gateId })),
+        choice,
+        ...(extra.reason ? { reason: extra.reason } : {}),
+        ...(extra.to ? { to: extra.to } : {}),
+        ...(extra.args ? { args: extra.args } : {}),
+      });
+      const done = outcomes.filter((o) => o.ok).length;
+      const refused = outcomes.filter((o): o is Extract<InboxOutcome, { ok: false }> => !o.ok);
+      const verb = {
+        approve: 'approved',
+        deny: 'denied',
+        delegate: `handed to @${extra.to}`,
+        edit: 'approved as edited',
+      }[choice];
+      setReport(
+        `${done} ${verb}.${refused.length ? ` Not decided: ${refused.map((o) => o.error).join('; ')}.` : ''}`,
+      );
+      clearSelection();
+    } catch (error) {
+      setReport(`Nothing was decided: ${messageOf(error)}`);
+    }
+    await reload();
+  };
+
+  const answer = async (item: InboxItem, answers: Answer[]) => {
+    try {
+      const { outcome } = await post<{ outcome: InboxOutcome }>('/inbox/answers', {
+        workflowId: item.workflowId,
+        gateId: item.gateId,
+        answers,
+      });
+      setReport(outcome.ok ? 'Answer sent.' : `Not answered: ${outcome.error}.`);
+    } catch (error) {
+      setReport(`Not answered: ${messageOf(error)}`);
+    }
+    await reload();
+  };
+  return { decide, answer };
+}
+
+function InboxHeader({
+  order,
+  setOrder,
+}: {
+  order: 'newest' | 'oldest';
+  setOrder: (order: 'newest' | 'oldest') => void;
+}) {
+  return (
+    <header class="conversation-header">
+      <h2 id="inbox-title" class="title">
+        Needs you
+      </h2>
+      <label class="inline">
+        Order{' '}
+        <select
+          value={order}
+          data-testid="inbox-order"
+          onChange={(e) => setOrder(e.currentTarget.value === 'oldest' ? 'oldest' : 'newest')}
+        >
+          <option value="newest">newest first</option>
+          <option value="oldest">oldest first</option>
+        </select>
+      </label>
+      {typeof Notification !== 'undefined' && Notification.permission === 'default' && (
+        <button type="button" class="link" onClick={() => void Notification.requestPermission()}>
+          Notify me when something waits
+        </button>
+      )}
+    </header>
+  );
+}
+
+/** Select all, and approve or deny the selection (each after a confirmation). */
+function BatchActions({
+  items,
+  chosen,
+  setSelected,
+  setConfirming,
+}: {
+  items: InboxItem[];
+  chosen: InboxItem[];
+  setSelected: (selected: Set<string>) => void;
+  setConfirming: (batch: Batch) => void;
+}) {
+  return (
+    <div class="actions batch">
+      <label class="inline">
+        <input
+          type="checkbox"
+          data-testid="inbox-select-all"
+          checked={chosen.length > 0 && chosen.length === items.filter(decidable).length}
+          onChange={(e) =>
+            setSelected(e.currentTarget.checked ? new Set(items.filter(decidable).map(key)) : new Set())
+          }
+        />{' '}
+        Select all
+      </label>
+      <button
+        type="button"
+        class="approve"
+        disabled={!chosen.some((i) => i.mayApprove)}
+        data-testid="inbox-approve-selected"
+        onClick={() => setConfirming({ choice: 'approve', items: chosen.filter((i) => i.mayApprove) })}
+      >
+        Approve selected ({chosen.filter((i) => i.mayApprove).length})
+      </button>
+      <button
+        type="button"
+        class="deny"
+        disabled={!chosen.length}
+        data-testid="inbox-deny-selected"
+        onClick={() => setConfirming({ choice: 'deny', items: chosen })}
+      >
+        Deny selected ({chosen.length})
+      </button>
+    </div>
   );
 }
