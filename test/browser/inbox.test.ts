@@ -197,6 +197,9 @@ describe('the web app in a browser', () => {
     await expect.poll(() => page.getByTestId('show-archived').textContent()).toBe('Archived (1)');
     await page.getByTestId('show-archived').click();
     await link.waitFor();
+    // Also once the list is read again from the server (visibility may lag a moment behind the click).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await link.waitFor();
     expect(await page.getByTestId('archive').textContent()).toBe('Unarchive');
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.screenshot({ path: path.join(ARTIFACTS, 'archived.png') });

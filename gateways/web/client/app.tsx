@@ -189,13 +189,25 @@ function Page(props: {
 /** The person's conversations: listed, archived, and a new one opened (with its first message). */
 function useConversations(failed: (error: unknown) => void) {
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  /** Archived or brought back here, until the server's list (visibility, a moment behind) says the same. */
+  const archiving = useRef(new Map<string, boolean>());
   const loadSessions = useCallback(
-    () => api<{ sessions: SessionSummary[] }>('/sessions').then((r) => setSessions(r.sessions), failed),
+    () =>
+      api<{ sessions: SessionSummary[] }>('/sessions').then((r) => {
+        for (const s of r.sessions)
+          if (archiving.current.get(s.sessionId) === !!s.archived) archiving.current.delete(s.sessionId);
+        setSessions(
+          r.sessions.map((s) =>
+            archiving.current.has(s.sessionId) ? { ...s, archived: archiving.current.get(s.sessionId) } : s,
+          ),
+        );
+      }, failed),
     [failed],
   );
-  /** Shown at once; the list (visibility) says the same a moment later. */
+  /** Shown at once; a list read before visibility caught up does not undo it. */
   const archive = async (id: string, archived: boolean) => {
     await post(`/sessions/${id}/archive`, { archived });
+    archiving.current.set(id, archived);
     setSessions((list) => list.map((s) => (s.sessionId === id ? { ...s, archived } : s)));
     setTimeout(() => void loadSessions(), 1_500);
   };
