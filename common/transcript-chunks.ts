@@ -10,6 +10,8 @@
  * message whole once. The worker answers with the last link it computed; a session whose own differs stops naming
  * prefixes (it never sends a reference the two sides read differently).
  */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Message } from '../workflows/session/contract';
 
 export interface ChunkedTranscript {
@@ -30,4 +32,13 @@ export function chunkText(message: Message): string {
 /** What the next link's digest is taken over. */
 export function linkText(previousLink: string, messageDigest: string): string {
   return `${previousLink}\n${messageDigest}`;
+}
+
+/**
+ * SHA-256 of `text`, hex (pure JS: workflow code has no node:crypto). Workers share this module, and so the
+ * hash code, among all cached workflows (workers/workflow-code.ts); it is synchronous, so its scratch buffers
+ * are never used by two workflows at once.
+ */
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
 }

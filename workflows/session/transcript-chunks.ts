@@ -5,12 +5,13 @@
  * message object (the context window reuses the transcript's objects), with a pure-JS SHA-256: workflow code has
  * no node:crypto.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { chunkText, linkText, type ChunkedTranscript } from '../../common/transcript-chunks';
+import {
+  chunkText,
+  linkText,
+  sha256Hex as hex,
+  type ChunkedTranscript,
+} from '../../common/transcript-chunks';
 import type { Message } from './contract';
-
-const hex = (text: string) => bytesToHex(sha256(utf8ToBytes(text)));
 
 export interface ChunkedRequest {
   transcript: ChunkedTranscript;
