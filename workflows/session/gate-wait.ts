@@ -13,6 +13,7 @@ import type { Gate } from './contract';
 import { describeOutcome, escalate, expireGate } from './gates';
 import type { SessionRun } from './session-run';
 import { upgradeRequested } from '../upgrade';
+import { startTimer } from './lean-scope';
 
 /** A wait hands over (continues as new) only once at least this many events arrived during it. */
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
@@ -21,12 +22,13 @@ const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
  * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history or a deploy
  * asked the run to move (then some gate is still pending and the caller hands over mid-wait).
  */
-export async function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
+export function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
   const longWait = longWaitOver(run, handsOver);
   const reminderMs = reminderInterval(run);
   const remindAt = new Map<Gate, number>();
   const told = new Set<Gate>();
-  for (;;) {
+  // One pass per wake-up, chained (no async frame: a parked turn's replay pays a stack trace per promise).
+  const pass = (): Promise<void> | undefined => {
     const now = Date.now();
     let due = Infinity;
     for (const gate of gates) {
@@ -52,11 +54,14 @@ export async function waitForGates(run: SessionRun, gates: Gate[], handsOver: bo
       const escalation = gate.kind === 'approval' && !gate.escalation?.done ? gate.escalation?.at : undefined;
       due = Math.min(due, gate.expiresAt ?? Infinity, remindAt.get(gate) ?? Infinity, escalation ?? Infinity);
     }
-    if (told.size === gates.length || longWait()) return;
+    if (told.size === gates.length || longWait()) return undefined;
     const woken = () => gates.some((gate) => gate.status !== 'pending' && !told.has(gate)) || longWait();
-    if (due === Infinity) await wf.condition(woken);
-    else await wf.condition(woken, due - now);
-  }
+    if (due === Infinity) return wf.condition(woken).then(pass);
+    // The earliest reminder, escalation or expiry wakes the wait (the turn cancels the timer if a decision came first).
+    const timer = startTimer(due - now);
+    return wf.condition(() => timer.fired || woken()).then(pass);
+  };
+  return pass() ?? Promise.resolve();
 }
 
 /**

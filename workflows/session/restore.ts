@@ -10,29 +10,44 @@ import { loadRunOpening } from './session-activities';
 import type { SessionRun } from './session-run';
 import { unresolvedToolCalls } from './transcript';
 
-/** The previous run's transcript, read together with the settings, which the run then uses (its first turn reads none of its own). */
-async function openRun(run: SessionRun): Promise<Message[]> {
-  const opening = await loadRunOpening();
-  if (opening.settings) run.useSettings(opening.settings);
-  return opening.previousTranscript;
-}
-
-export async function restoreTranscript(run: SessionRun): Promise<void> {
-  const { input, state, sessionId } = run;
-  if (!input.carried?.transcript.length) {
-    const previous = await openRun(run).catch((error: unknown) => {
+/**
+ * Restores the transcript this run starts from. A run without a carried transcript reads the previous run's (and
+ * the settings) by one activity, and only then returns a promise: every promise a parked session holds costs its
+ * replay a stack trace, so this is one chain, not an async function per step.
+ */
+export function restoreTranscript(run: SessionRun): Promise<void> | undefined {
+  if (run.input.carried?.transcript.length) return void repairTail(run);
+  return loadRunOpening().then(
+    (opening) => {
+      if (opening.settings) run.useSettings(opening.settings);
+      continueFrom(run, opening.previousTranscript);
+    },
+    (error: unknown) => {
       const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      wf.log.error("could not load the previous run's transcript", { sessionId, error: String(reason) });
-      state.appendAssistantNote(
+      wf.log.error("could not load the previous run's transcript", {
+        sessionId: run.sessionId,
+        error: String(reason),
+      });
+      run.state.appendAssistantNote(
         `I could not load this conversation's earlier messages (${String(reason)}), so this run starts without them.`,
       );
-      return [];
-    });
-    if (previous.length) {
-      state.transcript = previous;
-      state.notify('This conversation continues from an earlier run that ended unexpectedly.');
-    }
+      repairTail(run);
+    },
+  );
+}
+
+/** The previous run's transcript, when it left one (it ended unexpectedly), becomes this run's. */
+function continueFrom(run: SessionRun, previous: Message[]): void {
+  if (previous.length) {
+    run.state.transcript = previous;
+    run.state.notify('This conversation continues from an earlier run that ended unexpectedly.');
   }
+  repairTail(run);
+}
+
+/** The transcript's tail repaired, so the model never sees a tool call without a result. */
+function repairTail(run: SessionRun): void {
+  const { input, state, sessionId } = run;
   if (!state.transcript.length) return;
   // A turn carried across continue-as-new is live: its unanswered calls are about to be handled, not repaired.
   const live = new Set(

@@ -42,7 +42,9 @@ interface Vetted {
 export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[]): Promise<void> {
   const approved: Vetted[] = [];
   for (const call of calls) {
-    const vetted = await vet(run, turn, call);
+    // Most calls are vetted without waiting: no promise for them (a parked turn's replay pays for each).
+    const vetting = vet(run, turn, call);
+    const vetted = vetting instanceof Promise ? await vetting : vetting;
     if (vetted) approved.push(vetted);
   }
   const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
@@ -59,8 +61,11 @@ export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[
   for (const entry of approved) await runApproved(run, turn, entry);
 }
 
-/** A call's checks in order; one that fails them gets its result here, and nothing runs. */
-async function vet(run: SessionRun, turn: Turn, call: ToolCall): Promise<Vetted | undefined> {
+/**
+ * A call's checks in order; one that fails them gets its result here, and nothing runs. A promise only where a
+ * check waits (a server's tool list read again, the policy's word).
+ */
+function vet(run: SessionRun, turn: Turn, call: ToolCall): Vetted | undefined | Promise<Vetted | undefined> {
   const { state, settings } = run;
   if (hasResult(state.transcript, call.id)) return undefined;
   if (call.argsTooLarge) {
@@ -72,12 +77,12 @@ async function vet(run: SessionRun, turn: Turn, call: ToolCall): Promise<Vetted 
     return undefined;
   }
   const resolved = sessionTool(call.name, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
-  if (resolved.kind === 'mcp_refresh') {
+  if (resolved.kind === 'mcp_refresh')
     // Only looks: nothing runs on a server, so no approval.
-    const discovery = await run.mcp.refresh(settings, turn.requesterId, true);
-    state.appendToolResult(call, 'ok', run.mcp.describe(settings, discovery!));
-    return undefined;
-  }
+    return run.mcp.refresh(settings, turn.requesterId, true).then((discovery) => {
+      state.appendToolResult(call, 'ok', run.mcp.describe(settings, discovery!));
+      return undefined;
+    });
   if (resolved.kind === 'unknown') {
     state.appendToolResult(call, 'error', resolved.error);
     return undefined;
@@ -108,7 +113,7 @@ async function vet(run: SessionRun, turn: Turn, call: ToolCall): Promise<Vetted 
     run.openGate(gate);
     return { call, tool, args: checked.args, gate };
   }
-  return await withPolicy(run, turn, { call, tool, args: checked.args });
+  return withPolicy(run, turn, { call, tool, args: checked.args });
 }
 
 /** The policy's word on a call: denied (its result says why), run at once, or gated by an approval. */

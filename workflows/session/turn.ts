@@ -18,6 +18,7 @@ import {
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import { cancelGate, describeOutcome, describeWaiting, resultWithoutRun, stopGate } from './gates';
 import { waitForGates } from './gate-wait';
+import { LeanScope } from './lean-scope';
 import { askModel, writtenBeforeStop } from './model-step';
 import type { SessionRun } from './session-run';
 import { playToolStep } from './tool-step';
@@ -46,7 +47,7 @@ export function runTurn(run: SessionRun, message: UserMessage): Promise<void> {
 
 export class Turn {
   /** Stop cancels this scope: the model call is abandoned, a running tool cancelled, and nothing else. */
-  private readonly scope = new wf.CancellationScope();
+  private readonly scope = new LeanScope();
   private stoppedByWhom: string | undefined;
   private stepNumber: number;
   /** What this turn has spent, and where its per-turn limit was last continued (budget.ts). */
@@ -101,45 +102,42 @@ export class Turn {
    * as stopped, queued messages stay queued, and the conversation goes on with the next one. A cancellation of
    * the whole workflow still ends it.
    */
-  async play(done: () => void): Promise<void> {
-    try {
-      await this.scope.run(async () => {
-        const reading = this.options.refreshSettings ? this.run.refreshSettings() : undefined;
-        if (reading) await reading;
-        await this.steps();
-      });
-    } catch (error) {
-      const stoppedBy = this.stoppedByWhom;
-      if (!stoppedBy || !wf.isCancellation(error) || wf.CancellationScope.current().consideredCancelled)
-        throw error;
-      // What the model had written stays, marked, as it stays in the chat message and on the page.
-      const written = writtenBeforeStop(error);
-      if (written)
-        this.run.state.append({
-          role: 'assistant',
-          id: wf.uuid4(),
-          text: bounded(`${written} (stopped)`),
-          toolCalls: [],
-          at: Date.now(),
-          stopped: true,
-        });
-      this.run.state.appendAssistantNote(`⏹️ Stopped by @${stoppedBy}.`);
-    } finally {
-      done();
-    }
+  play(done: () => void): Promise<void> {
+    return this.scope.run(() => this.steps(done));
   }
 
-  /** The model loop; a resumed turn first finishes the step whose gates were open. */
+  /** A turn that ended by Stop keeps what the model had written, marked; any other failure is thrown again. */
+  private afterCancellation(error: unknown): void {
+    const stoppedBy = this.stoppedByWhom;
+    // Stopped, and only stopped: a cancellation of the whole workflow (this scope's parent) still ends it.
+    if (!stoppedBy || !wf.isCancellation(error) || this.scope.parent?.consideredCancelled) throw error;
+    // What the model had written stays, marked, as it stays in the chat message and on the page.
+    const written = writtenBeforeStop(error);
+    if (written)
+      this.run.state.append({
+        role: 'assistant',
+        id: wf.uuid4(),
+        text: bounded(`${written} (stopped)`),
+        toolCalls: [],
+        at: Date.now(),
+        stopped: true,
+      });
+    this.run.state.appendAssistantNote(`⏹️ Stopped by @${stoppedBy}.`);
+  }
+
   /**
    * The model loop (one model call and its tool calls per step); a resumed turn first finishes the step whose gates
-   * were open. One async frame for the whole loop, and fast paths stay synchronous: every promise a parked turn
-   * holds costs its replay a stack trace.
+   * were open, a new one first reads the settings. One async frame for the whole loop, and fast paths stay
+   * synchronous: every promise a parked turn holds costs its replay a stack trace (so the turn's end, `done`,
+   * is called here too, not in a promise of its own).
    */
-  private async steps(): Promise<void> {
+  private async steps(done: () => void): Promise<void> {
     const { run } = this;
     const { state } = run;
     const resume = this.options.resume;
     try {
+      const reading = this.options.refreshSettings ? run.refreshSettings() : undefined;
+      if (reading) await reading;
       // Resumed at a budget gate: the model call it waited before is next.
       if (resume && !resume.atBudgetGate) {
         await playToolStep(run, this, resume.calls);
@@ -179,9 +177,14 @@ export class Turn {
       if (wf.isCancellation(error) && this.stoppedByWhom) this.closeStopped(this.stoppedByWhom);
       else if (wf.isCancellation(error))
         this.closeUnresolved('cancelled', 'cancelled: the session was cancelled before this call finished.');
-      throw error;
+      this.afterCancellation(error);
     } finally {
-      if (!run.continuingAsNew) run.setStatus('idle');
+      if (!run.continuingAsNew) {
+        run.setStatus('idle');
+        // Gate waits leave their timers running when a decision comes first (lean-scope.ts): they end here.
+        this.scope.cancel();
+      }
+      done();
     }
   }
 

@@ -38,13 +38,14 @@ import { listenForUpgrade } from '../upgrade';
  * started the run; it moves to the current version when it continues as new (between turns, or mid-wait carrying
  * its open gates), which the drain sweep asks for after a deploy (workflows/upgrade.ts).
  */
-export async function sessionWorkflow(input: SessionInput): Promise<void> {
+export function sessionWorkflow(input: SessionInput): Promise<void> {
   if (input.run)
     throw wf.ApplicationFailure.nonRetryable('a mission run starts as missionRunWorkflow', 'InvalidInput');
   const run = new SessionRun(input);
   registerHandlers(run);
-  await resumeCarriedTurn(run);
-  return await converse(run);
+  // A promise chain rather than an async frame: every promise a parked session holds costs its replay a stack trace.
+  const resuming = resumeCarriedTurn(run);
+  return resuming ? resuming.then(() => converse(run)) : converse(run);
 }
 
 /** One run of a mission: the goal is its one turn; the result goes back to the mission. PINNED, moves like a session. */
@@ -116,16 +117,22 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }
 
-/** After continue-as-new in the middle of a turn (gates open), the turn goes on where it was. */
-async function resumeCarriedTurn(run: SessionRun): Promise<void> {
-  await restoreTranscript(run);
+/**
+ * The transcript restored, then, after continue-as-new in the middle of a turn (gates open), the turn goes on
+ * where it was. A promise only when there is something to wait for.
+ */
+function resumeCarriedTurn(run: SessionRun): Promise<void> | undefined {
+  const restoring = restoreTranscript(run);
   const resumedTurn = run.input.carried?.turn;
-  if (!resumedTurn) return;
-  run.setStatus('running');
-  const reading = run.refreshSettings();
-  if (reading) await reading;
-  const calls = unresolvedToolCalls(run.state.transcript);
-  await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
+  if (!resumedTurn) return restoring;
+  return (async () => {
+    await restoring;
+    run.setStatus('running');
+    const reading = run.refreshSettings();
+    if (reading) await reading;
+    const calls = unresolvedToolCalls(run.state.transcript);
+    await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
+  })();
 }
 
 async function finishMissionRun(run: SessionRun): Promise<RunResult> {
@@ -145,8 +152,10 @@ async function finishMissionRun(run: SessionRun): Promise<RunResult> {
 /** A conversation: one turn per message, in order, continuing as new between turns when the history is long. */
 async function converse(run: SessionRun): Promise<never> {
   run.setStatus(run.state.inbox.length ? 'running' : 'idle');
+  const ready = () => run.state.inbox.length > 0 || run.shouldContinueAsNew();
   for (;;) {
-    await wf.condition(() => run.state.inbox.length > 0 || run.shouldContinueAsNew());
+    // A message already waiting is taken at once (a condition would cost a promise and change nothing).
+    if (!ready()) await wf.condition(ready);
     if (run.shouldContinueAsNew()) return await run.handOver();
     await runTurn(run, run.state.inbox.shift()!);
   }
