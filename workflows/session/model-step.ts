@@ -40,64 +40,125 @@ function isModelOutage(error: unknown): boolean {
   );
 }
 
-/** The model's reply, or undefined when it could not be had (the transcript then says why). */
-export async function askModel(run: SessionRun, requesterId: string) {
-  const { state } = run;
+/** Where one model call's attempts stand (askModel). */
+interface Attempts {
   /** While the model API is down: since when, and the next wait (doubling up to a ceiling). */
-  let outageSince: number | undefined;
-  let retryIn = MODEL_OUTAGE_FIRST_RETRY_MS;
+  outageSince?: number;
+  retryIn: number;
   /** Set after the provider said the request was too long: the window is halved, once. */
-  let shrink = false;
+  shrink: boolean;
   /** Set once the worker did not hold a chunk the call named: every message goes whole, once. */
-  let resent = false;
-  for (;;) {
-    try {
-      // Fast paths stay synchronous: every promise a parked turn holds costs its replay a stack trace.
-      if (run.mcp.needsRefresh(run.settings)) await run.mcp.refresh(run.settings, requesterId);
-      const extraTools = run.mcp.extraTools(run.settings);
-      const window = contextWindow(run, shrink, extraTools);
-      const messages = window.toSummarise.length ? await summarised(run, window) : window.messages;
-      const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
-      const answer = extraTools.length
-        ? await callModel({ chunked, extraTools })
-        : await callModel({ chunked });
-      run.transcriptChunks.stored(links, answer.lastLink);
-      if (outageSince !== undefined) {
-        state.notify('The model is answering again.');
+  resent: boolean;
+  /** The links of the messages the last attempt sent (transcript-chunks.ts). */
+  links: string[];
+}
+
+/**
+ * The model's reply, or undefined when it could not be had (the transcript then says why). An attempt is one
+ * promise chain, and one with nothing to wait for before the call (no tool list to read again, nothing to
+ * summarise) adds no promise of its own: every promise a parked turn holds costs its replay a stack trace.
+ */
+export function askModel(run: SessionRun, requesterId: string): Promise<ModelAnswer | undefined> {
+  return attempt(run, requesterId, {
+    retryIn: MODEL_OUTAGE_FIRST_RETRY_MS,
+    shrink: false,
+    resent: false,
+    links: [],
+  });
+}
+
+type ModelAnswer = Awaited<ReturnType<typeof callModel>>;
+
+function attempt(run: SessionRun, requesterId: string, attempts: Attempts): Promise<ModelAnswer | undefined> {
+  let sending: Promise<ModelAnswer>;
+  try {
+    sending = send(run, requesterId, attempts);
+  } catch (error) {
+    sending = Promise.reject(error);
+  }
+  return sending.then(
+    (answer) => {
+      run.transcriptChunks.stored(attempts.links, answer.lastLink);
+      if (attempts.outageSince !== undefined) {
+        run.state.notify('The model is answering again.');
         run.setStatus('running');
       }
       return answer;
-    } catch (error) {
-      if (wf.isCancellation(error)) throw error;
-      if (!shrink && failureType(error) === FailureType.ContextTooLong) {
-        shrink = true;
-        continue;
-      }
-      if (!resent && failureType(error) === TRANSCRIPT_CHUNKS_MISSING) {
-        resent = true;
-        run.transcriptChunks.forget();
-        continue;
-      }
-      // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
-      const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
-      if (isModelOutage(error) && Date.now() - (outageSince ?? Date.now()) < budget) {
-        if (outageSince === undefined) {
-          outageSince = Date.now();
-          state.notify(
-            `The model is unavailable (${failureMessage(error)}); retrying since ${clock(outageSince)}. Your message is kept and will be answered when it is back.`,
-          );
-          run.setStatus('running', `model unavailable, retrying since ${clock(outageSince)}`);
-        }
-        await wf.sleep(retryIn);
-        retryIn = Math.min(retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
-        continue;
-      }
-      state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
-      run.fail(`the model failed: ${failureMessage(error)}`);
-      if (outageSince !== undefined) run.setStatus('running');
-      return undefined;
-    }
+    },
+    (error: unknown) => afterFailure(run, requesterId, attempts, error),
+  );
+}
+
+/** The call, at once when nothing needs waiting for first. */
+function send(run: SessionRun, requesterId: string, attempts: Attempts): Promise<ModelAnswer> {
+  if (run.mcp.needsRefresh(run.settings)) return sendAfterWaits(run, requesterId, attempts);
+  const extraTools = run.mcp.extraTools(run.settings);
+  const window = contextWindow(run, attempts.shrink, extraTools);
+  if (window.toSummarise.length) return sendAfterWaits(run, requesterId, attempts, window);
+  return call(run, attempts, window.messages, extraTools);
+}
+
+/** The call after the servers' tool lists are read again, or the window's older messages summarised. */
+async function sendAfterWaits(
+  run: SessionRun,
+  requesterId: string,
+  attempts: Attempts,
+  known?: ReturnType<typeof contextWindow>,
+): Promise<ModelAnswer> {
+  if (run.mcp.needsRefresh(run.settings)) await run.mcp.refresh(run.settings, requesterId);
+  const extraTools = run.mcp.extraTools(run.settings);
+  const window = known ?? contextWindow(run, attempts.shrink, extraTools);
+  const messages = window.toSummarise.length ? await summarised(run, window) : window.messages;
+  return await call(run, attempts, messages, extraTools);
+}
+
+function call(
+  run: SessionRun,
+  attempts: Attempts,
+  messages: Message[],
+  extraTools: ReturnType<SessionRun['mcp']['extraTools']>,
+): Promise<ModelAnswer> {
+  const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
+  attempts.links = links;
+  return extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked });
+}
+
+/** After a failed attempt: the next one (a shorter window, every message whole, or after an outage's wait), or none. */
+async function afterFailure(
+  run: SessionRun,
+  requesterId: string,
+  attempts: Attempts,
+  error: unknown,
+): Promise<ModelAnswer | undefined> {
+  const { state } = run;
+  if (wf.isCancellation(error)) throw error;
+  if (!attempts.shrink && failureType(error) === FailureType.ContextTooLong) {
+    attempts.shrink = true;
+    return await attempt(run, requesterId, attempts);
   }
+  if (!attempts.resent && failureType(error) === TRANSCRIPT_CHUNKS_MISSING) {
+    attempts.resent = true;
+    run.transcriptChunks.forget();
+    return await attempt(run, requesterId, attempts);
+  }
+  // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
+  const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
+  if (isModelOutage(error) && Date.now() - (attempts.outageSince ?? Date.now()) < budget) {
+    if (attempts.outageSince === undefined) {
+      attempts.outageSince = Date.now();
+      state.notify(
+        `The model is unavailable (${failureMessage(error)}); retrying since ${clock(attempts.outageSince)}. Your message is kept and will be answered when it is back.`,
+      );
+      run.setStatus('running', `model unavailable, retrying since ${clock(attempts.outageSince)}`);
+    }
+    await wf.sleep(attempts.retryIn);
+    attempts.retryIn = Math.min(attempts.retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
+    return await attempt(run, requesterId, attempts);
+  }
+  state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
+  run.fail(`the model failed: ${failureMessage(error)}`);
+  if (attempts.outageSince !== undefined) run.setStatus('running');
+  return undefined;
 }
 
 /** What the model had written when Stop cancelled its call: the activity's cancellation carries it. */

@@ -7,33 +7,47 @@ import * as wf from '@temporalio/workflow';
 import type { Message } from './contract';
 import { repairTranscript } from './repair';
 import { loadRunOpening } from './session-activities';
+import type { RunOpening } from './settings';
 import type { SessionRun } from './session-run';
 import { unresolvedToolCalls } from './transcript';
 
 /**
- * Restores the transcript this run starts from. A run without a carried transcript reads the previous run's (and
- * the settings) by one activity, and only then returns a promise: every promise a parked session holds costs its
- * replay a stack trace, so this is one chain, not an async function per step.
+ * The transcript this run starts from. A carried transcript's tail is repaired now (undefined); a run without one
+ * reads the previous run's transcript and the settings: the activity is returned for the caller to await and pass
+ * to `openedWith`, with no promise of its own (a parked session's replay pays a stack trace for each).
  */
-export function restoreTranscript(run: SessionRun): Promise<void> | undefined {
+export function openRun(run: SessionRun): Promise<RunOpening> | undefined {
   if (run.input.carried?.transcript.length) return void repairTail(run);
-  return loadRunOpening().then(
-    (opening) => {
-      if (opening.settings) run.useSettings(opening.settings);
-      continueFrom(run, opening.previousTranscript);
-    },
-    (error: unknown) => {
-      const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      wf.log.error("could not load the previous run's transcript", {
-        sessionId: run.sessionId,
-        error: String(reason),
-      });
-      run.state.appendAssistantNote(
-        `I could not load this conversation's earlier messages (${String(reason)}), so this run starts without them.`,
-      );
-      repairTail(run);
-    },
-  );
+  return loadRunOpening();
+}
+
+/** What `openRun`'s read gave, or why it failed (the run then starts without the earlier messages), applied. */
+export function openedWith(run: SessionRun, opening: RunOpening | { failed: unknown }): void {
+  if ('failed' in opening) {
+    const error = opening.failed;
+    const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    wf.log.error("could not load the previous run's transcript", {
+      sessionId: run.sessionId,
+      error: String(reason),
+    });
+    run.state.appendAssistantNote(
+      `I could not load this conversation's earlier messages (${String(reason)}), so this run starts without them.`,
+    );
+    return repairTail(run);
+  }
+  if (opening.settings) run.useSettings(opening.settings);
+  continueFrom(run, opening.previousTranscript);
+}
+
+/** `openRun` and `openedWith` in one (for a mission run and a carried turn, where one async frame is no cost). */
+export async function restoreTranscript(run: SessionRun): Promise<void> {
+  const opening = openRun(run);
+  if (!opening) return;
+  try {
+    openedWith(run, await opening);
+  } catch (error) {
+    openedWith(run, { failed: error });
+  }
 }
 
 /** The previous run's transcript, when it left one (it ended unexpectedly), becomes this run's. */

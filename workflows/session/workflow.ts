@@ -26,7 +26,8 @@ import {
   type SessionInput,
 } from './contract';
 import { runEndedSignal, type RunEnd, type RunResult } from '../missions/contract';
-import { restoreTranscript } from './restore';
+import { openedWith, openRun, restoreTranscript } from './restore';
+import type { RunOpening } from './settings';
 import { SessionRun } from './session-run';
 import { runTurn, Turn } from './turn';
 import { unresolvedToolCalls } from './transcript';
@@ -43,9 +44,8 @@ export function sessionWorkflow(input: SessionInput): Promise<void> {
     throw wf.ApplicationFailure.nonRetryable('a mission run starts as missionRunWorkflow', 'InvalidInput');
   const run = new SessionRun(input);
   registerHandlers(run);
-  // A promise chain rather than an async frame: every promise a parked session holds costs its replay a stack trace.
-  const resuming = resumeCarriedTurn(run);
-  return resuming ? resuming.then(() => converse(run)) : converse(run);
+  // No async frame here: every promise a parked session holds costs its replay a stack trace.
+  return input.carried?.turn ? resumeCarriedTurn(run).then(() => converse(run)) : converse(run, openRun(run));
 }
 
 /** One run of a mission: the goal is its one turn; the result goes back to the mission. PINNED, moves like a session. */
@@ -117,22 +117,16 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }
 
-/**
- * The transcript restored, then, after continue-as-new in the middle of a turn (gates open), the turn goes on
- * where it was. A promise only when there is something to wait for.
- */
-function resumeCarriedTurn(run: SessionRun): Promise<void> | undefined {
-  const restoring = restoreTranscript(run);
+/** After continue-as-new in the middle of a turn (gates open), the turn goes on where it was. */
+async function resumeCarriedTurn(run: SessionRun): Promise<void> {
+  await restoreTranscript(run);
   const resumedTurn = run.input.carried?.turn;
-  if (!resumedTurn) return restoring;
-  return (async () => {
-    await restoring;
-    run.setStatus('running');
-    const reading = run.refreshSettings();
-    if (reading) await reading;
-    const calls = unresolvedToolCalls(run.state.transcript);
-    await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
-  })();
+  if (!resumedTurn) return;
+  run.setStatus('running');
+  const reading = run.refreshSettings();
+  if (reading) await reading;
+  const calls = unresolvedToolCalls(run.state.transcript);
+  await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
 }
 
 async function finishMissionRun(run: SessionRun): Promise<RunResult> {
@@ -149,8 +143,17 @@ async function finishMissionRun(run: SessionRun): Promise<RunResult> {
     : { ok: true, answer: answer?.text ?? '(no answer)' };
 }
 
-/** A conversation: one turn per message, in order, continuing as new between turns when the history is long. */
-async function converse(run: SessionRun): Promise<never> {
+/**
+ * A conversation: one turn per message, in order, continuing as new between turns when the history is long. It
+ * first awaits the run's opening when there is one to read (`openRun`), here rather than in a function of its own.
+ */
+async function converse(run: SessionRun, opening?: Promise<RunOpening>): Promise<never> {
+  if (opening)
+    try {
+      openedWith(run, await opening);
+    } catch (error) {
+      openedWith(run, { failed: error });
+    }
   run.setStatus(run.state.inbox.length ? 'running' : 'idle');
   const ready = () => run.state.inbox.length > 0 || run.shouldContinueAsNew();
   for (;;) {
