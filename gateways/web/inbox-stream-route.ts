@@ -6,22 +6,16 @@ import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { ApiEnv, WebApi } from './api-context';
 import type { InboxList } from './inbox';
+import { StreamCap, TOO_MANY_STREAMS } from './stream-cap';
 
-/** Every tab is a connection: a person gets a bounded number at once (as for conversations' live views). */
-const MAX_INBOX_STREAMS_PER_PERSON = 12;
 const KEEPALIVE_MS = 25_000;
 
 export function mountInboxStream(app: Hono<ApiEnv>, api: WebApi): void {
-  const open = new Map<string, number>();
+  const cap = new StreamCap();
   app.get('/inbox/stream', (c) => {
     const userId = c.get('userId');
-    const streams = open.get(userId) ?? 0;
-    if (streams >= MAX_INBOX_STREAMS_PER_PERSON)
-      return c.json(
-        { error: `too many live views open (${MAX_INBOX_STREAMS_PER_PERSON}): close a tab` },
-        429,
-      );
-    open.set(userId, streams + 1);
+    const release = cap.take(userId);
+    if (!release) return c.json({ error: TOO_MANY_STREAMS }, 429);
     return streamSSE(c, async (stream) => {
       let latest: InboxList | undefined;
       let wake: (() => void) | undefined;
@@ -47,9 +41,7 @@ export function mountInboxStream(app: Hono<ApiEnv>, api: WebApi): void {
       } finally {
         clearInterval(keepalive);
         leave();
-        const left = (open.get(userId) ?? 1) - 1;
-        if (left > 0) open.set(userId, left);
-        else open.delete(userId);
+        release();
       }
     });
   });

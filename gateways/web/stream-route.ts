@@ -13,9 +13,8 @@ import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import type { SessionView } from '../../workflows/session/contract';
 import type { FeedEvent } from './view-feed';
 import type { WebRouteDeps } from './route-deps';
+import { StreamCap, TOO_MANY_STREAMS } from './stream-cap';
 
-/** Every tab is a connection and a subscription: a person gets a bounded number at once. */
-const MAX_STREAMS_PER_PERSON = 12;
 /** A comment line now and then keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 25_000;
 
@@ -27,7 +26,8 @@ const PROBLEMS = {
 type Variables = { Variables: { userId: string } };
 
 export function mountStream(app: Hono<Variables>, deps: WebRouteDeps, forUser: ViewForUser): void {
-  const openStreams = new Map<string, number>();
+  /** Every tab is a connection and a subscription: a person gets a bounded number at once. */
+  const cap = new StreamCap();
   /** The body one person is sent for one view: made once per person per change, however many tabs. */
   const bodies = new WeakMap<SessionView, Map<string, string>>();
   const bodyFor = (view: SessionView, userId: string, workflowId: string) => {
@@ -45,15 +45,8 @@ export function mountStream(app: Hono<Variables>, deps: WebRouteDeps, forUser: V
     const userId = c.get('userId');
     // A session that does not exist yet may be watched (the page opens the stream before the first message).
     let access = await deps.access.check(workflowId, userId);
-    const open = openStreams.get(userId) ?? 0;
-    if (open >= MAX_STREAMS_PER_PERSON)
-      return c.json({ error: `too many live views open (${MAX_STREAMS_PER_PERSON}): close a tab` }, 429);
-    openStreams.set(userId, open + 1);
-    const closed = () => {
-      const left = (openStreams.get(userId) ?? 1) - 1;
-      if (left > 0) openStreams.set(userId, left);
-      else openStreams.delete(userId);
-    };
+    const closed = cap.take(userId);
+    if (!closed) return c.json({ error: TOO_MANY_STREAMS }, 429);
     return streamSSE(c, async (stream) => {
       const inbox = new LatestEvent();
       stream.onAbort(() => inbox.close());
