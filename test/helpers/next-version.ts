@@ -9,7 +9,10 @@ import path from 'node:path';
 import { bundleWorkflows } from '../../workers/workflow-code';
 
 const ROOT = path.resolve(__dirname, '../..');
-const ANCHOR = '      const answer = extraTools.length';
+/** The model call itself (model-step.ts `call`): version N+1 starts a one-millisecond timer first. */
+const ANCHOR = '  return extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked });';
+const CHANGED =
+  '  return wf.sleep(1).then(() => (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked })));';
 
 export async function nextVersionBundle(): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'next-version-'));
@@ -20,7 +23,7 @@ export async function nextVersionBundle(): Promise<string> {
   const source = readFileSync(modelStep, 'utf8');
   if (!source.includes(ANCHOR))
     throw new Error('model-step.ts changed: update the anchor of test/helpers/next-version.ts');
-  writeFileSync(modelStep, source.replace(ANCHOR, `      await wf.sleep(1);\n${ANCHOR}`));
+  writeFileSync(modelStep, source.replace(ANCHOR, CHANGED));
   const file = path.join(dir, 'workflows-next.js');
   writeFileSync(file, await bundleWorkflows(path.join(dir, 'workflows')));
   return file;
