@@ -5,8 +5,9 @@
  *
  * A parked turn is what a worker keeps in memory for every waiting conversation, and the SDK records a stack
  * trace for every promise a workflow still waits on (about 1.4 KiB each, for the Temporal UI's stack trace view).
- * So the wait is flat: one loop, one timer at a time (for the earliest reminder or expiry among the open gates)
- * and one condition, instead of a wait per gate raced against a second condition (docs/BENCHMARKS.md, memory).
+ * So the wait is flat: one pass per wake-up, chained, each with one timer (for the earliest reminder or expiry among
+ * the open gates) and one condition, instead of a wait per gate raced against a second condition. The timer runs
+ * in the turn's scope (lean-scope.ts): one a decision made needless is cancelled when the turn ends, not here.
  */
 import * as wf from '@temporalio/workflow';
 import type { Gate } from './contract';

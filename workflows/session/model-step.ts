@@ -40,6 +40,8 @@ function isModelOutage(error: unknown): boolean {
   );
 }
 
+type ModelAnswer = Awaited<ReturnType<typeof callModel>>;
+
 /** Where one model call's attempts stand (askModel). */
 interface Attempts {
   /** While the model API is down: since when, and the next wait (doubling up to a ceiling). */
@@ -66,8 +68,6 @@ export function askModel(run: SessionRun, requesterId: string): Promise<ModelAns
     links: [],
   });
 }
-
-type ModelAnswer = Awaited<ReturnType<typeof callModel>>;
 
 function attempt(run: SessionRun, requesterId: string, attempts: Attempts): Promise<ModelAnswer | undefined> {
   let sending: Promise<ModelAnswer>;
