@@ -183,12 +183,17 @@ export class McpPool {
     return true;
   }
 
+  /** A token the server no longer takes is deleted (and the connection holding it dropped). */
+  private async forgetRefusedToken(name: string, userId: string): Promise<void> {
+    const provider = this.providerOf(name);
+    if (provider && (await this.credentials().vault.delete(userId, provider))) this.drop(name, userId);
+  }
+
   /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
   private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
     const provider = this.providerOf(name)!;
-    const credentials = this.credentials();
-    if (await credentials.vault.delete(userId, provider)) this.drop(name, userId);
-    const auth = await authorizeTool(credentials, userId, provider);
+    await this.forgetRefusedToken(name, userId);
+    const auth = await authorizeTool(this.credentials(), userId, provider);
     return auth.ok
       ? { status: 'error', content: `the "${name}" tool server refused the sign-in` }
       : auth.result;
@@ -304,7 +309,30 @@ export class McpPool {
   }
 
   /** The server's tools now: a live connection is asked again, since servers may change their tools. */
+  /**
+   * A server's tools as this person sees them. A token it refuses (revoked or rotated on its side) is renewed with
+   * the refresh token first, as a call does: only when that fails does the list offer `connect` again, so a silent
+   * renewal never hides the tools from the model in between.
+   */
   private async currentTools(name: string, userId: string): Promise<McpToolSpec[]> {
+    try {
+      return await this.listTools(name, userId);
+    } catch (error) {
+      if (!(error instanceof SignInRequired)) throw error;
+      if (await this.renewAfterRefusal(name, userId)) {
+        try {
+          return await this.listTools(name, userId);
+        } catch (again) {
+          if (!(again instanceof SignInRequired)) throw again;
+        }
+      }
+      // Refused even renewed: forgotten, so `connect` asks the person instead of saying "Connected" with it.
+      await this.forgetRefusedToken(name, userId);
+      throw error;
+    }
+  }
+
+  private async listTools(name: string, userId: string): Promise<McpToolSpec[]> {
     const connected = await this.connect(name, userId);
     if (connected.justOpened) {
       connected.justOpened = false;

@@ -14,7 +14,14 @@ import {
   shellExecuteTool,
   type ToolDefinition,
 } from './definitions';
-import { MCP_REFRESH_TOOL, mcpDefaultPolicy, mcpToolDefinition, splitMcpName, type McpToolSpec } from './mcp';
+import {
+  MCP_REFRESH_TOOL,
+  MCP_SEPARATOR,
+  mcpDefaultPolicy,
+  mcpToolDefinition,
+  splitMcpName,
+  type McpToolSpec,
+} from './mcp';
 import { isReadOnlyMissionOp, missionToolsByOp, type MissionOp } from './missions';
 
 /** The tools the worker runs with an executor of its own. */
@@ -95,6 +102,14 @@ export function sessionTool(name: string, session: SessionTools): SessionTool {
           ...entry,
           definition: mcpToolDefinition(spec, mcpDefaultPolicy(spec)),
           readOnly: spec.readOnly,
+        };
+      // Its server offers only `connect` now (the person's sign-in lapsed): say what to call first.
+      const connect = `${entry.server}${MCP_SEPARATOR}connect`;
+      if (entry.tool !== 'connect' && session.mcpTools?.some((tool) => tool.name === connect))
+        return {
+          kind: 'unknown',
+          name,
+          error: `"${name}" is not available until the user signs in to the "${entry.server}" tool server again: call ${connect} first (it asks them), then call ${name} again.`,
         };
       break;
     }

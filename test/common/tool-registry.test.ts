@@ -88,6 +88,21 @@ describe('sessionTool: what a session can call', () => {
     expect(found.definition.subject({ q: 'x' })).toBe('{"q":"x"}');
   });
 
+  it('tells the model to connect first when a server offers only `connect` (the sign-in lapsed)', () => {
+    const connect = { ...notesSearch, name: 'notes__connect', tool: 'connect' };
+    const found = sessionTool('notes__search', { mcpTools: [connect] });
+    expect(found).toMatchObject({
+      kind: 'unknown',
+      error: expect.stringContaining(
+        'call notes__connect first (it asks them), then call notes__search again',
+      ),
+    });
+    // A tool of another server is simply unknown.
+    expect(sessionTool('mail__send', { mcpTools: [connect] })).toMatchObject({
+      error: expect.stringMatching(/^unknown tool "mail__send"/),
+    });
+  });
+
   it('offers mcp_refresh only where tool servers are configured', () => {
     expect(sessionTool('mcp_refresh', {}).kind).toBe('unknown');
     expect(sessionTool('mcp_refresh', { mcpServers: ['notes'] }).kind).toBe('mcp_refresh');

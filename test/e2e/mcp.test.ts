@@ -96,6 +96,9 @@ async function callTool(sessionId: string, tool: string, args: unknown) {
   return before;
 }
 
+/** Waits until the session's list of tools is older than the stack's `mcpRefreshAfter` (1 s): its next turn looks again. */
+const olderThanRefreshAfter = () => new Promise((resolve) => setTimeout(resolve, 1_200));
+
 const resultAfter = (sessionId: string, before: number) =>
   stack.web
     .waitFor(sessionId, (v) => v.status === 'idle' && results(v).length > before, 'the tool result')
@@ -222,7 +225,10 @@ describe('MCP tool servers', () => {
     // The server stops accepting the token (revoked on its side): renewed with the refresh token, the call runs,
     // and nobody is asked to sign in.
     const refreshes = provider.grants.filter((g) => g === 'refresh_token').length;
+    // The session looks at its servers again first (the list is older than mcpRefreshAfter): that look renews the
+    // token too, so the tools stay listed.
     for (const token of discovered.tokensSeen) discovered.revoked.add(token);
+    await olderThanRefreshAfter();
     before = await callTool(sessionId, 'private__whoami', {});
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(provider.grants.filter((g) => g === 'refresh_token')).toHaveLength(refreshes + 1);
@@ -232,12 +238,24 @@ describe('MCP tool servers', () => {
       ),
     ).toHaveLength(1); // the first sign-in's only
 
-    // It refuses even a renewed token: the call is not failed, it waits for a new sign-in and runs.
+    // It refuses even a renewed token, found when the session looks again: the token is forgotten, the server
+    // offers `connect` again and the model is told to call it; it asks the person (never "Connected" with the
+    // refused token), and after the new sign-in the tool runs.
+    const refreshesBefore = provider.grants.filter((g) => g === 'refresh_token').length;
     discovered.refuseAll = true;
+    await olderThanRefreshAfter();
     before = await callTool(sessionId, 'private__whoami', {});
+    expect(await resultAfter(sessionId, before)).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining('call private__connect first'),
+    });
+    expect(provider.grants.filter((g) => g === 'refresh_token')).toHaveLength(refreshesBefore + 1);
+    before = await callTool(sessionId, 'private__connect', {});
     gate = await credentialGate();
     discovered.refuseAll = false;
     expect((await new Browser(stack.web.headers('alice')).signIn(gate.connectUrl)).status).toBe(200);
+    expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok' });
+    before = await callTool(sessionId, 'private__whoami', {});
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(provider.registrations).toHaveLength(1); // the registered client is kept and reused
 

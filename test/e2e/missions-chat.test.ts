@@ -131,10 +131,12 @@ describe('missions from Slack', () => {
     );
     expect(submitted.status).toBe(200);
     await stack.restartWorker();
-    const failed = await until('the mission failed', async () => {
+    // The mission fails at the Deny and cancels its run; the run's record closes when the run has ended.
+    const failed = await until('the mission failed and its run ended', async () => {
       const v = await missionNamed('nightly', 'U1');
-      return v.status === 'failed' ? v : undefined;
+      return v.status === 'failed' && v.runs[0]?.endedAt ? v : undefined;
     });
+    expect(failed.running).toBeNull();
     expect(failed.reason).toContain('not tonight');
     expect(failed.runs.map((r) => r.outcome)).toEqual(['cancelled']);
     await untilDone(

@@ -35,6 +35,8 @@ export function testEnv(
     // Whole answers at once: the tests that look at streaming set a pace (the product's default writes word by word).
     SCRIPTED_WORD_MS: '0',
     LOG_LEVEL: 'warn',
+    // `TEST_WORKER_CACHE=0 npm test`: every workflow task replays the whole history (a hunt for non-determinism).
+    ...(process.env.TEST_WORKER_CACHE ? { WORKER_MAX_CACHED_WORKFLOWS: process.env.TEST_WORKER_CACHE } : {}),
     ...extra,
   };
 }
