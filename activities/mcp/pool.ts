@@ -159,8 +159,19 @@ export class McpPool {
     if (provider && (server.auth || tool === 'connect')) {
       const auth = await authorizeTool(this.credentials(), userId, provider);
       if (!auth.ok) return auth.result;
-      if (tool === 'connect')
+      if (tool === 'connect') {
+        // "Connected" only if the server takes the stored token (renewed if need be); else the person signs in.
+        try {
+          await this.currentTools(name, userId);
+        } catch (error) {
+          if (error instanceof SignInRequired) return await this.signInAgain(name, userId);
+          return {
+            status: 'error',
+            content: `the "${name}" tool server is unavailable: ${(error as Error).message.slice(0, 300)}`,
+          };
+        }
         return { status: 'ok', content: `Connected. The "${name}" tools are available now.` };
+      }
     }
     return undefined;
   }
@@ -183,17 +194,12 @@ export class McpPool {
     return true;
   }
 
-  /** A token the server no longer takes is deleted (and the connection holding it dropped). */
-  private async forgetRefusedToken(name: string, userId: string): Promise<void> {
-    const provider = this.providerOf(name);
-    if (provider && (await this.credentials().vault.delete(userId, provider))) this.drop(name, userId);
-  }
-
   /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
   private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
     const provider = this.providerOf(name)!;
-    await this.forgetRefusedToken(name, userId);
-    const auth = await authorizeTool(this.credentials(), userId, provider);
+    const credentials = this.credentials();
+    if (await credentials.vault.delete(userId, provider)) this.drop(name, userId);
+    const auth = await authorizeTool(credentials, userId, provider);
     return auth.ok
       ? { status: 'error', content: `the "${name}" tool server refused the sign-in` }
       : auth.result;
@@ -319,16 +325,11 @@ export class McpPool {
       return await this.listTools(name, userId);
     } catch (error) {
       if (!(error instanceof SignInRequired)) throw error;
-      if (await this.renewAfterRefusal(name, userId)) {
-        try {
-          return await this.listTools(name, userId);
-        } catch (again) {
-          if (!(again instanceof SignInRequired)) throw again;
-        }
-      }
-      // Refused even renewed: forgotten, so `connect` asks the person instead of saying "Connected" with it.
-      await this.forgetRefusedToken(name, userId);
-      throw error;
+      // A store that cannot renew now is a sign-in to offer, not a server that is down. Nothing is deleted here: a
+      // provider may serve other servers too, and only the person's own `connect` (precheck) replaces the token.
+      const renewed = await this.renewAfterRefusal(name, userId).catch(() => false);
+      if (!renewed) throw error;
+      return await this.listTools(name, userId);
     }
   }
 

@@ -105,7 +105,8 @@ export function sessionTool(name: string, session: SessionTools): SessionTool {
         };
       // Its server offers only `connect` now (the person's sign-in lapsed): say what to call first.
       const connect = `${entry.server}${MCP_SEPARATOR}connect`;
-      if (entry.tool !== 'connect' && session.mcpTools?.some((tool) => tool.name === connect))
+      const offered = session.mcpTools?.filter((tool) => tool.server === entry.server) ?? [];
+      if (entry.tool !== 'connect' && offered.length === 1 && offered[0]!.name === connect)
         return {
           kind: 'unknown',
           name,

@@ -97,6 +97,10 @@ describe('sessionTool: what a session can call', () => {
         'call notes__connect first (it asks them), then call notes__search again',
       ),
     });
+    // A server that lists tools of its own besides `connect` is signed in: a mistyped name is simply unknown.
+    expect(sessionTool('notes__serch', { mcpTools: [connect, notesSearch] })).toMatchObject({
+      error: expect.stringMatching(/^unknown tool "notes__serch"/),
+    });
     // A tool of another server is simply unknown.
     expect(sessionTool('mail__send', { mcpTools: [connect] })).toMatchObject({
       error: expect.stringMatching(/^unknown tool "mail__send"/),
