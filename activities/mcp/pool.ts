@@ -314,7 +314,6 @@ export class McpPool {
     };
   }
 
-  /** The server's tools now: a live connection is asked again, since servers may change their tools. */
   /**
    * A server's tools as this person sees them. A token it refuses (revoked or rotated on its side) is renewed with
    * the refresh token first, as a call does: only when that fails does the list offer `connect` again, so a silent
@@ -333,6 +332,7 @@ export class McpPool {
     }
   }
 
+  /** The server's tools now: a live connection is asked again, since servers may change their tools. */
   private async listTools(name: string, userId: string): Promise<McpToolSpec[]> {
     const connected = await this.connect(name, userId);
     if (connected.justOpened) {
