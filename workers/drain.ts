@@ -13,7 +13,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Logger } from '../infra/log';
 import {
   buildIdOfBundle,
-  currentBuildId,
+  currentVersion,
   workflowsOffVersion,
   type DeploymentVersion,
   type PinnedWorkflow,
@@ -91,7 +91,8 @@ export class Drain {
   private async sweepOnce(): Promise<SweepReport> {
     const { client, namespace, taskQueue, version, log } = this.options;
     const report: SweepReport = { waiting: {}, signalled: 0, drainWorkers: [] };
-    if ((await currentBuildId(client, namespace, version.deploymentName)) !== version.buildId) return report;
+    const current = await currentVersion(client, namespace, version.deploymentName);
+    if (current?.buildId !== version.buildId) return report;
     const off = await workflowsOffVersion(client, taskQueue, version);
     const byVersion = new Map<string | undefined, PinnedWorkflow[]>();
     for (const workflow of off)
@@ -99,7 +100,11 @@ export class Drain {
     for (const [buildId, workflows] of byVersion) report.waiting[buildId ?? 'unversioned'] = workflows.length;
 
     const { legacy } = this.options;
-    const unversioned = byVersion.get(undefined);
+    // A run started since this version became current was routed to it and is unversioned only until its first
+    // task: not 0.1's, and not worth a history fetch and a replay on every sweep that catches one starting.
+    const unversioned = byVersion
+      .get(undefined)
+      ?.filter((workflow) => !current.since || workflow.startTime < current.since);
     if (unversioned?.length) await legacy?.adopt(unversioned);
     await legacy?.recover(byVersion.get(legacy.buildId));
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import {
   AgentChannel,
   AgentMissionName,
@@ -84,11 +84,17 @@ export class LegacyRecovery {
       workflowId: workflow.workflowId,
       history: await client.workflow.getHandle(workflow.workflowId, workflow.runId).fetchHistory(),
     }));
+    const replayOptions: ReplayWorkerOptions & { debugMode: false } = {
+      workflowBundle: { codePath: this.options.currentBundle },
+      ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
+      // In a workflow thread of its own, as a worker runs workflows. The SDK's replayer defaults to debug mode, which
+      // runs the workflow code on this thread and leaves the SDK's promise hook and stack-trace handler installed
+      // on it for good: every promise this process makes afterwards (activities, gRPC, the gateway's requests)
+      // then pays for the SDK's per-promise stack capture.
+      debugMode: false,
+    };
     const results = Worker.runReplayHistories(
-      {
-        workflowBundle: { codePath: this.options.currentBundle },
-        ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
-      },
+      replayOptions,
       (async function* () {
         for (const history of histories) yield await history;
       })(),

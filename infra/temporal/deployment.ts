@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 
 export interface DeploymentVersion {
@@ -52,10 +53,25 @@ export async function currentBuildId(
   namespace: string,
   deploymentName: string,
 ): Promise<string | undefined> {
+  return (await currentVersion(client, namespace, deploymentName))?.buildId;
+}
+
+/**
+ * The deployment's current version and since when it is (`since` undefined where the server does not say). Every
+ * workflow started after `since` is routed to it: one still unversioned has only not had its first task yet.
+ */
+export async function currentVersion(
+  client: Client,
+  namespace: string,
+  deploymentName: string,
+): Promise<{ buildId: string; since: Date | undefined } | undefined> {
   const reply = await unlessNotFound(
     client.workflowService.describeWorkerDeployment({ namespace, deploymentName }),
   );
-  return reply?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId || undefined;
+  const routing = reply?.workerDeploymentInfo?.routingConfig;
+  const buildId = routing?.currentDeploymentVersion?.buildId;
+  if (!buildId) return undefined;
+  return { buildId, since: optionalTsToDate(routing.currentVersionChangedTime) };
 }
 
 export async function setCurrentVersion(
@@ -115,6 +131,7 @@ export interface PinnedWorkflow {
   runId: string;
   type: string;
   buildId: string | undefined;
+  startTime: Date;
 }
 
 /**
@@ -140,6 +157,7 @@ export async function workflowsOffVersion(
       runId: execution.runId,
       type: execution.type,
       buildId: typeof pinned === 'string' ? buildIdIn(pinned, version.deploymentName) : undefined,
+      startTime: execution.startTime,
     });
   }
   return found;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities } from '../../activities';
 import { activityHeartbeats } from '../../activities/heartbeat';
 import { McpPool } from '../../activities/mcp/pool';
@@ -22,6 +22,8 @@ import { CredentialService } from '../../infra/credentials/service';
 import { createLogger } from '../../infra/log';
 import { buildIdOfBundle, currentBuildId } from '../../infra/temporal/deployment';
 import { credentialProvidedSignal, type Gate } from '../../workflows/session/contract';
+import { Drain } from '../../workers/drain';
+import { LegacyRecovery } from '../../workers/legacy';
 import { startWorker, type RunningWorker } from '../../workers/run-worker';
 import { tempDir, testConfig } from '../helpers/config';
 import { FakeSlack } from '../helpers/fake-slack';
@@ -103,6 +105,8 @@ describe('upgrading from 0.1', () => {
     await mcp.close();
 
     // The upgrade: today's worker, as `npm start` and `npm run worker` start it.
+    const stackHandler = Error.prepareStackTrace;
+    const rejectionHandlers = process.listenerCount('unhandledRejection');
     today = await startWorker(config, env.address, createLogger('worker', 'error'));
     // The current version is today's bundle (the one the worker built and kept), not the 0.1 one it runs beside it.
     const bundles = path.join(config.dataDir, 'workflow-bundles');
@@ -110,6 +114,22 @@ describe('upgrading from 0.1', () => {
     expect(todays).toHaveLength(1);
     const current = await currentBuildId(env.client, 'default', taskQueue);
     expect(current).toBe(buildIdOfBundle(path.join(bundles, todays[0]!)));
+
+    // The sweep carries each conversation waiting on people onto today's version (its 0.1 run ended, today's started
+    // with the same gates). The old buttons and answers are clicked once that is done, as people click them later:
+    // a click in the moment between the two runs is refused and can be repeated (docs/VERSIONING.md), and one that
+    // reaches the 0.1 run just before it ends leaves its tool call interrupted.
+    const onToday = async (session: TestSession, what: string) =>
+      await until(`${what} on today’s version`, async () =>
+        (await session.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion
+          ?.buildId === current
+          ? true
+          : undefined,
+      );
+    await onToday(web, 'the web conversation');
+    await onToday(inSlack, 'the Slack conversation');
+    await onToday(asked, 'the asked conversation');
+    await onToday(signIn, 'the sign-in conversation');
 
     // The old buttons and answers, each once.
     await web.decide({ gateId: gates.web!.id, choice: 'approve' });
@@ -119,14 +139,9 @@ describe('upgrading from 0.1', () => {
     await credentials.vault.put('alice', 'acme', { accessToken: 'upgrade-token' }, null);
     await credentials.close();
     await signIn.handle.signal(credentialProvidedSignal, { provider: 'acme', userId: 'alice' });
-    // The owner decides once their conversation has moved (the others decided before theirs did): the run's gate,
-    // shown there, is carried as a gate, not as a turn to resume.
-    await until('the owner’s conversation on today’s version', async () =>
-      (await owner.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion
-        ?.buildId === current
-        ? true
-        : undefined,
-    );
+    // The owner decides once their conversation has moved too: the run's gate, shown there, is carried as a gate,
+    // not as a turn to resume.
+    await onToday(owner, 'the owner’s conversation');
     await owner.decide({ gateId: gates.mission!.id, choice: 'approve' });
 
     const webView = await web.waitFor(
@@ -147,14 +162,8 @@ describe('upgrading from 0.1', () => {
     // The standing approval given under 0.1 is kept (listed, revocable), but it was a grant of every shell command
     // from a button that did not say so: today it no longer applies, and the prompt says why.
     expect(askedView.grants).toHaveLength(1);
-    // A decision made while the conversation still runs on 0.1 has 0.1's meaning ("always" = every command); the
-    // new grant below is today's, so the message goes once the conversation has moved (the sweep moves it at rest).
-    await until('the asked conversation on today’s version', async () =>
-      (await asked.handle.describe()).raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion
-        ?.buildId === current
-        ? true
-        : undefined,
-    );
+    // A decision made while the conversation ran on 0.1 has 0.1's meaning ("always" = every command); the new grant
+    // below is made on today's version.
     await asked.say('run `echo still granted`');
     const [again] = await asked.pendingGate();
     expect(again!.subject).toBe('echo still granted');
@@ -217,5 +226,51 @@ describe('upgrading from 0.1', () => {
     expect(all.length).toBeGreaterThan(10);
     expect(await nondeterminismIn(env.client, all)).toEqual([]);
     expect(lastAnswer(await web.state())).not.toBe('');
+
+    // The check of which runs need 0.1's code replayed them in a workflow thread of its own: this process (the
+    // worker's activities, its gRPC calls) was left without the SDK's promise hook and stack-trace handler, which
+    // would otherwise capture a stack trace for every promise it makes from then on.
+    expect(Error.prepareStackTrace).toBe(stackHandler);
+    expect(process.listenerCount('unhandledRejection')).toBe(rejectionHandlers);
+
+    // A run started since today's version became current is unversioned only until its first task (here an hour
+    // away): the sweep sees it but does not fetch and replay it as a possible 0.1 run.
+    const fresh = await env.client.workflow.start('sessionWorkflow', {
+      taskQueue,
+      workflowId: `fresh-${randomUUID()}`,
+      args: [{}],
+      startDelay: '1 hour',
+    });
+    const legacy = new LegacyRecovery({
+      client: env.client,
+      namespace: 'default',
+      taskQueue,
+      deploymentName: taskQueue,
+      bundlesDir: bundles,
+      currentBundle: path.join(bundles, todays[0]!),
+      dataConverter: undefined,
+      startDrainWorker: () => Promise.reject(new Error('no drain worker in this check')),
+      log: createLogger('worker', 'error'),
+    });
+    const adopt = vi.spyOn(legacy, 'adopt');
+    const drain = new Drain({
+      client: env.client,
+      namespace: 'default',
+      taskQueue,
+      version: { deploymentName: taskQueue, buildId: current! },
+      bundlesDir: bundles,
+      startDrainWorker: () => Promise.reject(new Error('no drain worker in this check')),
+      legacy,
+      log: createLogger('worker', 'error'),
+    });
+    const seen = await until('the fresh run listed as unversioned', async () => {
+      const report = await drain.sweep();
+      return report.waiting.unversioned ? report : undefined;
+    });
+    expect(seen.waiting.unversioned).toBe(1);
+    expect(adopt).not.toHaveBeenCalled();
+    await drain.stop();
+    await legacy.stop();
+    await fresh.terminate('checked');
   });
 });
