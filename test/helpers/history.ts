@@ -1,6 +1,7 @@
 /** Workflow history as searchable text: every payload decoded, so a scan for a secret really sees the data. */
 import { temporal } from '@temporalio/proto';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { until } from './until';
 
 export function historyText(history: temporal.api.history.v1.IHistory): string {
   const parts: string[] = [];
@@ -44,4 +45,30 @@ export async function nondeterminismIn(client: Client, runs: RunRef[]): Promise<
     }
   }
   return failed;
+}
+
+/**
+ * A run's history length once nothing it started is still in flight: no workflow task scheduled or running and
+ * every external signal it sent answered. Read earlier, a count races the run's own bookkeeping (the task that
+ * records "signal delivered" lands a moment after the receiver shows the signal).
+ */
+export async function settledHistoryLength(handle: WorkflowHandle): Promise<number> {
+  const Type = temporal.api.enums.v1.EventType;
+  return until(`${handle.workflowId} settled`, async () => {
+    const described = await handle.describe();
+    if (described.raw.pendingWorkflowTask) return undefined;
+    const events = (await handle.fetchHistory()).events ?? [];
+    const initiated = new Set<string>();
+    for (const event of events) {
+      if (event.eventType === Type.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)
+        initiated.add(String(event.eventId));
+      const answered =
+        event.externalWorkflowExecutionSignaledEventAttributes?.initiatedEventId ??
+        event.signalExternalWorkflowExecutionFailedEventAttributes?.initiatedEventId;
+      if (answered != null) initiated.delete(String(answered));
+    }
+    if (initiated.size > 0) return undefined;
+    const settled = (await handle.describe()).historyLength;
+    return settled === events.length ? settled : undefined;
+  });
 }

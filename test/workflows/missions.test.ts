@@ -27,6 +27,7 @@ import { startTestTemporal } from '../helpers/temporal';
 import { createTestWorker } from '../helpers/worker';
 import { testConfig } from '../helpers/config';
 import { until as untilDone } from '../helpers/until';
+import { settledHistoryLength } from '../helpers/history';
 
 const policy = {
   maxSteps: 3,
@@ -203,7 +204,7 @@ describe('missions', () => {
     );
     // While the run waits on a person, the cron ticks (every 2 s) cost the mission nothing: its history stays put.
     const mission = env.client.workflow.getHandle(missionWorkflowId(id));
-    const historyBefore = (await mission.describe()).historyLength;
+    const historyBefore = await settledHistoryLength(mission);
     await new Promise((resolve) => setTimeout(resolve, 6_000)); // three ticks
     expect((await mission.describe()).historyLength).toBe(historyBefore);
     expect((await view(id)).runs).toHaveLength(1);
