@@ -100,12 +100,8 @@ export class Drain {
     for (const [buildId, workflows] of byVersion) report.waiting[buildId ?? 'unversioned'] = workflows.length;
 
     const { legacy } = this.options;
-    // A run started since this version became current was routed to it and is unversioned only until its first
-    // task: not 0.1's, and not worth a history fetch and a replay on every sweep that catches one starting.
-    const unversioned = byVersion
-      .get(undefined)
-      ?.filter((workflow) => !current.since || workflow.startTime < current.since);
-    if (unversioned?.length) await legacy?.adopt(unversioned);
+    const unversioned = byVersion.get(undefined);
+    if (unversioned?.length) await legacy?.adopt(unversioned, current.since);
     await legacy?.recover(byVersion.get(legacy.buildId));
 
     for (const [buildId, workflows] of byVersion) {

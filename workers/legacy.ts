@@ -74,10 +74,20 @@ export class LegacyRecovery {
     return this.version.buildId;
   }
 
-  /** Pins every unversioned run that today's code cannot replay to the 0.1 worker. Call before promoting. */
-  async adopt(unversioned: PinnedWorkflow[]): Promise<number> {
+  /**
+   * Pins every unversioned run that today's code cannot replay to the 0.1 worker. Call before promoting.
+   * `currentSince`: when the deployment's current version became current. A run started since then was routed
+   * to that version and is unversioned only until its first task: not 0.1's, and not worth a history fetch and a
+   * replay (each start and each sweep would otherwise check every conversation caught starting).
+   */
+  async adopt(unversioned: PinnedWorkflow[], currentSince: Date | undefined): Promise<number> {
     const { client, log } = this.options;
-    const fresh = unversioned.filter((w) => !this.replayable.has(w.runId) && !this.pinned.has(w.runId));
+    const fresh = unversioned.filter(
+      (w) =>
+        !this.replayable.has(w.runId) &&
+        !this.pinned.has(w.runId) &&
+        (!currentSince || w.startTime < currentSince),
+    );
     if (!fresh.length) return 0;
     const legacy: PinnedWorkflow[] = [];
     const histories = fresh.map(async (workflow) => ({

@@ -20,6 +20,7 @@ import { cachedWorkflowBundle, workflowCode } from './workflow-code';
 import { activityHeartbeats } from '../activities/heartbeat';
 import {
   buildIdOfBundle,
+  currentVersion,
   promoteIfNew,
   versionKey,
   workflowsOffVersion,
@@ -185,7 +186,9 @@ async function joinDeployment(
     log,
   });
   const unversioned = (await workflowsOffVersion(client, taskQueue, version)).filter((w) => !w.buildId);
-  await legacy.adopt(unversioned);
+  // A server without Worker Deployments answers with an error here; promotion below says what to do about it.
+  const current = await currentVersion(client, namespace, version.deploymentName).catch(() => undefined);
+  await legacy.adopt(unversioned, current?.since);
   if (config.temporal.deployment?.promote === 'auto') {
     const outcome = await promoteIfNew(client, namespace, version, `worker@${process.pid}`).catch(
       (error: unknown) => {

@@ -252,7 +252,7 @@ describe('upgrading from 0.1', () => {
       startDrainWorker: () => Promise.reject(new Error('no drain worker in this check')),
       log: createLogger('worker', 'error'),
     });
-    const adopt = vi.spyOn(legacy, 'adopt');
+    const replays = vi.spyOn(Worker, 'runReplayHistories');
     const drain = new Drain({
       client: env.client,
       namespace: 'default',
@@ -268,7 +268,18 @@ describe('upgrading from 0.1', () => {
       return report.waiting.unversioned ? report : undefined;
     });
     expect(seen.waiting.unversioned).toBe(1);
-    expect(adopt).not.toHaveBeenCalled();
+    expect(replays).not.toHaveBeenCalled();
+    // A worker starting now makes the same check before promoting (workers/run-worker.ts) and skips it too.
+    const at = (await env.client.workflow.getHandle(fresh.workflowId).describe()).startTime;
+    const since = new Date(at.getTime() - 1_000);
+    const listed = {
+      workflowId: fresh.workflowId,
+      runId: fresh.firstExecutionRunId,
+      type: 'sessionWorkflow',
+    };
+    expect(await legacy.adopt([{ ...listed, buildId: undefined, startTime: at }], since)).toBe(0);
+    expect(replays).not.toHaveBeenCalled();
+    replays.mockRestore();
     await drain.stop();
     await legacy.stop();
     await fresh.terminate('checked');
