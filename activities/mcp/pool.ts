@@ -377,16 +377,21 @@ export class McpPool {
   private stopIdleProcesses(): void {
     const idleMs = this.options.idleProcessMs ?? IDLE_PROCESS_MS;
     for (const [key, connected] of this.settled) {
-      if (!key.includes('\n') || !connected.perPersonProcess) continue;
+      if (!connected.perPersonProcess) continue;
       if (connected.busy > 0 || Date.now() - connected.lastUsed < idleMs) continue;
-      const [name, userId] = key.split('\n') as [string, string];
-      this.options.log?.('MCP server process stopped while idle', { server: name });
-      this.drop(name, userId);
+      // By its key as it is: a person's id may itself hold a line break (the key's separator).
+      this.options.log?.('MCP server process stopped while idle', {
+        server: key.slice(0, key.indexOf('\n')),
+      });
+      this.dropKey(key);
     }
   }
 
   private drop(name: string, userId: string): void {
-    const key = this.key(name, userId);
+    this.dropKey(this.key(name, userId));
+  }
+
+  private dropKey(key: string): void {
     const pending = this.connections.get(key);
     this.connections.delete(key);
     this.settled.delete(key);

@@ -57,4 +57,22 @@ describe('stdio MCP servers per person', () => {
     expect(again).toHaveLength(1);
     expect(both).not.toContain(again[0]);
   });
+
+  it('stops the idle process of a person whose id has a line break, and only theirs', async () => {
+    await until('no processes left from before', () => pidsWith(dir).length === 0, { timeoutMs: 10_000 });
+    expect(await call('carol\nx', 'one')).toMatchObject({ status: 'ok' });
+    const [odd] = pidsWith(dir);
+    expect(await call('carol', 'two')).toMatchObject({ status: 'ok' });
+    const [carols] = pidsWith(dir).filter((pid) => pid !== odd);
+    // Carol keeps using hers; the other one, unused, is stopped (its key must not be read as carol's).
+    await until(
+      'the unused process stopped',
+      async () => {
+        expect(await call('carol', 'again')).toMatchObject({ status: 'ok' });
+        return !pidsWith(dir).includes(odd!);
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(pidsWith(dir)).toEqual([carols]);
+  });
 });
