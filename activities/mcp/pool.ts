@@ -32,7 +32,10 @@ type Connected = {
   justOpened: boolean;
   /** The server's questions during calls on this connection (MCP elicitation). */
   questions: ElicitationBroker;
-  /** A person's own process: the token it was started with (`tokenEnv`), its calls in flight and last use. */
+  /**
+   * The person's token it was opened with (a process's `tokenEnv`, a remote server's bearer): a refusal of it is
+   * not a refusal of a token stored since. A person's own process: its calls in flight and last use.
+   */
   token?: string;
   perPersonProcess: boolean;
   busy: number;
@@ -186,12 +189,20 @@ export class McpPool {
     return this.credentials().provider(provider) ? provider : undefined;
   }
 
-  /** The server refused the token: true when a renewed one is stored (the connection holding the old one is dropped). */
-  private async renewAfterRefusal(name: string, userId: string): Promise<boolean> {
+  /**
+   * The server refused the token (`refused`, the one the connection held, when known): true when a renewed one is
+   * stored (the connection holding the old one is dropped).
+   */
+  private async renewAfterRefusal(
+    name: string,
+    userId: string,
+    refused?: string,
+  ): Promise<'renewed' | 'stored since' | false> {
     const provider = this.providerOf(name);
-    if (!provider || !(await this.credentials().renewRejected(userId, provider))) return false;
+    const outcome = provider && (await this.credentials().renewRejected(userId, provider, refused));
+    if (!outcome) return false;
     this.drop(name, userId);
-    return true;
+    return outcome;
   }
 
   /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
@@ -255,16 +266,30 @@ export class McpPool {
         return await callOnce(await this.connect(name, userId));
       }
     };
-    try {
-      let result;
+    /**
+     * Refused for its token (nothing ran): the call is made once more on a new connection (a pooled one holds the
+     * old bearer) with the token stored since, or else one renewed with the refresh token; a token stored since
+     * and refused too is renewed in turn. Only when that fails is the person asked to sign in.
+     */
+    const afterRefusal = async (
+      error: unknown,
+      /** The token refused, when known; none: the stored one was (refused as the connection opened). */
+      refused: string | undefined,
+      storedRefusedToo: boolean,
+    ): Promise<Awaited<ReturnType<typeof callOnce>>> => {
+      const refusal = isUnauthorized(error) || (storedRefusedToo && error instanceof SignInRequired);
+      const outcome = refusal && (await this.renewAfterRefusal(name, userId, refused));
+      if (!outcome) throw error;
       try {
-        result = await attempt();
-      } catch (error) {
-        // Refused for its token (nothing ran): renewed with the refresh token, the call is made once more on a
-        // new connection (a pooled one holds the old bearer); only if that fails is the person asked to sign in.
-        if (!(isUnauthorized(error) && (await this.renewAfterRefusal(name, userId)))) throw error;
-        result = await callOnce(await this.connect(name, userId));
+        return await callOnce(await this.connect(name, userId));
+      } catch (again) {
+        if (outcome === 'stored since' && !storedRefusedToo)
+          return await afterRefusal(again, undefined, true);
+        throw again;
       }
+    };
+    try {
+      const result = await attempt().catch((error: unknown) => afterRefusal(error, used?.token, false));
       if (asking.asked) return this.inputRequired(name, userId, used!, asking.asked);
       const text = (Array.isArray(result.content) ? result.content : [])
         .map((part: { type: string; text?: string }) =>
@@ -523,7 +548,10 @@ export class McpPool {
       const provider = this.providerOf(name);
       if (provider) {
         const auth = await this.credentials().authorization(userId, provider);
-        if (auth.ok) headers[auth.header] = auth.value;
+        if (auth.ok) {
+          headers[auth.header] = auth.value;
+          token = auth.token;
+        }
       }
       transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
     }

@@ -198,16 +198,23 @@ export class CredentialService {
 
   /**
    * A server refused the access token before its expiry (revoked or rotated on its side): renewed with the refresh
-   * token, once (shared with any refresh under way). True when a new token is stored; false sends the person to
-   * sign in again.
+   * token, once (shared with any refresh under way). `renewed` when a new token is stored; false sends the person
+   * to sign in again. `refused`: the token the server refused, when known. Another one stored since (renewed by
+   * another call or worker) is the answer as it is (`stored since`): refreshing it too would spend a refresh on a
+   * token nobody has tried.
    */
-  async renewRejected(userId: string, providerName: string): Promise<boolean> {
+  async renewRejected(
+    userId: string,
+    providerName: string,
+    refused?: string,
+  ): Promise<'renewed' | 'stored since' | false> {
     const provider = this.provider(providerName);
     if (provider?.kind !== 'oauth2') return false;
     const stale = await this.vault.get(userId, providerName).catch(() => undefined);
+    if (stale && refused !== undefined && stale.accessToken !== refused) return 'stored since';
     if (!stale?.refreshToken) return false;
     const renewed = await this.refreshOnce(userId, providerName, stale);
-    return !!renewed && renewed.updatedAt !== stale.updatedAt;
+    return !!renewed && renewed.updatedAt !== stale.updatedAt && 'renewed';
   }
 
   async disconnect(userId: string, provider: string): Promise<boolean> {
