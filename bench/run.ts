@@ -6,7 +6,7 @@
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
  * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
- * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, fair, session, session-question
+ * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
  */
@@ -413,7 +413,7 @@ async function main(): Promise<void> {
         }`,
       );
     // Each session kind over the floor resolved in the same run: what a parked conversation costs to resume.
-    const ratios = (kind: 'session' | 'session-question', floor: 'bare' | 'fair') =>
+    const ratios = (kind: 'session' | 'session-question' | 'steps', floor: 'bare' | 'fair' | 'steps') =>
       Object.fromEntries(
         PARKED.flatMap((count) => {
           const of = (k: string) => parked.find((r) => r.parked === count && r.kind === k);
@@ -428,11 +428,17 @@ async function main(): Promise<void> {
     // The goal (issue 36) is against the fair floor: the same durable steps as a resume.
     results.parkedResumeOverFairFloor = ratios('session', 'fair');
     results.parkedQuestionResumeOverFairFloor = ratios('session-question', 'fair');
+    // With the opt-in `steps` kind: what a session's own durable steps cost over the fair floor, and what its code
+    // adds over those steps.
+    results.parkedStepsOverFairFloor = ratios('steps', 'fair');
+    results.parkedQuestionResumeOverSteps = ratios('session-question', 'steps');
     for (const [label, table, goal] of [
       ['approved shell command over bare floor', results.parkedResumeRatio, ''],
       ['answered question over bare floor', results.parkedQuestionResumeRatio, ''],
       ['approved shell command over fair floor', results.parkedResumeOverFairFloor, ' (goal >= 0.9x)'],
       ['answered question over fair floor', results.parkedQuestionResumeOverFairFloor, ' (goal >= 0.9x)'],
+      ["a session's durable steps over fair floor", results.parkedStepsOverFairFloor, ''],
+      ['answered question over its durable steps', results.parkedQuestionResumeOverSteps, ''],
     ] as const)
       for (const [count, ratio] of Object.entries(table as Record<string, number>))
         note(`${`${count} parked, ${label}`.padEnd(52)} ${ratio}x${goal}`);

@@ -4,11 +4,14 @@
  * transcript: what a session costs above this is what the runtime adds.
  */
 import {
+  CancellationScope,
   condition,
   defineQuery,
   defineSignal,
   proxyActivities,
   setHandler,
+  sleep,
+  upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 
@@ -57,5 +60,29 @@ export async function fairParkedWorkflow(): Promise<void> {
   await condition(() => state.message !== undefined);
   state.answer = await echo(state.message!);
   upsertSearchAttributes({ AgentStatus: ['idle'] });
+  await condition(() => false);
+}
+
+/**
+ * A session's own durable steps on a resume, without the session's code (bench kind `steps`): it parks waiting
+ * visibly with a waiting line and a gate's expiry timer; a signal sets the status running and clears the line, runs
+ * one activity with an input the size of a model call's, sets the status idle with a token count, and cancels the
+ * timer. A session against this floor is what the runtime's code adds; this against `fair`, what its steps cost.
+ */
+export async function stepsParkedWorkflow(): Promise<void> {
+  const state: { message?: string; answer?: string } = {};
+  setHandler(bareMessageSignal, (text) => void (state.message = text));
+  setHandler(bareAnswerQuery, () => state.answer);
+  upsertSearchAttributes({ AgentStatus: ['waiting_answer'] });
+  upsertMemo({ waitingFor: 'an answer' });
+  const gate = new CancellationScope();
+  const expiry = gate.run(() => sleep('24 hours')).catch(() => {});
+  await condition(() => state.message !== undefined);
+  upsertSearchAttributes({ AgentStatus: ['running'] });
+  upsertMemo({ waitingFor: null });
+  state.answer = await echo(`${state.message!}${' '.repeat(1_500)}`);
+  upsertSearchAttributes({ AgentStatus: ['idle'], AgentTokens: [309] });
+  gate.cancel();
+  await expiry;
   await condition(() => false);
 }

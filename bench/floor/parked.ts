@@ -17,11 +17,12 @@ import { countersByOperation, perUnit } from './server-metrics';
 
 /**
  * What parks: `bare` the floor; `fair` the fair floor (the same durable steps as a session's resume: a query, a
- * signal, one activity, one visibility write, still open after); `session` a session waiting to approve a shell command (its resume runs the command
+ * signal, one activity, one visibility write, still open after); `steps` (opt-in) a session's own durable steps on a resume
+ * without its code (bare-workflow.ts); `session` a session waiting to approve a shell command (its resume runs the command
  * in the sandbox: ~10 ms of machine CPU in bwrap, setpriv, prlimit and sh that the floor's echo does not spend);
  * `session-question` a session waiting on an `ask_user` answer (its resume, like the floor's, starts no process).
  */
-export type ParkedKind = 'bare' | 'fair' | 'session' | 'session-question';
+export type ParkedKind = 'bare' | 'fair' | 'steps' | 'session' | 'session-question';
 
 export interface ParkedRun {
   kind: ParkedKind;
@@ -168,6 +169,26 @@ export async function measureParked(options: {
     'session-question': sessionKind('waiting_answer', 'ask one', (s, gateId) =>
       s.answer(gateId, [{ question: 'Environment', selected: ['staging'] }]),
     ),
+    steps: () => {
+      const queue = `bench-steps-parked-${randomUUID()}`;
+      return {
+        worker: {
+          entry: 'bench/floor/bare-worker.ts',
+          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
+        },
+        parkedQuery: `WorkflowType = 'stepsParkedWorkflow' AND AgentStatus = 'waiting_answer' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+        park: async () => {
+          const handle: WorkflowHandle = await client.workflow.start('stepsParkedWorkflow', {
+            workflowId: `steps-parked-${randomUUID()}`,
+            taskQueue: queue,
+          });
+          return async () => {
+            await retried(() => handle.query('bareAnswer'));
+            await handle.signal(bareMessageSignal, 'go');
+          };
+        },
+      };
+    },
     fair: () => {
       const queue = `bench-fair-parked-${randomUUID()}`;
       return {
