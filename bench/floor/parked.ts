@@ -162,6 +162,34 @@ export async function measureParked(options: {
         };
       },
     });
+  /**
+   * A floor kind: its workflow in the bare worker on a queue of its own, queried and then signalled as a session is.
+   * One that parks `visiblyWaiting` (its status `waiting_answer`) is counted parked by that; one that does not, once
+   * its first workflow task is done (parked means waiting in the worker, as a session waiting on a gate is).
+   */
+  const floorKind =
+    (name: string, workflowType: string, { visiblyWaiting }: { visiblyWaiting: boolean }) =>
+    (): Kind => {
+      const queue = `bench-${name}-parked-${randomUUID()}`;
+      return {
+        worker: {
+          entry: 'bench/floor/bare-worker.ts',
+          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
+        },
+        parkedQuery: `WorkflowType = '${workflowType}'${visiblyWaiting ? " AND AgentStatus = 'waiting_answer'" : ''} AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+        park: async () => {
+          const handle: WorkflowHandle = await client.workflow.start(workflowType, {
+            workflowId: `${name}-parked-${randomUUID()}`,
+            taskQueue: queue,
+          });
+          if (!visiblyWaiting) await untilFirstTaskDone(handle);
+          return async () => {
+            await retried(() => handle.query('bareAnswer'));
+            await handle.signal(bareMessageSignal, 'go');
+          };
+        },
+      };
+    };
   const kinds: Record<ParkedKind, () => Kind> = {
     session: sessionKind('waiting_approval', 'run `true`', (s, gateId) =>
       s.handle.signal(decideSignal, { gateId, choice: 'approve', userId: 'alice' }),
@@ -169,69 +197,10 @@ export async function measureParked(options: {
     'session-question': sessionKind('waiting_answer', 'ask one', (s, gateId) =>
       s.answer(gateId, [{ question: 'Environment', selected: ['staging'] }]),
     ),
-    steps: () => {
-      const queue = `bench-steps-parked-${randomUUID()}`;
-      return {
-        worker: {
-          entry: 'bench/floor/bare-worker.ts',
-          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
-        },
-        parkedQuery: `WorkflowType = 'stepsParkedWorkflow' AND AgentStatus = 'waiting_answer' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-        park: async () => {
-          const handle: WorkflowHandle = await client.workflow.start('stepsParkedWorkflow', {
-            workflowId: `steps-parked-${randomUUID()}`,
-            taskQueue: queue,
-          });
-          return async () => {
-            await retried(() => handle.query('bareAnswer'));
-            await handle.signal(bareMessageSignal, 'go');
-          };
-        },
-      };
-    },
-    fair: () => {
-      const queue = `bench-fair-parked-${randomUUID()}`;
-      return {
-        worker: {
-          entry: 'bench/floor/bare-worker.ts',
-          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
-        },
-        parkedQuery: `WorkflowType = 'fairParkedWorkflow' AND AgentStatus = 'waiting_answer' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-        park: async () => {
-          const handle: WorkflowHandle = await client.workflow.start('fairParkedWorkflow', {
-            workflowId: `fair-parked-${randomUUID()}`,
-            taskQueue: queue,
-          });
-          return async () => {
-            await retried(() => handle.query('bareAnswer'));
-            await handle.signal(bareMessageSignal, 'go');
-          };
-        },
-      };
-    },
-    bare: () => {
-      const queue = `bench-bare-parked-${randomUUID()}`;
-      return {
-        worker: {
-          entry: 'bench/floor/bare-worker.ts',
-          env: { TEMPORAL_TASK_QUEUE: queue, WORKFLOW_BUNDLE_PATH: options.bare.bundlePath },
-        },
-        parkedQuery: `WorkflowType = 'bareParkedWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-        park: async () => {
-          const handle: WorkflowHandle = await client.workflow.start('bareParkedWorkflow', {
-            workflowId: `bare-parked-${randomUUID()}`,
-            taskQueue: queue,
-          });
-          // Parked means waiting in the worker, as a session waiting on a gate is: its first workflow task done
-          // (visibility lists it Running from its start, before any worker has seen it).
-          await untilFirstTaskDone(handle);
-          return async () => {
-            await retried(() => handle.query('bareAnswer'));
-            await handle.signal(bareMessageSignal, 'go');
-          };
-        },
-      };
-    },
+    steps: floorKind('steps', 'stepsParkedWorkflow', { visiblyWaiting: true }),
+    fair: floorKind('fair', 'fairParkedWorkflow', { visiblyWaiting: true }),
+    // Visibility lists it Running from its start, before any worker has seen it.
+    bare: floorKind('bare', 'bareParkedWorkflow', { visiblyWaiting: false }),
   };
 
   const runs: ParkedRun[] = [];
