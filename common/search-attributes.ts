@@ -14,6 +14,12 @@ export const AgentCredentialWaits = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD_LIST,
 );
 
+/**
+ * Every id that may decide one of the workflow's open gates (gate-memo.ts `gateDeciders`): "Needs you" lists a
+ * person's decisions with one visibility query over their ids, with no worker asked.
+ */
+export const AgentDeciders = defineSearchAttributeKey('AgentDeciders', SearchAttributeType.KEYWORD_LIST);
+
 export const AgentMissionName = defineSearchAttributeKey('AgentMissionName', SearchAttributeType.KEYWORD);
 export const AgentMissionStatus = defineSearchAttributeKey('AgentMissionStatus', SearchAttributeType.KEYWORD);
 
@@ -28,13 +34,14 @@ export const AgentFeedback = defineSearchAttributeKey('AgentFeedback', SearchAtt
  * Attributes added after the first release: a namespace set up by hand (Temporal Cloud) may not have them yet,
  * so workflows set them only where the worker found them registered (settings).
  */
-export const OPTIONAL_SEARCH_ATTRIBUTES = ['AgentTokens', 'AgentCostUsd', 'AgentFeedback'];
+export const OPTIONAL_SEARCH_ATTRIBUTES = ['AgentTokens', 'AgentCostUsd', 'AgentFeedback', 'AgentDeciders'];
 
 export const customSearchAttributes = [
   AgentStatus,
   AgentChannel,
   AgentOwner,
   AgentCredentialWaits,
+  AgentDeciders,
   AgentMissionName,
   AgentMissionStatus,
   AgentTokens,

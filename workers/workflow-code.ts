@@ -94,9 +94,16 @@ export function workflowCode(
   };
 }
 
-/** The workflow bundle of `from` (a directory with the workflows' index, TypeScript or compiled). */
+/**
+ * The workflow bundle of `from` (a directory with the workflows' index, TypeScript or compiled), starting with the
+ * digest of what it is made of (`workflowCodeDigest`): its build id, the same for one commit wherever it is checked
+ * out, although webpack's output names files by where they are (infra/temporal/deployment.ts).
+ */
 export async function bundleWorkflows(from = workflowsPath): Promise<string> {
-  return (await bundleWorkflowCode(workflowBundleOptions(from))).code;
+  const { code } = await bundleWorkflowCode(workflowBundleOptions(from));
+  // On the first line, not a line of its own: the inline source map's lines stay where they are, and the worker
+  // takes everything after the map's comment at the end as the map.
+  return `${workflowCodeMarker(workflowCodeDigest(from))}${code}`;
 }
 
 /**
@@ -110,7 +117,7 @@ export async function cachedWorkflowBundle(
   cacheDir: string,
   log: (message: string) => void,
 ): Promise<string> {
-  const file = path.join(cacheDir, `workflows-${bundleVersion()}.js`);
+  const file = path.join(cacheDir, `workflows-${workflowCodeDigest()}.js`);
   if (existsSync(file)) return file;
   const started = Date.now();
   const code = await bundleWorkflows();
@@ -125,24 +132,30 @@ export async function cachedWorkflowBundle(
   return file;
 }
 
-function bundleVersion(): string {
+/**
+ * What a bundle of `from` is made of, as a digest: the files of workflows/ and common/ by their paths inside the
+ * checkout, the layout, the preloaded modules and the versions of the packages workflow code may import.
+ */
+export function workflowCodeDigest(from = workflowsPath): string {
   const hash = createHash('sha256');
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) walk(full);
       else if (/\.(ts|js|mjs|cjs|json)$/.test(name))
-        hash.update(`${path.relative(workflowsPath, full)}\0`).update(readFileSync(full));
+        hash.update(`${path.relative(from, full)}\0`).update(readFileSync(full));
     }
   };
-  walk(workflowsPath);
-  walk(path.resolve(workflowsPath, '../common'));
+  walk(from);
+  walk(path.resolve(from, '../common'));
   hash.update(`layout:${BUNDLE_LAYOUT}\0`);
-  for (const shared of sharedWorkflowModules)
-    hash.update(`preload:${path.relative(workflowsPath, shared)}\0`);
+  for (const shared of sharedModulesIn(from)) hash.update(`preload:${path.relative(from, shared)}\0`);
   for (const pkg of ['@temporalio/workflow', '@temporalio/common', 'zod'])
     hash.update(
       `${pkg}@${(JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version}\0`,
     );
   return hash.digest('hex').slice(0, 16);
 }
+
+/** How a bundle starts, naming its digest (deployment.ts reads it back as the build id). */
+export const workflowCodeMarker = (digest: string): string => `/* workflow-code ${digest} */`;

@@ -1,20 +1,23 @@
 /**
- * "Needs you", pushed: one reader per person in this gateway process, shared by all their tabs. It watches each
- * listed conversation through its live feed (live-views.ts: a decision made anywhere — Slack, Discord, another
- * tab, another gateway — changes that conversation's view, and the list is read again at once), and looks for
- * newly waiting conversations in visibility every few seconds. A tab is sent the list only when it changed.
+ * "Needs you", pushed: one reader per person in this gateway process, shared by all their tabs. It reads the
+ * person's first page from visibility (inbox.ts: one list and one count, filtered by their ids, no worker asked)
+ * soon after anything is decided or sent through this gateway, and otherwise at a pace that slows while nothing
+ * changes. A tab is sent the list only when it changed.
+ *
+ * Why per-person reads and not one watcher per gateway: visibility has no "changed since" filter, so a gateway-wide
+ * watcher would read every open tab's items each time anyway, in one query that grows with the tabs; a person's
+ * read grows only with their own first page, and an idle tab costs one read every RESCAN_MAX_MS (docs/SCALING.md).
  */
 import type { Logger } from '../../infra/log';
 import type { Inbox, InboxList } from './inbox';
-import type { LiveViews } from './live-views';
 
-/** How often visibility is asked for conversations that started waiting (a new gate has no feed yet). */
-const RESCAN_MS = 5_000;
+/** The first look after a change (and at the start); each unchanged read waits longer, up to RESCAN_MAX_MS. */
+const RESCAN_MIN_MS = 2_000;
+const RESCAN_MAX_MS = 15_000;
+const RESCAN_GROWTH = 1.5;
 /** A burst of changes (a batch decided, a turn moving on) is read once. */
 const SETTLE_MS = 300;
-/** Conversations watched live per person; beyond them, changes arrive with the next rescan. */
-const MAX_WATCHED = 50;
-/** However many nudges and changes arrive, a person's list is read at most once a second (a loop of clicks costs no more). */
+/** However many nudges arrive, a person's list is read at most once a second (a loop of clicks costs no more). */
 const MIN_READ_GAP_MS = 1_000;
 
 type Listener = (list: InboxList) => void;
@@ -22,9 +25,8 @@ type Listener = (list: InboxList) => void;
 class PersonInbox {
   readonly listeners = new Set<Listener>();
   private last: { body: string; list: InboxList } | undefined;
-  private readonly watched = new Map<string, () => void>();
-  private readonly rescan: NodeJS.Timeout;
-  private settle: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private rescanMs = RESCAN_MIN_MS;
   private reading = false;
   private lastReadAt = 0;
   private readAgain = false;
@@ -33,11 +35,9 @@ class PersonInbox {
   constructor(
     private readonly userId: string,
     private readonly inbox: Inbox,
-    private readonly live: LiveViews,
     private readonly log: Logger,
   ) {
-    this.rescan = setInterval(() => this.soon(0), RESCAN_MS).unref();
-    this.soon(0);
+    this.schedule(0);
   }
 
   add(listener: Listener): void {
@@ -45,26 +45,24 @@ class PersonInbox {
     if (this.last) listener(this.last.list);
   }
 
-  /** Read the list again shortly (changes in a burst are read once). */
-  soon(delayMs = SETTLE_MS): void {
-    if (this.closed || this.settle) return;
-    const gap = this.lastReadAt + MIN_READ_GAP_MS - Date.now();
-    this.settle = setTimeout(
-      () => {
-        this.settle = undefined;
-        void this.read();
-      },
-      Math.max(delayMs, gap),
-    );
-    this.settle.unref();
+  /** Something changed here: read again shortly, and look often for a while (visibility catches up in moments). */
+  soon(): void {
+    this.rescanMs = RESCAN_MIN_MS;
+    this.schedule(SETTLE_MS);
   }
 
   close(): void {
     this.closed = true;
-    clearInterval(this.rescan);
-    clearTimeout(this.settle);
-    for (const leave of this.watched.values()) leave();
-    this.watched.clear();
+    clearTimeout(this.timer);
+  }
+
+  /** The next read in `delayMs` (or sooner, if one is already due sooner), never closer than a second apart. */
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    const at = Math.max(Date.now() + delayMs, this.lastReadAt + MIN_READ_GAP_MS);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.read(), at - Date.now());
+    this.timer.unref();
   }
 
   private async read(): Promise<void> {
@@ -77,39 +75,24 @@ class PersonInbox {
     try {
       const list = await this.inbox.list(this.userId);
       if (this.closed) return;
-      this.watch(new Set(list.items.map((item) => item.workflowId)));
       const body = JSON.stringify(list);
-      if (body === this.last?.body) return;
+      if (body === this.last?.body) {
+        this.rescanMs = Math.min(RESCAN_MAX_MS, this.rescanMs * RESCAN_GROWTH);
+        return;
+      }
+      this.rescanMs = RESCAN_MIN_MS;
       this.last = { body, list };
       for (const listener of this.listeners) listener(list);
     } catch (error) {
-      // Temporal not answering: the tabs keep what they show, and the next rescan tries again.
+      // Temporal not answering: the tabs keep what they show, and a later read tries again.
+      this.rescanMs = Math.min(RESCAN_MAX_MS, this.rescanMs * RESCAN_GROWTH);
       this.log.warn('inbox not read', { userId: this.userId, error: (error as Error).message });
     } finally {
       this.reading = false;
       if (this.readAgain) {
         this.readAgain = false;
-        this.soon();
-      }
-    }
-  }
-
-  /** Follows exactly the listed conversations: a change to one re-reads the list. */
-  private watch(workflowIds: Set<string>): void {
-    for (const [workflowId, leave] of this.watched)
-      if (!workflowIds.has(workflowId)) {
-        leave();
-        this.watched.delete(workflowId);
-      }
-    for (const workflowId of workflowIds) {
-      if (this.watched.has(workflowId) || this.watched.size >= MAX_WATCHED) continue;
-      let first = true;
-      const leave = this.live.subscribe(workflowId, () => {
-        // The first event is the view as it is (already listed); every later one is a change.
-        if (first) first = false;
-        else this.soon();
-      });
-      this.watched.set(workflowId, leave);
+        this.schedule(SETTLE_MS);
+      } else this.schedule(this.rescanMs);
     }
   }
 }
@@ -119,14 +102,13 @@ export class InboxFeeds {
 
   constructor(
     private readonly inbox: Inbox,
-    private readonly live: LiveViews,
     private readonly log: Logger,
   ) {}
 
   /** Sends this person's list now (when known) and whenever it changes, until the returned function. */
   subscribe(userId: string, listener: Listener): () => void {
     let person = this.people.get(userId);
-    if (!person) this.people.set(userId, (person = new PersonInbox(userId, this.inbox, this.live, this.log)));
+    if (!person) this.people.set(userId, (person = new PersonInbox(userId, this.inbox, this.log)));
     person.add(listener);
     const entry = person;
     return () => {
@@ -137,9 +119,12 @@ export class InboxFeeds {
     };
   }
 
-  /** Something was decided or sent through this gateway: every open inbox here looks again. */
-  nudge(): void {
-    for (const person of this.people.values()) person.soon();
+  /**
+   * This person decided or sent something through this gateway: their open inbox here looks again soon. Only
+   * theirs: a click costs one read, not one per open tab; others see it at their next look.
+   */
+  nudge(userId: string): void {
+    this.people.get(userId)?.soon();
   }
 
   close(): void {

@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { answerSubmissionSchema, decisionSchema } from '../../workflows/session/contract';
 import { parseBody, type ApiEnv, type WebApi } from './api-context';
-import { INBOX_WORKFLOW_ID } from './inbox';
+import { INBOX_WORKFLOW_ID, InboxCursorError, InboxNotSetUpError } from './inbox';
 
 /** One confirmation decides at most this many: a page of the inbox. */
 export const MAX_BATCH = 50;
@@ -48,9 +48,17 @@ const inboxAnswersSchema = z.strictObject({
   answers: answerSubmissionSchema.shape.answers,
 });
 
+/** `GET /api/inbox[?cursor=]`: a page of the person's decisions; `next` in the answer is the cursor of the next. */
 export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
-  const inbox = await api.deps.inbox.list(c.get('userId'));
-  return c.json(inbox);
+  const cursor = c.req.query('cursor');
+  try {
+    return c.json(await api.deps.inbox.list(c.get('userId'), cursor || undefined));
+  } catch (error) {
+    if (error instanceof InboxCursorError)
+      return c.json({ error: `cursor: ${error.message}; start again without one` }, 400);
+    if (error instanceof InboxNotSetUpError) return c.json({ error: error.message }, 503);
+    throw error;
+  }
 }
 
 export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
@@ -64,7 +72,7 @@ export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
     ...(args ? { args } : {}),
   });
   for (const outcome of outcomes) if (outcome.ok) api.deps.live.nudge(outcome.workflowId);
-  if (outcomes.some((o) => o.ok)) api.inboxFeeds.nudge();
+  if (outcomes.some((o) => o.ok)) api.inboxFeeds.nudge(c.get('userId'));
   api.deps.log.info('inbox decisions', {
     userId: c.get('userId'),
     choice,
@@ -82,7 +90,7 @@ export async function answerFromInbox(api: WebApi, c: Context<ApiEnv>) {
   const outcome = await api.deps.inbox.answer(c.get('userId'), { workflowId, gateId }, answers);
   if (outcome.ok) {
     api.deps.live.nudge(workflowId);
-    api.inboxFeeds.nudge();
+    api.inboxFeeds.nudge(c.get('userId'));
   }
   api.deps.log.info('inbox answer', { userId: c.get('userId'), workflowId, gateId, ok: outcome.ok });
   return c.json({ outcome }, 200);

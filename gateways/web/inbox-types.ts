@@ -30,8 +30,15 @@ export interface InboxItem {
 }
 
 export interface InboxList {
+  /** This page's decisions, newest first. */
   items: InboxItem[];
-  /** Conversations found waiting that could not be read now (no worker running): their gates are not listed. */
+  /** How many conversations and mission runs wait on the person, exactly (the page holds the newest of them). */
+  total: number;
+  /** The next page (`GET /api/inbox?cursor=`); absent on the last. */
+  next?: string;
+  /** Gates these conversations keep open beyond what their memo holds: decided in the conversation itself. */
+  notShown: number;
+  /** Conversations found waiting whose gates could not be read (a workflow of an older version, before it moved). */
   unreadable: number;
 }
 

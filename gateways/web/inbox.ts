@@ -2,9 +2,11 @@
  * "Needs you": every open decision a person may make, across channels (web, Slack, Discord conversations and
  * mission runs), and deciding them from the web, one or many at once.
  *
- * Found through visibility (conversations whose AgentStatus says they wait on a person), read with the
- * conversation's own pending-gates query, and filtered by the workflow's own rule (gates.ts `mayDecide`,
- * `approverIds`): the page shows the rule's text and decides nothing itself. A person is every id the policy's
+ * Found through visibility by the person's own ids (the `AgentDeciders` attribute every waiting workflow keeps),
+ * shown from each workflow's memo (its open gates), a page at a time with an exact count: no worker is asked,
+ * and the cost is the person's page, not what the organization has waiting (docs/SCALING.md). Each gate is
+ * filtered by the workflow's own rule (gates.ts `mayDecide`, `approverIds`): the page shows the rule's text and
+ * decides nothing itself. A person is every id the policy's
  * `users` table gives them (their web id, Slack and Discord ids): a decision from the inbox is sent as the id the
  * gate names, so the workflow checks and records it exactly as a click in that channel.
  */
@@ -15,8 +17,9 @@ import { gateRule } from './gate-rule';
 import type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
 
 export type { InboxItem, InboxList, InboxOutcome } from './inbox-types';
-import { missionWorkflowId } from '../../common/ids';
-import { AgentMissionName } from '../../common/search-attributes';
+import type { Logger } from '../../infra/log';
+import { decodeMemo } from '../../infra/temporal/memo';
+import { readMemoGates } from './inbox-memo';
 import {
   answerSignal,
   decideSignal,
@@ -27,13 +30,7 @@ import {
   type SessionInput,
 } from '../../workflows/session/contract';
 import { approverIds, isBudgetGate, mayDecide } from '../../workflows/session/gates';
-
-/** Waiting states that a person can end; visibility finds them without a worker. */
-const WAITING = ['waiting_approval', 'waiting_answer', 'waiting_credential'];
-/** Conversations read per request: the oldest waits beyond it are still found by `agentctl stuck`. */
-const MAX_WORKFLOWS = 200;
-const READ_CONCURRENCY = 8;
-const QUERY_DEADLINE_MS = 3_000;
+import type { MemoGate } from '../../workflows/session/gate-memo';
 
 /** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
 export const INBOX_WORKFLOW_ID =
@@ -99,7 +96,11 @@ export function inboxItem(
       : ids.find((id) => mayDecide(gate, id));
   if (!decideAs) return undefined;
   const kind = gate.kind === 'approval' && isBudgetGate(gate) ? 'budget' : gate.kind;
-  const mayApprove = gate.kind !== 'approval' || mayApproveAsPerson(gate, decideAs, ids);
+  // Arguments too large for the memo are not shown here, so nobody approves them unseen from the inbox.
+  const unseen =
+    gate.kind === 'approval' && gate.args === undefined ? (gate as MemoGate).argsChars : undefined;
+  const mayApprove =
+    gate.kind !== 'approval' || (unseen === undefined && mayApproveAsPerson(gate, decideAs, ids));
   return {
     workflowId,
     channel,
@@ -114,7 +115,10 @@ export function inboxItem(
     requesterId: personOf(gate.requesterId, users),
     createdAt: gate.createdAt,
     expiresAt: gate.expiresAt,
-    rule: gateRule(gate),
+    rule:
+      unseen === undefined
+        ? gateRule(gate)
+        : `${gateRule(gate)} Its arguments (${unseen.toLocaleString('en')} characters) are too large to show here: approve it in its conversation.`,
     decideAs,
     mayApprove,
     mayEdit:
@@ -130,67 +134,116 @@ export function handOverRefusal(users: UsersTable, gate: Gate, to: string): stri
   return undefined;
 }
 
+/** Conversations per page of "Needs you" (a visibility page; each holds one gate or a few). */
+export const INBOX_PAGE_SIZE = 50;
+const QUERY_DEADLINE_MS = 3_000;
+
+/** The ids a visibility query may name: every id our sign-in modes, Slack and Discord make (never a quote). */
+const QUERYABLE_ID = /^[A-Za-z0-9._@:~-]{1,255}$/;
+
+/** The page after this one, opaque to the browser: Temporal's own page token. */
+const encodeCursor = (token: Uint8Array): string => Buffer.from(token).toString('base64url');
+const decodeCursor = (cursor: string): Uint8Array | undefined =>
+  /^[A-Za-z0-9_-]{1,4000}$/.test(cursor) ? Buffer.from(cursor, 'base64url') : undefined;
+
+export class InboxCursorError extends Error {}
+/** The namespace lacks the `AgentDeciders` attribute (set up by hand, e.g. Temporal Cloud): said with the fix. */
+export class InboxNotSetUpError extends Error {}
+
+const INVALID_ARGUMENT = 3;
+
+/** A visibility refusal said as what to do: the attribute to register, or a page token the server no longer takes. */
+function refusal(error: unknown, cursor: string | undefined): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code !== INVALID_ARGUMENT) return error;
+  const message = (error as Error).message;
+  if (/AgentDeciders/.test(message))
+    return new InboxNotSetUpError(
+      `"Needs you" needs the search attribute AgentDeciders (KeywordList), which this namespace lacks: the worker registers it at start where it may, or run \`temporal operator search-attribute create --name AgentDeciders --type KeywordList\` (${message})`,
+    );
+  return cursor ? new InboxCursorError('this page is no longer available') : error;
+}
+
 export class Inbox {
   constructor(
     private readonly client: Client,
     private readonly users: UsersTable,
+    private readonly log?: Logger,
   ) {}
 
-  private async gatesOf(workflowId: string): Promise<Gate[]> {
-    return await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
-      this.client.workflow.getHandle(workflowId).query(pendingGatesQuery),
-    );
+  /** Visibility's filter for "waiting on one of these ids" (AgentDeciders, kept by every waiting workflow). */
+  private waitingOn(userId: string): string | undefined {
+    const ids = aliasesOf(userId, this.users).filter((id) => QUERYABLE_ID.test(id));
+    if (!ids.length) return undefined;
+    return `ExecutionStatus = 'Running' AND AgentDeciders IN (${ids.map((id) => `'${id}'`).join(', ')})`;
   }
 
-  /** A run's mission by name (its search attribute; the server answers without a worker). */
-  private async missionName(runWorkflowId: string): Promise<string | undefined> {
-    const missionId = runWorkflowId.split(':')[1]!;
-    try {
-      const described = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
-        this.client.workflow.getHandle(missionWorkflowId(missionId)).describe(),
-      );
-      return described.typedSearchAttributes.get(AgentMissionName);
-    } catch {
-      return undefined;
-    }
-  }
-
-  async list(userId: string): Promise<InboxList> {
-    const query = `ExecutionStatus = 'Running' AND AgentStatus IN (${WAITING.map((s) => `'${s}'`).join(', ')})`;
-    const found = await withinDeadline(this.client, QUERY_DEADLINE_MS, async () => {
-      const out: { workflowId: string; title?: string }[] = [];
-      for await (const info of this.client.workflow.list({ query, pageSize: 100 })) {
-        if (!INBOX_WORKFLOW_ID.test(info.workflowId)) continue;
-        const title = info.memo?.title;
-        out.push({ workflowId: info.workflowId, ...(typeof title === 'string' ? { title } : {}) });
-        if (out.length >= MAX_WORKFLOWS) break;
-      }
-      return out;
+  /**
+   * One page of the person's decisions, newest waiting conversation first: one visibility query filtered by their
+   * ids and one exact count, each gate shown from its workflow's memo. No worker is asked, so the cost is the
+   * person's own page whatever the organization has waiting.
+   */
+  async list(userId: string, cursor?: string): Promise<InboxList> {
+    const query = this.waitingOn(userId);
+    if (!query) return { items: [], total: 0, notShown: 0, unreadable: 0 };
+    const token = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (cursor !== undefined && !token) throw new InboxCursorError('not a cursor this inbox gave');
+    const { namespace } = this.client.options;
+    const [page, counted] = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+      Promise.all([
+        this.client.workflowService.listWorkflowExecutions({
+          namespace,
+          query,
+          pageSize: INBOX_PAGE_SIZE,
+          ...(token ? { nextPageToken: token } : {}),
+        }),
+        this.client.workflowService.countWorkflowExecutions({ namespace, query }),
+      ]),
+    ).catch((error: unknown) => {
+      throw refusal(error, cursor);
     });
     const items: InboxItem[] = [];
+    let notShown = 0;
     let unreadable = 0;
-    for (let i = 0; i < found.length; i += READ_CONCURRENCY) {
-      await Promise.all(
-        found.slice(i, i + READ_CONCURRENCY).map(async ({ workflowId, title }) => {
-          let gates: Gate[];
-          try {
-            gates = await this.gatesOf(workflowId);
-          } catch {
-            unreadable++;
-            return;
-          }
-          const mine = gates.flatMap((gate) => inboxItem(this.users, userId, workflowId, gate) ?? []);
-          if (mine.length && channelOf(workflowId) === 'mission') {
-            const name = await this.missionName(workflowId);
-            for (const item of mine) item.where = describeWhere(workflowId, 'mission', name);
-          }
-          if (title) for (const item of mine) item.where = `“${title}”`;
-          items.push(...mine);
-        }),
-      );
+    for (const execution of page.executions ?? []) {
+      const workflowId = execution.execution?.workflowId ?? '';
+      if (!INBOX_WORKFLOW_ID.test(workflowId)) continue;
+      const memo = await decodeMemo(this.client, execution.memo?.fields);
+      const kept = readMemoGates(memo);
+      notShown += kept.notKept;
+      if (kept.malformed && !kept.gates.length) unreadable++;
+      const title = memo?.title;
+      for (const gate of kept.gates) {
+        const item = inboxItem(this.users, userId, workflowId, gate);
+        if (!item) continue;
+        if (item.channel === 'mission') item.where = describeWhere(workflowId, 'mission', kept.missionName);
+        if (typeof title === 'string') item.where = `“${title}”`;
+        items.push(item);
+      }
     }
+    const next = page.nextPageToken?.length ? encodeCursor(page.nextPageToken) : undefined;
+    const total = Number(counted.count ?? 0);
+    if (next && !cursor) this.log?.info('inbox page cut', { userId, total, pageSize: INBOX_PAGE_SIZE });
     items.sort((a, b) => b.createdAt - a.createdAt);
-    return { items, unreadable };
+    return { items, total, notShown, unreadable, ...(next ? { next } : {}) };
+  }
+
+  /**
+   * One open gate as the inbox would show it, read from its workflow's memo (no worker); a workflow of an
+   * earlier version that keeps no such memo yet is asked (a query) instead.
+   */
+  private async gateOf(workflowId: string, gateId: string): Promise<Gate | undefined> {
+    const described = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+      this.client.workflow.getHandle(workflowId).describe(),
+    );
+    if (described.status.name !== 'RUNNING') return undefined;
+    const kept = readMemoGates(described.memo);
+    const inMemo = kept.gates.find((gate) => gate.id === gateId);
+    if (inMemo || (kept.current && !kept.notKept)) return inMemo;
+    const gates = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
+      this.client.workflow.getHandle(workflowId).query(pendingGatesQuery),
+    );
+    return gates.find((gate) => gate.id === gateId);
   }
 
   /**
@@ -205,7 +258,7 @@ export class Inbox {
     return await Promise.all(
       targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
         try {
-          const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
+          const gate = await this.gateOf(workflowId, gateId);
           const item = gate && inboxItem(this.users, userId, workflowId, gate);
           if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
           if (item.kind === 'question')
@@ -254,7 +307,7 @@ export class Inbox {
     answers: AnswerSubmission['answers'],
   ): Promise<InboxOutcome> {
     try {
-      const gate = (await this.gatesOf(workflowId)).find((g) => g.id === gateId);
+      const gate = await this.gateOf(workflowId, gateId);
       const item = gate && inboxItem(this.users, userId, workflowId, gate);
       if (!item) return { workflowId, gateId, ok: false, error: 'no longer waiting on you' };
       if (item.kind !== 'question') return { workflowId, gateId, ok: false, error: 'this is not a question' };

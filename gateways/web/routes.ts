@@ -32,7 +32,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     link: (workflowId) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId),
     messageRate: new RateLimiter(deps.rate.messagesPerMinute),
     sessionRate: new RateLimiter(deps.rate.sessionsPerMinute),
-    inboxFeeds: new InboxFeeds(deps.inbox, deps.live, deps.log),
+    inboxFeeds: new InboxFeeds(deps.inbox, deps.log),
   };
 
   // Order matters: the host and the caller are known before the body is read, the body is bounded before

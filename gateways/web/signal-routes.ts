@@ -57,7 +57,7 @@ async function acceptSignal(
     );
   }
   api.deps.live.nudge(fields.workflowId);
-  api.inboxFeeds.nudge();
+  api.inboxFeeds.nudge(c.get('userId'));
   api.deps.log.info(`${what} accepted`, { ...fields, userId: c.get('userId') });
   return c.json({ accepted: true }, 202);
 }

@@ -14,9 +14,20 @@ export interface DeploymentVersion {
   buildId: string;
 }
 
-/** The build id of a workflow bundle: the same code gives the same version on every machine of a fleet. */
+/** How bundleWorkflows starts a bundle (workers/workflow-code.ts `workflowCodeMarker`). */
+const WORKFLOW_CODE_MARKER = /^\/\* workflow-code ([0-9a-f]{16}) \*\//;
+
+/**
+ * The build id of a workflow bundle: the digest of what it is made of, which it names at its start (the
+ * workflow sources by their paths inside the checkout, the packages they import), so the same commit checked out
+ * at two paths (two hosts of a fleet, a redeploy into a new directory) is one version; webpack's output itself
+ * names files by their absolute paths. A bundle without that line (0.1's, or one kept from before) keeps the
+ * digest of its bytes it always had.
+ */
 export function buildIdOfBundle(bundlePath: string): string {
-  return createHash('sha256').update(readFileSync(bundlePath)).digest('hex').slice(0, 16);
+  const code = readFileSync(bundlePath);
+  const named = WORKFLOW_CODE_MARKER.exec(code.subarray(0, 64).toString('utf8'));
+  return named ? named[1]! : createHash('sha256').update(code).digest('hex').slice(0, 16);
 }
 
 /** As visibility stores it in `TemporalWorkerDeploymentVersion`. */

@@ -71,7 +71,13 @@ describe('the gate memo', () => {
 
   it('leaves out arguments too large for any dialog, saying how large, and keeps only the newest gates', () => {
     const huge = gateMemos([approval('h', { command: 'x'.repeat(MAX_MEMO_ARGS_CHARS) })]).h!;
-    expect(huge).toEqual({
+    expect(huge).toMatchObject({
+      kind: 'approval',
+      toolName: 'shell_execute',
+      argsChars: MAX_MEMO_ARGS_CHARS + 14,
+    });
+    expect(huge).not.toHaveProperty('args');
+    expect(readGateMemo({ [GATE_MEMO_KEY]: { h: huge } }, 'h')).toEqual({
       kind: 'approval',
       toolName: 'shell_execute',
       argsChars: MAX_MEMO_ARGS_CHARS + 14,

@@ -184,7 +184,7 @@ function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
   for (const gate of openBudgetGates(run)) {
     if (gate === except || !cancelGate(gate, Date.now())) continue;
     run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-    run.rememberOpenGates();
+    run.state.touch();
   }
 }
 

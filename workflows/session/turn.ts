@@ -258,7 +258,7 @@ export class Turn {
     }
     if (stopped.some((gate) => gate.kind === 'credential'))
       wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
-    run.rememberOpenGates();
+    run.state.touch();
     for (const call of unresolvedToolCalls(run.state.transcript)) {
       // A call waiting at a gate never ran; any other was running (or about to) and was stopped part-way.
       const gate = stopped.find((g) => g.toolCallId === call.id);

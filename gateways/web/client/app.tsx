@@ -10,7 +10,7 @@ import { Conversation } from './conversation';
 import { InboxView } from './inbox-view';
 import { ReadOnlyConversation } from './read-only-conversation';
 import { Sidebar } from './sidebar';
-import { useInbox } from './use-inbox';
+import { useInbox, waitingCount } from './use-inbox';
 import type { Grant, Me, SessionSummary, WebView } from './types';
 import { Welcome } from './welcome';
 
@@ -58,7 +58,7 @@ export function App() {
 
   useEffect(() => void loadGrants(), [loadGrants]);
 
-  const count = inbox?.items.length ?? 0;
+  const count = inbox ? waitingCount(inbox) : 0;
 
   /** A message: into the open conversation, or the first of a new one. */
   const send = async (text: string, messageId: string) => {

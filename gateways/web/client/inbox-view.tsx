@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ConfirmBatch, type Batch } from './inbox-confirm';
-import { messageOf, post } from './api';
+import { api, messageOf, post } from './api';
 import { waited } from './format';
 import { EditAndApprove, QuestionForm } from './gates';
 import type { Answer, InboxItem, InboxList, InboxOutcome } from './types';
@@ -166,12 +166,21 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
   const [confirming, setConfirming] = useState<Batch | null>(null);
   const [report, setReport] = useState<string | null>(null);
 
-  const items = [...(inbox?.items ?? [])].sort((a, b) =>
-    order === 'newest' ? b.createdAt - a.createdAt : a.createdAt - b.createdAt,
+  const { pages, next, loadMore, forget } = useMorePages(inbox);
+  const firstPage = new Set((inbox?.items ?? []).map(key));
+  const items = [...(inbox?.items ?? []), ...pages.filter((item) => !firstPage.has(key(item)))].sort(
+    (a, b) => (order === 'newest' ? b.createdAt - a.createdAt : a.createdAt - b.createdAt),
   );
   const chosen = items.filter((i) => selected.has(key(i)));
 
-  const { decide, answer } = useInboxActions(reload, setReport, () => setSelected(new Set()));
+  const { decide, answer } = useInboxActions(
+    async () => {
+      forget();
+      await reload();
+    },
+    setReport,
+    () => setSelected(new Set()),
+  );
 
   return (
     <section class="inbox" data-testid="inbox" aria-labelledby="inbox-title">
@@ -214,10 +223,11 @@ export function InboxView({ inbox, reload }: { inbox: InboxList | null; reload: 
                 />
               ))}
             </ul>
+            <PageFooter inbox={inbox} shown={items.length} next={next} loadMore={loadMore} />
             {inbox.unreadable > 0 && (
               <p class="meta">
                 {inbox.unreadable} more waiting conversation{inbox.unreadable === 1 ? '' : 's'} could not be
-                read just now (is a worker running?).
+                read yet (they move to this version within moments of a deploy).
               </p>
             )}
           </>
@@ -360,5 +370,45 @@ function BatchActions({
         Deny selected ({chosen.length})
       </button>
     </div>
+  );
+}
+
+/** Pages after the first (the first is pushed): loaded on demand, forgotten when the list is read again. */
+function useMorePages(inbox: InboxList | null) {
+  const [more, setMore] = useState<{ items: InboxItem[]; next?: string } | null>(null);
+  const next = more ? more.next : inbox?.next;
+  const loadMore = async () => {
+    if (!next) return;
+    const page = await api<InboxList>(`/inbox?cursor=${encodeURIComponent(next)}`);
+    setMore({ items: [...(more?.items ?? []), ...page.items], ...(page.next ? { next: page.next } : {}) });
+  };
+  return { pages: more?.items ?? [], next, loadMore, forget: () => setMore(null) };
+}
+
+/** Says when the list is cut (more pages, or gates only their conversation shows), with the way to the rest. */
+function PageFooter(props: {
+  inbox: InboxList;
+  shown: number;
+  next?: string;
+  loadMore: () => Promise<void>;
+}) {
+  const { inbox, next } = props;
+  return (
+    <>
+      {next && (
+        <p class="meta" data-testid="inbox-more">
+          {props.shown} shown; {inbox.total} conversation{inbox.total === 1 ? '' : 's'} wait on you in all.{' '}
+          <button type="button" class="link" onClick={() => void props.loadMore()}>
+            Show more
+          </button>
+        </p>
+      )}
+      {inbox.notShown > 0 && (
+        <p class="meta" data-testid="inbox-not-shown">
+          {inbox.notShown} more decision{inbox.notShown === 1 ? ' is' : 's are'} open in conversations that
+          wait on many at once: open them to decide.
+        </p>
+      )}
+    </>
   );
 }

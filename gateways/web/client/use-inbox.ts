@@ -8,6 +8,14 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api';
 import type { InboxList } from './types';
 
+/**
+ * How many decisions wait: exact when the list holds them all; with more pages, the exact number of conversations
+ * waiting (visibility counts conversations, and most hold one decision).
+ */
+export function waitingCount(inbox: InboxList): number {
+  return inbox.next ? Math.max(inbox.total, inbox.items.length) : inbox.items.length + inbox.notShown;
+}
+
 /** Only while the pushed stream is down. */
 const FALLBACK_POLL_MS = 15_000;
 
@@ -32,7 +40,7 @@ export function useInbox(signedIn: boolean): { inbox: InboxList | null; loadInbo
     };
   }, [signedIn]);
 
-  const count = inbox?.items.length ?? 0;
+  const count = inbox ? waitingCount(inbox) : 0;
   const shownCount = useRef(0);
   useEffect(() => {
     document.title = count ? `(${count}) Agent · web chat` : 'Agent · web chat';
