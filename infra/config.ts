@@ -373,6 +373,8 @@ const envSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   WORKER_STICKY_TIMEOUT: durationSchema.pipe(z.number().min(100).max(60_000)).default(1_000),
   WORKER_DRAIN_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
+  /** A deploy's drain: workflows asked to move a second, server-paced (infra/temporal/drain-batch.ts). */
+  WORKER_DRAIN_RATE: z.coerce.number().int().min(1).max(10_000).default(20),
   /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
   CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** Transcript chunks (infra/transcript-store) unused this long are dropped; a call naming one resends it. */
@@ -491,6 +493,8 @@ export interface AppConfig {
   stickyTimeoutMs: number;
   /** How often the current version's worker sweeps workflows pinned to other versions (workers/drain.ts). */
   drainIntervalMs: number;
+  /** Signals a second a deploy's drain sends (WORKER_DRAIN_RATE). */
+  drainRatePerSecond: number;
   credentialSweepIntervalMs: number;
   /** How long an unused transcript chunk is kept in the worker's transcript store. */
   transcriptChunkRetentionMs: number;
@@ -793,6 +797,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
+    drainRatePerSecond: e.WORKER_DRAIN_RATE,
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
     logLevel: e.LOG_LEVEL,

@@ -14,11 +14,11 @@ import type { Logger } from '../infra/log';
 import {
   buildIdOfBundle,
   currentVersion,
-  workflowsOffVersion,
+  legacyWorkflows,
+  versionsOf,
   type DeploymentVersion,
-  type PinnedWorkflow,
 } from '../infra/temporal/deployment';
-import { upgradeSignal } from '../workflows/upgrade';
+import { countOnVersion, ensureDrain, type DrainProgress } from '../infra/temporal/drain-batch';
 import type { LegacyRecovery } from './legacy';
 
 export interface DrainOptions {
@@ -29,6 +29,10 @@ export interface DrainOptions {
   version: DeploymentVersion;
   /** Kept bundles of earlier versions (cachedWorkflowBundle keeps them until their version has drained). */
   bundlesDir: string;
+  /** The drain's pace: signals a second the server sends (`WORKER_DRAIN_RATE`). */
+  ratePerSecond: number;
+  /** Who starts the drain, as the batch job records it. */
+  identity?: string;
   /** Starts (and runs) a worker of an earlier version from its bundle. */
   startDrainWorker: (bundlePath: string, version: DeploymentVersion) => Promise<Worker>;
   /** 0.1's workflows (unversioned, then pinned to the frozen 0.1 bundle): workers/legacy.ts. */
@@ -39,14 +43,13 @@ export interface DrainOptions {
 export interface SweepReport {
   /** Workflows per other version (build id; `unversioned` for none). */
   waiting: Record<string, number>;
-  signalled: number;
+  /** The batch jobs moving them, as the server reports them. */
+  drains: DrainProgress[];
   drainWorkers: string[];
 }
 
 export class Drain {
   private readonly workers = new Map<string, { worker: Worker; done: Promise<void>; bundle: string }>();
-  /** Runs already asked to move: each is asked once (it remembers the request until it moves). */
-  private readonly asked = new Set<string>();
   private readonly bundleIds = new Map<string, string>();
   private readonly toldMissing = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -90,53 +93,60 @@ export class Drain {
 
   private async sweepOnce(): Promise<SweepReport> {
     const { client, namespace, taskQueue, version, log } = this.options;
-    const report: SweepReport = { waiting: {}, signalled: 0, drainWorkers: [] };
+    const report: SweepReport = { waiting: {}, drains: [], drainWorkers: [] };
     const current = await currentVersion(client, namespace, version.deploymentName);
     if (current?.buildId !== version.buildId) return report;
-    const off = await workflowsOffVersion(client, taskQueue, version);
-    const byVersion = new Map<string | undefined, PinnedWorkflow[]>();
-    for (const workflow of off)
-      byVersion.set(workflow.buildId, [...(byVersion.get(workflow.buildId) ?? []), workflow]);
-    for (const [buildId, workflows] of byVersion) report.waiting[buildId ?? 'unversioned'] = workflows.length;
-
     const { legacy } = this.options;
-    const unversioned = byVersion.get(undefined);
-    if (unversioned?.length) await legacy?.adopt(unversioned, current.since);
-    await legacy?.recover(byVersion.get(legacy.buildId));
+    // 0.1's runs (unversioned, or pinned to its frozen bundle) are listed: a one-time move, and they are few.
+    const legacyRuns = await legacyWorkflows(client, taskQueue, version.deploymentName, legacy?.buildId);
+    const unversioned = legacyRuns.filter((workflow) => workflow.buildId === undefined);
+    if (unversioned.length) report.waiting.unversioned = unversioned.length;
+    if (unversioned.length) await legacy?.adopt(unversioned, current.since);
+    if (legacy) {
+      const pinned = legacyRuns.filter((workflow) => workflow.buildId === legacy.buildId);
+      if (pinned.length) report.waiting[legacy.buildId] = pinned.length;
+      await legacy.recover(pinned);
+    }
 
-    for (const [buildId, workflows] of byVersion) {
-      if (buildId === undefined || buildId === legacy?.buildId) continue;
+    // Every other version: counted, drained by one batch job per move (whichever worker starts it first), and run
+    // by a drain worker of its kept bundle where this machine has it.
+    for (const buildId of await versionsOf(client, namespace, version.deploymentName)) {
+      if (buildId === version.buildId || buildId === legacy?.buildId) continue;
       const old = { deploymentName: version.deploymentName, buildId };
+      const left = await countOnVersion(client, namespace, taskQueue, old);
+      if (!left) continue;
+      report.waiting[buildId] = left;
       if (!this.workers.has(buildId)) {
         const bundle = this.keptBundle(buildId);
         if (bundle) {
           const worker = await this.options.startDrainWorker(bundle, old);
           this.workers.set(buildId, { worker, done: worker.run(), bundle });
-          log.info('draining an earlier version in this process', { buildId, workflows: workflows.length });
+          log.info('draining an earlier version in this process', { buildId, workflows: left });
         } else if (!this.toldMissing.has(buildId)) {
           this.toldMissing.add(buildId);
           log.warn(
-            `${workflows.length} workflow(s) are pinned to version ${buildId}, whose bundle this worker does not have: keep a worker of that version running until they move (agentctl deploy status)`,
+            `${left} workflow(s) are pinned to version ${buildId}, whose bundle this worker does not have: keep a worker of that version running until they move (agentctl deploy status)`,
           );
         }
       }
-      for (const workflow of workflows) {
-        if (this.asked.has(workflow.runId)) continue;
-        try {
-          await client.workflow.getHandle(workflow.workflowId, workflow.runId).signal(upgradeSignal);
-          this.asked.add(workflow.runId);
-          report.signalled++;
-        } catch (error) {
-          log.warn('could not ask a workflow to move to the current version', {
-            workflowId: workflow.workflowId,
-            error: (error as Error).message,
-          });
-        }
-      }
+      const move = { deploymentName: version.deploymentName, from: buildId, to: version.buildId };
+      const { progress, started } = await ensureDrain(client, namespace, taskQueue, move, {
+        ratePerSecond: this.options.ratePerSecond,
+        identity: this.options.identity ?? 'agent-worker',
+      });
+      if (started === 'started')
+        log.info(
+          'drain started: the server signals each workflow on the earlier version once, at the set pace',
+          {
+            from: buildId,
+            to: version.buildId,
+            workflows: left,
+            perSecond: this.options.ratePerSecond,
+          },
+        );
+      if (progress) report.drains.push(progress);
     }
-    // Runs that moved (or ended) are forgotten: the set holds only what is still waiting to move.
-    const listed = new Set(off.map((workflow) => workflow.runId));
-    for (const runId of this.asked) if (!listed.has(runId)) this.asked.delete(runId);
+    const byVersion = new Map(Object.entries(report.waiting));
     // A drain worker whose version has nothing left stops, and its bundle goes.
     for (const [buildId, drainer] of this.workers) {
       if (byVersion.has(buildId)) continue;
@@ -146,9 +156,7 @@ export class Drain {
       rmSync(drainer.bundle, { force: true });
       log.info('an earlier version has drained: its worker stopped and its bundle was removed', { buildId });
     }
-    this.removeDrainedBundles(
-      new Set([version.buildId, ...byVersion.keys()].filter((id) => id !== undefined)),
-    );
+    this.removeDrainedBundles(new Set([version.buildId, ...byVersion.keys()]));
     report.drainWorkers = [...this.workers.keys()];
     return report;
   }

@@ -23,7 +23,7 @@ import {
   currentVersion,
   promoteIfNew,
   versionKey,
-  workflowsOffVersion,
+  legacyWorkflows,
   type DeploymentVersion,
 } from '../infra/temporal/deployment';
 import { Drain } from './drain';
@@ -185,7 +185,7 @@ async function joinDeployment(
     startDrainWorker: createWorker,
     log,
   });
-  const unversioned = (await workflowsOffVersion(client, taskQueue, version)).filter((w) => !w.buildId);
+  const unversioned = await legacyWorkflows(client, taskQueue, version.deploymentName, undefined);
   // A server without Worker Deployments answers with an error here; promotion below says what to do about it.
   const current = await currentVersion(client, namespace, version.deploymentName).catch(() => undefined);
   await legacy.adopt(unversioned, current?.since);
@@ -212,6 +212,8 @@ async function joinDeployment(
     taskQueue,
     version,
     bundlesDir,
+    ratePerSecond: config.drainRatePerSecond,
+    identity: `worker@${process.pid}`,
     startDrainWorker: createWorker,
     legacy,
     log,

@@ -174,6 +174,48 @@ export async function workflowsOffVersion(
   return found;
 }
 
+/** The build ids of every version the deployment knows (from the server's own summary; no workflow is listed). */
+export async function versionsOf(
+  client: Client,
+  namespace: string,
+  deploymentName: string,
+): Promise<string[]> {
+  const reply = await unlessNotFound(
+    client.workflowService.describeWorkerDeployment({ namespace, deploymentName }),
+  );
+  return (reply?.workerDeploymentInfo?.versionSummaries ?? []).flatMap(
+    (summary) => summary.deploymentVersion?.buildId ?? [],
+  );
+}
+
+/**
+ * 0.1's running workflows: unversioned (started by 0.1's unversioned workers) or pinned to its frozen bundle's
+ * version. Listed, since each is moved by hand (workers/legacy.ts); a one-time set that only shrinks.
+ */
+export async function legacyWorkflows(
+  client: Client,
+  taskQueue: string,
+  deploymentName: string,
+  legacyBuildId: string | undefined,
+): Promise<PinnedWorkflow[]> {
+  const onLegacy = legacyBuildId
+    ? ` OR TemporalWorkerDeploymentVersion = ${quoted(versionKey({ deploymentName, buildId: legacyBuildId }))}`
+    : '';
+  const query = `ExecutionStatus = 'Running' AND TaskQueue = ${quoted(taskQueue)} AND (TemporalWorkerDeploymentVersion IS NULL${onLegacy})`;
+  const found: PinnedWorkflow[] = [];
+  for await (const execution of client.workflow.list({ query, pageSize: 500 })) {
+    const [pinned] = (execution.searchAttributes?.TemporalWorkerDeploymentVersion ?? []) as unknown[];
+    found.push({
+      workflowId: execution.workflowId,
+      runId: execution.runId,
+      type: execution.type,
+      buildId: typeof pinned === 'string' ? buildIdIn(pinned, deploymentName) : undefined,
+      startTime: execution.startTime,
+    });
+  }
+  return found;
+}
+
 /** `name:build` (or the older `name.build`) as visibility stores a version; another deployment's stays whole. */
 export function buildIdIn(stored: string, deploymentName: string): string {
   for (const separator of [':', '.'])

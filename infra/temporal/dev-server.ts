@@ -21,6 +21,16 @@ export const SEARCH_ATTRIBUTE_CACHE_ARGS = [
   'system.forceSearchAttributesCacheRefreshOnRead=false',
 ];
 
+/**
+ * A deploy's drain is a batch signal the server paces (infra/temporal/drain-batch.ts). The server's own limit,
+ * `worker.batcherRPS`, is what paces it on the servers we run (1.30 and the dev server ignore the request's rate), so
+ * the embedded server gets the rate the operator set.
+ */
+export const drainPaceArgs = (perSecond: number): string[] => [
+  '--dynamic-config-value',
+  `worker.batcherRPS=${Math.max(1, Math.round(perSecond))}`,
+];
+
 export interface EmbeddedTemporal {
   address: string;
   stop(): Promise<void>;
@@ -49,6 +59,7 @@ export async function startEmbeddedTemporal(
       searchAttributes: [...customSearchAttributes],
       extraArgs: [
         ...SEARCH_ATTRIBUTE_CACHE_ARGS,
+        ...drainPaceArgs(config.drainRatePerSecond),
         // The server's HTTP API answers any Host and takes text/plain posts (signals): on a random port a
         // DNS-rebinding page could find it. On a port every browser refuses to load, none can.
         '--http-port',

@@ -30,13 +30,14 @@ const USAGE = `usage:
   agentctl import <file> --session <id> [--owner <user>]
   agentctl deploy status
   agentctl deploy promote <build id> --as <operator>
-  agentctl deploy drain`;
+  agentctl deploy drain [--rate <per second>]`;
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
+      rate: { type: 'string' },
       session: { type: 'string' },
       owner: { type: 'string' },
       status: { type: 'string' },
@@ -108,8 +109,14 @@ async function main(argv: string[]): Promise<void> {
         deploymentName: config.temporal.deployment.name,
       };
       if (target === 'status') process.stdout.write(await deployStatus(deployment));
-      else if (target === 'drain') process.stdout.write(await deployDrain(deployment));
-      else if (target === 'promote' && gateId) {
+      else if (target === 'drain') {
+        const rate = values.rate === undefined ? config.drainRatePerSecond : Number(values.rate);
+        if (!(rate >= 0.1 && rate <= 10_000))
+          throw new Error(
+            `--rate takes workflows a second, 0.1 to 10000 (got "${values.rate}"), e.g. --rate 50`,
+          );
+        process.stdout.write(await deployDrain(deployment, rate, 'agentctl'));
+      } else if (target === 'promote' && gateId) {
         if (!values.as)
           throw new Error("promote needs --as <your name>: it is recorded as the change's identity");
         process.stdout.write(await deployPromote(deployment, gateId, `operator:${values.as}`));

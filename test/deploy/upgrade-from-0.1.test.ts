@@ -259,6 +259,7 @@ describe('upgrading from 0.1', () => {
       taskQueue,
       version: { deploymentName: taskQueue, buildId: current! },
       bundlesDir: bundles,
+      ratePerSecond: 20,
       startDrainWorker: () => Promise.reject(new Error('no drain worker in this check')),
       legacy,
       log: createLogger('worker', 'error'),

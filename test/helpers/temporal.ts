@@ -2,7 +2,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from '../../infra/temporal/cli';
-import { SEARCH_ATTRIBUTE_CACHE_ARGS } from '../../infra/temporal/dev-server';
+import { drainPaceArgs, SEARCH_ATTRIBUTE_CACHE_ARGS } from '../../infra/temporal/dev-server';
 
 export async function startTestTemporal(
   options: {
@@ -11,12 +11,15 @@ export async function startTestTemporal(
     metricsPort?: number;
     /** Cache search attributes as a production server does (see SEARCH_ATTRIBUTE_CACHE_ARGS); the bench does. */
     cacheSearchAttributes?: boolean;
+    /** Pace a deploy's drain as `npm start`'s server does with WORKER_DRAIN_RATE (signals a second). */
+    drainRate?: number;
   } = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
   const extraArgs = [
     ...(options.metricsPort ? ['--metrics-port', String(options.metricsPort)] : []),
     ...(options.cacheSearchAttributes ? SEARCH_ATTRIBUTE_CACHE_ARGS : []),
+    ...(options.drainRate ? drainPaceArgs(options.drainRate) : []),
   ];
   return await TestWorkflowEnvironment.createLocal({
     server: {

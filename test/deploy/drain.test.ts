@@ -1,0 +1,136 @@
+/**
+ * A deploy's drain at an organization's size, with real worker processes: two workers of the new version sweep at
+ * once, yet the server runs one batch job for the move and each parked conversation gets the `upgrade` signal once,
+ * at the pace set (`WORKER_DRAIN_RATE`); every conversation ends on the new version with its gate still open, and
+ * `agentctl deploy status` shows the drain's progress.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildIdOfBundle, setCurrentVersion } from '../../infra/temporal/deployment';
+import { countOnVersion, describeDrain, drainJobId } from '../../infra/temporal/drain-batch';
+import { testEnv } from '../helpers/config';
+import { runsOf } from '../helpers/history';
+import { nextVersionBundle } from '../helpers/next-version';
+import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
+import { TestSession } from '../helpers/session';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+const ROOT = path.resolve(__dirname, '../..');
+const PARKED = 12;
+const RATE = 5;
+
+let env: TestWorkflowEnvironment;
+const running: ManagedProcess[] = [];
+
+beforeAll(async () => {
+  env = await startTestTemporal({ drainRate: RATE });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((worker) => worker.kill('SIGTERM')));
+  await env?.teardown();
+});
+
+async function startWorker(base: Record<string, string>, bundle: string, promote: 'auto' | 'manual') {
+  const worker = workerProcess({ ...base, WORKFLOW_BUNDLE_PATH: bundle, TEMPORAL_DEPLOY_PROMOTE: promote });
+  running.push(worker);
+  await worker.start(workerReady);
+  return worker;
+}
+
+/** How many `upgrade` signals reached any run of a workflow. */
+async function upgradeSignals(workflowId: string): Promise<number> {
+  let count = 0;
+  for (const run of await runsOf(env.client, `WorkflowId = '${workflowId}'`)) {
+    const history = await env.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    count += (history.events ?? []).filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'upgrade',
+    ).length;
+  }
+  return count;
+}
+
+describe('a deploy’s drain', () => {
+  it('signals each parked conversation once, at the set pace, though two workers of the new version sweep', async () => {
+    const taskQueue = `drain-${randomUUID().slice(0, 8)}`;
+    const bundleN = inject('workflowBundlePath');
+    const bundleN1 = await nextVersionBundle();
+    const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
+    const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
+    const base = testEnv(
+      {},
+      {
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        WORKER_DRAIN_INTERVAL: '300ms',
+        WORKER_DRAIN_RATE: String(RATE),
+        LOG_LEVEL: 'info',
+      },
+    );
+    await startWorker(base, bundleN, 'auto');
+    const sessions = Array.from({ length: PARKED }, () => new TestSession(env.client, taskQueue));
+    for (const session of sessions) await session.say('run `echo parked`');
+    for (const session of sessions) await session.pendingGate();
+    const runOnN = new Map<TestSession, string>();
+    for (const session of sessions) runOnN.set(session, (await session.handle.describe()).runId);
+    expect(await countOnVersion(env.client, 'default', taskQueue, vN)).toBe(PARKED);
+
+    // Two workers of N+1, then N+1 made current: both sweeps find the same move at once.
+    const [one, two] = [
+      await startWorker(base, bundleN1, 'manual'),
+      await startWorker(base, bundleN1, 'manual'),
+    ];
+    await setCurrentVersion(env.client, 'default', vN1, 'release-bot');
+    await until(
+      'every parked conversation on N+1',
+      async () => !(await countOnVersion(env.client, 'default', taskQueue, vN)),
+      {
+        timeoutMs: 120_000,
+        context: () => `${one.output.slice(-1500)}\n${two.output.slice(-1500)}`,
+      },
+    );
+
+    for (const session of sessions) {
+      expect(await upgradeSignals(session.workflowId)).toBe(1);
+      // Moved with its wait: the same gate is still open on the new version.
+      expect((await session.state()).gates.filter((gate) => gate.status === 'pending')).toHaveLength(1);
+    }
+    const job = await describeDrain(
+      env.client,
+      'default',
+      drainJobId({ deploymentName: taskQueue, from: vN.buildId, to: vN1.buildId }),
+    );
+    expect(job).toMatchObject({ state: 'completed', total: PARKED, signalled: PARKED, failed: 0 });
+    // Paced: at RATE a second the server cannot have sent them all at once (a slower machine only spreads them more).
+    const signalTimes = await Promise.all(
+      sessions.map(async (session) => {
+        // The run on N got the signal; the run it continued as started on N+1.
+        const history = await env.client.workflow
+          .getHandle(session.workflowId, runOnN.get(session))
+          .fetchHistory();
+        const signalled = history.events!.find(
+          (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'upgrade',
+        )!;
+        return (
+          Number(signalled.eventTime!.seconds) * 1000 + Math.floor((signalled.eventTime!.nanos ?? 0) / 1e6)
+        );
+      }),
+    );
+    expect(Math.max(...signalTimes) - Math.min(...signalTimes)).toBeGreaterThanOrEqual(1_000);
+    expect(one.output.includes('drain started') || two.output.includes('drain started')).toBe(true);
+
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [path.join(ROOT, 'bin/agentctl.js'), 'deploy', 'status'],
+      {
+        env: { ...process.env, ...base },
+      },
+    );
+    expect(stdout).toContain(`${vN.buildId}: drain completed, ${PARKED} of ${PARKED} asked to move, 0 left`);
+  }, 300_000);
+});
