@@ -5,8 +5,8 @@
  * bench/results/latest.png. Never fails on time.
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
- * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200) size the runs; BENCH_SECTIONS picks some of latency,
- * floor, memory, parked, replay, history, tabs, recovery (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
+ * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000) size
+ * the runs; BENCH_SECTIONS picks some of latency, floor, memory, parked, replay, history, tabs, recovery, org (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
  */
@@ -32,6 +32,7 @@ import { measureParked, type ParkedKind } from './floor/parked';
 import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { measureHistoryGrowth } from './history-growth';
+import { measureOrg } from './org';
 import { activityHeartbeats } from '../activities/heartbeat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -47,6 +48,8 @@ const TABS = Number(process.env.BENCH_TABS ?? 200);
 const RECOVERY_RUNS = Number(process.env.BENCH_RECOVERY_RUNS ?? 10);
 const MEMORY_WORKFLOWS = Number(process.env.BENCH_MEMORY_WORKFLOWS ?? 200);
 const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 500);
+const ORG_PARKED = Number(process.env.BENCH_ORG_PARKED ?? 10_000);
+const ORG_PEOPLE = Number(process.env.BENCH_ORG_PEOPLE ?? 1_000);
 /** The two turns of one conversation whose history cost is compared (BENCH_HISTORY_TURNS, "10,100"). */
 const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').map(Number) as [
   number,
@@ -442,6 +445,40 @@ async function main(): Promise<void> {
     ] as const)
       for (const [count, ratio] of Object.entries(table as Record<string, number>))
         note(`${`${count} parked, ${label}`.padEnd(52)} ${ratio}x${goal}`);
+  }
+
+  // 9. An organization: "Needs you" with ORG_PARKED waiting conversations across ORG_PEOPLE people.
+  if (want('org')) {
+    const orgQueue = `${QUEUE}-org`;
+    const orgConfig = { ...config, temporal: { ...config.temporal, taskQueue: orgQueue } };
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: orgQueue,
+      ...workflowCode(),
+      ...activityHeartbeats,
+      activities: createActivities({ config: orgConfig, client: env.client }),
+      maxCachedWorkflows: 500,
+    });
+    const org = await measureOrg({
+      client: env.client,
+      queue: orgQueue,
+      worker,
+      gatewayUrl: gateway.url,
+      metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      parked: ORG_PARKED,
+      people: ORG_PEOPLE,
+      stat,
+      note,
+    });
+    results.org = org;
+    note(line('org: inbox read, a person with 3 waiting', org.readThree));
+    note(line(`org: inbox read, first page of ${org.leadTotal} waiting`, org.readLead));
+    note(`${`org: all pages of the ${org.leadTotal}`.padEnd(52)} ${org.leadAllPagesMs} ms`);
+    note(`${'org: 20 people reading at once'.padEnd(52)} ${org.twentyAtOnceMs} ms for all`);
+    note(`${'org: server calls per read'.padEnd(52)} ${JSON.stringify(org.serverCallsPerRead)}`);
+    note(
+      `${`org: ${org.idleTabs.tabs} inbox tabs open, nothing changing, ${org.idleTabs.seconds} s`.padEnd(52)} ${org.idleTabs.workerQueriesPerSecond} worker queries/s (goal 0), ${org.idleTabs.visibilityCallsPerSecond} visibility calls/s`,
+    );
   }
 
   await gateway.close();

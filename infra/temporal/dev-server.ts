@@ -31,6 +31,9 @@ export const drainPaceArgs = (perSecond: number): string[] => [
   `worker.batcherRPS=${Math.max(1, Math.round(perSecond))}`,
 ];
 
+/** "Needs you" reads visibility per open inbox (docs/SCALING.md): the server's default of 10 a second is too few. */
+export const VISIBILITY_RATE_ARGS = ['--dynamic-config-value', 'frontend.namespaceRPS.visibility=200'];
+
 export interface EmbeddedTemporal {
   address: string;
   stop(): Promise<void>;
@@ -60,6 +63,7 @@ export async function startEmbeddedTemporal(
       extraArgs: [
         ...SEARCH_ATTRIBUTE_CACHE_ARGS,
         ...drainPaceArgs(config.drainRatePerSecond),
+        ...VISIBILITY_RATE_ARGS,
         // The server's HTTP API answers any Host and takes text/plain posts (signals): on a random port a
         // DNS-rebinding page could find it. On a port every browser refuses to load, none can.
         '--http-port',
