@@ -20,10 +20,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const visibleTo = (records: readonly MissionRecord[], userId: string): MissionRecord[] =>
   records.filter((r) => r.ownerId === userId || r.shared);
 
+/** Shared missions of several owners with this name (none of the requester's own): no one of them is meant more. */
+function sharedNamesakes(visible: readonly MissionRecord[], name: string, userId: string): MissionRecord[] {
+  const matches = visible.filter((r) => r.name.toLowerCase() === name.toLowerCase());
+  return matches.some((r) => r.ownerId === userId) || matches.length < 2 ? [] : matches;
+}
+
 /** Own missions first: a name is unique per owner, and the requester's own wins over a shared one. */
 function byName(visible: readonly MissionRecord[], name: string, userId: string): MissionRecord | undefined {
   const matches = visible.filter((r) => r.name.toLowerCase() === name.toLowerCase());
-  return matches.find((r) => r.ownerId === userId) ?? matches[0];
+  return matches.find((r) => r.ownerId === userId) ?? (matches.length === 1 ? matches[0] : undefined);
 }
 
 export function resolveMission(
@@ -43,6 +49,14 @@ export function resolveMission(
   if (!name && !id) return { ok: false, error: 'name the mission: pass "name" (see mission_list for yours)' };
   const named = name ? byName(visible, name, userId) : undefined;
   const identified = id ? visible.find((r) => r.id === id) : undefined;
+  const namesakes = name && !id ? sharedNamesakes(visible, name, userId) : [];
+  if (namesakes.length)
+    return {
+      ok: false,
+      error: `${namesakes.length} shared missions are called "${name}" (${namesakes
+        .map((r) => `@${r.ownerId}'s, id ${r.id}`)
+        .join('; ')}): pass the id of the one you mean`,
+    };
   if (name && id) {
     if (named && identified && named.id !== identified.id)
       return {

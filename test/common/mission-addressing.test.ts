@@ -59,6 +59,29 @@ describe('mission addressing', () => {
     });
   });
 
+  it('refuses a name two owners share missions under, naming the owners, and takes the id of either', () => {
+    const withNamesakes = [
+      ...records,
+      record('id-6', 'standup', 'bob', true),
+      record('id-7', 'standup', 'carol', true),
+    ];
+    const ambiguous = resolveMission(withNamesakes, 'dave', { name: 'standup' });
+    expect(ambiguous).toEqual({
+      ok: false,
+      error: expect.stringContaining('2 shared missions are called "standup"'),
+    });
+    expect(JSON.stringify(ambiguous)).toContain("@bob's, id id-6");
+    expect(JSON.stringify(ambiguous)).toContain("@carol's, id id-7");
+    expect(resolveMission(withNamesakes, 'dave', { id: 'id-7' })).toMatchObject({
+      ok: true,
+      record: { id: 'id-7' },
+    });
+    // Its own owner means their own.
+    expect(resolveMission(withNamesakes, 'carol', { name: 'standup' })).toMatchObject({
+      record: { id: 'id-7' },
+    });
+  });
+
   it("suggests close names, and never reveals another user's missions", () => {
     const typo = resolveMission(records, 'alice', { name: 'dialy report' });
     expect(typo).toEqual({ ok: false, error: expect.stringContaining('Did you mean "daily report"') });
