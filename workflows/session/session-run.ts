@@ -38,7 +38,7 @@ import {
   type SessionInput,
   type UserMessage,
 } from './contract';
-import { GATE_MEMO_KEY, GATES_OPEN_MEMO_KEY, MAX_MEMO_GATES, gateDeciders, gateMemos } from './gate-memo';
+import { publishOpenGates } from './gate-publication';
 import {
   connectGate,
   describeOutcome,
@@ -148,7 +148,14 @@ export class SessionRun {
     }
     if (this.emitsToPlatform || this.runOf) void this.outbox.run();
     // Not cancellable: a cancelled run's gates close as cancelled, and that is published too.
-    void wf.CancellationScope.nonCancellable(() => this.publishOpenGates());
+    void wf.CancellationScope.nonCancellable(() =>
+      publishOpenGates({
+        state: this.state,
+        settings: () => this.settings,
+        mayWriteDeciders: () => this.hasAttribute(AgentDeciders.name),
+        ...(this.runOf ? { missionName: this.runOf.missionName } : {}),
+      }),
+    );
   }
 
   setStatus(status: SessionStatus, waitingFor?: string): void {
@@ -187,40 +194,6 @@ export class SessionRun {
     this.state.addGate(gate);
     this.state.touch();
     this.emit({ type: 'gate', gate, reason: 'opened' });
-  }
-
-  /**
-   * Keeps the memo's open gates and the `AgentDeciders` attribute equal to the open gates, whatever changed them
-   * (opened, decided, approved in part, handed over, escalated, expired, stopped, carried): every change to the
-   * state touches it, and this loop, the one writer of both, looks after each. The server then answers for the
-   * open gates with no worker (dialogs, "Needs you"). Only a change is written (each write is a visibility write
-   * and a history event); the first look compares with what the previous run left (continue-as-new keeps both).
-   */
-  private async publishOpenGates(): Promise<void> {
-    const info = wf.workflowInfo();
-    let memo = JSON.stringify(info.memo?.[GATE_MEMO_KEY] ?? {});
-    let deciders = (info.typedSearchAttributes.get(AgentDeciders) ?? []).join('\n');
-    let seen: { version: number; settings: SessionSettings } | undefined;
-    for (;;) {
-      await wf.condition(() => seen?.version !== this.state.version || seen.settings !== this.settings);
-      seen = { version: this.state.version, settings: this.settings };
-      const open = this.state.pendingGates();
-      const nextMemo = JSON.stringify(gateMemos(open));
-      if (nextMemo !== memo) {
-        memo = nextMemo;
-        wf.upsertMemo({
-          [GATE_MEMO_KEY]: JSON.parse(nextMemo) as unknown,
-          [GATES_OPEN_MEMO_KEY]: open.length > MAX_MEMO_GATES ? open.length : undefined,
-          // "Needs you" names the mission a run's gate is from.
-          ...(this.runOf ? { missionName: this.runOf.missionName } : {}),
-        });
-      }
-      const nextDeciders = gateDeciders(open);
-      if (nextDeciders.join('\n') !== deciders && this.hasAttribute(AgentDeciders.name)) {
-        deciders = nextDeciders.join('\n');
-        wf.upsertSearchAttributes([{ key: AgentDeciders, value: nextDeciders }]);
-      }
-    }
   }
 
   /** A mission run did not reach its goal: the mission is told why. */
