@@ -33,7 +33,8 @@ export function buildIdOfBundle(bundlePath: string): string {
 /** As visibility stores it in `TemporalWorkerDeploymentVersion`. */
 export const versionKey = (version: DeploymentVersion) => `${version.deploymentName}:${version.buildId}`;
 
-const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/** A string as a visibility query's literal. */
+export const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 type VersionInfo = temporal.api.deployment.v1.IWorkerDeploymentVersionInfo;
 
@@ -147,7 +148,8 @@ export interface PinnedWorkflow {
 
 /**
  * Running workflows of this deployment's task queue on a version other than `buildId` (or on none: started by an
- * unversioned worker, such as every 0.1 install's).
+ * unversioned worker, such as every 0.1 install's). Lists them all: for tests and checks of a few; the product counts
+ * per version instead (drain-batch.ts).
  */
 export async function workflowsOffVersion(
   client: Client,
@@ -159,19 +161,7 @@ export async function workflowsOffVersion(
     `TaskQueue = ${quoted(taskQueue)}`,
     `(TemporalWorkerDeploymentVersion IS NULL OR TemporalWorkerDeploymentVersion != ${quoted(versionKey(version))})`,
   ].join(' AND ');
-  const found: PinnedWorkflow[] = [];
-  for await (const execution of client.workflow.list({ query, pageSize: 500 })) {
-    // Listing does not fill in versioningInfo: the version is read from the search attribute visibility keeps.
-    const [pinned] = (execution.searchAttributes?.TemporalWorkerDeploymentVersion ?? []) as unknown[];
-    found.push({
-      workflowId: execution.workflowId,
-      runId: execution.runId,
-      type: execution.type,
-      buildId: typeof pinned === 'string' ? buildIdIn(pinned, version.deploymentName) : undefined,
-      startTime: execution.startTime,
-    });
-  }
-  return found;
+  return await listPinned(client, query, version.deploymentName);
 }
 
 /** The build ids of every version the deployment knows (from the server's own summary; no workflow is listed). */
@@ -202,8 +192,14 @@ export async function legacyWorkflows(
     ? ` OR TemporalWorkerDeploymentVersion = ${quoted(versionKey({ deploymentName, buildId: legacyBuildId }))}`
     : '';
   const query = `ExecutionStatus = 'Running' AND TaskQueue = ${quoted(taskQueue)} AND (TemporalWorkerDeploymentVersion IS NULL${onLegacy})`;
+  return await listPinned(client, query, deploymentName);
+}
+
+/** The running workflows a query finds, with the version each is pinned to. */
+async function listPinned(client: Client, query: string, deploymentName: string): Promise<PinnedWorkflow[]> {
   const found: PinnedWorkflow[] = [];
   for await (const execution of client.workflow.list({ query, pageSize: 500 })) {
+    // Listing does not fill in versioningInfo: the version is read from the search attribute visibility keeps.
     const [pinned] = (execution.searchAttributes?.TemporalWorkerDeploymentVersion ?? []) as unknown[];
     found.push({
       workflowId: execution.workflowId,

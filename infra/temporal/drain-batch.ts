@@ -7,10 +7,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { unlessNotFound, versionKey, type DeploymentVersion } from './deployment';
+import { quoted, unlessNotFound, versionKey, type DeploymentVersion } from './deployment';
 import { upgradeSignal } from '../../workflows/upgrade';
 
-const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const ALREADY_EXISTS = 6;
 const RESOURCE_EXHAUSTED = 8;
 const STATE = temporal.api.enums.v1.BatchOperationState;
