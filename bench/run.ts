@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   const policyFile = path.join(dataDir, 'agent.config.json');
   writeFileSync(policyFile, JSON.stringify({ continueAsNewAfterEvents: 2_000 }));
   const metricsPort = await freePort();
-  const env = await startTestTemporal({ metricsPort, cacheSearchAttributes: true });
+  const env = await startTestTemporal({ metricsPort, cacheSearchAttributes: true, visibilityRate: true });
   const port = await freePort();
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -471,6 +471,7 @@ async function main(): Promise<void> {
       note,
     });
     results.org = org;
+    note(`${'org: the first inbox read after parking'.padEnd(52)} ${org.firstReadMs} ms`);
     note(line('org: inbox read, a person with 3 waiting', org.readThree));
     note(line(`org: inbox read, first page of ${org.leadTotal} waiting`, org.readLead));
     note(`${`org: all pages of the ${org.leadTotal}`.padEnd(52)} ${org.leadAllPagesMs} ms`);

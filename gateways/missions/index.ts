@@ -3,7 +3,8 @@
  * own secret in X-Mission-Secret; the body becomes the run's context) and, for the web user who owns a
  * mission, `GET /api/missions/<id>/webhook` to read that secret.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
+import { AgentMissionStatus } from '../../common/search-attributes';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { missionWorkflowId, type MissionRecord } from '../../common/missions/types';
@@ -17,6 +18,18 @@ import { CHAT_DEADLINE_MS } from '../sessions';
 const missionIdSchema = z.uuid();
 const MAX_CONTEXT = 4_000;
 
+/** Why a mission takes no trigger now (a run waits on a person, or it is paused or over), or undefined. */
+function takesNoTrigger(described: WorkflowExecutionDescription): string | undefined {
+  if (described.status.name !== 'RUNNING') return undefined; // the signal says "ended"
+  const waitingFor = described.memo?.waitingFor;
+  if (typeof waitingFor === 'string' && waitingFor)
+    return `a run of this mission still waits (${waitingFor}): this trigger was not taken; send it again once that run is done`;
+  const status = described.typedSearchAttributes.get(AgentMissionStatus);
+  if (status === 'paused')
+    return 'the mission is paused: this trigger was not taken; its owner resumes it with mission_resume';
+  return undefined;
+}
+
 export function mountMissions(app: Hono, deps: GatewayDeps): void {
   app.post('/hooks/missions/:id', async (c) => {
     const id = missionIdSchema.safeParse(c.req.param('id'));
@@ -28,10 +41,18 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     if (body.length > MAX_CONTEXT)
       return c.json({ error: `the body is limited to ${MAX_CONTEXT} characters` }, 413);
     try {
+      const handle = deps.client.workflow.getHandle(missionWorkflowId(id.data));
+      // A trigger the mission would skip is refused with the reason, not accepted and its body dropped. The server
+      // answers from the mission's memo and search attributes, with no worker.
+      const refused = takesNoTrigger(
+        await withinDeadline(deps.client, CHAT_DEADLINE_MS, () => handle.describe()),
+      );
+      if (refused) {
+        deps.log.info('mission webhook refused', { missionId: id.data, why: refused });
+        return c.json({ error: refused }, 409);
+      }
       await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
-        deps.client.workflow
-          .getHandle(missionWorkflowId(id.data))
-          .signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) }),
+        handle.signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) }),
       );
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return c.json({ error: 'that mission has ended' }, 404);

@@ -73,6 +73,31 @@ describe('mission webhooks', () => {
     const history = JSON.stringify(await handle.fetchHistory());
     expect(history).not.toContain(mine.body.secret);
   });
+
+  it('refuses a trigger while a run waits on a person, saying why, instead of dropping its body', async () => {
+    const sessionId = 'missions-webhook-gated';
+    await stack.web.say(
+      sessionId,
+      'call mission_create {"name": "gated hook", "goal": "run `echo gated`", "cadence": "webhook"}',
+    );
+    await stack.web.answered(sessionId);
+    const mine = await stack.web.request('GET', '/missions/webhook?name=gated%20hook');
+    expect(mine.status).toBe(200);
+    const hook = (body: string) =>
+      fetch(mine.body.url as string, {
+        method: 'POST',
+        headers: { 'x-mission-secret': mine.body.secret as string, 'content-type': 'text/plain' },
+        body,
+      });
+    expect((await hook('first')).status).toBe(202);
+    const id = /\/hooks\/missions\/([0-9a-f-]{36})$/.exec(mine.body.url as string)![1]!;
+    const handle = env.client.workflow.getHandle(missionWorkflowId(id));
+    await until('the run waiting on its approval', async () => !!(await handle.describe()).memo?.waitingFor);
+    const second = await hook('second');
+    expect(second.status).toBe(409);
+    expect(((await second.json()) as { error: string }).error).toContain('this trigger was not taken');
+    expect((await handle.query(missionViewQuery)).runs).toHaveLength(1);
+  });
 });
 
 /**

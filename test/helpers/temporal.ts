@@ -2,7 +2,11 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { customSearchAttributes } from '../../common/search-attributes';
 import { findTemporalCli } from '../../infra/temporal/cli';
-import { drainPaceArgs, SEARCH_ATTRIBUTE_CACHE_ARGS } from '../../infra/temporal/dev-server';
+import {
+  drainPaceArgs,
+  SEARCH_ATTRIBUTE_CACHE_ARGS,
+  VISIBILITY_RATE_ARGS,
+} from '../../infra/temporal/dev-server';
 
 export async function startTestTemporal(
   options: {
@@ -13,6 +17,8 @@ export async function startTestTemporal(
     cacheSearchAttributes?: boolean;
     /** Pace a deploy's drain as `npm start`'s server does with WORKER_DRAIN_RATE (signals a second). */
     drainRate?: number;
+    /** The visibility rate `npm start`'s server allows ("Needs you" reads), instead of the server's default. */
+    visibilityRate?: boolean;
   } = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
@@ -20,6 +26,7 @@ export async function startTestTemporal(
     ...(options.metricsPort ? ['--metrics-port', String(options.metricsPort)] : []),
     ...(options.cacheSearchAttributes ? SEARCH_ATTRIBUTE_CACHE_ARGS : []),
     ...(options.drainRate ? drainPaceArgs(options.drainRate) : []),
+    ...(options.visibilityRate ? VISIBILITY_RATE_ARGS : []),
   ];
   return await TestWorkflowEnvironment.createLocal({
     server: {
