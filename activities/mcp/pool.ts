@@ -505,7 +505,7 @@ export class McpPool {
     } = await loadSdk();
     // Servers may ask the person during a call (elicitation): forms (defaults filled in) and links.
     const client = new Client(
-      { name: 'durable-agent-runtime', version: '0.1.0' },
+      { name: 'durable-agent-runtime', version: '0.2.0' },
       // Defaults are the server's to apply: the person was not shown them as answers.
       { capabilities: { elicitation: { form: {}, url: {} } } },
     );
