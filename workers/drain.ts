@@ -129,7 +129,7 @@ export class Drain {
           );
         }
       }
-      const move = { deploymentName: version.deploymentName, from: buildId, to: version.buildId };
+      const move = { taskQueue, deploymentName: version.deploymentName, from: buildId, to: version.buildId };
       const { progress, started } = await ensureDrain(client, namespace, taskQueue, move, {
         ratePerSecond: this.options.ratePerSecond,
         identity: this.options.identity ?? 'agent-worker',

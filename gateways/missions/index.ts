@@ -21,9 +21,10 @@ const MAX_CONTEXT = 4_000;
 /** Why a mission takes no trigger now (a run waits on a person, or it is paused or over), or undefined. */
 function takesNoTrigger(described: WorkflowExecutionDescription): string | undefined {
   if (described.status.name !== 'RUNNING') return undefined; // the signal says "ended"
+  // What the run waits on (who, which call) stays out of the answer: webhook callers' logs are not the owner's.
   const waitingFor = described.memo?.waitingFor;
   if (typeof waitingFor === 'string' && waitingFor)
-    return `a run of this mission still waits (${waitingFor}): this trigger was not taken; send it again once that run is done`;
+    return 'a run of this mission still waits for a person: this trigger was not taken; send it again once that run is done';
   const status = described.typedSearchAttributes.get(AgentMissionStatus);
   if (status === 'paused')
     return 'the mission is paused: this trigger was not taken; its owner resumes it with mission_resume';

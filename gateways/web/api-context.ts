@@ -18,6 +18,8 @@ export interface WebApi {
   link: (workflowId: string) => string | undefined;
   messageRate: RateLimiter;
   sessionRate: RateLimiter;
+  /** "Needs you" reads and decisions: each costs the namespace's visibility rate (docs/SCALING.md). */
+  inboxRate: RateLimiter;
   /** "Needs you", pushed to open tabs; nudged when a decision or message goes through this gateway. */
   inboxFeeds: InboxFeeds;
 }

@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { answerSubmissionSchema, decisionSchema } from '../../workflows/session/contract';
-import { parseBody, type ApiEnv, type WebApi } from './api-context';
+import { limited, parseBody, type ApiEnv, type WebApi } from './api-context';
 import { INBOX_WORKFLOW_ID, InboxCursorError, InboxNotSetUpError } from './inbox';
 
 /** One confirmation decides at most this many: a page of the inbox. */
@@ -50,6 +50,8 @@ const inboxAnswersSchema = z.strictObject({
 
 /** `GET /api/inbox[?cursor=]`: a page of the person's decisions; `next` in the answer is the cursor of the next. */
 export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
+  const refused = limited(c, api.inboxRate, 'inbox reads');
+  if (refused) return refused;
   const cursor = c.req.query('cursor');
   try {
     return c.json(await api.deps.inbox.list(c.get('userId'), cursor || undefined));
@@ -62,6 +64,8 @@ export async function listInbox(api: WebApi, c: Context<ApiEnv>) {
 }
 
 export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
+  const refused = limited(c, api.inboxRate, 'inbox requests');
+  if (refused) return refused;
   const body = await parseBody(c, inboxDecisionSchema);
   if (!body.ok) return c.json({ error: body.error }, 400);
   const { items, choice, reason, to, args } = body.value;
@@ -84,6 +88,8 @@ export async function decideFromInbox(api: WebApi, c: Context<ApiEnv>) {
 
 /** A question answered from the inbox, as the person's id the question names; the workflow checks the answers. */
 export async function answerFromInbox(api: WebApi, c: Context<ApiEnv>) {
+  const refused = limited(c, api.inboxRate, 'inbox requests');
+  if (refused) return refused;
   const body = await parseBody(c, inboxAnswersSchema);
   if (!body.ok) return c.json({ error: body.error }, 400);
   const { workflowId, gateId, answers } = body.value;

@@ -30,7 +30,7 @@ import {
   type SessionInput,
 } from '../../workflows/session/contract';
 import { approverIds, isBudgetGate, mayDecide } from '../../workflows/session/gates';
-import type { MemoGate } from '../../workflows/session/gate-memo';
+import { gateMemos, type MemoGate } from '../../workflows/session/gate-memo';
 
 /** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
 export const INBOX_WORKFLOW_ID =
@@ -212,7 +212,13 @@ export class Inbox {
     for (const execution of page.executions ?? []) {
       const workflowId = execution.execution?.workflowId ?? '';
       if (!INBOX_WORKFLOW_ID.test(workflowId)) continue;
-      const memo = await decodeMemo(this.client, execution.memo?.fields);
+      // A memo this gateway cannot decode (a payload key it does not have) is one unreadable conversation, not a
+      // failed page.
+      const memo = await decodeMemo(this.client, execution.memo?.fields).catch(() => undefined);
+      if (!memo) {
+        unreadable++;
+        continue;
+      }
       const kept = readMemoGates(memo);
       notShown += kept.notKept;
       if (kept.malformed && !kept.gates.length) unreadable++;
@@ -242,11 +248,16 @@ export class Inbox {
     if (described.status.name !== 'RUNNING') return undefined;
     const kept = readMemoGates(described.memo);
     const inMemo = kept.gates.find((gate) => gate.id === gateId);
-    if (inMemo || (kept.current && !kept.notKept)) return inMemo;
+    // Only a memo of another shape (an older version) or one that keeps fewer gates than are open sends a worker a
+    // query; a workflow with no open gates keeps none, and its answer is "not waiting".
+    if (inMemo || (!kept.malformed && !kept.notKept)) return inMemo;
     const gates = await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
       this.client.workflow.getHandle(workflowId).query(pendingGatesQuery),
     );
-    return gates.find((gate) => gate.id === gateId);
+    const gate = gates.find((g) => g.id === gateId);
+    // Read from the worker, it holds arguments however large: kept out as the memo would keep them, so nobody
+    // approves from the inbox what the inbox did not show.
+    return gate && gateMemos([gate])[gate.id];
   }
 
   /**
@@ -258,8 +269,10 @@ export class Inbox {
     targets: { workflowId: string; gateId: string }[],
     decision: Pick<Decision, 'choice' | 'reason' | 'to' | 'args'>,
   ): Promise<InboxOutcome[]> {
-    return await Promise.all(
-      targets.map(async ({ workflowId, gateId }): Promise<InboxOutcome> => {
+    return await inBatches(
+      targets,
+      DECIDE_CONCURRENCY,
+      async ({ workflowId, gateId }): Promise<InboxOutcome> => {
         try {
           const gate = await this.gateOf(workflowId, gateId);
           const item = gate && inboxItem(this.users, userId, workflowId, gate);
@@ -299,7 +312,7 @@ export class Inbox {
         } catch (error) {
           return failedOutcome(workflowId, gateId, error);
         }
-      }),
+      },
     );
   }
 
@@ -324,6 +337,17 @@ export class Inbox {
       return failedOutcome(workflowId, gateId, error);
     }
   }
+}
+
+/** Decisions of one batch sent at a time: a batch of 50 is not 100 calls to Temporal at once. */
+const DECIDE_CONCURRENCY = 8;
+
+/** `each` over `all`, `width` at a time, results in order. */
+async function inBatches<T, R>(all: T[], width: number, each: (one: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < all.length; i += width)
+    out.push(...(await Promise.all(all.slice(i, i + width).map(each))));
+  return out;
 }
 
 function failedOutcome(workflowId: string, gateId: string, error: unknown): InboxOutcome {

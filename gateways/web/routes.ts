@@ -25,6 +25,9 @@ import { mountStream } from './stream-route';
 
 export type { WebRouteDeps } from './route-deps';
 
+/** A person's inbox reads and decisions a minute, per gateway: a page, "Show more" and batches, never a flood. */
+const INBOX_REQUESTS_PER_MINUTE = 120;
+
 export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: string } }> {
   const app = new Hono<ApiEnv>();
   const api: WebApi = {
@@ -32,6 +35,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
     link: (workflowId) => temporalUiLink(deps.temporalUiUrl, deps.namespace, workflowId),
     messageRate: new RateLimiter(deps.rate.messagesPerMinute),
     sessionRate: new RateLimiter(deps.rate.sessionsPerMinute),
+    inboxRate: new RateLimiter(INBOX_REQUESTS_PER_MINUTE),
     inboxFeeds: new InboxFeeds(deps.inbox, deps.log),
   };
 

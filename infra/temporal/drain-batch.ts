@@ -17,6 +17,8 @@ const STATE = temporal.api.enums.v1.BatchOperationState;
 export const VISIBILITY_LAG_MS = 15_000;
 
 export interface DrainMove {
+  /** The task queue drained: two task queues of one deployment name drain apart. */
+  taskQueue: string;
   deploymentName: string;
   from: string;
   to: string;
@@ -49,7 +51,7 @@ export const followUpWindow = (startedAt: Date): Date => new Date(startedAt.getT
 
 /** The job id of a move: the same on every worker, so the server runs it once. `after`: a follow-up's window. */
 export function drainJobId(move: DrainMove, after?: Date): string {
-  const base = `drain:${move.deploymentName}:${move.from}:to:${move.to}`;
+  const base = `drain:${move.taskQueue}:${move.deploymentName}:${move.from}:to:${move.to}`;
   return after ? `${base}:after:${after.getTime()}` : base;
 }
 

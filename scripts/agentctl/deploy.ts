@@ -84,7 +84,12 @@ export async function deployStatus({
       created,
     ]);
     if (current && buildId !== current) {
-      const progress = await newestDrain(client, namespace, { deploymentName, from: buildId, to: current });
+      const progress = await newestDrain(client, namespace, {
+        taskQueue,
+        deploymentName,
+        from: buildId,
+        to: current,
+      });
       const line = drainLine(buildId, left, progress);
       if (line) drains.push(line);
     }
@@ -138,7 +143,7 @@ export async function deployDrain(target: Target, ratePerSecond: number, identit
     if (!buildId || buildId === current) continue;
     const left = await countOnVersion(client, namespace, taskQueue, { deploymentName, buildId });
     if (!left) continue;
-    const move = { deploymentName, from: buildId, to: current };
+    const move = { taskQueue, deploymentName, from: buildId, to: current };
     const { progress, started } = await ensureDrain(client, namespace, taskQueue, move, {
       ratePerSecond,
       identity,

@@ -103,7 +103,7 @@ describe('a deploy’s drain', () => {
     const job = await describeDrain(
       env.client,
       'default',
-      drainJobId({ deploymentName: taskQueue, from: vN.buildId, to: vN1.buildId }),
+      drainJobId({ taskQueue, deploymentName: taskQueue, from: vN.buildId, to: vN1.buildId }),
     );
     expect(job).toMatchObject({ state: 'completed', total: PARKED, signalled: PARKED, failed: 0 });
     // Paced: at RATE a second the server cannot have sent them all at once (a slower machine only spreads them more).
