@@ -61,8 +61,15 @@ describe('live web view', () => {
     await until('every tab shows the answer', () => tabs.every((t) => shows(t, 'You said: "first words"')));
 
     // Idle, five tabs open: under polling (a query per tab every 400 ms) this would be about 40 queries.
-    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the last change's read settles
-    const before = await queriesServed();
+    // The last change's reads settle, and so does the server's counter (its metrics are reported a moment late):
+    // the quiet spell starts once the count held still for a second.
+    let before = await queriesServed();
+    for (let settled = false; !settled;) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const now = await queriesServed();
+      settled = now === before;
+      before = now;
+    }
     expect(before).toBeGreaterThan(0); // the counter does see the reads made for each change
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect((await queriesServed()) - before).toBe(0);
