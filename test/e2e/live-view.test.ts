@@ -64,7 +64,7 @@ describe('live web view', () => {
     // The last change's reads settle, and so does the server's counter (its metrics are reported a moment late):
     // the quiet spell starts once the count held still for a second.
     let before = await queriesServed();
-    for (let settled = false; !settled;) {
+    for (let settled = false, tries = 0; !settled && tries < 10; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const now = await queriesServed();
       settled = now === before;
