@@ -130,7 +130,7 @@ export class Drain {
         }
       }
       const move = { taskQueue, deploymentName: version.deploymentName, from: buildId, to: version.buildId };
-      const { progress, started } = await ensureDrain(client, namespace, taskQueue, move, {
+      const { progress, started } = await ensureDrain(client, namespace, move, {
         ratePerSecond: this.options.ratePerSecond,
         identity: this.options.identity ?? 'agent-worker',
       });

@@ -1,6 +1,6 @@
 /**
  * "Needs you", pushed: one reader per person in this gateway process, shared by all their tabs. It reads the
- * person's first page from visibility (inbox.ts: one list and one count, filtered by their ids, no worker asked)
+ * person's first page from visibility (inbox.ts: one list filtered by their ids, a count only when it is cut, no worker)
  * soon after anything is decided or sent through this gateway, and otherwise at a pace that slows while nothing
  * changes. A tab is sent the list only when it changed.
  *

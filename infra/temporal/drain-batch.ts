@@ -108,7 +108,6 @@ export type DrainStart = 'started' | 'running elsewhere' | 'busy';
 export async function startDrain(
   client: Client,
   namespace: string,
-  taskQueue: string,
   move: DrainMove,
   options: { ratePerSecond: number; identity: string; after?: Date },
 ): Promise<DrainStart> {
@@ -117,7 +116,7 @@ export async function startDrain(
     await client.workflowService.startBatchOperation({
       namespace,
       jobId: drainJobId(move, options.after),
-      visibilityQuery: onVersionQuery(taskQueue, from, options.after),
+      visibilityQuery: onVersionQuery(move.taskQueue, from, options.after),
       reason: `deploy: move from ${move.from} to ${move.to}`,
       maxOperationsPerSecond: options.ratePerSecond,
       signalOperation: { signal: upgradeSignal.name, identity: options.identity },
@@ -138,7 +137,6 @@ export async function startDrain(
 export async function ensureDrain(
   client: Client,
   namespace: string,
-  taskQueue: string,
   move: DrainMove,
   options: { ratePerSecond: number; identity: string },
 ): Promise<{ progress: DrainProgress | undefined; started: DrainStart | undefined }> {
@@ -147,7 +145,7 @@ export async function ensureDrain(
     const jobId = drainJobId(move, after);
     const progress = await describeDrain(client, namespace, jobId);
     if (!progress) {
-      const started = await startDrain(client, namespace, taskQueue, move, { ...options, after });
+      const started = await startDrain(client, namespace, move, { ...options, after });
       return { progress: await describeDrain(client, namespace, jobId), started };
     }
     if (progress.state === 'running' || !progress.startedAt) return { progress, started: undefined };
@@ -159,8 +157,24 @@ export async function ensureDrain(
     if (Date.now() - progress.startedAt.getTime() < VISIBILITY_LAG_MS)
       return { progress, started: undefined };
     const from = { deploymentName: move.deploymentName, buildId: move.from };
-    if (!(await countOnVersion(client, namespace, taskQueue, from, since)))
+    if (!(await countOnVersion(client, namespace, move.taskQueue, from, since)))
       return { progress, started: undefined };
     after = since;
+  }
+}
+
+/** The newest job of a move (each follow-up's id carries the window the job before it left). */
+export async function newestDrain(
+  client: Client,
+  namespace: string,
+  move: DrainMove,
+): Promise<DrainProgress | undefined> {
+  let newest: DrainProgress | undefined;
+  for (let after: Date | undefined; ;) {
+    const progress = await describeDrain(client, namespace, drainJobId(move, after));
+    if (!progress) return newest;
+    newest = progress;
+    if (progress.state === 'running' || !progress.startedAt) return newest;
+    after = followUpWindow(progress.startedAt);
   }
 }

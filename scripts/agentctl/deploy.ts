@@ -11,14 +11,12 @@ import {
   legacyWorkflows,
   setCurrentVersion,
   unlessNotFound,
+  versionsOf,
 } from '../../infra/temporal/deployment';
 import {
   countOnVersion,
-  describeDrain,
-  drainJobId,
   ensureDrain,
-  followUpWindow,
-  type DrainMove,
+  newestDrain,
   type DrainProgress,
 } from '../../infra/temporal/drain-batch';
 
@@ -107,22 +105,6 @@ export async function deployStatus({
   return `deployment ${deploymentName}\n${lines.join('\n')}\n${drainText}`;
 }
 
-/** The newest batch job of a move (its follow-ups carry the start of the one before). */
-async function newestDrain(
-  client: Client,
-  namespace: string,
-  move: DrainMove,
-): Promise<DrainProgress | undefined> {
-  let newest: DrainProgress | undefined;
-  for (let after: Date | undefined; ;) {
-    const progress = await describeDrain(client, namespace, drainJobId(move, after));
-    if (!progress) return newest;
-    newest = progress;
-    if (progress.state === 'running' || !progress.startedAt) return newest;
-    after = followUpWindow(progress.startedAt);
-  }
-}
-
 export async function deployPromote(target: Target, buildId: string, identity: string): Promise<string> {
   const { client, namespace, deploymentName } = target;
   await setCurrentVersion(client, namespace, { deploymentName, buildId }, identity);
@@ -135,16 +117,12 @@ export async function deployDrain(target: Target, ratePerSecond: number, identit
   const current = await currentBuildId(client, namespace, deploymentName);
   if (!current) throw new Error(`deployment ${deploymentName} has no current version: nothing to move onto`);
   const out: string[] = [];
-  const reply = await unlessNotFound(
-    client.workflowService.describeWorkerDeployment({ namespace, deploymentName }),
-  );
-  for (const summary of reply?.workerDeploymentInfo?.versionSummaries ?? []) {
-    const buildId = summary.deploymentVersion?.buildId;
-    if (!buildId || buildId === current) continue;
+  for (const buildId of await versionsOf(client, namespace, deploymentName)) {
+    if (buildId === current) continue;
     const left = await countOnVersion(client, namespace, taskQueue, { deploymentName, buildId });
     if (!left) continue;
     const move = { taskQueue, deploymentName, from: buildId, to: current };
-    const { progress, started } = await ensureDrain(client, namespace, taskQueue, move, {
+    const { progress, started } = await ensureDrain(client, namespace, move, {
       ratePerSecond,
       identity,
     });

@@ -31,11 +31,12 @@ export async function publishOpenGates(source: PublicationSource): Promise<never
     await wf.condition(() => seen?.version !== state.version || seen.settings !== source.settings());
     seen = { version: state.version, settings: source.settings() };
     const open = state.pendingGates();
-    const nextMemo = JSON.stringify(gateMemos(open));
+    const entries = gateMemos(open);
+    const nextMemo = JSON.stringify(entries);
     if (nextMemo !== memo) {
       memo = nextMemo;
       wf.upsertMemo({
-        [GATE_MEMO_KEY]: JSON.parse(nextMemo) as unknown,
+        [GATE_MEMO_KEY]: entries,
         [GATES_OPEN_MEMO_KEY]: open.length > MAX_MEMO_GATES ? open.length : undefined,
         ...(source.missionName ? { missionName: source.missionName } : {}),
       });
