@@ -155,6 +155,9 @@ export class SessionRun {
         mayWriteDeciders: () => this.hasAttribute(AgentDeciders.name),
         ...(this.runOf ? { missionName: this.runOf.missionName } : {}),
       }),
+    ).catch((error: unknown) =>
+      // A failed write is told, not left as an unhandled rejection that would fail every workflow task of this run.
+      wf.log.error('publishing the open gates stopped', { error: failureMessage(error) }),
     );
   }
 
