@@ -19,6 +19,7 @@ import type { DeliveryRequest, DeliveryResult } from '../workflows/session/outbo
 import { CredentialService } from '../infra/credentials/service';
 import { createDeliver, createOutbounds } from './deliver';
 import { MissionTools, nextCronTime } from './missions';
+import { missionDirectoryActivities } from './mission-directories';
 import type { McpDiscovery } from '../common/tools/mcp';
 import { McpPool } from './mcp/pool';
 import { UserGrants } from './grants';
@@ -212,6 +213,13 @@ export function createActivities(deps: ActivityDeps) {
     }): Promise<number | null> {
       return nextCronTime(request.expression, request.timezone, request.after);
     },
+
+    /** Which of the optional search attributes the namespace has (a mission sets AgentSharedMission only then). */
+    async registeredSearchAttributes(): Promise<string[]> {
+      return await registeredAttributes();
+    },
+
+    ...missionDirectoryActivities(client, config.temporal.taskQueue),
 
     /** Whether a workflow has ended (a mission asks about a run that never told it its end: terminated). */
     async workflowEnded(request: { workflowId: string }): Promise<{ ended: boolean; status: string }> {

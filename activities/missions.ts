@@ -1,17 +1,24 @@
 /**
- * The mission tools' executor: resolves names through the directory workflow (strongly consistent), starts
- * mission workflows and signals them. Everything a person sees is limited to their own missions and shared
- * ones; errors never reveal another person's missions.
+ * The mission tools' executor: resolves names through the person's own directory (strongly consistent) and shared
+ * missions through visibility (infra/missions-directory.ts), starts mission workflows and signals them. Everything a
+ * person sees is limited to their own missions and shared ones; errors never reveal another person's missions.
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { Cron } from 'croner';
 import type { AppConfig } from '../infra/config';
 import { legacyRename, resolveMission, type MissionAddress } from '../common/missions/addressing';
-import { readVisibleMissions } from '../infra/missions-directory';
+import {
+  missionById,
+  ownMissions,
+  refusalOf,
+  registerMission,
+  renameMission,
+  sharedMissions,
+  sharedMissionsNamed,
+} from '../infra/missions-directory';
 import {
   describeCadence,
-  MISSION_DIRECTORY_ID,
   missionWorkflowId,
   type Cadence,
   type MissionRecord,
@@ -23,8 +30,6 @@ import {
   fireSignal,
   missionViewQuery,
   pauseSignal,
-  registerMissionUpdate,
-  renameMissionUpdate,
   resumeSignal,
   updateMissionSignal,
   type MissionInput,
@@ -34,6 +39,9 @@ import {
 import type { ToolRunResult } from './types';
 
 type Args = Record<string, unknown> & MissionAddress;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Shared missions of others a listing shows (the newest): more are found by name. */
+const SHARED_LISTED = 50;
 const ok = (content: string): ToolRunResult => ({ status: 'ok', content });
 const error = (content: string): ToolRunResult => ({ status: 'error', content });
 
@@ -72,14 +80,47 @@ export class MissionTools {
     return this.config.temporal.taskQueue;
   }
 
-  /** The missions this person sees: the directory answers with only those, never the whole list. */
-  private async records(userId: string): Promise<MissionRecord[]> {
-    try {
-      return await readVisibleMissions(this.client, userId);
-    } catch (cause) {
-      if (cause instanceof WorkflowNotFoundError) return [];
-      throw cause;
-    }
+  /**
+   * What resolving this address needs, and never everyone's missions: the person's own, the shared ones named as
+   * the address names them, and the one with the id given (if they may see it).
+   */
+  private async records(userId: string, address: MissionAddress): Promise<MissionRecord[]> {
+    const given = [address.name, address.mission, address.id].map((v) => v?.trim()).filter((v) => !!v);
+    const names = [...new Set(given.filter((v) => !UUID.test(v!)).map((v) => v!.toLowerCase()))];
+    const ids = given.filter((v) => UUID.test(v!)) as string[];
+    const [own, shared, identified] = await Promise.all([
+      ownMissions(this.client, userId),
+      Promise.all(names.map((name) => sharedMissionsNamed(this.client, name))),
+      Promise.all(ids.map((id) => missionById(this.client, id))),
+    ]);
+    const found = [...own];
+    for (const record of [...shared.flat(), ...identified])
+      if (record && (record.ownerId === userId || record.shared) && !found.some((r) => r.id === record.id))
+        found.push(record);
+    return found;
+  }
+
+  /** mission_list: the person's own missions (those that may still run first), then shared ones of others. */
+  private async list(userId: string): Promise<ToolRunResult> {
+    const [own, shared] = await Promise.all([
+      ownMissions(this.client, userId),
+      sharedMissions(this.client, SHARED_LISTED),
+    ]);
+    const others = shared.records.filter((r) => r.ownerId !== userId);
+    if (!own.length && !others.length) return ok('No missions yet. mission_create makes one.');
+    const ordered = [
+      ...own.filter((r) => r.status !== 'completed'),
+      ...own.filter((r) => r.status === 'completed'),
+    ];
+    const lines = [
+      ...ordered.map((r) => `- "${r.name}" — ${r.status}`),
+      ...others.map((r) => `- "${r.name}" — ${r.status} (shared by @${r.ownerId})`),
+    ];
+    if (shared.more)
+      lines.push(
+        `More shared missions exist than the ${SHARED_LISTED} newest listed here: name one to find it.`,
+      );
+    return ok(lines.join('\n'));
   }
 
   private async hasEnded(workflowId: string): Promise<boolean> {
@@ -94,22 +135,12 @@ export class MissionTools {
     switch (op) {
       case 'create':
         return await this.create(args, who);
-      case 'list': {
-        const mine = await this.records(who.userId);
-        if (!mine.length) return ok('No missions yet. mission_create makes one.');
-        return ok(
-          mine
-            .map(
-              (r) =>
-                `- "${r.name}" — ${r.status}${r.ownerId !== who.userId ? ` (shared by @${r.ownerId})` : ''}`,
-            )
-            .join('\n'),
-        );
-      }
+      case 'list':
+        return await this.list(who.userId);
       default:
         break;
     }
-    const records = await this.records(who.userId);
+    const records = await this.records(who.userId, args);
     if (op === 'update') {
       const rename = legacyRename(args as Args & { new_name?: string }, records, who.userId);
       if (rename) return await this.update({ id: rename.id, new_name: rename.newName }, records, who);
@@ -119,8 +150,25 @@ export class MissionTools {
     if (!found.ok) return error(found.error);
     const handle = this.client.workflow.getHandle(missionWorkflowId(found.record.id));
     const label = `"${found.record.name}"`;
-    const refusal = ownerRefusal(op, found.record, who.userId, args);
+    const refusal = ownerRefusal(op, found.record, who.userId, args) ?? completedRefusal(op, found.record);
     if (refusal) return error(refusal);
+    try {
+      return await this.act(op, handle, label, args, who);
+    } catch (cause) {
+      // The mission ended between the look and the signal (completed meanwhile): say so, not "may have run".
+      if (cause instanceof WorkflowNotFoundError)
+        return error(`${label} is completed: it will not run again. mission_create makes a new one.`);
+      throw cause;
+    }
+  }
+
+  private async act(
+    op: MissionOp,
+    handle: ReturnType<Client['workflow']['getHandle']>,
+    label: string,
+    args: Args,
+    who: { userId: string; sessionId: string },
+  ): Promise<ToolRunResult> {
     switch (op) {
       case 'get':
         return ok(this.describe(await handle.query(missionViewQuery)));
@@ -223,17 +271,16 @@ export class MissionTools {
       },
     };
     try {
-      await this.client.workflow.executeUpdateWithStart(registerMissionUpdate, {
-        args: [{ id, name, ownerId: who.userId, shared: input.settings.shared, status: 'active' }],
-        startWorkflowOperation: new WithStartWorkflowOperation('missionDirectoryWorkflow', {
-          workflowId: MISSION_DIRECTORY_ID,
-          taskQueue: this.taskQueue,
-          args: [{}],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
+      await registerMission(this.client, this.taskQueue, {
+        id,
+        name,
+        ownerId: who.userId,
+        shared: input.settings.shared,
+        status: 'active',
       });
     } catch (cause) {
-      return error(updateRefusal(cause));
+      if (cause instanceof WorkflowUpdateFailedError) return error(refusalOf(cause));
+      throw cause;
     }
     await this.client.workflow.start('missionWorkflow', {
       workflowId: missionWorkflowId(id),
@@ -271,7 +318,8 @@ export class MissionTools {
   ): Promise<ToolRunResult> {
     const found = resolveMission(records, who.userId, args);
     if (!found.ok) return error(found.error);
-    const refusal = ownerRefusal('update', found.record, who.userId, args);
+    const refusal =
+      ownerRefusal('update', found.record, who.userId, args) ?? completedRefusal('update', found.record);
     if (refusal) return error(refusal);
     const settings = this.settingsFrom(args, who.sessionId);
     if (typeof settings === 'string') return error(settings);
@@ -279,11 +327,14 @@ export class MissionTools {
     const newName = typeof args.new_name === 'string' ? args.new_name.trim() : undefined;
     if (newName && newName !== found.record.name) {
       try {
-        await this.client.workflow.getHandle(MISSION_DIRECTORY_ID).executeUpdate(renameMissionUpdate, {
-          args: [{ id: found.record.id, newName }],
+        await renameMission(this.client, this.taskQueue, {
+          ownerId: found.record.ownerId,
+          id: found.record.id,
+          newName,
         });
       } catch (cause) {
-        return error(updateRefusal(cause));
+        if (cause instanceof WorkflowUpdateFailedError) return error(refusalOf(cause));
+        throw cause;
       }
       name = newName;
     }
@@ -363,11 +414,13 @@ export function fireRefusal(view: MissionView, now: number): string | undefined 
   return undefined;
 }
 
-/** An update validator's refusal, in its own words (e.g. "you already have a mission named …"). */
-function updateRefusal(cause: unknown): string {
-  const message =
-    (cause as { cause?: { message?: string }; message?: string }).cause?.message ?? (cause as Error).message;
-  return message ?? 'the mission directory refused the change';
+/**
+ * A completed mission's workflow has ended: it takes no change, pause, resume or second completion (reading it and
+ * a fire, which explains itself, still work). Undefined: allowed.
+ */
+export function completedRefusal(op: MissionOp, record: MissionRecord): string | undefined {
+  if (record.status !== 'completed' || isReadOnlyMissionOp(op) || op === 'fire') return undefined;
+  return `"${record.name}" is completed: it will not run again, and a completed mission cannot be ${op === 'update' ? 'changed' : `${op}d`}. mission_create makes a new one (the name is free again).`;
 }
 
 /** mission_history: the latest runs, newest first, with what started them, how long they took and who decided what. */

@@ -5,7 +5,7 @@
  * bench/results/latest.png. Never fails on time.
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
- * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000) size
+ * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000), BENCH_ORG_MISSIONS (100,000) size
  * the runs; BENCH_SECTIONS picks some of latency, floor, memory, parked, replay, history, tabs, recovery, org (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
@@ -33,6 +33,7 @@ import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { measureHistoryGrowth } from './history-growth';
 import { measureOrg } from './org';
+import { measureOrgMissions } from './org-missions';
 import { activityHeartbeats } from '../activities/heartbeat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -50,6 +51,7 @@ const MEMORY_WORKFLOWS = Number(process.env.BENCH_MEMORY_WORKFLOWS ?? 200);
 const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 500);
 const ORG_PARKED = Number(process.env.BENCH_ORG_PARKED ?? 10_000);
 const ORG_PEOPLE = Number(process.env.BENCH_ORG_PEOPLE ?? 1_000);
+const ORG_MISSIONS = Number(process.env.BENCH_ORG_MISSIONS ?? 100_000);
 /** The two turns of one conversation whose history cost is compared (BENCH_HISTORY_TURNS, "10,100"). */
 const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').map(Number) as [
   number,
@@ -480,6 +482,26 @@ async function main(): Promise<void> {
     note(
       `${`org: ${org.idleTabs.tabs} inbox tabs open, nothing changing, ${org.idleTabs.seconds} s`.padEnd(52)} ${org.idleTabs.workerQueriesPerSecond} worker queries/s (goal 0), ${org.idleTabs.visibilityCallsPerSecond} visibility calls/s`,
     );
+    const missions = await measureOrgMissions({
+      client: env.client,
+      config: orgConfig,
+      worker: await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: orgQueue,
+        ...workflowCode(),
+        ...activityHeartbeats,
+        activities: createActivities({ config: orgConfig, client: env.client }),
+      }),
+      missions: ORG_MISSIONS,
+      owners: ORG_PEOPLE,
+      stat,
+      note,
+    });
+    results.orgMissions = missions;
+    note(line(`org: create a mission by name (${missions.missions} exist)`, missions.create));
+    note(line('org: fire a mission by name', missions.fireByName));
+    note(line("org: read someone's shared mission by name", missions.readSharedByName));
+    note(line("org: read one's own directory", missions.listOwn));
   }
 
   await gateway.close();

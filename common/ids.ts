@@ -35,6 +35,8 @@ export const missionRunPrefix = (missionId: string): string => `mission-run:${mi
 export const missionRunWorkflowId = (missionId: string, n: number): string =>
   `${missionRunPrefix(missionId)}${n}`;
 export const userWorkflowId = (userId: string): string => `user:${userId}`;
+/** One owner's missions (names unique per owner): no workflow holds every mission of the organization. */
+export const missionDirectoryId = (ownerId: string): string => `mission-directory:${ownerId}`;
 
 export function temporalUiLink(
   uiUrl: string | undefined,

@@ -22,6 +22,12 @@ export const AgentDeciders = defineSearchAttributeKey('AgentDeciders', SearchAtt
 
 export const AgentMissionName = defineSearchAttributeKey('AgentMissionName', SearchAttributeType.KEYWORD);
 export const AgentMissionStatus = defineSearchAttributeKey('AgentMissionStatus', SearchAttributeType.KEYWORD);
+/**
+ * A mission shared with everyone keeps its name here, lower-cased (absent while not shared): another person's
+ * `mission_fire "standup"` finds the shared missions of that name with one visibility query, and no workflow holds
+ * every shared mission.
+ */
+export const AgentSharedMission = defineSearchAttributeKey('AgentSharedMission', SearchAttributeType.KEYWORD);
 
 /** Model usage of a conversation (or mission run): tokens, and dollars where the policy prices the model. */
 export const AgentTokens = defineSearchAttributeKey('AgentTokens', SearchAttributeType.INT);
@@ -34,7 +40,13 @@ export const AgentFeedback = defineSearchAttributeKey('AgentFeedback', SearchAtt
  * Attributes added after the first release: a namespace set up by hand (Temporal Cloud) may not have them yet,
  * so workflows set them only where the worker found them registered (settings).
  */
-export const OPTIONAL_SEARCH_ATTRIBUTES = ['AgentTokens', 'AgentCostUsd', 'AgentFeedback', 'AgentDeciders'];
+export const OPTIONAL_SEARCH_ATTRIBUTES = [
+  'AgentTokens',
+  'AgentCostUsd',
+  'AgentFeedback',
+  'AgentDeciders',
+  'AgentSharedMission',
+];
 
 export const customSearchAttributes = [
   AgentStatus,
@@ -44,6 +56,7 @@ export const customSearchAttributes = [
   AgentDeciders,
   AgentMissionName,
   AgentMissionStatus,
+  AgentSharedMission,
   AgentTokens,
   AgentCostUsd,
   AgentFeedback,

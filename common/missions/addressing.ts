@@ -26,10 +26,17 @@ function sharedNamesakes(visible: readonly MissionRecord[], name: string, userId
   return matches.some((r) => r.ownerId === userId) || matches.length < 2 ? [] : matches;
 }
 
-/** Own missions first: a name is unique per owner, and the requester's own wins over a shared one. */
+/**
+ * Own missions first: a name is unique among an owner's missions that may still run, and the requester's own wins
+ * over a shared one. A completed mission gives its name back; it is still found by it while no new one has taken
+ * it (the latest completed, as mission_get shows how it ended).
+ */
 function byName(visible: readonly MissionRecord[], name: string, userId: string): MissionRecord | undefined {
   const matches = visible.filter((r) => r.name.toLowerCase() === name.toLowerCase());
-  return matches.find((r) => r.ownerId === userId) ?? (matches.length === 1 ? matches[0] : undefined);
+  const own = matches.filter((r) => r.ownerId === userId);
+  return (
+    own.find((r) => r.status !== 'completed') ?? own.at(-1) ?? (matches.length === 1 ? matches[0] : undefined)
+  );
 }
 
 export function resolveMission(

@@ -15,7 +15,8 @@ export interface MissionRecord {
   status: MissionStatus;
 }
 
-export { missionWorkflowId } from '../ids';
+export { missionDirectoryId, missionWorkflowId } from '../ids';
+/** The one directory of every mission before 0.3: at its next continue-as-new it hands each owner their records. */
 export const MISSION_DIRECTORY_ID = 'missions';
 
 export function describeCadence(cadence: Cadence): string {

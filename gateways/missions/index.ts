@@ -11,7 +11,7 @@ import { missionWorkflowId, type MissionRecord } from '../../common/missions/typ
 import { webhookSecret, webhookSecretMatches } from '../../infra/missions-webhook';
 import { withinDeadline } from '../../infra/temporal/deadline';
 import { fireSignal } from '../../workflows/missions/contract';
-import { readVisibleMissions } from '../../infra/missions-directory';
+import { ownMissions } from '../../infra/missions-directory';
 import type { GatewayDeps } from '../platform';
 import { CHAT_DEADLINE_MS } from '../sessions';
 
@@ -79,9 +79,11 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     const who = deps.webAuth.identify(c);
     if (!who.ok) return c.json({ error: who.error }, who.status);
     const records = await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
-      readVisibleMissions(deps.client, who.caller.userId),
+      ownMissions(deps.client, who.caller.userId),
     ).catch(() => []);
-    const record = records.find((r) => r.ownerId === who.caller.userId && pick(r));
+    // One that may still run before a completed namesake (a completed mission gives its name back).
+    const mine = records.filter(pick);
+    const record = mine.find((r) => r.status !== 'completed') ?? mine.at(-1);
     if (!record) return c.json({ error: 'no mission of yours has that name or id' }, 404);
     return c.json({
       mission: record.name,

@@ -8,8 +8,9 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { missionViewQuery, visibleMissionsQuery } from '../../workflows/missions/contract';
+import { missionWorkflowId } from '../../common/missions/types';
+import { missionViewQuery } from '../../workflows/missions/contract';
+import { missionRecordsOf } from '../helpers/missions';
 import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
 import { FakeDiscord, type DiscordMessage } from '../helpers/fake-discord';
 import { FakeSlack } from '../helpers/fake-slack';
@@ -73,9 +74,7 @@ const until = <T>(what: string, probe: () => T | undefined | false | Promise<T |
 
 /** The mission's id and state, as the directory and the mission workflow know them (tool results name missions only). */
 async function missionNamed(name: string, ownerId: string) {
-  const [record] = (
-    await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(visibleMissionsQuery, { userId: ownerId })
-  ).filter((r) => r.name === name && r.ownerId === ownerId);
+  const [record] = (await missionRecordsOf(env.client.workflow, ownerId)).filter((r) => r.name === name);
   if (!record) throw new Error(`no mission "${name}" of ${ownerId}`);
   return env.client.workflow.getHandle(missionWorkflowId(record.id)).query(missionViewQuery);
 }

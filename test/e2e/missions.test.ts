@@ -5,8 +5,9 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { missionRecordsQuery, missionViewQuery } from '../../workflows/missions/contract';
+import { missionWorkflowId } from '../../common/missions/types';
+import { missionViewQuery } from '../../workflows/missions/contract';
+import { missionRecordsOf } from '../helpers/missions';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';
 import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
 import { startStack, type Stack } from '../helpers/stack';
@@ -186,7 +187,7 @@ describe('a mission run with a model that takes seconds', () => {
       reason: 'not on the shared box',
     });
 
-    const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(env.client.workflow, 'alice');
     const record = records.find((r) => r.name === 'nightly cleanup')!;
     const mission = await env.client.workflow.getHandle(missionWorkflowId(record.id)).query(missionViewQuery);
     expect(mission.status).toBe('failed');

@@ -1,4 +1,8 @@
 /** Missions driven from a conversation, as their owner does: create, fire, and the run's gate shown here. */
+import { WorkflowNotFoundError, type WorkflowClient } from '@temporalio/client';
+import { missionDirectoryId } from '../../common/ids';
+import type { MissionRecord } from '../../common/missions/types';
+import { missionRecordsQuery } from '../../workflows/missions/contract';
 import type { Gate, SessionView } from '../../workflows/session/contract';
 import type { TestSession } from './session';
 
@@ -20,4 +24,15 @@ export function missionAnswered(s: TestSession, name: string, run = 1): Promise<
     (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run ${run})`)),
     `run ${run} of ${name}`,
   );
+}
+
+/** One owner's missions as their directory keeps them (tool results name missions only, never ids). */
+export async function missionRecordsOf(client: WorkflowClient, ownerId: string): Promise<MissionRecord[]> {
+  return await client
+    .getHandle(missionDirectoryId(ownerId))
+    .query(missionRecordsQuery)
+    .catch((cause: unknown) => {
+      if (cause instanceof WorkflowNotFoundError) return [];
+      throw cause;
+    });
 }

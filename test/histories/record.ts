@@ -2,10 +2,11 @@
  * `npm run record-histories`: runs every scenario against a fresh dev server and saves the histories of the paths a
  * new run takes here. test/workflows/replay.test.ts replays them on every CI run: a failing replay means the change
  * alters the command sequence of running workflows, so it ships as a new Worker Deployment version (record again,
- * all of them) or, when running workflows must take it at once, behind `patched()` (docs/VERSIONING.md). Record
- * scenarios that create missions in a run of their own
- * group: the mission directory is one workflow per namespace, polled only by the worker of the group that started it.
+ * all of them) or, when running workflows must take it at once, behind `patched()` (docs/VERSIONING.md). Scenarios
+ * that create missions run in a group of their own: an owner's mission directory is polled only by the worker of the
+ * group that started it.
  */
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import path from 'node:path';
@@ -24,15 +25,14 @@ import {
 } from '../../workflows/session/contract';
 import type { AppConfig } from '../../infra/config';
 import { CredentialService } from '../../infra/credentials/service';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { missionRecordsQuery } from '../../workflows/missions/contract';
+import { MISSION_DIRECTORY_ID, missionDirectoryId, missionWorkflowId } from '../../common/missions/types';
 import { workflowCode } from '../../workers/workflow-code';
 import { tempDir, testConfig } from '../helpers/config';
 import { budgetGateHandingOver, budgetGates } from '../helpers/budget-handover';
 import { approveReusedIdCalls, reusedCallIdModel } from '../helpers/reused-call-ids';
 import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
-import { firedMissionGate, missionAnswered } from '../helpers/missions';
+import { firedMissionGate, missionAnswered, missionRecordsOf } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
 
 /** A scenario may name more workflows to record (label -> workflow id), e.g. a mission and its run. */
@@ -334,12 +334,12 @@ const credentialScenarios: Record<string, Scenario> = {
     const gate = await firedMissionGate(s, 'nightly');
     await s.decide({ gateId: gate.id, choice: 'approve' });
     await missionAnswered(s, 'nightly');
-    const [record] = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const [record] = await missionRecordsOf(s.handle.client, 'alice');
     void config;
     return {
       mission: missionWorkflowId(record!.id),
       run: gate.remote!.workflowId,
-      directory: MISSION_DIRECTORY_ID,
+      directory: missionDirectoryId('alice'),
     };
   },
   // A new message from the owner leaves the run's gate open; the denial ends the run and fails the mission.
@@ -354,7 +354,7 @@ const credentialScenarios: Record<string, Scenario> = {
     );
     const run = s.handle.client.getHandle(gate.remote!.workflowId);
     while ((await run.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 100));
-    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(s.handle.client, 'alice');
     const record = records.find((r) => r.name === 'risky');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },
@@ -366,7 +366,7 @@ const credentialScenarios: Record<string, Scenario> = {
       (v) => v.gates.some((g) => g.id === gate.id && g.status === 'cancelled'),
       'the prompt closed',
     );
-    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(s.handle.client, 'alice');
     const record = records.find((r) => r.name === 'stopper');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },
@@ -376,11 +376,23 @@ const credentialScenarios: Record<string, Scenario> = {
     await s.waitFor((v) => v.notices.some((n) => n.to === 'mallory'), "the run's refusal told here");
     await s.decide({ gateId: gate.id, choice: 'approve' });
     await missionAnswered(s, 'weekly');
-    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(s.handle.client, 'alice');
     const record = records.find((r) => r.name === 'weekly');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },
   'credential-connected': credentialConnected,
+  // The directory of everyone (before 0.3) on today's code: it hands each owner their records and ends.
+  'mission-directory-moved': async (s) => {
+    await s.say('call mission_create {"name": "moved", "goal": "what time is it", "cadence": "manual"}');
+    await s.idle();
+    const [record] = await missionRecordsOf(s.handle.client, 'alice');
+    const { taskQueue } = await s.handle.describe();
+    const records = [record!, { ...record!, id: randomUUID(), name: 'of bob', ownerId: 'bob' }];
+    await s.handle.client
+      .start('missionDirectoryWorkflow', { workflowId: MISSION_DIRECTORY_ID, taskQueue, args: [{ records }] })
+      .then((legacy) => legacy.result());
+    return { directory: MISSION_DIRECTORY_ID, owner: missionDirectoryId('bob') };
+  },
 };
 
 /**
@@ -411,7 +423,7 @@ const flatWaitScenarios: Record<string, Scenario> = {
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // two reminders
     await s.decide({ gateId: gate.id, choice: 'approve' });
     await missionAnswered(s, 'reminded');
-    const records = await s.handle.client.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(s.handle.client, 'alice');
     const record = records.find((r) => r.name === 'reminded');
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },

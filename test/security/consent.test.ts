@@ -9,12 +9,9 @@ import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvidedSignal, type Gate, type SessionView } from '../../workflows/session/contract';
-import {
-  missionRecordsQuery,
-  missionViewQuery,
-  updateMissionSignal,
-} from '../../workflows/missions/contract';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { missionViewQuery, updateMissionSignal } from '../../workflows/missions/contract';
+import { missionWorkflowId } from '../../common/missions/types';
+import { missionRecordsOf } from '../helpers/missions';
 import { Tally } from '../chaos/summary';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { startStack, type Stack } from '../helpers/stack';
@@ -152,7 +149,7 @@ describe('a shared mission has one owner who decides', () => {
       'alice',
     );
     await stack.web.answered(alices, 'alice');
-    const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(env.client.workflow, 'alice');
     const id = records.find((r) => r.name === name)!.id;
     const mission = env.client.workflow.getHandle(missionWorkflowId(id));
     const before = await mission.query(missionViewQuery);
@@ -370,7 +367,7 @@ describe('mission changes steered by what the model read', () => {
     );
     if (gate) await stack.web.decide(frank, gate.id, 'deny', {}, 'frank');
     await stack.web.answered(frank, 'frank');
-    const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+    const records = await missionRecordsOf(env.client.workflow, 'frank');
     steered.attempt(!records.some((r) => r.name === name), () => 'the steered mission exists');
     steered.finish('consent: mission changes steered by content ask a person');
   });

@@ -11,8 +11,9 @@ import { createActivities } from '../../activities';
 import type { AppConfig } from '../../infra/config';
 import { userWorkflowId } from '../../common/ids';
 import { SqliteVault } from '../../infra/credentials/sqlite-vault';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { missionRecordsQuery, missionViewQuery } from '../../workflows/missions/contract';
+import { missionDirectoryId, missionWorkflowId } from '../../common/missions/types';
+import { missionViewQuery } from '../../workflows/missions/contract';
+import { missionRecordsOf } from '../helpers/missions';
 import {
   stateQuery,
   userMessageSignal,
@@ -186,7 +187,7 @@ describe('a failing activity', () => {
         expect(note?.role === 'assistant' && note.text).toBe(
           '**nightly** is paused: its next run time could not be computed (the time zone database is missing). mission_resume "nightly" tries again.',
         );
-        const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
+        const records = await missionRecordsOf(env.client.workflow, 'alice');
         const id = records.find((r) => r.name === 'nightly')!.id;
         const mission = env.client.workflow.getHandle(missionWorkflowId(id));
         expect(await mission.query(missionViewQuery)).toMatchObject({
@@ -195,7 +196,7 @@ describe('a failing activity', () => {
         });
         expect((await mission.describe()).status.name).toBe('RUNNING');
         await mission.terminate();
-        await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).terminate();
+        await env.client.workflow.getHandle(missionDirectoryId('alice')).terminate();
       },
     );
   });

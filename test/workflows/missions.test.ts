@@ -3,18 +3,21 @@
  * Temporal server: addressing, runs, cron without pile-up, gates that pause and resume a run in place,
  * failures (denied, expired, cancelled runs end and fail the mission), notifications and per-user isolation.
  */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CredentialService } from '../../infra/credentials/service';
 import type { AppConfig } from '../../infra/config';
-import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
-import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
 import {
-  missionRecordsQuery,
-  missionViewQuery,
-  visibleMissionsQuery,
-  type MissionView,
-} from '../../workflows/missions/contract';
+  MISSION_DIRECTORY_ID,
+  missionDirectoryId,
+  missionWorkflowId,
+  type MissionRecord,
+} from '../../common/missions/types';
+import { missionRecordsOf } from '../helpers/missions';
+import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
+import { missionViewQuery, registerMissionUpdate, type MissionView } from '../../workflows/missions/contract';
 import {
   credentialProvidedSignal,
   stateQuery,
@@ -87,8 +90,8 @@ async function call(s: TestSession, tool: string, args: unknown, userId = 'alice
 
 /** A mission's id, from the directory (tool results show names only). */
 async function missionIdOf(name: string, ownerId = 'alice'): Promise<string> {
-  const records = await env.client.workflow.getHandle(MISSION_DIRECTORY_ID).query(missionRecordsQuery);
-  const id = records.find((r) => r.name === name && r.ownerId === ownerId)?.id;
+  const records = await missionRecordsOf(env.client.workflow, ownerId);
+  const id = records.find((r) => r.name === name && r.status !== 'completed')?.id;
   if (!id) throw new Error(`no mission "${name}" of ${ownerId} in the directory`);
   return id;
 }
@@ -176,12 +179,15 @@ describe('missions', () => {
         '"weekly summary" — active (shared by @alice)',
       ),
     );
-    // The directory answers each person with what they see: bob's mission calls never carry alice's other missions.
-    const directory = env.client.workflow.getHandle(MISSION_DIRECTORY_ID);
-    const forBob = await directory.query(visibleMissionsQuery, { userId: 'bob' });
-    expect(forBob.map((r) => r.name)).toEqual(['weekly summary']);
-    const forAlice = await directory.query(visibleMissionsQuery, { userId: 'alice' });
-    expect(forAlice.map((r) => r.name).sort()).toEqual(['daily report', 'weekly summary']);
+    // Bob finds it by name (through visibility: no workflow holds everyone's missions) and may read it.
+    expect((await call(b, 'mission_get', { name: 'Weekly Summary' }, 'bob')).content).toContain(
+      'Mission "weekly summary"',
+    );
+    // Each owner has a directory of their own: alice's holds only hers, and bob (who created none) has none.
+    const alices = await missionRecordsOf(env.client.workflow, 'alice');
+    expect(alices.every((r) => r.ownerId === 'alice')).toBe(true);
+    expect(alices.map((r) => r.name)).toEqual(expect.arrayContaining(['daily report', 'weekly summary']));
+    await expect(env.client.workflow.getHandle(missionDirectoryId('bob')).describe()).rejects.toThrow();
   });
 
   it('fires on a cron cadence, never piles up runs behind an open gate, and resumes the run in place on approval', async () => {
@@ -693,6 +699,113 @@ describe('missions', () => {
     await until('completed', async () => (await view(id)).status === 'completed');
     expect((await call(s, 'mission_fire', { name: 'digest' })).content).toContain('"digest" is completed');
     expect((await view(id)).runs).toHaveLength(2);
+    // A completed mission takes no change, and says why (not "may or may not have run").
+    await until('the directory knows it completed', async () =>
+      (await missionRecordsOf(env.client.workflow, 'alice')).some(
+        (r) => r.id === id && r.status === 'completed',
+      ),
+    );
+    for (const change of [
+      { name: 'digest', new_name: 'old digest' },
+      { name: 'digest', goal: 'something else' },
+    ])
+      expect(await call(s, 'mission_update', change)).toMatchObject({
+        status: 'error',
+        content: expect.stringContaining('"digest" is completed: it will not run again'),
+      });
+    expect((await call(s, 'mission_pause', { name: 'digest' })).content).toContain('"digest" is completed');
+    // Its name is free again: a new "digest" is made and is the one the name finds; the old one keeps its history.
+    expect(
+      (await call(s, 'mission_create', { name: 'digest', goal: 'what time is it', cadence: 'manual' }))
+        .status,
+    ).toBe('ok');
+    const newId = await missionIdOf('digest');
+    expect(newId).not.toBe(id);
+    expect((await call(s, 'mission_get', { name: 'digest' })).content).toContain('— active');
+    expect((await call(s, 'mission_list', {})).content.split('\n')).toEqual(
+      expect.arrayContaining(['- "digest" — active', '- "digest" — completed']),
+    );
+    expect((await view(id)).runs).toHaveLength(2);
+  });
+
+  it('moves the old directory of everyone into one directory per owner, keeping every mission and its name', async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'moved standup', goal: 'what time is it', cadence: 'manual' });
+    const id = await missionIdOf('moved standup');
+    // Before 0.3 every record lived in one workflow. Here is its next run as the deploy's drain starts it (its
+    // continue-as-new input, now on this code), while the owners' directories do not know the records yet.
+    await env.client.workflow.getHandle(missionDirectoryId('alice')).terminate('as before the move');
+    const status = (i: number): MissionRecord['status'] => (i % 5 === 0 ? 'completed' : 'active');
+    const records: MissionRecord[] = [
+      { id, name: 'moved standup', ownerId: 'alice', shared: false, status: 'active' },
+      ...Array.from({ length: 30 }, (_, i) => ({
+        id: randomUUID(),
+        name: `old ${i}`,
+        ownerId: `owner-${i % 3}`,
+        shared: i % 2 === 0,
+        status: status(i),
+      })),
+    ];
+    const legacy = await env.client.workflow.start('missionDirectoryWorkflow', {
+      workflowId: MISSION_DIRECTORY_ID,
+      taskQueue,
+      args: [{ records }],
+    });
+    await legacy.result(); // it ends once every owner has their records
+    for (const ownerId of ['alice', 'owner-0', 'owner-1', 'owner-2']) {
+      const byId = (a: MissionRecord, b: MissionRecord) => a.id.localeCompare(b.id);
+      expect((await missionRecordsOf(env.client.workflow, ownerId)).sort(byId)).toEqual(
+        records.filter((r) => r.ownerId === ownerId).sort(byId),
+      );
+    }
+    // Found by name at once, as before the move.
+    expect((await call(s, 'mission_get', { name: 'moved standup' })).content).toContain(
+      'Mission "moved standup"',
+    );
+    // An older worker's create, still sent to the old directory, is passed on: names stay unique per owner.
+    const createdByOldWorker = (name: string) =>
+      env.client.workflow.executeUpdateWithStart(registerMissionUpdate, {
+        args: [{ id: randomUUID(), name, ownerId: 'alice', shared: false, status: 'active' }],
+        startWorkflowOperation: new WithStartWorkflowOperation('missionDirectoryWorkflow', {
+          workflowId: MISSION_DIRECTORY_ID,
+          taskQueue,
+          args: [{}],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
+    await expect(createdByOldWorker('Moved Standup')).rejects.toMatchObject({
+      cause: { message: expect.stringContaining('you already have a mission named "Moved Standup"') },
+    });
+    const passedOn = await createdByOldWorker('from an old worker');
+    expect((await missionRecordsOf(env.client.workflow, 'alice')).map((r) => r.id)).toContain(passedOn.id);
+  });
+
+  it("closes the owner's prompt when the mission is completed while a run waits on it", async () => {
+    const s = new TestSession(env.client, taskQueue);
+    await call(s, 'mission_create', { name: 'finisher', goal: 'run `echo finish`', cadence: 'manual' });
+    await call(s, 'mission_fire', { name: 'finisher' });
+    const id = await missionIdOf('finisher');
+    const waiting = await until('the run waits on its approval', async () => {
+      const v = await view(id);
+      return v.gate ? v : undefined;
+    });
+    await s.waitFor((v) => v.gates.some((g) => g.remote && g.status === 'pending'), 'the prompt here');
+    expect((await call(s, 'mission_complete', { name: 'finisher' })).status).toBe('ok');
+    const closed = await s.waitFor(
+      (v) => v.gates.some((g) => g.remote && g.status !== 'pending'),
+      'the prompt closed',
+    );
+    expect(closed.gates.filter((g) => g.remote)).toEqual([
+      expect.objectContaining({
+        status: 'cancelled',
+        resolution: expect.objectContaining({ outcome: 'cancelled' }),
+      }),
+    ]);
+    const run = env.client.workflow.getHandle(waiting.gate!.runWorkflowId);
+    await until('the run cancelled', async () => (await run.describe()).status.name === 'CANCELLED');
+    expect((await env.client.workflow.getHandle(missionWorkflowId(id)).describe()).status.name).toBe(
+      'COMPLETED',
+    );
   });
 
   it('pauses itself after consecutive failed runs, and stays quiet on routine results in notable mode', async () => {

@@ -183,10 +183,10 @@ describe('reopening a session', () => {
     await withWorker(async (taskQueue) => {
       const session = new TestSession(env.client, taskQueue);
       // Another kind of workflow once ran under this session's id: its history has no transcript to give.
-      const other = await env.client.workflow.start('missionDirectoryWorkflow', {
+      const other = await env.client.workflow.start('missionOwnerDirectoryWorkflow', {
         workflowId: session.workflowId,
         taskQueue,
-        args: [{}],
+        args: [{ ownerId: 'nobody' }],
       });
       await other.query('__stack_trace').catch(() => undefined);
       await other.terminate('not a session');

@@ -6,16 +6,31 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Cadence, MissionRecord, MissionStatus, NotifyMode } from '../../common/missions/types';
 import type { Gate } from '../session/contract';
 
-// --- directory ---
+// --- directories: one per owner (`mission-directory:<owner>`), and the old one of everyone (`missions`) ---
 export const registerMissionUpdate = defineUpdate<MissionRecord, [MissionRecord]>('registerMission');
 export const renameMissionUpdate = defineUpdate<MissionRecord, [{ id: string; newName: string }]>(
   'renameMission',
 );
+/**
+ * A mission tells its directory its record: at each change and at each start of an execution, so a directory that
+ * missed one (it was moving) is right again at the mission's next step. Missions from before 0.3 send only the id,
+ * status and sharing, to the old directory.
+ */
 export const missionRecordSignal =
-  defineSignal<[{ id: string; status?: MissionStatus; shared?: boolean }]>('missionRecord');
+  defineSignal<[{ id: string; status?: MissionStatus; shared?: boolean; name?: string; ownerId?: string }]>(
+    'missionRecord',
+  );
+/** An owner directory: the owner's missions. The old directory: everyone's. */
 export const missionRecordsQuery = defineQuery<MissionRecord[]>('missionRecords');
-/** The missions one person sees (their own and those shared with everyone): a mission call reads only these. */
+/** The old directory only: the missions one person sees (their own and shared ones). */
 export const visibleMissionsQuery = defineQuery<MissionRecord[], [{ userId: string }]>('visibleMissions');
+/** Records the old directory hands to an owner's directory when it moves (merged by id). */
+export const importMissionsSignal = defineSignal<[{ records: MissionRecord[] }]>('importMissions');
+
+export interface OwnerDirectoryInput {
+  ownerId: string;
+  records?: MissionRecord[];
+}
 
 // --- one mission ---
 export interface MissionSettings {

@@ -11,10 +11,14 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
-import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
+import {
+  AgentMissionName,
+  AgentMissionStatus,
+  AgentOwner,
+  AgentSharedMission,
+} from '../../common/search-attributes';
 import type { MissionStatus } from '../../common/missions/types';
-import { MISSION_DIRECTORY_ID } from '../../common/missions/types';
-import { missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
+import { missionDirectoryId, missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
 import { missionEventSignal, type Gate, type MissionEvent } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../session/gates';
 import type { missionRunWorkflow } from '../session/workflow';
@@ -32,7 +36,9 @@ import {
 } from './contract';
 import { runInput } from './run-input';
 
-const { nextFireTime, workflowEnded } = wf.proxyActivities<ReturnType<typeof createActivities>>({
+const { nextFireTime, workflowEnded, registeredSearchAttributes } = wf.proxyActivities<
+  ReturnType<typeof createActivities>
+>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 5 },
 });
@@ -73,6 +79,8 @@ export class MissionRun {
   private nextFireAt: number | null = null;
   private scheduleChanged = true;
   private readonly fires: FireRequest[] = [];
+  /** Whether the namespace has AgentSharedMission (asked once per execution; a hand-made namespace may not). */
+  private findable = false;
 
   constructor(private readonly input: MissionInput) {
     const carried = input.carried;
@@ -150,7 +158,7 @@ export class MissionRun {
     if (newName) this.name = newName;
     Object.assign(this.settings, changes);
     this.scheduleChanged = true;
-    this.publish();
+    void this.publish();
   }
 
   onRunGate({ runWorkflowId, gate: runGate, resolved, outcome, reminder }: RunGateReport): void {
@@ -212,7 +220,14 @@ export class MissionRun {
   // ---- the loop ----
 
   async run(): Promise<void> {
-    this.publish();
+    this.findable = await registeredSearchAttributes().then(
+      (names) => names.includes(AgentSharedMission.name),
+      (error: unknown) => {
+        if (wf.isCancellation(error)) throw error;
+        return false;
+      },
+    );
+    void this.publish();
     while (!this.completed()) {
       if (this.scheduleChanged) {
         this.scheduleChanged = false;
@@ -257,12 +272,21 @@ export class MissionRun {
       }
     }
     const last = this.running;
-    if (last)
+    if (last) {
+      // The run is cancelled and this workflow ends now: its prompt to the owner is closed here, as no later end
+      // of the run reaches a mission that has ended.
+      const record = this.runs.find((r) => r.workflowId === last.workflowId);
+      await this.closeOpenGate(
+        record ?? { n: last.n, workflowId: last.workflowId },
+        'the mission was completed',
+      );
       await wf
         .getExternalWorkflowHandle(last.workflowId)
         .cancel()
         .catch(() => {});
-    this.publish();
+    }
+    // Awaited: the server drops a signal whose sender has closed by the time it is sent.
+    await this.publish();
   }
 
   /** A method, not a field test: the compiler would narrow the field across the loop's awaits. */
@@ -425,7 +449,10 @@ export class MissionRun {
   }
 
   /** A run that ends with its gate still open (cancelled while waiting): the prompt shown to the owner closes. */
-  private async closeOpenGate(record: RunRecord): Promise<void> {
+  private async closeOpenGate(
+    record: Pick<RunRecord, 'n' | 'workflowId'>,
+    why = `run ${record.n} ended`,
+  ): Promise<void> {
     const open = this.openGate;
     this.openGate = null;
     if (!open) return;
@@ -437,7 +464,7 @@ export class MissionRun {
     await this.notifyOwner({
       gate: closed,
       resolved: true,
-      outcome: `cancelled: run ${record.n} ended`,
+      outcome: `cancelled: ${why}`,
       runWorkflowId: record.workflowId,
     });
   }
@@ -545,22 +572,32 @@ export class MissionRun {
   private setStatus(next: MissionStatus, why: string | null): void {
     this.status = next;
     this.reason = why;
-    this.publish();
+    void this.publish();
   }
 
-  private publish(): void {
+  /** Search attributes, memo and the owner's directory; the returned promise settles once the directory was told. */
+  private publish(): Promise<void> {
+    const shared = this.settings.shared && this.status !== 'completed';
     wf.upsertSearchAttributes([
       { key: AgentOwner, value: this.input.ownerId },
       { key: AgentMissionName, value: this.name },
       { key: AgentMissionStatus, value: this.status },
+      ...(this.findable ? [{ key: AgentSharedMission, value: shared ? this.name.toLowerCase() : null }] : []),
     ]);
     wf.upsertMemo({
       waitingFor: this.gate ? `${this.gate.needed} (run ${this.gate.runWorkflowId})` : null,
       reason: this.reason,
     });
-    void wf
-      .getExternalWorkflowHandle(MISSION_DIRECTORY_ID)
-      .signal(missionRecordSignal, { id: this.missionId, status: this.status, shared: this.settings.shared })
+    // The whole record, every time: a directory that missed a change (it was moving) is right again at the next one.
+    return wf
+      .getExternalWorkflowHandle(missionDirectoryId(this.input.ownerId))
+      .signal(missionRecordSignal, {
+        id: this.missionId,
+        ownerId: this.input.ownerId,
+        name: this.name,
+        status: this.status,
+        shared: this.settings.shared,
+      })
       .catch(() => {});
   }
 
