@@ -1,5 +1,5 @@
 /**
- * What the old directory of everyone (`missions`, before 0.3) asks of the world while it moves: hand each owner
+ * What the old directory of everyone (`missions`, before directories per owner) asks of the world while it moves: hand each owner
  * their records, and pass on the creates and renames older workers still send it. A refusal by the owner's
  * directory (a taken name) is not retried: it is the answer, in its own words.
  */

@@ -5,8 +5,9 @@
  * bench/results/latest.png. Never fails on time.
  *
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
- * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000), BENCH_ORG_MISSIONS (100,000) size
- * the runs; BENCH_SECTIONS picks some of latency, floor, memory, parked, replay, history, tabs, recovery, org (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
+ * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000), BENCH_ORG_MISSIONS (100,000),
+ * BENCH_DRAIN_PARKED (10,000) size the runs, BENCH_DRAIN_RATE (20) paces the drain; BENCH_SECTIONS picks some of
+ * latency, floor, memory, parked, replay, history, tabs, recovery, org, drain (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
  */
@@ -34,6 +35,7 @@ import { measureDiscordAcks } from './discord-acks';
 import { measureHistoryGrowth } from './history-growth';
 import { measureOrg } from './org';
 import { measureOrgMissions } from './org-missions';
+import { measureDrain } from './org-drain';
 import { activityHeartbeats } from '../activities/heartbeat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -52,6 +54,8 @@ const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 500);
 const ORG_PARKED = Number(process.env.BENCH_ORG_PARKED ?? 10_000);
 const ORG_PEOPLE = Number(process.env.BENCH_ORG_PEOPLE ?? 1_000);
 const ORG_MISSIONS = Number(process.env.BENCH_ORG_MISSIONS ?? 100_000);
+const DRAIN_PARKED = Number(process.env.BENCH_DRAIN_PARKED ?? 10_000);
+const DRAIN_RATE = Number(process.env.BENCH_DRAIN_RATE ?? 20);
 /** The two turns of one conversation whose history cost is compared (BENCH_HISTORY_TURNS, "10,100"). */
 const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').map(Number) as [
   number,
@@ -502,6 +506,17 @@ async function main(): Promise<void> {
     note(line('org: fire a mission by name', missions.fireByName));
     note(line("org: read someone's shared mission by name", missions.readSharedByName));
     note(line("org: read one's own directory", missions.listOwn));
+  }
+
+  // 10. A deploy's drain with DRAIN_PARKED parked conversations, on a dev server of its own paced at DRAIN_RATE.
+  if (want('drain')) {
+    const drain = await measureDrain({ parked: DRAIN_PARKED, rate: DRAIN_RATE, stat, note });
+    results.drain = drain;
+    note(
+      `${`drain: ${drain.parked} parked moved to N+1 at ${drain.rate}/s`.padEnd(52)} in ${drain.drainSeconds} s (${drain.movedPerSecond}/s)`,
+    );
+    note(line('drain: click → effect during the drain', drain.clickToEffect));
+    note(line('drain: message → answer during the drain', drain.messageToAnswer));
   }
 
   await gateway.close();

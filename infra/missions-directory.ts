@@ -4,7 +4,7 @@
  * of others are found through visibility by their name (AgentSharedMission, eventually consistent: a mission
  * shared a second ago may take that second to be found), and an id is described directly.
  *
- * While the old directory of everyone (`missions`, before 0.3) still runs (pinned to an older version until the
+ * While the old directory of everyone (`missions`, before directories per owner) still runs (pinned to an older version until the
  * deploy's drain moves it), a person's own records are also read from it; once it has handed them over and ended,
  * this process stops asking.
  */

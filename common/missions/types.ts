@@ -16,7 +16,7 @@ export interface MissionRecord {
 }
 
 export { missionDirectoryId, missionWorkflowId } from '../ids';
-/** The one directory of every mission before 0.3: at its next continue-as-new it hands each owner their records. */
+/** The old one directory of every mission (before directories per owner): at its next continue-as-new it hands each owner their records. */
 export const MISSION_DIRECTORY_ID = 'missions';
 
 export function describeCadence(cadence: Cadence): string {

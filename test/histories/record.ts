@@ -381,7 +381,7 @@ const credentialScenarios: Record<string, Scenario> = {
     return { mission: missionWorkflowId(record!.id), run: gate.remote!.workflowId };
   },
   'credential-connected': credentialConnected,
-  // The directory of everyone (before 0.3) on today's code: it hands each owner their records and ends.
+  // The old directory of everyone on today's code: it hands each owner their records and ends.
   'mission-directory-moved': async (s) => {
     await s.say('call mission_create {"name": "moved", "goal": "what time is it", "cadence": "manual"}');
     await s.idle();

@@ -732,7 +732,7 @@ describe('missions', () => {
     const s = new TestSession(env.client, taskQueue);
     await call(s, 'mission_create', { name: 'moved standup', goal: 'what time is it', cadence: 'manual' });
     const id = await missionIdOf('moved standup');
-    // Before 0.3 every record lived in one workflow. Here is its next run as the deploy's drain starts it (its
+    // Once, every record lived in one workflow. Here is its next run as the deploy's drain starts it (its
     // continue-as-new input, now on this code), while the owners' directories do not know the records yet.
     await env.client.workflow.getHandle(missionDirectoryId('alice')).terminate('as before the move');
     const status = (i: number): MissionRecord['status'] => (i % 5 === 0 ? 'completed' : 'active');

@@ -13,7 +13,7 @@ export const renameMissionUpdate = defineUpdate<MissionRecord, [{ id: string; ne
 );
 /**
  * A mission tells its directory its record: at each change and at each start of an execution, so a directory that
- * missed one (it was moving) is right again at the mission's next step. Missions from before 0.3 send only the id,
+ * missed one (it was moving) is right again at the mission's next step. Missions from before directories per owner send only the id,
  * status and sharing, to the old directory.
  */
 export const missionRecordSignal =

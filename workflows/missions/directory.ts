@@ -1,5 +1,5 @@
 /**
- * The old mission directory of everyone (`missions`, before 0.3), on today's code: it hands each owner their
+ * The old mission directory of everyone (`missions`, before directories per owner), on today's code: it hands each owner their
  * records (their own directory, owner-directory.ts) and ends. It gets here with no step of its own: the deploy's
  * drain asks it to continue as new, and its next run, on this version, carries every record.
  *
