@@ -27,6 +27,9 @@ export interface DrainFigures {
   movedPerSecond: number;
   clickToEffect: Stat;
   messageToAnswer: Stat;
+  /** The same, once the drain is done: what the drain adds. */
+  clickAfter: Stat;
+  messageAfter: Stat;
 }
 
 export async function measureDrain(options: {
@@ -52,7 +55,8 @@ export async function measureDrain(options: {
         TEMPORAL_TASK_QUEUE: taskQueue,
         WORKER_DRAIN_INTERVAL: '5s',
         WORKER_DRAIN_RATE: String(rate),
-        LOG_LEVEL: 'error',
+        // "worker started" (info) is how a start is seen; the workers' output is kept, not printed.
+        LOG_LEVEL: 'info',
       },
     );
     const start = async (bundle: string, promote: 'auto' | 'manual') => {
@@ -87,13 +91,14 @@ export async function measureDrain(options: {
     await start(bundleN1, 'manual');
     const drain0 = performance.now();
     await setCurrentVersion(env.client, 'default', vN1, 'bench');
-    const clicks: number[] = [];
-    const messages: number[] = [];
     let draining = true;
-    const people = (async () => {
-      // A person clicks a parked gate, another starts a conversation, in turn, until the drain is done.
-      for (let i = 0; draining && i < sessions.length; i++) {
-        const session = sessions[(i * 7919) % sessions.length]!;
+    let picked = 0;
+    /** A person clicks a parked gate, another starts a conversation, in turn, while `going()` holds. */
+    const people = async (going: () => boolean) => {
+      const clicks: number[] = [];
+      const messages: number[] = [];
+      for (; going() && picked < sessions.length; picked++) {
+        const session = sessions[(picked * 7919) % sessions.length]!;
         session.pollMs = 20;
         const [gate] = await session.pendingGate();
         const t0 = performance.now();
@@ -111,12 +116,16 @@ export async function measureDrain(options: {
         await fresh.idle();
         messages.push(performance.now() - t1);
       }
-    })();
+      return { clicks, messages };
+    };
+    const during = people(() => draining);
     while ((await countOnVersion(env.client, 'default', taskQueue, vN)) > 0)
       await new Promise((resolve) => setTimeout(resolve, 500));
     const drainSeconds = (performance.now() - drain0) / 1000;
     draining = false;
-    await people;
+    const { clicks, messages } = await during;
+    const calm = picked + 20;
+    const after = await people(() => picked < calm);
     return {
       parked,
       rate,
@@ -125,6 +134,8 @@ export async function measureDrain(options: {
       movedPerSecond: Number((parked / drainSeconds).toFixed(1)),
       clickToEffect: stat(clicks),
       messageToAnswer: stat(messages),
+      clickAfter: stat(after.clicks),
+      messageAfter: stat(after.messages),
     };
   } finally {
     await Promise.all(workers.map((worker) => worker.kill('SIGTERM')));

@@ -517,6 +517,8 @@ async function main(): Promise<void> {
     );
     note(line('drain: click → effect during the drain', drain.clickToEffect));
     note(line('drain: message → answer during the drain', drain.messageToAnswer));
+    note(line('drain: click → effect after it', drain.clickAfter));
+    note(line('drain: message → answer after it', drain.messageAfter));
   }
 
   await gateway.close();

@@ -4,7 +4,7 @@
  */
 import type { MissionInput, MissionView } from '../workflows/missions/contract';
 import type { CarriedState, CarriedTurn, SessionView } from '../workflows/session/contract';
-import { isBudgetGate } from '../workflows/session/gates';
+import { isBudgetGate } from '../common/gates/words';
 
 /** Idle, or waiting on people: nothing of the turn is in flight, nothing queued. */
 export function atRest(view: SessionView): boolean {

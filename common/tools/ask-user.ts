@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { sharedSchemas } from '../shared-schemas';
+import { typedAnswerHint } from '../gates/words';
 
 export const MAX_CUSTOM_ANSWER = 2_000;
 
@@ -120,19 +121,13 @@ export function parseTextAnswer(question: Question, text: string): Answer | unde
 
 /** How a question reads in plain text (for text-only channels and the fallback hint). */
 function questionAsText(question: Question): string {
-  return [question.prompt, ...optionLines(question, '  '), `${singleHint(question)}.`].join('\n');
+  return [question.prompt, ...optionLines(question, '  '), `${typedAnswerHint([question])}.`].join('\n');
 }
 
 function optionLines(question: Question, indent: string): string[] {
   return question.options.map(
     (o, i) => `${indent}${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`,
   );
-}
-
-function singleHint(question: Question): string {
-  if (!question.options.length) return 'Reply "other: your answer"';
-  const how = question.multi_select ? 'Reply with numbers, e.g. "1,3"' : 'Reply with a number';
-  return `${how}${question.allow_custom ? ', or "other: your answer"' : ''}`;
 }
 
 /**
@@ -154,20 +149,6 @@ export function questionsAsText(questions: readonly Question[], strong = (text: 
     ].join('\n');
   });
   return [...blocks, `${typedAnswerHint(questions)}.`].join('\n');
-}
-
-/** How to type the answers to these questions, e.g. `Reply "1: 2; 2: 1,3"`. */
-export function typedAnswerHint(questions: readonly Question[]): string {
-  if (questions.length === 1) return singleHint(questions[0]!);
-  const example = questions
-    .map((q, i) =>
-      q.options.length
-        ? `${i + 1}: ${q.multi_select && q.options.length > 1 ? '1,2' : '1'}`
-        : `${i + 1}: your answer`,
-    )
-    .join('; ');
-  const custom = questions.findIndex((q) => q.allow_custom && q.options.length);
-  return `Reply with "question: answer" for each, e.g. "${example}"${custom >= 0 ? `, or "${custom + 1}: other: your answer"` : ''}`;
 }
 
 /** One "N: answer" (or "Label: answer") part of a typed reply. */

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Context } from 'hono';
 import { hidden, type ApiEnv, type WebApi } from './api-context';
 import { viewFor } from './session-routes';
-import { mayDecide } from '../../workflows/session/gates';
+import { mayDecide } from '../../common/gates/deciders';
 
 /** Conversations of the chat channels and mission runs; web conversations have their own route. */
 const READABLE =

@@ -3,7 +3,7 @@
  * page and the inbox, so the browser shows the workflow's own rule and decides nothing itself.
  */
 import type { Gate } from '../../workflows/session/contract';
-import { approvalProgress, decidersLine } from '../../workflows/session/gates';
+import { approvalProgress, decidersLine } from '../../common/gates/words';
 
 export function gateRule(gate: Gate): string {
   if (gate.kind === 'approval') return [decidersLine(gate), approvalProgress(gate)].filter(Boolean).join(' ');

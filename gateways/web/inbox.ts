@@ -29,7 +29,8 @@ import {
   type Gate,
   type SessionInput,
 } from '../../workflows/session/contract';
-import { approverIds, isBudgetGate, mayDecide } from '../../workflows/session/gates';
+import { isBudgetGate } from '../../common/gates/words';
+import { approverIds, mayDecide } from '../../common/gates/deciders';
 import { gateMemos, type MemoGate } from '../../workflows/session/gate-memo';
 
 /** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */

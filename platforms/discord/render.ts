@@ -21,7 +21,14 @@ import {
   shownQuestions,
   splitMessage,
 } from '../chat-text';
-import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
+import {
+  alwaysAllowLabel,
+  choiceLabels,
+  decidersLine,
+  isBudgetGate,
+  typedDecisionHint,
+} from '../../common/gates/words';
+import { isProtected } from '../../common/gates/deciders';
 import { encodeCustomId, isSnowflake, type DiscordAction } from './ids';
 
 export const MESSAGE_LIMIT = 2_000;
@@ -84,46 +91,47 @@ export function approvalMessage(
       ? `${intro(reason, '**Budget reached**')}: ${gate.subject}`
       : `${intro(reason, '**Approval needed**')}: \`${gate.toolName}\` requested by ${mention(gate.requesterId)}`,
     ...(budget ? [] : [argsPreview(gate.args, ARGS_PREVIEW_LIMIT)]),
-    `${expires}${decidersLine(gate, mention)} You can also reply \`approve\` or \`deny <reason>\`.`,
+    `${expires}${decidersLine(gate, mention)} ${typedDecisionHint((text) => `\`${text}\``)}`,
   ].join('\n');
   // Four-eyes and quorum prompts offer no Always allow (a grant would skip them), and a quorum no Edit.
   const guarded = isProtected(gate);
+  const labels = choiceLabels(isBudgetGate(gate));
   return {
     content: cut(content, MESSAGE_LIMIT),
     allowed_mentions: allowedMentions(gate),
     components: [
       {
         type: ComponentType.ActionRow,
-        components: budget
-          ? [
-              button(gate, channelId, 'approve', 'Continue', ButtonStyle.Success),
-              button(gate, channelId, 'deny', 'Stop…', ButtonStyle.Danger),
-            ]
-          : [
-              button(gate, channelId, 'approve', 'Approve', ButtonStyle.Success),
-              button(gate, channelId, 'deny', 'Deny…', ButtonStyle.Danger),
-              ...(guarded
-                ? []
-                : [
-                    button(
-                      gate,
-                      channelId,
-                      'alwaysHere',
-                      alwaysAllowLabel(gate.subject, 'session'),
-                      ButtonStyle.Secondary,
-                    ),
-                    button(
-                      gate,
-                      channelId,
-                      'alwaysEverywhere',
-                      alwaysAllowLabel(gate.subject, 'user'),
-                      ButtonStyle.Secondary,
-                    ),
-                  ]),
-              ...((gate.approvalsNeeded ?? 1) > 1
-                ? []
-                : [button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary)]),
-            ],
+        components: [
+          button(gate, channelId, 'approve', labels.approve, ButtonStyle.Success),
+          // Deny opens a dialog for the reason: its label says so with "…".
+          button(gate, channelId, 'deny', `${labels.deny}…`, ButtonStyle.Danger),
+          ...(budget
+            ? []
+            : [
+                ...(guarded
+                  ? []
+                  : [
+                      button(
+                        gate,
+                        channelId,
+                        'alwaysHere',
+                        alwaysAllowLabel(gate.subject, 'session'),
+                        ButtonStyle.Secondary,
+                      ),
+                      button(
+                        gate,
+                        channelId,
+                        'alwaysEverywhere',
+                        alwaysAllowLabel(gate.subject, 'user'),
+                        ButtonStyle.Secondary,
+                      ),
+                    ]),
+                ...((gate.approvalsNeeded ?? 1) > 1
+                  ? []
+                  : [button(gate, channelId, 'edit', 'Edit & approve…', ButtonStyle.Secondary)]),
+              ]),
+        ],
       },
     ],
   };

@@ -14,7 +14,14 @@ import {
   shownQuestions,
   splitMessage,
 } from '../chat-text';
-import { alwaysAllowLabel, decidersLine, isBudgetGate, isProtected } from '../../workflows/session/gates';
+import {
+  alwaysAllowLabel,
+  choiceLabels,
+  decidersLine,
+  isBudgetGate,
+  typedDecisionHint,
+} from '../../common/gates/words';
+import { isProtected } from '../../common/gates/deciders';
 
 /** What an assistant thread shows under it while a turn runs (set by the gateway at once, then the worker). */
 export const WORKING_STATUS = 'is working on it…';
@@ -113,7 +120,7 @@ export function approvalBlocks(
       elements: [
         {
           type: 'mrkdwn',
-          text: `${expires}${decidersLine(gate, slackUser)} You can also reply \`approve\` or \`deny <reason>\`.`,
+          text: `${expires}${decidersLine(gate, slackUser)} ${typedDecisionHint((text) => `\`${text}\``)}`,
         },
       ],
     },
@@ -133,15 +140,16 @@ function approvalButtons(gate: ApprovalGate, workflowId: string) {
     text: { type: 'plain_text' as const, text },
     value: buttonValue(workflowId, gate, choice),
   });
-  if (isBudgetGate(gate))
-    return [
-      { ...button('gate_approve', 'Continue', 'approve'), style: 'primary' as const },
-      { ...button('gate_deny', 'Stop…', 'deny'), style: 'danger' as const },
-    ];
+  // Deny opens a dialog for the reason: its label says so with "…".
+  const labels = choiceLabels(isBudgetGate(gate));
+  const decide = [
+    { ...button('gate_approve', labels.approve, 'approve'), style: 'primary' as const },
+    { ...button('gate_deny', `${labels.deny}…`, 'deny'), style: 'danger' as const },
+  ];
+  if (isBudgetGate(gate)) return decide;
   const guarded = isProtected(gate);
   return [
-    { ...button('gate_approve', 'Approve', 'approve'), style: 'primary' as const },
-    { ...button('gate_deny', 'Deny…', 'deny'), style: 'danger' as const },
+    ...decide,
     ...(guarded
       ? []
       : [

@@ -15,7 +15,8 @@ import {
   stopSignal,
   type Gate,
 } from '../../workflows/session/contract';
-import { approvalProgress, approverIds, isBudgetGate } from '../../workflows/session/gates';
+import { approvalProgress, isBudgetGate } from '../../common/gates/words';
+import { approverIds } from '../../common/gates/deciders';
 import { formatSpend } from '../../common/budgets';
 
 /** Whom a gate waits on: for an approval, the people who may approve it (four-eyes leaves out the requester). */

@@ -113,7 +113,7 @@ describe('web chat in a browser', () => {
     await expect.poll(() => call.getByTestId('tool-result').textContent()).toContain('after-edit');
     await expect
       .poll(() => call.getByTestId('gate-outcome').textContent())
-      .toMatch(/Edited & approved by @alice/);
+      .toMatch(/Edited and approved by @alice/);
   });
 
   it('always allows in this conversation, lists the grant, and asks again after revoking it', async () => {
@@ -257,7 +257,7 @@ describe('web chat in a browser', () => {
     await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);
     await expect
       .poll(() => lastCall().getByTestId('gate-outcome').textContent(), { timeout: 15_000 })
-      .toMatch(/Expired: nobody decided/);
+      .toMatch(/^Expired at .*: nobody decided/);
     await expect.poll(() => lastCall().getByTestId('result-status').textContent()).toBe('expired');
   });
 

@@ -4,11 +4,11 @@ import {
   parseTextAnswer,
   parseTextAnswers,
   questionsAsText,
-  typedAnswerHint,
   validateAnswers,
   type Question,
 } from '../../common/tools/ask-user';
 import { askUserTool, checkToolArgs } from '../../common/tools/definitions';
+import { typedAnswerHint } from '../../common/gates/words';
 
 const env: Question = {
   label: 'Environment',

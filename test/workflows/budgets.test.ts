@@ -112,7 +112,7 @@ describe('budgets', () => {
         await session.decide({ gateId: budgetGates(view)[1]!.id, choice: 'deny' });
         view = await session.idle();
         expect(lastAnswer(view)).toMatch(
-          /^⏸️ I stopped here: This conversation has used .* The budget was denied by @alice/,
+          /^⏸️ I stopped here: This conversation has used .* The budget was stopped by @alice/,
         );
         expect(model.requests).toHaveLength(2);
       });

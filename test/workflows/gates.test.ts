@@ -2,14 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { checkToolArgs, shellExecuteTool } from '../../common/tools/definitions';
 import type { Decision } from '../../workflows/session/contract';
 import {
-  approvalProgress,
   cancelGate,
-  decidersLine,
-  describeWaiting,
   expireGate,
   resolveGate,
   supersedeGate,
-  describeOutcome,
   escalate,
   evaluateDecision,
   keepTypedReply,
@@ -18,6 +14,7 @@ import {
   resultWithoutRun,
   mergeDraft,
 } from '../../workflows/session/gates';
+import { approvalProgress, decidersLine, describeWaiting, describeOutcome } from '../../common/gates/words';
 import { unresolvedToolCalls } from '../../workflows/session/transcript';
 
 const NOW = Date.UTC(2026, 10, 22, 14, 5);

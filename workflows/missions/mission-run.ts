@@ -20,7 +20,7 @@ import {
 import type { MissionStatus } from '../../common/missions/types';
 import { missionDirectoryId, missionRunPrefix, missionRunWorkflowId } from '../../common/ids';
 import { missionEventSignal, type Gate, type MissionEvent } from '../session/contract';
-import { describeOutcome, describeWaiting } from '../session/gates';
+import { describeOutcome, describeWaiting } from '../../common/gates/words';
 import type { missionRunWorkflow } from '../session/workflow';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
 import {

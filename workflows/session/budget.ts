@@ -21,7 +21,8 @@ import {
   type Spend,
 } from '../../common/budgets';
 import type { ApprovalGate, CarriedTurn } from './contract';
-import { BUDGET_GATE, cancelGate, describeOutcome, isBudgetGate, openApprovalGate } from './gates';
+import { cancelGate, openApprovalGate } from './gates';
+import { BUDGET_GATE, describeOutcome, isBudgetGate } from '../../common/gates/words';
 import { tellDecided } from './gate-wait';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';

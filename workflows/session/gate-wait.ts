@@ -10,8 +10,10 @@
  * in the turn's scope (lean-scope.ts): one a decision made needless is cancelled when the turn ends, not here.
  */
 import * as wf from '@temporalio/workflow';
-import type { Gate } from './contract';
-import { describeOutcome, escalate, expireGate } from './gates';
+import type { SessionStatus } from '../../common/search-attributes';
+import type { CarriedTurn, Gate } from './contract';
+import { escalate, expireGate } from './gates';
+import { describeOutcome, describeWaiting } from '../../common/gates/words';
 import type { SessionRun } from './session-run';
 import { upgradeRequested } from '../upgrade';
 import { startTimer } from './lean-scope';
@@ -20,10 +22,37 @@ import { startTimer } from './lean-scope';
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
 
 /**
+ * The whole wait at open gates, the one way every step waits on people: the status says what they wait for, the
+ * wait (reminders, escalation, expiry), a hand-over mid-wait when the step can be carried (`handOver` gives the turn
+ * to carry) and the wait outgrew the history or a deploy asked, then running again. `during` wraps the wait itself
+ * (a sign-in's wait is findable by the person's sign-in only while it lasts).
+ */
+export async function waitAt(
+  run: SessionRun,
+  gates: Gate[],
+  options: { handOver?: () => CarriedTurn; during?: { start(): void; end(): void } } = {},
+): Promise<void> {
+  run.setStatus(waitingStatus(gates), describeWaiting(gates));
+  options.during?.start();
+  await waitForGates(run, gates, options.handOver !== undefined);
+  if (options.handOver && gates.some((gate) => gate.status === 'pending'))
+    await run.handOverMidWait(options.handOver());
+  options.during?.end();
+  run.setStatus('running');
+}
+
+/** What a conversation's status says while these gates are open: an approval first, then a sign-in, then answers. */
+function waitingStatus(gates: readonly Gate[]): SessionStatus {
+  if (gates.some((gate) => gate.kind === 'approval')) return 'waiting_approval';
+  if (gates.every((gate) => gate.kind === 'credential')) return 'waiting_credential';
+  return 'waiting_answer';
+}
+
+/**
  * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history or a deploy
  * asked the run to move (then some gate is still pending and the caller hands over mid-wait).
  */
-export function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
+function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
   const longWait = longWaitOver(run, handsOver);
   const reminderMs = reminderInterval(run);
   const remindAt = new Map<Gate, number>();

@@ -1,6 +1,7 @@
 /**
- * The gate state machine as pure functions: how a gate opens, who may decide, what a decision does, every
- * transition of its status (only here), what it waits for, and what the model and the clicker are told. The
+ * The gate state machine as pure functions: how a gate opens, what a decision does, every transition of its status
+ * (only here), and what the model and a refused clicker are told. Who may decide is common/gates/deciders.ts, and
+ * the words every channel shows (outcomes, rule lines, waiting lines, hints) are common/gates/words.ts. The
  * workflow wires these to signals and timers and never writes a gate's status itself.
  */
 import { exactPattern } from '../../common/glob';
@@ -13,6 +14,14 @@ import {
   type Question,
 } from '../../common/tools/ask-user';
 import type { ArgsCheck } from '../../common/tools/definitions';
+import { approvalRules, approverIds, isProtected, mayDecide } from '../../common/gates/deciders';
+import {
+  approvalProgress,
+  clock,
+  decidersLine,
+  describeOutcome,
+  isBudgetGate,
+} from '../../common/gates/words';
 import type {
   AnswerSubmission,
   Approval,
@@ -20,22 +29,11 @@ import type {
   CredentialGate,
   Decision,
   Gate,
-  GateOutcome,
   GateResolution,
   GateStatus,
   QuestionGate,
   ToolResultStatus,
 } from './contract';
-
-/**
- * The pseudo-tool of a budget gate (budget.ts): an approval of more spending, not of a tool call. No tool has
- * this name; its "call" is not in the transcript, and it offers only Continue (approve) and Stop (deny).
- */
-export const BUDGET_GATE = 'budget';
-
-export function isBudgetGate(gate: { kind: string; toolName: string }): boolean {
-  return gate.kind === 'approval' && gate.toolName === BUDGET_GATE;
-}
 
 /** "shell_execute call", or "budget" for a budget gate: what a refused click is told it clicked on. */
 function decidedThing(gate: { kind: string; toolName: string }): string {
@@ -153,126 +151,6 @@ export function openCredentialGate(input: {
 
 function deciders(gate: Gate): string {
   return [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
-}
-
-/** Who may deny (and, for questions, answer): the requester and the configured approvers. */
-export function mayDecide(gate: Gate, userId: string): boolean {
-  return gate.requesterId === userId || gate.approvers.includes(userId);
-}
-
-/** An approval gate's rules with the defaults of gates opened before four-eyes and quorum existed. */
-export function approvalRules(gate: ApprovalGate): {
-  needed: number;
-  selfApprove: boolean;
-  approvals: Approval[];
-} {
-  return {
-    needed: gate.approvalsNeeded ?? 1,
-    selfApprove: gate.selfApprove ?? true,
-    approvals: gate.approvals ?? [],
-  };
-}
-
-/**
- * The people who may approve a call: its approvers, and the requester unless self-approval is off; never someone
- * who handed their approval over (it moved to the person they named, so a hand-over adds no vote).
- */
-export function approverIds(gate: ApprovalGate): string[] {
-  const { selfApprove } = approvalRules(gate);
-  const handedOver = new Set((gate.delegations ?? []).map((d) => d.by));
-  const others = gate.approvers.filter((id) => id !== gate.requesterId);
-  return (selfApprove ? [gate.requesterId, ...others] : others).filter((id) => !handedOver.has(id));
-}
-
-/**
- * Four-eyes or quorum: what a standing grant would skip. Such a call is never "always allowed" (the choice is
- * not offered, and a crafted one is refused), and under a quorum nobody edits the arguments the others approved.
- */
-export function isProtected(gate: ApprovalGate): boolean {
-  const { needed, selfApprove } = approvalRules(gate);
-  return needed > 1 || !selfApprove;
-}
-
-/** "1 of 2 approvals: @bob" for a call that needs several; undefined when one approval decides. */
-export function approvalProgress(
-  gate: ApprovalGate,
-  mention: (id: string) => string = (id) => `@${id}`,
-): string | undefined {
-  const { needed, approvals } = approvalRules(gate);
-  if (needed <= 1) return undefined;
-  const names = approvals.map((a) => mention(a.by)).join(', ');
-  return `${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`;
-}
-
-/**
- * Who may decide, in one sentence for every prompt: the deciders by default; under four-eyes or quorum who
- * may approve, how many are needed and what is in, and that nobody can approve when nobody else is configured.
- */
-export function decidersLine(gate: ApprovalGate, mention: (id: string) => string = (id) => `@${id}`): string {
-  const { needed, selfApprove, approvals } = approvalRules(gate);
-  if (!isProtected(gate) && !gate.delegations?.length)
-    return `Who may decide: ${[gate.requesterId, ...gate.approvers].map(mention).join(', ')}.`;
-  const may = approverIds(gate);
-  const requester = mention(gate.requesterId);
-  // Operators' approvals count too (they are in nobody's list), so they are among the possible approvers.
-  const possible = new Set([...may, ...approvals.map((a) => a.by)]).size;
-  if (possible < needed) {
-    const rule =
-      needed === 1
-        ? `self-approval is off and no approver other than ${requester} is configured`
-        : `it needs ${needed} approvals from different people${selfApprove ? '' : ` other than ${requester}`}, and ${may.length ? `only ${may.map(mention).join(', ')} may approve` : 'no approver is configured'}`;
-    return `Nobody can approve this call: ${rule}. It can only be denied or expire.`;
-  }
-  const who = may.map(mention).join(', ');
-  const rule =
-    needed > 1
-      ? `Needs ${needed} approvals from different people among ${who}`
-      : `Needs approval from ${who}`;
-  const self = selfApprove ? '' : ` (not ${requester}, who asked: they may only deny it)`;
-  const progress = approvalProgress(gate, mention);
-  return `${rule}${self}.${progress ? ` ${progress}.` : ''}`;
-}
-
-/** "14:05 UTC": workflow time is UTC; the web chat shows local times from the timestamps. */
-export function clock(at: number): string {
-  return `${new Date(at).toISOString().slice(11, 16)} UTC`;
-}
-
-const OUTCOME_WORDS: Record<GateOutcome, string> = {
-  approved: 'approved',
-  edited: 'edited and approved',
-  always: 'always allowed',
-  denied: 'denied',
-  answered: 'answered',
-  connected: 'connected',
-  expired: 'expired',
-  superseded: 'superseded',
-  stopped: 'stopped',
-  cancelled: 'cancelled',
-};
-
-export function describeOutcome(gate: Gate): string {
-  const r = gate.resolution;
-  if (!r)
-    return gate.kind === 'question'
-      ? 'waiting for an answer'
-      : gate.kind === 'credential'
-        ? `waiting for @${gate.requesterId} to connect ${gate.providerName}`
-        : 'waiting for a decision';
-  if (r.outcome === 'expired')
-    return gate.kind === 'credential'
-      ? `expired at ${clock(r.at)}: ${gate.providerName} was not connected in time`
-      : `expired at ${clock(r.at)}: nobody ${gate.kind === 'question' ? 'answered' : 'decided'}`;
-  if (r.outcome === 'cancelled') return `cancelled at ${clock(r.at)}`;
-  if (r.outcome === 'superseded')
-    return `not run: superseded by a new message from @${r.by} at ${clock(r.at)}`;
-  const approvers =
-    gate.kind === 'approval' && (r.outcome === 'approved' || r.outcome === 'edited')
-      ? (gate.approvals ?? []).map((a) => a.by)
-      : [];
-  const by = approvers.length > 1 ? approvers : [r.by];
-  const words = gate.kind === 'question' && r.outcome === 'denied' ? 'declined' : OUTCOME_WORDS[r.outcome];
-  return `${words} by ${by.map((id) => `@${id}`).join(' and ')} at ${clock(r.at)}`;
 }
 
 export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: false; notice: string };
@@ -477,16 +355,6 @@ function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[
   };
 }
 
-/**
- * An "Always allow" button's label says what it grants: exactly the call shown (its subject, shortened to fit a
- * button; the grant holds the whole of it), here or everywhere.
- */
-export function alwaysAllowLabel(subject: string, scope: 'session' | 'user'): string {
-  const chars = Array.from(subject.replace(/\s+/g, ' ').trim());
-  const shown = chars.length > 40 ? `${chars.slice(0, 39).join('')}…` : chars.join('');
-  return `Always allow “${shown}” ${scope === 'user' ? 'everywhere' : 'here'}`;
-}
-
 export interface UnrunResult {
   status: ToolResultStatus;
   content: string;
@@ -684,21 +552,4 @@ export function mirrorRemoteGate(proxy: Gate, reported: Gate): boolean {
   proxy.status = reported.status;
   if (reported.resolution) proxy.resolution = reported.resolution;
   return true;
-}
-
-/** What open gates wait for, and from whom: the session's status line, the memo and the mission's pause reason. */
-export function describeWaiting(gates: readonly Gate[]): string {
-  const first = gates[0]!;
-  const deciders = (first.kind === 'approval' ? approverIds(first) : [first.requesterId, ...first.approvers])
-    .map((name) => `@${name}`)
-    .join(' or ');
-  if (first.kind === 'credential') return `@${first.requesterId} to connect ${first.providerName}`;
-  const what = gates.map((g) =>
-    g.kind === 'question'
-      ? `an answer to "${g.questions[0]!.label}"`
-      : g.kind === 'credential'
-        ? `a sign-in to ${g.providerName}`
-        : `approval of ${g.toolName} (${g.subject.slice(0, 60)})`,
-  );
-  return `${what.join(', ')} from ${deciders}`;
 }

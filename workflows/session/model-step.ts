@@ -16,7 +16,7 @@ import {
   type ContextWindow,
 } from './context-window';
 import type { Message, StoppedWriting } from './contract';
-import { clock } from './gates';
+import { clock } from '../../common/gates/words';
 import {
   callModel,
   failureMessage,

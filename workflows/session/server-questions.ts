@@ -18,8 +18,8 @@ import {
 } from '../../common/tools/elicitation';
 import type { Answer } from '../../common/tools/ask-user';
 import type { QuestionGate, ToolCall } from './contract';
-import { describeWaiting, openQuestionGate, resultWithoutRun, type UnrunResult } from './gates';
-import { waitForGates } from './gate-wait';
+import { openQuestionGate, resultWithoutRun, type UnrunResult } from './gates';
+import { waitAt } from './gate-wait';
 import type { SessionRun } from './session-run';
 
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
@@ -83,9 +83,7 @@ async function waitForAnswer(
   gate: QuestionGate,
 ): Promise<{ answers: Answer[]; by: string; declined: boolean } | { result: UnrunResult }> {
   run.openGate(gate);
-  run.setStatus('waiting_answer', describeWaiting([gate]));
-  await waitForGates(run, [gate], false);
-  run.setStatus('running');
+  await waitAt(run, [gate]);
   const resolution = gate.resolution!;
   if (resolution.outcome === 'answered')
     return { answers: resolution.answers ?? [], by: resolution.by, declined: false };

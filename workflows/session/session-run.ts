@@ -14,7 +14,8 @@ import {
   type SessionStatus,
 } from '../../common/search-attributes';
 import { TranscriptChunks } from './transcript-chunks';
-import { parseTextAnswer, parseTextAnswers, typedAnswerHint } from '../../common/tools/ask-user';
+import { parseTextAnswer, parseTextAnswers } from '../../common/tools/ask-user';
+import { typedAnswerHint } from '../../common/gates/words';
 import { checkToolArgs, findTool } from '../../common/tools/definitions';
 import {
   answerDraftSchema,
@@ -41,11 +42,9 @@ import {
 import { publishOpenGates } from './gate-publication';
 import {
   connectGate,
-  describeOutcome,
   evaluateAnswer,
   evaluateDecision,
   expireGate,
-  mayDecide,
   mergeDraft,
   mirrorRemoteGate,
   keepTypedReply,
@@ -54,6 +53,8 @@ import {
   resolveGate,
   supersedeGate,
 } from './gates';
+import { describeOutcome } from '../../common/gates/words';
+import { mayDecide } from '../../common/gates/deciders';
 import { DayLedger } from './budget';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';

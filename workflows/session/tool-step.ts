@@ -13,14 +13,13 @@ import { checkCall, sessionTool, toolEffect } from '../../common/tools/registry'
 import type { Gate, ToolCall } from './contract';
 import {
   answeredResult,
-  approvalRules,
-  describeWaiting,
   openApprovalGate,
   openCredentialGate,
   openQuestionGate,
   resultWithoutRun,
 } from './gates';
-import { waitForGates } from './gate-wait';
+import { approvalRules } from '../../common/gates/deciders';
+import { waitAt } from './gate-wait';
 import { readOutsideContent } from './model-step';
 import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
 import type { SessionRun } from './session-run';
@@ -48,16 +47,8 @@ export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[
     if (vetted) approved.push(vetted);
   }
   const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
-  if (gates.length) {
-    run.setStatus(
-      gates.some((g) => g.kind === 'approval') ? 'waiting_approval' : 'waiting_answer',
-      describeWaiting(gates),
-    );
-    // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
-    await waitForGates(run, gates, true);
-    if (gates.some((gate) => gate.status === 'pending')) await run.handOverMidWait(turn.carry());
-    run.setStatus('running');
-  }
+  // Long waits can outgrow the history: continue as new mid-wait, carrying the open gates and this turn.
+  if (gates.length) await waitAt(run, gates, { handOver: () => turn.carry() });
   for (const entry of approved) await runApproved(run, turn, entry);
 }
 
@@ -306,13 +297,15 @@ async function waitForSignIn(
   userId: string,
 ): Promise<void> {
   run.openGate(gate);
-  run.setStatus('waiting_credential', describeWaiting([gate]));
   // Only this person's own sign-in resumes the call: a shared mission's run acts as its owner, never as
   // whoever signs in to the provider next.
-  wf.upsertSearchAttributes([
-    { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
-  ]);
-  await waitForGates(run, [gate], false);
-  wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
-  run.setStatus('running');
+  await waitAt(run, [gate], {
+    during: {
+      start: () =>
+        wf.upsertSearchAttributes([
+          { key: AgentCredentialWaits, value: [credentialWaitValue(userId, gate.provider)] },
+        ]),
+      end: () => wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]),
+    },
+  });
 }

@@ -16,8 +16,9 @@ import {
   type TurnSpend,
 } from './budget';
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
-import { cancelGate, describeOutcome, describeWaiting, resultWithoutRun, stopGate } from './gates';
-import { waitForGates } from './gate-wait';
+import { cancelGate, resultWithoutRun, stopGate } from './gates';
+import { describeOutcome } from '../../common/gates/words';
+import { waitAt } from './gate-wait';
 import { LeanScope } from './lean-scope';
 import { askModel, writtenBeforeStop } from './model-step';
 import type { SessionRun } from './session-run';
@@ -213,12 +214,9 @@ export class Turn {
   }
 
   private async waitAtBudget(gate: Gate): Promise<void> {
-    const { run } = this;
-    run.setStatus('waiting_approval', describeWaiting([gate]));
-    await waitForGates(run, [gate], true);
-    if (gate.status === 'pending')
-      await run.handOverMidWait(this.carry({ atBudgetGate: true, budgetGateId: gate.id }));
-    run.setStatus('running');
+    await waitAt(this.run, [gate], {
+      handOver: () => this.carry({ atBudgetGate: true, budgetGateId: gate.id }),
+    });
   }
 
   /** The reply's calls with ids no earlier call, gate or other call of the reply has (call-ids.ts). */

@@ -1,5 +1,6 @@
 /** Times, spend and outcomes in words: what the page shows next to the workflow's own data. */
-import type { GateOutcome, Question, Spend, WebGate } from './types';
+import { describeOutcome, grantWords, type Voice } from '../../../common/gates/words';
+import type { Spend, WebGate } from './types';
 
 export const time = (at: number) =>
   new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
@@ -32,46 +33,17 @@ export function spendText(usage: Spend): string {
   return `${tokens} · $${usd}`;
 }
 
-/** A decided gate in one line: what happened, who, when, why. */
-export function describeOutcome(gate: WebGate): string {
-  const r = gate.resolution;
-  if (!r) return 'Waiting for a decision';
-  const budget = gate.kind === 'approval' && gate.toolName === 'budget';
-  const provider = gate.kind === 'credential' ? gate.providerName : '';
-  const words: Record<GateOutcome, string> = {
-    approved: budget ? 'Continued' : 'Approved',
-    edited: 'Edited & approved',
-    always: 'Always allowed',
-    denied: budget ? 'Stopped' : 'Denied',
-    answered: 'Answered',
-    connected: `${provider} connected`,
-    expired:
-      gate.kind === 'question'
-        ? 'Expired: nobody answered'
-        : gate.kind === 'credential'
-          ? `Expired: ${provider} was not connected`
-          : 'Expired: nobody decided',
-    superseded: 'Not run: superseded by a new message',
-    stopped: 'Stopped',
-    cancelled: 'Cancelled',
-  };
-  const who = r.by && r.by !== 'system' ? ` by @${r.by}` : '';
-  const grant = r.grant
-    ? ` (${r.grant.pattern ? `"${r.grant.pattern}"` : 'every call'}, ${r.grant.scope === 'user' ? 'everywhere' : 'in this conversation'})`
-    : '';
-  return `${words[r.outcome]}${who} at ${time(r.at)}${r.reason ? ` — “${r.reason}”` : ''}${grant}`;
-}
+/** The web's voice: local times (the chat and agentctl write UTC). */
+const WEB_VOICE: Voice = { mention: (id) => `@${id}`, time };
 
-/** Mirrors typedAnswerHint in common/tools/ask-user.ts: how to answer by typing in the chat instead. */
-export function typedAnswerHint(questions: Question[]): string {
-  const numbers = (q: Question, i: number) =>
-    q.options.length
-      ? `${i + 1}: ${q.multi_select && q.options.length > 1 ? '1,2' : '1'}`
-      : `${i + 1}: your answer`;
-  const q = questions[0];
-  if (questions.length === 1 && q) {
-    if (!q.options.length) return 'Or type "other: your answer" in the chat.';
-    return `Or type ${q.multi_select ? 'option numbers, e.g. "1,3"' : 'an option number'}${q.allow_custom ? ', or "other: your answer"' : ''} in the chat.`;
-  }
-  return `Or type "question: answer" for each in the chat, e.g. "${questions.map(numbers).join('; ')}".`;
+/**
+ * A gate's outcome in one line, in the words every channel uses (common/gates/words.ts): what happened, who, when;
+ * then why (the reason, quoted) and what a grant covers. The page starts it with a capital, as a line of its own.
+ */
+export function outcomeLine(gate: WebGate): string {
+  const words = describeOutcome(gate, WEB_VOICE);
+  const r = gate.resolution;
+  const why = r?.reason ? ` — “${r.reason}”` : '';
+  const grant = r?.grant ? ` (${grantWords(r.grant)})` : '';
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)}${why}${grant}`;
 }

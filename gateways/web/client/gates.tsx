@@ -5,7 +5,15 @@
  */
 import { createContext } from 'preact';
 import { useContext, useState } from 'preact/hooks';
-import { describeOutcome, time, typedAnswerHint } from './format';
+import { isProtected } from '../../../common/gates/deciders';
+import {
+  approvalProgress,
+  isBudgetGate,
+  typedAnswerHint,
+  typedDecisionHint,
+} from '../../../common/gates/words';
+import { DecisionButtons } from './decision-buttons';
+import { outcomeLine, time } from './format';
 import type { Answer, ApprovalGate, CredentialGate, QuestionGate, WebGate } from './types';
 
 export interface GateActions {
@@ -31,7 +39,7 @@ function Outcome({ gate }: { gate: WebGate }) {
         </div>
       ))}
       <div class="outcome" data-testid="gate-outcome">
-        {pending(gate) ? (gate.rule ?? 'Waiting for a decision') : describeOutcome(gate)}
+        {pending(gate) && gate.rule ? gate.rule : outcomeLine(gate)}
       </div>
       {pending(gate) && actions.readOnly && (
         <div class="hint">
@@ -46,28 +54,25 @@ function Outcome({ gate }: { gate: WebGate }) {
 const actsHere = (gate: WebGate, actions: GateActions) => pending(gate) && !actions.readOnly;
 
 function Progress({ gate }: { gate: ApprovalGate }) {
-  const needed = gate.approvalsNeeded ?? 1;
-  if (needed <= 1) return null;
-  const approvals = gate.approvals ?? [];
-  const names = approvals.map((a) => `@${a.by} (${time(a.at)})`).join(', ');
+  const progress = approvalProgress(gate);
+  if (!progress) return null;
   return (
     <div class="meta" data-testid="gate-approvals">
-      {`${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`}
+      {progress}
     </div>
   );
 }
 
 /** Typing works too: the same replies as in Slack and Discord, said on the card. */
-const TYPED_DECISION_HINT = 'Or type "approve" or "deny <reason>" in the chat.';
+const TYPED_DECISION_HINT = typedDecisionHint((text) => `"${text}"`);
 
 export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
   const actions = useActions();
-  const [reason, setReason] = useState('');
   const [scope, setScope] = useState<'session' | 'user'>('session');
   const [pattern, setPattern] = useState(gate.subject);
   const needed = gate.approvalsNeeded ?? 1;
   // Four-eyes and quorum: no Always allow (a grant would skip them), and under a quorum no Edit.
-  const guarded = needed > 1 || gate.selfApprove === false;
+  const guarded = isProtected(gate);
   return (
     <div
       class={`gate ${pending(gate) ? 'pending' : 'decided'}`}
@@ -80,31 +85,11 @@ export function ApprovalGateCard({ gate }: { gate: ApprovalGate }) {
       {actsHere(gate, actions) && (
         <>
           {gate.expiresAt && <div class="meta">Expires {new Date(gate.expiresAt).toLocaleString()}</div>}
-          <div class="actions">
-            <button
-              type="button"
-              class="approve"
-              data-testid="approve"
-              onClick={() => actions.decide(gate, 'approve')}
-            >
-              Approve
-            </button>
-            <input
-              aria-label="Reason for denying (optional, told to the agent)"
-              placeholder="Reason (optional, told to the agent)"
-              value={reason}
-              data-testid="deny-reason"
-              onInput={(e) => setReason(e.currentTarget.value)}
-            />
-            <button
-              type="button"
-              class="deny"
-              data-testid="deny"
-              onClick={() => actions.decide(gate, 'deny', reason.trim() ? { reason: reason.trim() } : {})}
-            >
-              Deny
-            </button>
-          </div>
+          <DecisionButtons
+            budget={false}
+            ids={{ approve: 'approve', deny: 'deny', reason: 'deny-reason' }}
+            onDecide={(choice, reason) => actions.decide(gate, choice, reason ? { reason } : {})}
+          />
           <div class="actions" hidden={guarded}>
             <button
               type="button"
@@ -354,7 +339,7 @@ export function QuestionGateCard({ gate }: { gate: QuestionGate }) {
         </div>
       )}
       <div class="hint" data-testid="typed-answer-hint">
-        {typedAnswerHint(gate.questions)}
+        {`${typedAnswerHint(gate.questions)}.`}
       </div>
     </div>
   );
@@ -399,24 +384,11 @@ export function BudgetGateCard({ gate }: { gate: ApprovalGate }) {
       <div data-testid="budget-question">{gate.subject}</div>
       <Outcome gate={gate} />
       {actsHere(gate, actions) && (
-        <div class="actions">
-          <button
-            type="button"
-            class="approve"
-            data-testid="budget-continue"
-            onClick={() => actions.decide(gate, 'approve')}
-          >
-            Continue
-          </button>
-          <button
-            type="button"
-            class="deny"
-            data-testid="budget-stop"
-            onClick={() => actions.decide(gate, 'deny')}
-          >
-            Stop
-          </button>
-        </div>
+        <DecisionButtons
+          budget
+          ids={{ approve: 'budget-continue', deny: 'budget-stop' }}
+          onDecide={(choice) => actions.decide(gate, choice)}
+        />
       )}
     </section>
   );
@@ -425,6 +397,6 @@ export function BudgetGateCard({ gate }: { gate: ApprovalGate }) {
 export function GateCard({ gate }: { gate: WebGate }) {
   if (gate.kind === 'question') return <QuestionGateCard gate={gate} />;
   if (gate.kind === 'credential') return <CredentialGateCard gate={gate} />;
-  if (gate.toolName === 'budget') return <BudgetGateCard gate={gate} />;
+  if (isBudgetGate(gate)) return <BudgetGateCard gate={gate} />;
   return <ApprovalGateCard gate={gate} />;
 }

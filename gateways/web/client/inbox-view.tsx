@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { ConfirmBatch, type Batch } from './inbox-confirm';
 import { api, messageOf, post } from './api';
 import { waited } from './format';
+import { DecisionButtons } from './decision-buttons';
 import { EditAndApprove, QuestionForm } from './gates';
 import type { Answer, InboxItem, InboxList, InboxOutcome } from './types';
 
@@ -55,7 +56,6 @@ function Item({
   answer: (item: InboxItem, answers: Answer[]) => Promise<void>;
   problem: (text: string) => void;
 }) {
-  const [reason, setReason] = useState('');
   const [to, setTo] = useState('');
   const id = `inbox-${item.gateId}`;
   return (
@@ -90,32 +90,12 @@ function Item({
         {item.rule}
       </div>
       {decidable(item) ? (
-        <div class="actions">
-          {item.mayApprove && (
-            <button
-              type="button"
-              class="approve"
-              data-testid="inbox-approve"
-              onClick={() => decide([item], 'approve')}
-            >
-              {item.kind === 'budget' ? 'Continue' : 'Approve'}
-            </button>
-          )}
-          <input
-            aria-label="Reason for denying (optional, told to the agent)"
-            placeholder="Reason (optional)"
-            value={reason}
-            data-testid="inbox-reason"
-            onInput={(e) => setReason(e.currentTarget.value)}
-          />
-          <button
-            type="button"
-            class="deny"
-            data-testid="inbox-deny"
-            onClick={() => decide([item], 'deny', { reason: reason.trim() || undefined })}
-          >
-            {item.kind === 'budget' ? 'Stop' : 'Deny'}
-          </button>
+        <DecisionButtons
+          budget={item.kind === 'budget'}
+          ids={{ approve: 'inbox-approve', deny: 'inbox-deny', reason: 'inbox-reason' }}
+          mayApprove={item.mayApprove}
+          onDecide={(choice, reason) => decide([item], choice, reason ? { reason } : {})}
+        >
           {item.kind === 'approval' && (
             <>
               <input
@@ -135,7 +115,7 @@ function Item({
               </button>
             </>
           )}
-        </div>
+        </DecisionButtons>
       ) : item.kind === 'question' && item.questions ? (
         <QuestionForm
           formId={id}

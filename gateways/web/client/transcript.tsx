@@ -4,6 +4,7 @@
  * being written. Each outcome is said once: on its step.
  */
 import { CopyButton, Markdown } from './markdown';
+import { isBudgetGate } from '../../../common/gates/words';
 import { GateCard } from './gates';
 import { time } from './format';
 import type { ApprovalGate, ToolCall, ToolResult, WebGate, WebView } from './types';
@@ -98,7 +99,7 @@ function MissionGate({ gate }: { gate: WebGate & { remote: NonNullable<WebGate['
   return (
     <section class="call" data-testid="mission-gate" data-mission={gate.remote.missionName}>
       <h3>{`Mission · ${gate.remote.missionName} · ${gate.toolName} · acting as @${gate.requesterId}`}</h3>
-      {gate.kind === 'approval' && gate.toolName !== 'budget' && (
+      {gate.kind === 'approval' && !isBudgetGate(gate) && (
         <pre data-testid="tool-args">{JSON.stringify(gate.args, null, 2)}</pre>
       )}
       <GateCard gate={gate} />
@@ -115,7 +116,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
   for (const g of view.gates) if (!g.remote) gates.set(g.toolCallId, [...(gates.get(g.toolCallId) ?? []), g]);
   // Budget gates belong to no tool call: each is shown after the message whose turn it holds.
   const budgetGates = view.gates.filter(
-    (g): g is ApprovalGate => g.kind === 'approval' && g.toolName === 'budget' && !g.remote,
+    (g): g is ApprovalGate => g.kind === 'approval' && isBudgetGate(g) && !g.remote,
   );
   const nodes = [];
   const lastAsked = view.transcript.findLastIndex((m) => m.role === 'user');

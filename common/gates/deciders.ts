@@ -1,0 +1,44 @@
+/**
+ * Who may decide an open gate, and what an approval gate asks (four-eyes, quorum): pure rules the workflow enforces and
+ * every channel shows (the web client hides "Always allow" by `isProtected` as Slack and Discord do). Type imports
+ * only, so the browser bundle takes it as it is.
+ */
+import type { Approval, ApprovalGate, Gate } from '../../workflows/session/contract';
+
+/** Who may deny (and, for questions, answer): the requester and the configured approvers. */
+export function mayDecide(gate: Gate, userId: string): boolean {
+  return gate.requesterId === userId || gate.approvers.includes(userId);
+}
+
+/** An approval gate's rules with the defaults of gates opened before four-eyes and quorum existed. */
+export function approvalRules(gate: ApprovalGate): {
+  needed: number;
+  selfApprove: boolean;
+  approvals: Approval[];
+} {
+  return {
+    needed: gate.approvalsNeeded ?? 1,
+    selfApprove: gate.selfApprove ?? true,
+    approvals: gate.approvals ?? [],
+  };
+}
+
+/**
+ * The people who may approve a call: its approvers, and the requester unless self-approval is off; never someone
+ * who handed their approval over (it moved to the person they named, so a hand-over adds no vote).
+ */
+export function approverIds(gate: ApprovalGate): string[] {
+  const { selfApprove } = approvalRules(gate);
+  const handedOver = new Set((gate.delegations ?? []).map((d) => d.by));
+  const others = gate.approvers.filter((id) => id !== gate.requesterId);
+  return (selfApprove ? [gate.requesterId, ...others] : others).filter((id) => !handedOver.has(id));
+}
+
+/**
+ * Four-eyes or quorum: what a standing grant would skip. Such a call is never "always allowed" (the choice is
+ * not offered, and a crafted one is refused), and under a quorum nobody edits the arguments the others approved.
+ */
+export function isProtected(gate: ApprovalGate): boolean {
+  const { needed, selfApprove } = approvalRules(gate);
+  return needed > 1 || !selfApprove;
+}
