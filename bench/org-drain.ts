@@ -9,11 +9,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildIdOfBundle, setCurrentVersion } from '../infra/temporal/deployment';
+import { setCurrentVersion } from '../infra/temporal/deployment';
 import { countOnVersion } from '../infra/temporal/drain-batch';
 import { bundleWorkflows } from '../workers/workflow-code';
-import { testEnv } from '../test/helpers/config';
-import { nextVersionBundle } from '../test/helpers/next-version';
+import { deployWorkerEnv, nextVersionBundle, versionPair } from '../test/helpers/next-version';
 import { workerProcess, workerReady, type ManagedProcess } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
@@ -46,19 +45,11 @@ export async function measureDrain(options: {
     const bundleN = path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-drain-')), 'workflows.js');
     writeFileSync(bundleN, await bundleWorkflows());
     const bundleN1 = await nextVersionBundle();
-    const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
-    const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
-    const base = testEnv(
-      {},
-      {
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        WORKER_DRAIN_INTERVAL: '5s',
-        WORKER_DRAIN_RATE: String(rate),
-        // "worker started" (info) is how a start is seen; the workers' output is kept, not printed.
-        LOG_LEVEL: 'info',
-      },
-    );
+    const [vN, vN1] = versionPair(taskQueue, bundleN, bundleN1);
+    const base = deployWorkerEnv(env.address, taskQueue, {
+      WORKER_DRAIN_INTERVAL: '5s',
+      WORKER_DRAIN_RATE: String(rate),
+    });
     const start = async (bundle: string, promote: 'auto' | 'manual') => {
       const worker = workerProcess({
         ...base,
@@ -106,14 +97,19 @@ export async function measureDrain(options: {
         await session.waitFor(
           (v) => v.transcript.some((m) => m.role === 'tool' && m.status === 'ok'),
           'the approved command',
-          120_000,
+          600_000,
         );
         clicks.push(performance.now() - t0);
         const fresh = new TestSession(env.client, taskQueue);
         fresh.pollMs = 20;
         const t1 = performance.now();
         await fresh.say('hello');
-        await fresh.idle();
+        // However long it takes is the figure: a drain that starves new conversations shows here.
+        await fresh.waitFor(
+          (v) => v.status === 'idle' && v.queued === 0 && v.transcript.at(-1)?.role === 'assistant',
+          'the answer to a new conversation',
+          600_000,
+        );
         messages.push(performance.now() - t1);
       }
       return { clicks, messages };

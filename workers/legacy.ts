@@ -9,8 +9,9 @@
  * 0.1.0 at 50574548) run in this process. Then each is recovered onto today's code from its own state: a
  * conversation once it is idle or waiting on people (its transcript, grants, notices and open gates, the turn
  * resumed at those same gates, so the old buttons decide them), a mission once no run is in flight (its records and
- * settings). Until then the 0.1 worker runs it as 0.1 did. Unversioned workflows that do replay (the per-user and
- * mission directories) simply move to the current version at their next task.
+ * settings), the mission directory of everyone at once (it hands each owner their records, as today's directories
+ * are one per owner). Until then the 0.1 worker runs it as 0.1 did. Unversioned workflows that do replay (the
+ * per-user directories) simply move to the current version at their next task.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,7 +33,8 @@ import {
   type DeploymentVersion,
   type PinnedWorkflow,
 } from '../infra/temporal/deployment';
-import { fireSignal, missionViewQuery } from '../workflows/missions/contract';
+import { fireSignal, missionRecordsQuery, missionViewQuery } from '../workflows/missions/contract';
+import { handOverToOwners } from '../infra/missions-directory';
 import { stateQuery, type SessionInput } from '../workflows/session/contract';
 import { atRest, carriedFromView, missionInputFromView } from './legacy-state';
 
@@ -241,6 +243,14 @@ export class LegacyRecovery {
           context: 'fired again: the first fire landed while the mission moved to a new version',
         });
       log.info('a 0.1 mission continues on this version', { workflowId: workflow.workflowId });
+      return true;
+    }
+    if (workflow.type === 'missionDirectoryWorkflow') {
+      // Today's directory is one per owner: the 0.1 directory of everyone hands each owner their records and ends.
+      await handle.terminate('0.1 mission directory handed to the owners (docs/VERSIONING.md)');
+      const records = await handle.query(missionRecordsQuery);
+      const owners = await handOverToOwners(client, this.options.taskQueue, records);
+      log.info('the 0.1 mission directory handed to its owners', { missions: records.length, owners });
       return true;
     }
     return false; // a mission run finishes where it started

@@ -32,3 +32,12 @@ export function upgradeRequested(): boolean {
 export function continueOnCurrentVersion<F extends wf.Workflow>(...args: Parameters<F>): Promise<never> {
   return wf.makeContinueAsNewFunc<F>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(...args);
 }
+
+/**
+ * Whether a long-lived workflow should continue as new at its next safe point: a deploy asked it to move, the server
+ * suggests it, or its history passed `events`.
+ */
+export function timeToContinue(events: number): boolean {
+  const info = wf.workflowInfo();
+  return upgradeRequested() || info.continueAsNewSuggested || info.historyLength > events;
+}

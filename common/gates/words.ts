@@ -84,6 +84,7 @@ function outcomeWord(gate: Gate, outcome: GateOutcome): string {
   if (isBudgetGate(gate) && outcome === 'approved') return 'continued';
   if (isBudgetGate(gate) && outcome === 'denied') return 'stopped';
   if (gate.kind === 'question' && outcome === 'denied') return 'declined';
+  if (gate.kind === 'credential' && outcome === 'connected') return `${gate.providerName} connected`;
   return OUTCOME_WORDS[outcome];
 }
 

@@ -10,6 +10,7 @@
  * `users` table gives them (their web id, Slack and Discord ids): a decision from the inbox is sent as the id the
  * gate names, so the workflow checks and records it exactly as a click in that channel.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { aliasesOf, personOf, type UsersTable } from '../../common/identities';
 import { withinDeadline } from '../../infra/temporal/deadline';
@@ -143,9 +144,25 @@ const QUERY_DEADLINE_MS = 3_000;
 const QUERYABLE_ID = /^[A-Za-z0-9._@:~-]{1,255}$/;
 
 /** The page after this one, opaque to the browser: Temporal's own page token. */
-const encodeCursor = (token: Uint8Array): string => Buffer.from(token).toString('base64url');
-const decodeCursor = (cursor: string): Uint8Array | undefined =>
-  /^[A-Za-z0-9_-]{1,4000}$/.test(cursor) ? Buffer.from(cursor, 'base64url') : undefined;
+/**
+ * A cursor is the server's page token and a seal over it and the person it was given to (HMAC with the gateway's
+ * signing key): a forged, damaged or someone else's cursor is refused as such before any server is asked.
+ */
+const cursorSeal = (key: Buffer, userId: string, token: Uint8Array): string =>
+  createHmac('sha256', key).update(`inbox-cursor.${userId}.`).update(token).digest('base64url').slice(0, 22);
+
+function encodeCursor(key: Buffer, userId: string, token: Uint8Array): string {
+  return `${Buffer.from(token).toString('base64url')}.${cursorSeal(key, userId, token)}`;
+}
+
+function decodeCursor(key: Buffer, userId: string, cursor: string): Uint8Array | undefined {
+  const match = /^([A-Za-z0-9_-]{1,4000})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
+  if (!match) return undefined;
+  const token = Buffer.from(match[1]!, 'base64url');
+  const expected = Buffer.from(cursorSeal(key, userId, token));
+  const given = Buffer.from(match[2]!);
+  return expected.length === given.length && timingSafeEqual(expected, given) ? token : undefined;
+}
 
 export class InboxCursorError extends Error {}
 /** The namespace lacks the `AgentDeciders` attribute (set up by hand, e.g. Temporal Cloud): said with the fix. */
@@ -169,6 +186,8 @@ export class Inbox {
   constructor(
     private readonly client: Client,
     private readonly users: UsersTable,
+    /** The gateway's signing key: seals the cursors it gives. */
+    private readonly cursorKey: () => Buffer,
     private readonly log?: Logger,
   ) {}
 
@@ -187,8 +206,9 @@ export class Inbox {
   async list(userId: string, cursor?: string): Promise<InboxList> {
     const query = this.waitingOn(userId);
     if (!query) return { items: [], total: 0, notShown: 0, unreadable: 0 };
-    const token = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (cursor !== undefined && !token) throw new InboxCursorError('not a cursor this inbox gave');
+    const token = cursor === undefined ? undefined : decodeCursor(this.cursorKey(), userId, cursor);
+    if (cursor !== undefined && !token)
+      throw new InboxCursorError('not a cursor this inbox gave you: start again from the first page');
     const { namespace } = this.client.options;
     // A page that holds them all counts them itself; only a cut list asks for the exact count (each visibility call
     // counts against the namespace's visibility rate limit, docs/SCALING.md).
@@ -232,7 +252,9 @@ export class Inbox {
         items.push(item);
       }
     }
-    const next = page.nextPageToken?.length ? encodeCursor(page.nextPageToken) : undefined;
+    const next = page.nextPageToken?.length
+      ? encodeCursor(this.cursorKey(), userId, page.nextPageToken)
+      : undefined;
     if (next && !cursor) this.log?.info('inbox page cut', { userId, total, pageSize: INBOX_PAGE_SIZE });
     items.sort((a, b) => b.createdAt - a.createdAt);
     return { items, total, notShown, unreadable, ...(next ? { next } : {}) };

@@ -48,7 +48,12 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       sessions,
       auth,
       access: new SessionAccess(deps.client, deps.config.policy),
-      inbox: new Inbox(deps.client, deps.config.policy.users, deps.log),
+      inbox: new Inbox(
+        deps.client,
+        deps.config.policy.users,
+        () => deps.credentials().keys.signing,
+        deps.log,
+      ),
       live,
       streams: deps.streams,
       rate: deps.config.web.rate,

@@ -20,14 +20,9 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
-import {
-  buildIdOfBundle,
-  workflowsOffVersion,
-  type DeploymentVersion,
-} from '../../infra/temporal/deployment';
-import { testEnv } from '../helpers/config';
+import { workflowsOffVersion, type DeploymentVersion } from '../../infra/temporal/deployment';
 import { nondeterminismIn, runsOf } from '../helpers/history';
-import { nextVersionBundle } from '../helpers/next-version';
+import { deployWorkerEnv, nextVersionBundle, versionPair } from '../helpers/next-version';
 import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
 import { TestSession, toolResults } from '../helpers/session';
 import { firedMissionGate, missionAnswered } from '../helpers/missions';
@@ -154,19 +149,10 @@ describe('deploying a version with a changed command sequence', () => {
     async () => {
       const tally = new Tally();
       // One task queue (and deployment) for every run, as in production: each run starts where the last one's
-      // rollback left it (N current), and the missions' directory, one per namespace, stays served.
+      // rollback left it (N current), and the owners' mission directories stay served.
       const taskQueue = `deploy-${randomUUID().slice(0, 8)}`;
-      const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
-      const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
-      const base = testEnv(
-        {},
-        {
-          TEMPORAL_ADDRESS: env.address,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          WORKER_DRAIN_INTERVAL: '300ms',
-          LOG_LEVEL: 'info',
-        },
-      );
+      const [vN, vN1] = versionPair(taskQueue, bundleN, bundleN1);
+      const base = deployWorkerEnv(env.address, taskQueue, { WORKER_DRAIN_INTERVAL: '300ms' });
       for (let run = 0; run < RUNS; run++) {
         const workers = { n: await startWorker(base, bundleN, 'auto') } as Record<string, ManagedProcess>;
         const approval = new TestSession(env.client, taskQueue);
@@ -255,16 +241,8 @@ describe('deploying a version with a changed command sequence', () => {
       const tally = new Tally();
       for (let run = 0; run < RUNS; run++) {
         const taskQueue = `inplace-${run}-${randomUUID().slice(0, 8)}`;
-        const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
-        const base = testEnv(
-          {},
-          {
-            TEMPORAL_ADDRESS: env.address,
-            TEMPORAL_TASK_QUEUE: taskQueue,
-            WORKER_DRAIN_INTERVAL: '300ms',
-            LOG_LEVEL: 'info',
-          },
-        );
+        const [, vN1] = versionPair(taskQueue, bundleN, bundleN1);
+        const base = deployWorkerEnv(env.address, taskQueue, { WORKER_DRAIN_INTERVAL: '300ms' });
         const approval = new TestSession(env.client, taskQueue);
         const question = new TestSession(env.client, taskQueue);
         const label = (what: string) => () => `run ${run}: ${what}`;

@@ -10,11 +10,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildIdOfBundle, setCurrentVersion } from '../../infra/temporal/deployment';
+import { setCurrentVersion } from '../../infra/temporal/deployment';
 import { countOnVersion, describeDrain, drainJobId } from '../../infra/temporal/drain-batch';
-import { testEnv } from '../helpers/config';
 import { runsOf } from '../helpers/history';
-import { nextVersionBundle } from '../helpers/next-version';
+import { deployWorkerEnv, nextVersionBundle, versionPair } from '../helpers/next-version';
 import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
@@ -60,18 +59,11 @@ describe('a deploy’s drain', () => {
     const taskQueue = `drain-${randomUUID().slice(0, 8)}`;
     const bundleN = inject('workflowBundlePath');
     const bundleN1 = await nextVersionBundle();
-    const vN = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) };
-    const vN1 = { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) };
-    const base = testEnv(
-      {},
-      {
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        WORKER_DRAIN_INTERVAL: '300ms',
-        WORKER_DRAIN_RATE: String(RATE),
-        LOG_LEVEL: 'info',
-      },
-    );
+    const [vN, vN1] = versionPair(taskQueue, bundleN, bundleN1);
+    const base = deployWorkerEnv(env.address, taskQueue, {
+      WORKER_DRAIN_INTERVAL: '300ms',
+      WORKER_DRAIN_RATE: String(RATE),
+    });
     await startWorker(base, bundleN, 'auto');
     const sessions = Array.from({ length: PARKED }, () => new TestSession(env.client, taskQueue));
     for (const session of sessions) await session.say('run `echo parked`');

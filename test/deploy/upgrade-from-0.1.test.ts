@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -22,13 +23,17 @@ import { CredentialService } from '../../infra/credentials/service';
 import { createLogger } from '../../infra/log';
 import { buildIdOfBundle, currentBuildId } from '../../infra/temporal/deployment';
 import { credentialProvidedSignal, type Gate } from '../../workflows/session/contract';
+import { registerMissionUpdate, type MissionInput } from '../../workflows/missions/contract';
+import { MISSION_DIRECTORY_ID, missionWorkflowId } from '../../common/missions/types';
+import { AgentMissionName, AgentMissionStatus, AgentOwner } from '../../common/search-attributes';
+import type { AppConfig } from '../../infra/config';
 import { Drain } from '../../workers/drain';
 import { LegacyRecovery } from '../../workers/legacy';
 import { startWorker, type RunningWorker } from '../../workers/run-worker';
 import { tempDir, testConfig } from '../helpers/config';
 import { FakeSlack } from '../helpers/fake-slack';
 import { lastAnswer, TestSession, toolResults } from '../helpers/session';
-import { firedMissionGate, missionAnswered } from '../helpers/missions';
+import { missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { nondeterminismIn, runsOf } from '../helpers/history';
@@ -52,6 +57,54 @@ afterAll(async () => {
   await slack?.stop();
   await env?.teardown();
 });
+
+/** What 0.1's mission_create did: register in the directory of everyone, then start the mission. */
+async function createdAs01(
+  owner: TestSession,
+  taskQueue: string,
+  name: string,
+  goal: string,
+  config: AppConfig,
+): Promise<void> {
+  const id = randomUUID();
+  await env.client.workflow.executeUpdateWithStart(registerMissionUpdate, {
+    args: [{ id, name, ownerId: 'alice', shared: false, status: 'active' }],
+    startWorkflowOperation: new WithStartWorkflowOperation('missionDirectoryWorkflow', {
+      workflowId: MISSION_DIRECTORY_ID,
+      taskQueue,
+      args: [{}],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+  const { maxRunsPerDay, cooldown, maxConsecutiveFailures } = config.policy.missions;
+  const input: MissionInput = {
+    id,
+    name,
+    ownerId: 'alice',
+    settings: {
+      goal,
+      cadence: { kind: 'manual' },
+      notifySessionId: owner.workflowId,
+      notifyMode: 'always',
+      shared: false,
+    },
+    guardrails: {
+      maxRunsPerDay,
+      cooldownMs: cooldown === 'never' ? Number.MAX_SAFE_INTEGER : cooldown,
+      maxConsecutiveFailures,
+    },
+  };
+  await env.client.workflow.start('missionWorkflow', {
+    workflowId: missionWorkflowId(id),
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: AgentOwner, value: 'alice' },
+      { key: AgentMissionName, value: name },
+      { key: AgentMissionStatus, value: 'active' },
+    ],
+  });
+}
 
 describe('upgrading from 0.1', () => {
   it('carries every waiting 0.1 conversation onto today’s version: old buttons, answers and sign-ins take effect once', async () => {
@@ -99,7 +152,17 @@ describe('upgrading from 0.1', () => {
       gates.question = await asked.pendingQuestion();
       await signIn.say('fetch http://127.0.0.1:9/files with acme');
       await signIn.waitFor((v) => v.status === 'waiting_credential', 'the sign-in');
-      gates.mission = await firedMissionGate(owner, 'nightly');
+      // 0.1's mission_create registered the mission in the directory of everyone (`missions`), which today's
+      // activities no longer do: it is done here as 0.1's did it.
+      await owner.say('hello');
+      await owner.idle();
+      await createdAs01(owner, taskQueue, 'nightly', 'run `echo nightly`', config);
+      await owner.say('call mission_fire "nightly"');
+      const fired = await owner.waitFor(
+        (v) => v.gates.some((g) => g.remote && g.status === 'pending'),
+        'the run gate',
+      );
+      gates.mission = fired.gates.find((g) => g.remote && g.status === 'pending')!;
       return await Promise.all([web, inSlack, asked, signIn, owner].map((s) => s.state()));
     });
     await mcp.close();

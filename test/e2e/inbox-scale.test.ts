@@ -79,9 +79,15 @@ describe('"Needs you" for 300 people', () => {
     expect(seen).toHaveLength(PEOPLE.length);
     expect(pages.flatMap((page) => page.items).every((item) => item.decideAs === BOSS)).toBe(true);
 
-    // The boss's cursor in a stranger's hands pages the stranger's own (empty) list: the filter is the person.
-    const borrowed = await inbox('stranger', pages[0]!.next);
-    expect(borrowed.items).toEqual([]);
+    // The boss's cursor in a stranger's hands is refused: it is sealed to the person it was given to.
+    const borrowed = await stack.web.request(
+      'GET',
+      `/inbox?cursor=${encodeURIComponent(pages[0]!.next!)}`,
+      undefined,
+      'stranger',
+    );
+    expect(borrowed.status).toBe(400);
+    expect(JSON.stringify(borrowed.body)).not.toContain('session:');
 
     const refused = await stack.web.request('GET', '/inbox?cursor=not*a*cursor', undefined, BOSS);
     expect(refused.status).toBe(400);

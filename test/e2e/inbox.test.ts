@@ -16,6 +16,7 @@ import { mention, SlackRequests } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { Tally } from '../chaos/summary';
 
 const SECRET = 'slack-signing-secret-for-the-inbox';
 const ALICE_DISCORD = '100000000000000001';
@@ -409,3 +410,69 @@ async function inboxStream(user: string) {
     close: () => abort.abort(),
   };
 }
+
+describe('attacks on "Needs you"', () => {
+  it('lets nobody read, decide or hand over what is not theirs, refuses forged cursors, and stops a flood', async () => {
+    const tally = new Tally();
+    await stack.web.say('inbox-target', 'run `echo only-alice-decides`');
+    const waiting = await stack.web.waitFor(
+      'inbox-target',
+      (v) => v.gates.some((g) => g.status === 'pending'),
+      "alice's approval",
+    );
+    const gate = waiting.gates.find((g) => g.status === 'pending')!;
+    const target = { workflowId: 'session:web:inbox-target', gateId: gate.id };
+    await until('listed for alice', async () =>
+      (await inbox('alice')).items.some((i) => i.gateId === gate.id),
+    );
+
+    // Reading: mallory's inbox never holds alice's decision, under any of the ways she might ask.
+    for (const path of ['/inbox', '/inbox?order=oldest', '/inbox?user=alice', '/inbox?ids=alice']) {
+      const read = await stack.web.request('GET', path, undefined, 'mallory');
+      tally.attempt(
+        !JSON.stringify(read.body ?? {}).includes(gate.id),
+        () => `${path} showed mallory alice's decision`,
+      );
+    }
+    // Deciding: every choice on alice's gate is refused, and nothing is signalled.
+    for (const body of [
+      { items: [target], choice: 'approve' },
+      { items: [target], choice: 'deny', reason: 'mine now' },
+      { items: [target], choice: 'edit', args: { command: 'echo owned' } },
+      { items: [target], choice: 'delegate', to: 'mallory' },
+    ]) {
+      const decided = await stack.web.request('POST', '/inbox/decisions', body, 'mallory');
+      tally.attempt(
+        decided.status >= 400 || decided.body?.outcomes?.every((o: { ok: boolean }) => !o.ok),
+        () => `${body.choice} by mallory: ${JSON.stringify(decided.body)}`,
+      );
+    }
+    // Forged cursors: refused with a reason, never a page of someone else's.
+    for (const cursor of ['x', 'bm90LWEtdG9rZW4', Buffer.from('{"alice":1}').toString('base64url')]) {
+      const forged = await stack.web.request('GET', `/inbox?cursor=${cursor}`, undefined, 'mallory');
+      tally.attempt(
+        forged.status === 400 && !JSON.stringify(forged.body).includes(gate.id),
+        () => `cursor ${cursor}: ${forged.status} ${JSON.stringify(forged.body)}`,
+      );
+    }
+    const still = await view('session:web:inbox-target');
+    tally.check(still.gates.find((g) => g.id === gate.id)?.status === 'pending', () => 'the gate changed');
+
+    // A flood: past 120 requests a minute a person is refused with when to try again; others read on.
+    const flood = await Promise.all(
+      Array.from({ length: 140 }, () => stack.web.request('GET', '/inbox', undefined, 'mallory')),
+    );
+    const refused = flood.filter((r) => r.status === 429);
+    // Each request past the 120 a minute is one attempt: refused, or it got through.
+    for (let extra = 0; extra < 140 - 120; extra++)
+      tally.attempt(extra < refused.length, () => `${140 - refused.length} of 140 reads got through`);
+    for (const r of refused)
+      tally.check(/^too many inbox reads: try again in \d+ s$/.test(r.body?.error), () => r.body?.error);
+    tally.check(
+      (await inbox('alice')).items.some((i) => i.gateId === gate.id),
+      () => "alice's inbox was refused too",
+    );
+    tally.finish('"Needs you": nobody reads, decides or floods what is not theirs');
+    await stack.web.decide('inbox-target', gate.id, 'deny', {}, 'alice');
+  });
+});

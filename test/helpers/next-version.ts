@@ -7,6 +7,8 @@ import { cpSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflows } from '../../workers/workflow-code';
+import { buildIdOfBundle, type DeploymentVersion } from '../../infra/temporal/deployment';
+import { testEnv } from './config';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The model call itself (model-step.ts `call`): version N+1 starts a one-millisecond timer first. */
@@ -27,4 +29,28 @@ export async function nextVersionBundle(): Promise<string> {
   const file = path.join(dir, 'workflows-next.js');
   writeFileSync(file, await bundleWorkflows(path.join(dir, 'workflows')));
   return file;
+}
+
+/** Versions N and N+1 of the deployment named after its task queue, from their bundles. */
+export function versionPair(
+  taskQueue: string,
+  bundleN: string,
+  bundleN1: string,
+): [DeploymentVersion, DeploymentVersion] {
+  return [
+    { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN) },
+    { deploymentName: taskQueue, buildId: buildIdOfBundle(bundleN1) },
+  ];
+}
+
+/** A versioned worker process's environment on this server and task queue ("worker started" is logged at info). */
+export function deployWorkerEnv(
+  temporalAddress: string,
+  taskQueue: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return testEnv(
+    {},
+    { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', ...extra },
+  );
 }

@@ -14,7 +14,7 @@ import {
 } from '../../common/missions/owner-book';
 import type { MissionRecord } from '../../common/missions/types';
 import { AgentOwner } from '../../common/search-attributes';
-import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
+import { continueOnCurrentVersion, listenForUpgrade, timeToContinue } from '../upgrade';
 import {
   importMissionsSignal,
   missionRecordSignal,
@@ -80,12 +80,7 @@ export async function missionOwnerDirectoryWorkflow(input: OwnerDirectoryInput):
     importRecords(records, incoming.filter(mine));
   });
 
-  await wf.condition(
-    () =>
-      upgradeRequested() ||
-      wf.workflowInfo().continueAsNewSuggested ||
-      wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE,
-  );
+  await wf.condition(() => timeToContinue(EVENTS_BEFORE_CONTINUE));
   await wf.condition(wf.allHandlersFinished);
   await continueOnCurrentVersion<typeof missionOwnerDirectoryWorkflow>({ ownerId, records });
 }

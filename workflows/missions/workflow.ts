@@ -1,7 +1,7 @@
 /**
  * One mission (`mission:<id>`): fires runs on its cadence (cron with time zone, manual, webhook), each a
  * child session workflow running the agent loop on the goal, so every run has its own page in the UI.
- * What each signal does and the loop that fires runs: mission-run.ts.
+ * What each signal does and the loop that fires runs: mission-engine.ts.
  */
 import * as wf from '@temporalio/workflow';
 import { listenForUpgrade } from '../upgrade';
@@ -17,7 +17,7 @@ import {
   updateMissionSignal,
   type MissionInput,
 } from './contract';
-import { MissionRun } from './mission-run';
+import { MissionEngine } from './mission-engine';
 
 /**
  * PINNED; moves to the current version at its next continue-as-new, which may come at any point: a run in flight
@@ -25,7 +25,7 @@ import { MissionRun } from './mission-run';
  */
 export async function missionWorkflow(input: MissionInput): Promise<void> {
   listenForUpgrade();
-  const mission = new MissionRun(input);
+  const mission = new MissionEngine(input);
   wf.setHandler(missionViewQuery, () => mission.view());
   wf.setHandler(fireSignal, (request) => mission.onFire(request));
   wf.setHandler(pauseSignal, ({ by, reason }) => mission.onPause(by, reason));

@@ -21,9 +21,8 @@ import {
   type Spend,
 } from '../../common/budgets';
 import type { ApprovalGate, CarriedTurn } from './contract';
-import { cancelGate, openApprovalGate } from './gates';
+import { openApprovalGate } from './gates';
 import { BUDGET_GATE, describeOutcome, isBudgetGate } from '../../common/gates/words';
-import { tellDecided } from './gate-wait';
 import { failureMessage, recordSpend } from './session-activities';
 import type { SessionRun } from './session-run';
 import type { SessionState } from './state';
@@ -135,7 +134,7 @@ export async function withinBudget(
     const carried = carriedDecision(run, carriedGateId);
     carriedGateId = undefined;
     if (!reached) {
-      closeLeftoverGates(run);
+      run.gates.cancelBudgetGates();
       tellUnused(run, carried);
       return true;
     }
@@ -173,22 +172,6 @@ function checks(run: SessionRun, turn: TurnSpend, requesterId: string): BudgetCh
   ];
 }
 
-/** This conversation's own open budget gates (a mission run's, shown here, belong to the run). */
-const openBudgetGates = (run: SessionRun) =>
-  run.state.pendingApprovals().filter((gate) => isBudgetGate(gate) && !gate.remote);
-
-/**
- * A budget gate carried over continue-as-new whose limit is no longer reached (the policy changed, a new day
- * began) closes as cancelled: nobody is left deciding a question that no longer stands.
- */
-function closeLeftoverGates(run: SessionRun, except?: ApprovalGate): void {
-  for (const gate of openBudgetGates(run)) {
-    if (gate === except || !cancelGate(gate, Date.now())) continue;
-    run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-    run.state.touch();
-  }
-}
-
 /**
  * The budget gate a turn carried across continue-as-new waited at: read where the carried turn resumes and offered
  * to that turn's first budget check only, so a decision is never reused for a later check or turn.
@@ -207,7 +190,7 @@ function carriedDecision(run: SessionRun, carriedId: string | undefined): Approv
 }
 
 function tellUnused(run: SessionRun, carried: ApprovalGate | undefined): void {
-  if (carried) tellDecided(run, carried);
+  if (carried) run.gates.tellDecided(carried);
 }
 
 /**
@@ -221,8 +204,8 @@ function openBudgetGate(
   requesterId: string,
   carried: ApprovalGate | undefined,
 ): ApprovalGate {
-  const open = carried ?? openBudgetGates(run).find(sameLimit);
-  closeLeftoverGates(run, open);
+  const open = carried ?? run.gates.openBudgetGates().find(sameLimit);
+  run.gates.cancelBudgetGates(open);
   if (open) return open;
   const id = wf.uuid4();
   const gate = openApprovalGate({
@@ -237,6 +220,6 @@ function openBudgetGate(
     timeoutMs: run.settings.questionTimeoutMs ?? 24 * 3_600_000,
     selfApprove: run.settings.budgets?.selfApprove ?? true,
   });
-  run.openGate(gate);
+  run.gates.open(gate);
   return gate;
 }

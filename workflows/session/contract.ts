@@ -154,6 +154,8 @@ export const answerSubmissionSchema = schemas.answerSubmission;
 export type AnswerSubmission = z.infer<typeof answerSubmissionSchema>;
 export const answerDraftSchema = schemas.answerDraft;
 export type AnswerDraft = z.input<typeof answerDraftSchema>;
+/** A draft as the workflow reads it (defaults filled in). */
+export type ReadAnswerDraft = z.output<typeof answerDraftSchema>;
 export const revokeGrantSchema = schemas.revokeGrant;
 export type RevokeGrant = z.infer<typeof revokeGrantSchema>;
 

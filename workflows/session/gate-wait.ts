@@ -13,7 +13,7 @@ import * as wf from '@temporalio/workflow';
 import type { SessionStatus } from '../../common/search-attributes';
 import type { CarriedTurn, Gate } from './contract';
 import { escalate, expireGate } from './gates';
-import { describeOutcome, describeWaiting } from '../../common/gates/words';
+import { describeWaiting } from '../../common/gates/words';
 import type { SessionRun } from './session-run';
 import { upgradeRequested } from '../upgrade';
 import { startTimer } from './lean-scope';
@@ -65,7 +65,7 @@ function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promi
       if (gate.status === 'pending' && gate.expiresAt !== null && gate.expiresAt <= now)
         expireGate(gate, now);
       if (gate.status !== 'pending') {
-        if (!told.has(gate)) tellDecided(run, gate);
+        if (!told.has(gate)) run.gates.tellDecided(gate);
         told.add(gate);
         continue;
       }
@@ -115,12 +115,4 @@ function reminderInterval(run: SessionRun): number | undefined {
   const reminds =
     run.emitsToPlatform || (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined);
   return reminds ? run.settings.reminderAfterMs : undefined;
-}
-
-/** A decision told before the wait continued as new is not told again by the run that resumes it. */
-export function tellDecided(run: SessionRun, gate: Gate): void {
-  if (run.toldBefore.has(gate.id)) return;
-  run.toldGates.add(gate.id);
-  run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-  run.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`, undefined, gate.id);
 }

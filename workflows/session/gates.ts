@@ -131,6 +131,8 @@ export function openCredentialGate(input: {
   requesterId: string;
   now: number;
   timeoutMs: number | 'never';
+  /** Why the account is needed again (a stored sign-in that could not be read), shown with the prompt. */
+  note?: string | undefined;
 }): CredentialGate {
   return {
     id: input.id,
@@ -146,6 +148,7 @@ export function openCredentialGate(input: {
     createdAt: input.now,
     expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
     status: 'pending',
+    ...(input.note ? { note: input.note.slice(0, 500) } : {}),
   };
 }
 

@@ -5,10 +5,9 @@
  */
 import * as wf from '@temporalio/workflow';
 import { runGateSignal, runNoticeSignal } from '../missions/contract';
-import type { SessionInput } from './contract';
+import type { Gate, SessionInput } from './contract';
 import type { OutboundEvent } from './outbound';
 import { deliver, failureMessage } from './session-activities';
-import type { SessionState } from './state';
 
 const MAX_UNDELIVERED = 10;
 
@@ -22,8 +21,9 @@ export class Outbox {
 
   constructor(
     private readonly sessionId: string,
-    private readonly state: SessionState,
     private readonly runOf: SessionInput['run'],
+    /** A gate's prompt was posted: the gates' owner keeps where (later edits reach every copy). */
+    private readonly posted: (gateId: string, ref: NonNullable<Gate['posts']>[number]) => void,
   ) {}
 
   push(event: OutboundEvent): void {
@@ -39,7 +39,7 @@ export class Outbox {
    * Runs for the workflow's whole life, never awaited: cancelling the workflow (a mission ending a denied
    * run) rejects its wait, and that must end the loop, not fail the workflow task as an unhandled rejection.
    */
-  async run(): Promise<void> {
+  async keepDelivering(): Promise<void> {
     for (;;) {
       try {
         await wf.condition(() => this.events.length > 0);
@@ -55,10 +55,7 @@ export class Outbox {
           continue;
         }
         const result = await deliver({ sessionId: this.sessionId, event });
-        if (event.type === 'gate' && result.ref) {
-          const gate = this.state.gates.get(event.gate.id);
-          if (gate) gate.posts = [...(gate.posts ?? []), result.ref];
-        }
+        if (event.type === 'gate' && result.ref) this.posted(event.gate.id, result.ref);
         if (this.undelivered.length) {
           this.telling = {
             event: { type: 'message', text: describeUndelivered(this.undelivered) },

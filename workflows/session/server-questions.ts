@@ -82,7 +82,7 @@ async function waitForAnswer(
   run: SessionRun,
   gate: QuestionGate,
 ): Promise<{ answers: Answer[]; by: string; declined: boolean } | { result: UnrunResult }> {
-  run.openGate(gate);
+  run.gates.open(gate);
   await waitAt(run, [gate]);
   const resolution = gate.resolution!;
   if (resolution.outcome === 'answered')

@@ -16,14 +16,10 @@ import {
 import { TranscriptChunks } from './transcript-chunks';
 import { parseTextAnswer, parseTextAnswers } from '../../common/tools/ask-user';
 import { typedAnswerHint } from '../../common/gates/words';
-import { checkToolArgs, findTool } from '../../common/tools/definitions';
 import {
   answerDraftSchema,
-  answerDraftSignal,
-  answerSignal,
   answerSubmissionSchema,
   credentialProvidedSchema,
-  decideSignal,
   decisionSchema,
   feedbackSchema,
   repostPendingSchema,
@@ -33,27 +29,13 @@ import {
   userMessageSchema,
   type AnswerSubmission,
   type CarriedTurn,
-  type Decision,
-  type Gate,
   type MissionEvent,
   type SessionInput,
   type UserMessage,
 } from './contract';
+import { Gates } from './gate-owner';
 import { publishOpenGates } from './gate-publication';
-import {
-  connectGate,
-  evaluateAnswer,
-  evaluateDecision,
-  expireGate,
-  mergeDraft,
-  mirrorRemoteGate,
-  keepTypedReply,
-  parseTypedDecision,
-  readTypedAnswers,
-  resolveGate,
-  supersedeGate,
-} from './gates';
-import { describeOutcome } from '../../common/gates/words';
+import { parseTypedDecision } from './gates';
 import { mayDecide } from '../../common/gates/deciders';
 import { DayLedger } from './budget';
 import { McpTools } from './mcp-tools';
@@ -96,14 +78,8 @@ export class SessionRun {
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
   private runFailure: string | undefined;
   private handingOver = false;
-  /**
-   * Gates whose decision the run before told, for a turn carried across continue-as-new: this run does not tell
-   * them again (gate-wait.ts). Only what the previous run carried is skipped, so histories recorded before (whose
-   * carried turn has no `told`) tell exactly what they told.
-   */
-  readonly toldBefore: ReadonlySet<string>;
-  /** Gates whose decision this run told: carried, with toldBefore, when the wait continues as new again. */
-  readonly toldGates = new Set<string>();
+  /** The one owner of this conversation's gates (gate-owner.ts): every change to a gate goes through it. */
+  readonly gates: Gates;
   /** Each person's spend today, once read from their ledger (budget.ts). */
   readonly ledger = new DayLedger();
   /** The turn running now, if any: Stop cancels it (turn.ts). */
@@ -121,9 +97,9 @@ export class SessionRun {
       () => wf.uuid4(),
     );
     this.runOf = input.run;
-    this.toldBefore = new Set(input.carried?.turn?.told);
+    this.gates = new Gates(this, input.carried?.turn?.told);
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
-    this.outbox = new Outbox(this.sessionId, this.state, this.runOf);
+    this.outbox = new Outbox(this.sessionId, this.runOf, (gateId, ref) => this.gates.recordPost(gateId, ref));
     this.mcp = new McpTools(this.state);
     if (this.emitsToPlatform) {
       this.state.listener = {
@@ -147,7 +123,7 @@ export class SessionRun {
         },
       };
     }
-    if (this.emitsToPlatform || this.runOf) void this.outbox.run();
+    if (this.emitsToPlatform || this.runOf) void this.outbox.keepDelivering();
     // Not cancellable: a cancelled run's gates close as cancelled, and that is published too.
     void wf.CancellationScope.nonCancellable(() =>
       publishOpenGates({
@@ -193,13 +169,6 @@ export class SessionRun {
     this.state.touch();
   }
 
-  /** A gate opens: kept (published with the others, gate-memo.ts) and shown. */
-  openGate(gate: Gate): void {
-    this.state.addGate(gate);
-    this.state.touch();
-    this.emit({ type: 'gate', gate, reason: 'opened' });
-  }
-
   /** A mission run did not reach its goal: the mission is told why. */
   fail(reason: string): void {
     this.runFailure = reason;
@@ -229,9 +198,7 @@ export class SessionRun {
     await wf.condition(() => this.readyToHandOver());
     const carried = this.carry();
     // Only the carried gates: the list stays as small as what it refers to.
-    const told = carried.gates
-      .filter((gate) => this.toldGates.has(gate.id) || this.toldBefore.has(gate.id))
-      .map((gate) => gate.id);
+    const told = this.gates.told(carried.gates);
     return await continueOnCurrentVersion<typeof sessionWorkflow>({
       ...this.input,
       carried: { ...carried, turn: { ...turn, ...(told.length ? { told } : {}) } },
@@ -256,17 +223,6 @@ export class SessionRun {
       this.outbox.push(event);
   }
 
-  /** Signals to another workflow (a mission run's decisions, a run's gates to its mission). */
-  private forward(
-    workflowId: string,
-    send: (handle: wf.ExternalWorkflowHandle) => Promise<void>,
-    userId?: string,
-  ): void {
-    void send(wf.getExternalWorkflowHandle(workflowId)).catch(() =>
-      this.state.notify('That mission run has already ended; nothing changed.', userId),
-    );
-  }
-
   // ---- Signals ----
 
   onRepostPending(raw: unknown): void {
@@ -289,12 +245,11 @@ export class SessionRun {
       );
     const decision = parsed.data;
     // A mission run's gate decides there, and checks the operator's signature there.
-    if (!decision.operator || this.state.gates.get(decision.gateId)?.remote)
-      return this.applyDecision(decision);
+    if (!decision.operator || this.gates.get(decision.gateId)?.remote) return this.gates.decide(decision);
     return this.asOperator(
       { kind: 'decide', target: decision.gateId, choice: decision.choice, operator: decision.userId },
       decision.claim,
-      () => this.applyDecision(decision),
+      () => this.gates.decide(decision),
     );
   }
 
@@ -328,7 +283,7 @@ export class SessionRun {
         `Those answers were malformed and were ignored: ${parsed.error.message}`,
         raw?.userId,
       );
-    this.applyAnswer(parsed.data);
+    this.gates.answer(parsed.data);
   }
 
   onAnswerDraft(raw: { userId?: string } | undefined): void {
@@ -339,33 +294,7 @@ export class SessionRun {
         `That answer was malformed and was ignored: ${parsed.error.message}`,
         raw?.userId,
       );
-    const { gateId, userId, answers, texts, picks, submit } = parsed.data;
-    const gate = this.state.gates.get(gateId);
-    if (gate?.remote)
-      return this.forward(gate.remote.workflowId, (h) => h.signal(answerDraftSignal, parsed.data), userId);
-    if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
-      return this.applyAnswer({ gateId, userId, answers }); // refused with the usual explanation
-    const unknown = answers.find((a) => !gate.questions.some((q) => q.label === a.question));
-    if (unknown)
-      return this.state.notify(
-        `There is no question “${unknown.question}”. The question is still open.`,
-        userId,
-      );
-    const typed = readTypedAnswers(gate.questions, texts);
-    if (!typed.ok) return this.state.notify(`${typed.error} The question is still open.`, userId);
-    const picked = picks.flatMap(({ index, selected }) => {
-      const question = gate.questions[index];
-      return question ? [{ question: question.label, selected }] : [];
-    });
-    const merged = mergeDraft(gate.questions, gate.drafts?.[userId] ?? [], [
-      ...answers,
-      ...picked,
-      ...typed.answers,
-    ]);
-    gate.drafts = { ...gate.drafts, [userId]: merged };
-    this.state.touch();
-    const complete = gate.questions.every((q) => merged.some((a) => a.question === q.label));
-    if (complete || submit) this.applyAnswer({ gateId, userId, answers: merged });
+    this.gates.draft(parsed.data);
   }
 
   /** A mission reporting here: its results, and its runs' gates (shown here, decided there). */
@@ -375,25 +304,8 @@ export class SessionRun {
     if (event.text) state.appendAssistantNote(event.text.slice(0, 20_000));
     if (event.notice)
       state.notify(`${event.missionName}: ${event.notice.text}`.slice(0, 2_000), event.notice.to);
-    if (!event.gate || !event.runWorkflowId) return;
-    const existing = state.gates.get(event.gate.id);
-    if (!event.resolved) {
-      // The run's reminder: the prompt posted here again while its gate stays open.
-      if (existing?.remote && existing.status === 'pending' && event.reminder)
-        return this.emit({ type: 'gate', gate: existing, reason: 'reminder' });
-      if (existing) return;
-      const proxy: Gate = {
-        ...event.gate,
-        posts: [],
-        toolCallId: `${event.runWorkflowId}:${event.gate.toolCallId}`,
-        remote: { workflowId: event.runWorkflowId, missionName: event.missionName },
-      };
-      return this.openGate(proxy);
-    }
-    if (!existing?.remote || existing.status !== 'pending') return;
-    mirrorRemoteGate(existing, event.gate);
-    state.touch();
-    this.emit({ type: 'gate_resolved', gate: existing, outcome: event.outcome ?? describeOutcome(existing) });
+    if (event.gate && event.runWorkflowId)
+      this.gates.mirror({ ...event, gate: event.gate, runWorkflowId: event.runWorkflowId });
   }
 
   /** A sign-in finished (the gateway's OAuth callback or key form): resumes this person's waits on that provider. */
@@ -401,14 +313,7 @@ export class SessionRun {
     this.signalsThisRun++;
     const parsed = credentialProvidedSchema.safeParse(raw);
     if (!parsed.success) return;
-    const { provider, userId } = parsed.data;
-    for (const gate of this.state.pendingGates()) {
-      if (gate.kind !== 'credential' || gate.provider !== provider) continue;
-      // Only the person whose credential it is (a shared mission's run acts as its owner, whoever else signs in).
-      if (gate.requesterId !== userId) continue;
-      connectGate(gate, userId, Date.now());
-      this.state.touch();
-    }
+    this.gates.connect(parsed.data.provider, parsed.data.userId);
   }
 
   onRevokeGrant(raw: unknown): void {
@@ -501,13 +406,13 @@ export class SessionRun {
     if (this.turn && isStopCommand(message.text)) return this.stop(message.userId);
     const textAnswer = this.answerFromText(message);
     if (textAnswer === 'refused') return;
-    if (textAnswer) return this.applyAnswer(textAnswer);
+    if (textAnswer) return this.gates.answer(textAnswer);
     const open = state.pendingApprovals();
     const typed = parseTypedDecision(message.text);
     if (typed && open.length === 1) {
       // Only a reply that may decide is kept to show: others' "approve" is refused, and must not look like a vote.
-      if (mayDecide(open[0]!, message.userId)) keepTypedReply(open[0]!, message, Date.now());
-      return this.applyDecision({
+      if (mayDecide(open[0]!, message.userId)) this.gates.keepTyped(open[0]!, message);
+      return this.gates.decide({
         gateId: open[0]!.id,
         choice: typed.choice,
         userId: message.userId,
@@ -521,12 +426,8 @@ export class SessionRun {
         message.userId,
       );
     }
-    for (const gate of state.pendingGates().filter((g) => g.requesterId === message.userId)) {
-      // A mission run's gate shown here is decided only by the run: a new message here does not end it.
-      if (gate.remote) continue;
-      supersedeGate(gate, message.userId, Date.now());
-      state.supersededTurn = true;
-    }
+    // A mission run's gate shown here is decided only by the run: a new message here does not end it.
+    if (this.gates.supersedeBy(message.userId)) state.supersededTurn = true;
     const full = state.inboxFull(message);
     if (full) {
       // Told at the first refusal and every tenth after it: a flood is not answered with a flood of notices.
@@ -545,74 +446,6 @@ export class SessionRun {
 
   // ---- Decisions and answers ----
 
-  private applyDecision(decision: Decision): void {
-    const gate = this.state.gates.get(decision.gateId);
-    if (gate?.remote)
-      return this.forward(gate.remote.workflowId, (h) => h.signal(decideSignal, decision), decision.userId);
-    const now = Date.now();
-    this.expireIfPastDeadline(gate, now);
-    const tool = gate ? findTool(gate.toolName) : undefined;
-    const check = evaluateDecision({
-      gate,
-      decision,
-      now,
-      checkArgs: (args) => (tool ? checkToolArgs(tool, args) : { ok: false, error: 'unknown tool' }),
-      newGrantId: () => wf.uuid4(),
-      sessionId: this.sessionId,
-    });
-    if (!check.ok) return this.state.notify(check.notice, decision.userId);
-    if (gate?.kind === 'approval') gate.approvals = check.approvals;
-    if (!check.resolution && check.delegateTo) {
-      // Handed over: recorded on the gate, told to everyone, and the prompt asked again with the new decider in it.
-      gate!.approvers = [...gate!.approvers, check.delegateTo];
-      gate!.delegations = [
-        ...(gate!.delegations ?? []),
-        { by: decision.userId, to: check.delegateTo, at: now },
-      ];
-      this.state.notify(check.notice);
-      this.emit({ type: 'gate', gate: gate!, reason: 'repost' });
-      this.state.touch();
-      return;
-    }
-    if (!check.resolution) {
-      // One more approval of a call that needs several: the approver is told, every prompt shows the count.
-      this.state.notify(check.notice, decision.userId);
-      this.emit({ type: 'gate_updated', gate: gate! });
-      return;
-    }
-    resolveGate(gate!, check.resolution);
-    this.state.touch();
-  }
-
-  private applyAnswer(submission: AnswerSubmission): void {
-    const gate = this.state.gates.get(submission.gateId);
-    if (gate?.remote)
-      return this.forward(
-        gate.remote.workflowId,
-        (h) => h.signal(answerSignal, submission),
-        submission.userId,
-      );
-    const now = Date.now();
-    this.expireIfPastDeadline(gate, now);
-    const check = evaluateAnswer(gate, submission, now);
-    if (!check.ok) return this.state.notify(check.notice, submission.userId);
-    resolveGate(gate!, check.resolution);
-    this.state.touch();
-  }
-
-  /**
-   * A decision or answer that arrives past the gate's deadline while the run hands over (no wait's timer runs
-   * then) finds the gate expired, as the deadline promised, and is refused like any late one. Only then: while a
-   * wait runs, its timer expires the gate, and a click made in time but delivered late (every worker was down)
-   * still counts, since signals are applied before the timer that fires in the same workflow task.
-   */
-  private expireIfPastDeadline(gate: Gate | undefined, now: number): void {
-    if (!this.continuingAsNew) return;
-    if (gate?.status !== 'pending' || gate.expiresAt === null || now < gate.expiresAt) return;
-    expireGate(gate, now);
-    this.state.touch();
-  }
-
   /**
    * The text fallback: a reply like "2" or "other: ..." to the asker's only open single question answers
    * it; "1: 2; 2: 1,3" answers several questions, and a reply in that form that does not fit is refused
@@ -624,12 +457,12 @@ export class SessionRun {
     const gate = questions[0]!;
     if (gate.questions.length === 1) {
       const answer = parseTextAnswer(gate.questions[0]!, message.text);
-      if (answer) keepTypedReply(gate, message, Date.now());
+      if (answer) this.gates.keepTyped(gate, message);
       return answer ? { gateId: gate.id, userId: message.userId, answers: [answer] } : undefined;
     }
     const typed = parseTextAnswers(gate.questions, message.text);
     if (!typed) return undefined;
-    keepTypedReply(gate, message, Date.now());
+    this.gates.keepTyped(gate, message);
     if (typed.ok) return { gateId: gate.id, userId: message.userId, answers: typed.answers };
     this.state.notify(
       `Your answers were not taken: ${typed.error}. ${typedAnswerHint(gate.questions)}. The question is still open.`,

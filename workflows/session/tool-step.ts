@@ -101,7 +101,7 @@ function vet(run: SessionRun, turn: Turn, call: ToolCall): Vetted | undefined | 
       now: Date.now(),
       timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
     });
-    run.openGate(gate);
+    run.gates.open(gate);
     return { call, tool, args: checked.args, gate };
   }
   return withPolicy(run, turn, { call, tool, args: checked.args });
@@ -155,7 +155,7 @@ async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<V
     ...(plan.approvals === undefined ? {} : { approvalsNeeded: plan.approvals }),
     ...(plan.escalate ? { escalate: plan.escalate } : {}),
   });
-  run.openGate(gate);
+  run.gates.open(gate);
   return { ...entry, gate };
 }
 
@@ -282,8 +282,8 @@ async function execute(
       requesterId: userId,
       now: Date.now(),
       timeoutMs: settings.credentialTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+      note: result.credential.note,
     });
-    if (result.credential.note) gate.note = result.credential.note.slice(0, 500);
     await waitForSignIn(run, gate, userId);
     const unrun = resultWithoutRun(gate);
     if (unrun) return state.appendToolResult(call, unrun.status, unrun.content);
@@ -296,7 +296,7 @@ async function waitForSignIn(
   gate: Extract<Gate, { kind: 'credential' }>,
   userId: string,
 ): Promise<void> {
-  run.openGate(gate);
+  run.gates.open(gate);
   // Only this person's own sign-in resumes the call: a shared mission's run acts as its owner, never as
   // whoever signs in to the provider next.
   await waitAt(run, [gate], {

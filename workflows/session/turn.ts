@@ -16,8 +16,7 @@ import {
   type TurnSpend,
 } from './budget';
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
-import { cancelGate, resultWithoutRun, stopGate } from './gates';
-import { describeOutcome } from '../../common/gates/words';
+import { resultWithoutRun } from './gates';
 import { waitAt } from './gate-wait';
 import { LeanScope } from './lean-scope';
 import { askModel, writtenBeforeStop } from './model-step';
@@ -247,16 +246,9 @@ export class Turn {
   /** A stopped turn: its open gates close as stopped (their prompts say so) and every call gets its result. */
   private closeStopped(by: string): void {
     const { run } = this;
-    const now = Date.now();
-    const stopped: Gate[] = [];
-    for (const gate of run.state.pendingGates()) {
-      if (gate.remote || !stopGate(gate, by, now)) continue; // a mission run's gate belongs to the run
-      stopped.push(gate);
-      run.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
-    }
+    const stopped = run.gates.stopAll(by);
     if (stopped.some((gate) => gate.kind === 'credential'))
       wf.upsertSearchAttributes([{ key: AgentCredentialWaits, value: [] }]);
-    run.state.touch();
     for (const call of unresolvedToolCalls(run.state.transcript)) {
       // A call waiting at a gate never ran; any other was running (or about to) and was stopped part-way.
       const gate = stopped.find((g) => g.toolCallId === call.id);
@@ -274,6 +266,6 @@ export class Turn {
   private closeUnresolved(status: ToolResultStatus, content: string): void {
     const { state } = this.run;
     for (const call of unresolvedToolCalls(state.transcript)) state.appendToolResult(call, status, content);
-    for (const gate of state.pendingApprovals()) cancelGate(gate, Date.now());
+    this.run.gates.cancelApprovals();
   }
 }

@@ -3,7 +3,7 @@
  * before history grows large.
  */
 import * as wf from '@temporalio/workflow';
-import { continueOnCurrentVersion, listenForUpgrade, upgradeRequested } from '../upgrade';
+import { continueOnCurrentVersion, listenForUpgrade, timeToContinue } from '../upgrade';
 import { grantSchema, type Grant } from '../../common/grants';
 import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
@@ -72,12 +72,7 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
     { validator: validateSpendRecord },
   );
 
-  await wf.condition(
-    () =>
-      upgradeRequested() ||
-      wf.workflowInfo().continueAsNewSuggested ||
-      wf.workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
-  );
+  await wf.condition(() => timeToContinue(HISTORY_EVENTS_BEFORE_CONTINUE));
   await wf.condition(wf.allHandlersFinished);
   await continueOnCurrentVersion<typeof userDirectoryWorkflow>({
     userId: input.userId,

@@ -1,6 +1,7 @@
 /**
- * One run of a mission workflow: its state, what each signal does to it, and the loop that fires runs. The
- * workflow (workflow.ts) registers one-line handlers that call these methods; nothing outside writes its fields.
+ * The engine of one mission workflow (named apart from its runs, the child workflows it fires): its state, what
+ * each signal does to it, and the loop that fires runs. The workflow (workflow.ts) registers one-line handlers that
+ * call these methods; nothing outside writes its fields.
  *
  * - No pile-up: while a run is active (or waiting on a gate) a due fire is skipped and recorded; after
  *   downtime the late timer fires once, so at most one catch-up run.
@@ -22,7 +23,7 @@ import { missionDirectoryId, missionRunPrefix, missionRunWorkflowId } from '../.
 import { missionEventSignal, type Gate, type MissionEvent } from '../session/contract';
 import { describeOutcome, describeWaiting } from '../../common/gates/words';
 import type { missionRunWorkflow } from '../session/workflow';
-import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
+import { continueOnCurrentVersion, timeToContinue, upgradeRequested } from '../upgrade';
 import {
   missionRecordSignal,
   type FireRequest,
@@ -59,7 +60,7 @@ type RunGateReport = {
   reminder?: boolean;
 };
 
-export class MissionRun {
+export class MissionEngine {
   private readonly missionId: string;
   private readonly workflowId = wf.workflowInfo().workflowId;
   private name: string;
@@ -340,11 +341,7 @@ export class MissionRun {
 
   /** At any point, also while a run waits on a person: the run goes on and tells the next execution its end. */
   private mayContinueAsNew(): boolean {
-    return (
-      upgradeRequested() ||
-      wf.workflowInfo().continueAsNewSuggested ||
-      wf.workflowInfo().historyLength > EVENTS_BEFORE_CONTINUE
-    );
+    return timeToContinue(EVENTS_BEFORE_CONTINUE);
   }
 
   /** A run's end, told once (its signal and, in the execution that started it, its child result may both come). */
