@@ -16,7 +16,7 @@ import { deployWorkerEnv, nextVersionBundle, versionPair } from '../test/helpers
 import { workerProcess, workerReady, type ManagedProcess } from '../test/helpers/processes';
 import { TestSession } from '../test/helpers/session';
 import { startTestTemporal } from '../test/helpers/temporal';
-import type { Stat } from './run';
+import type { Stat } from './stat';
 
 export interface DrainFigures {
   parked: number;

@@ -12,7 +12,7 @@ import { MissionTools } from '../activities/missions';
 import type { MissionRecord } from '../common/missions/types';
 import type { AppConfig } from '../infra/config';
 import { handOverToOwners, ownMissions } from '../infra/missions-directory';
-import type { Stat } from './run';
+import type { Stat } from './stat';
 
 export interface OrgMissionFigures {
   missions: number;

@@ -13,7 +13,7 @@ import { userMessageSignal, type SessionInput } from '../workflows/session/contr
 import type { InboxList } from '../gateways/web/inbox';
 import { SseTab } from '../test/helpers/sse';
 import { countersByOperation } from './floor/server-metrics';
-import type { Stat } from './run';
+import type { Stat } from './stat';
 
 export interface OrgFigures {
   parked: number;

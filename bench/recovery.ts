@@ -20,7 +20,7 @@ import { ManagedProcess } from '../test/helpers/processes';
 import { countersByOperation } from './floor/server-metrics';
 import { TestSession } from '../test/helpers/session';
 import { SseTab } from '../test/helpers/sse';
-import type { Stat } from './run';
+import type { Stat } from './stat';
 
 const ready = (output: string) => output.includes('"worker started"');
 

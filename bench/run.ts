@@ -37,6 +37,7 @@ import { measureOrg } from './org';
 import { measureOrgMissions } from './org-missions';
 import { measureDrain } from './org-drain';
 import { activityHeartbeats } from '../activities/heartbeat';
+import { stat, type Stat } from './stat';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const PARKED = (process.env.BENCH_PARKED ?? '1000,10000')
@@ -64,20 +65,7 @@ const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').m
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
 const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
 
-export interface Stat {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-}
 
-function stat(samples: number[]): Stat {
-  if (!samples.length) return { n: 0, p50: NaN, p95: NaN, p99: NaN };
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) =>
-    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1));
-  return { n: samples.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
 
 const line = (label: string, s: Stat) =>
   `${label.padEnd(52)} n=${String(s.n).padStart(4)}  p50 ${String(s.p50).padStart(7)} ms  p95 ${String(s.p95).padStart(7)} ms  p99 ${String(s.p99).padStart(7)} ms`;

@@ -2,7 +2,6 @@
  * Who may approve a tool's calls, from the policy file: its approvers (a tool's own list replaces the
  * top-level one), whether the requester may approve their own call, and how many distinct approvals it needs.
  */
-import type { PolicyFile } from '../infra/config';
 import { policyEntryName } from './tools/missions';
 
 export interface ApprovalRules {
@@ -13,8 +12,30 @@ export interface ApprovalRules {
   escalate?: { afterMs: number; to: string[] } | undefined;
 }
 
-type RulesSource = Pick<PolicyFile, 'approvers' | 'selfApprove' | 'approvals' | 'tools'> &
-  Partial<Pick<PolicyFile, 'escalate'>>;
+/** The policy file's `escalate`, as parsed (infra/config.ts): `after` in ms (never "never" here). */
+interface EscalateSetting {
+  after: number | 'never';
+  to: string[];
+}
+
+/** What the rules read of the policy file (its defaults and each tool's own), as infra/config.ts parses it. */
+interface RulesSource {
+  approvers: string[];
+  selfApprove: boolean;
+  approvals: number;
+  escalate?: EscalateSetting | undefined;
+  tools: Readonly<
+    Record<
+      string,
+      {
+        approvers?: string[] | undefined;
+        selfApprove?: boolean | undefined;
+        approvals?: number | undefined;
+        escalate?: EscalateSetting | undefined;
+      }
+    >
+  >;
+}
 
 /** A tool's entry in the policy file's `tools` (an alias follows its original: `routine_*` -> `mission_*`). */
 export function toolPolicyEntry<T>(tools: Readonly<Record<string, T>>, toolName: string): T | undefined {

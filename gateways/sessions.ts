@@ -20,7 +20,7 @@ import {
   answerDraftSignal,
   answerSignal,
   decideSignal,
-  gateFeedbackQuery,
+  clickOutcomeQuery,
   pendingGatesQuery,
   repostPendingSignal,
   stopSignal,
@@ -34,7 +34,7 @@ import {
   type AnswerSubmission,
   type Decision,
   type Gate,
-  type GateFeedback,
+  type ClickOutcome,
   type SessionInput,
   type SessionView,
   type UserMessage,
@@ -289,12 +289,12 @@ export class Sessions {
   }
 
   /** What became of a click (needs a worker): the gate now, and notices to the clicker since `since`. */
-  async feedback(
+  async clickOutcome(
     workflowId: string,
     args: { gateId: string; userId: string; since: number },
     ms: number,
-  ): Promise<GateFeedback> {
-    return await this.within(() => this.handle(workflowId).query(gateFeedbackQuery, args), ms);
+  ): Promise<ClickOutcome> {
+    return await this.within(() => this.handle(workflowId).query(clickOutcomeQuery, args), ms);
   }
 
   /** Needs a worker (a query); used to fill the Edit and Answer dialogs. */

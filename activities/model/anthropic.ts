@@ -2,10 +2,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
-import { classifyModelError } from './classify-error';
+import { callProvider, offeredTools, SDK_CLIENT_OPTIONS } from './provider-call';
+import type { CompleteFn } from './complete-fn';
 import { requestOrder } from './request-order';
 import { countedUsage, estimatedUsage } from './usage';
-import { toolSpecs, type ToolSpec } from './tool-specs';
 
 type Block = Anthropic.ContentBlockParam;
 
@@ -14,46 +14,40 @@ export function createAnthropicModel(options: {
   apiKey: string | undefined;
   model: string;
   systemPrompt: string;
-}) {
+}): CompleteFn {
   const client = new Anthropic({
     apiKey: options.apiKey ?? 'not-set',
-    maxRetries: 0,
-    timeout: 240_000,
+    ...SDK_CLIENT_OPTIONS,
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
   });
-  return async function complete(
-    transcript: Message[],
-    signal?: AbortSignal,
-    extraTools: ToolSpec[] = [],
-    onText?: (snapshot: string) => void,
-  ): Promise<ModelReply> {
-    let response;
+  return async function complete(transcript, signal, extraTools = [], onText): Promise<ModelReply> {
     const params = {
       model: options.model,
       max_tokens: 4096,
       system: options.systemPrompt,
       messages: toAnthropic(transcript),
-      tools: [...toolSpecs(), ...extraTools].map((spec) => ({
+      tools: offeredTools(extraTools, (spec) => ({
         name: spec.name,
         description: spec.description,
         input_schema: spec.parameters as Anthropic.Tool.InputSchema,
       })),
     };
-    try {
-      const requestOptions = signal ? { signal } : undefined;
-      if (onText) {
-        // Streamed: the text so far goes to `onText` as it is written; the result is the same message.
+    const response = await callProvider<Anthropic.Message>({
+      provider: 'anthropic',
+      model: options.model,
+      signal,
+      onText,
+      streamed: (requestOptions, onSnapshot) => {
         const stream = client.messages.stream(params, requestOptions);
         // The SDK's snapshot is per text block: the answer so far is every block's text together.
         let written = '';
-        stream.on('text', (delta) => onText((written += delta)));
-        response = await stream.finalMessage();
-      } else response = await client.messages.create(params, requestOptions);
-    } catch (error) {
-      if (error instanceof Anthropic.APIError)
-        throw classifyModelError('anthropic', options.model, error.status, error.message);
-      throw error;
-    }
+        stream.on('text', (delta) => onSnapshot((written += delta)));
+        return stream.finalMessage();
+      },
+      whole: (requestOptions) => client.messages.create(params, requestOptions),
+      apiError: (error) =>
+        error instanceof Anthropic.APIError ? { status: error.status, message: error.message } : undefined,
+    });
     // A server that sends no usage (some proxies) is estimated rather than left uncounted.
     const usage = response.usage as Partial<Anthropic.Usage> | undefined;
     const counted = countedUsage(

@@ -6,17 +6,10 @@ import { bounded, MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript
 import { costOf, type Price } from '../../common/budgets';
 import { scriptedModel, writeOut } from './scripted';
 import { estimatedUsage } from './usage';
-import { DEFAULT_SYSTEM_PROMPT, toolSpecs, type ToolSpec } from './tool-specs';
+import type { CompleteFn } from './complete-fn';
+import { DEFAULT_SYSTEM_PROMPT, toolSpecs } from './tool-specs';
 
-/** `signal` aborts the request when the activity is cancelled (its workflow was cancelled or terminated). */
-export type CompleteFn = (
-  transcript: Message[],
-  signal?: AbortSignal,
-  /** Tools beyond the built-ins (MCP servers' tools, discovered for this session). */
-  extraTools?: ToolSpec[],
-  /** Streams the answer: called with the text so far as it is written (never with tool calls). */
-  onText?: (snapshot: string) => void,
-) => Promise<ModelReply>;
+export type { CompleteFn } from './complete-fn';
 
 /**
  * What every request spends before the first message: the system prompt and the built-in tools' JSON schemas.

@@ -3,63 +3,54 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
-import { classifyModelError } from './classify-error';
+import { callProvider, offeredTools, SDK_CLIENT_OPTIONS } from './provider-call';
+import type { CompleteFn } from './complete-fn';
 import { requestOrder } from './request-order';
 import { countedUsage, estimatedUsage } from './usage';
-import { parseToolArguments, toolSpecs, type ToolSpec } from './tool-specs';
+import { parseToolArguments } from './tool-specs';
 
 export function createOpenAiModel(options: {
   baseUrl: string;
   apiKey: string | undefined;
   model: string;
   systemPrompt: string;
-}) {
-  // Temporal owns retries (with backoff and a visible attempt count), so the SDK does not retry on its own.
+}): CompleteFn {
   const client = new OpenAI({
     baseURL: options.baseUrl,
     apiKey: options.apiKey ?? 'not-set',
-    maxRetries: 0,
-    timeout: 240_000,
+    ...SDK_CLIENT_OPTIONS,
   });
-  return async function complete(
-    transcript: Message[],
-    signal?: AbortSignal,
-    extraTools: ToolSpec[] = [],
-    onText?: (snapshot: string) => void,
-  ): Promise<ModelReply> {
-    let response;
+  return async function complete(transcript, signal, extraTools = [], onText): Promise<ModelReply> {
     const request = {
       model: options.model,
       messages: [
         { role: 'system' as const, content: options.systemPrompt },
         ...requestOrder(transcript).map(toOpenAi),
       ],
-      tools: [...toolSpecs(), ...extraTools].map((spec) => ({
-        type: 'function' as const,
-        function: spec,
-      })),
+      tools: offeredTools(extraTools, (spec) => ({ type: 'function' as const, function: spec })),
     };
-    try {
-      const requestOptions = signal ? { signal } : undefined;
-      if (onText) {
-        // Streamed: the text so far goes to `onText` as it is written; the result is the same completion.
+    const response = await callProvider<OpenAI.ChatCompletion>({
+      provider: 'openai',
+      model: options.model,
+      signal,
+      onText,
+      streamed: (requestOptions, onSnapshot) => {
         const stream = client.chat.completions.stream(
           { ...request, stream_options: { include_usage: true } },
           requestOptions,
         );
-        stream.on('content', (_delta, snapshot) => onText(snapshot));
-        response = await stream.finalChatCompletion();
-      } else response = await client.chat.completions.create(request, requestOptions);
-    } catch (error) {
-      if (error instanceof OpenAI.APIError)
-        throw classifyModelError(
-          'openai',
-          options.model,
-          error.status,
-          error.code ? `${error.message} (${error.code})` : error.message,
-        );
-      throw error;
-    }
+        stream.on('content', (_delta, snapshot) => onSnapshot(snapshot));
+        return stream.finalChatCompletion();
+      },
+      whole: (requestOptions) => client.chat.completions.create(request, requestOptions),
+      apiError: (error) =>
+        error instanceof OpenAI.APIError
+          ? {
+              status: error.status,
+              message: error.code ? `${error.message} (${error.code})` : error.message,
+            }
+          : undefined,
+    });
     const message = response.choices[0]?.message;
     // Some compatible servers send no usage: the call is estimated rather than left uncounted.
     const usage =

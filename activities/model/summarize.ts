@@ -5,7 +5,7 @@
  * carried into the next, so any length can be summarised.
  */
 import type { Message } from '../../workflows/session/contract';
-import type { CompleteFn } from './index';
+import type { CompleteFn } from './complete-fn';
 
 export interface SummaryRequest {
   previousSummary?: string;

@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import { sharedSchemas } from '../shared-schemas';
-import { typedAnswerHint } from '../gates/words';
 
 export const MAX_CUSTOM_ANSWER = 2_000;
 
@@ -117,38 +116,6 @@ export function parseTextAnswer(question: Question, text: string): Answer | unde
   }
   const option = question.options.find((o) => o.label.toLowerCase() === reply.toLowerCase());
   return option ? { question: question.label, selected: [option.label] } : undefined;
-}
-
-/** How a question reads in plain text (for text-only channels and the fallback hint). */
-function questionAsText(question: Question): string {
-  return [question.prompt, ...optionLines(question, '  '), `${typedAnswerHint([question])}.`].join('\n');
-}
-
-function optionLines(question: Question, indent: string): string[] {
-  return question.options.map(
-    (o, i) => `${indent}${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`,
-  );
-}
-
-/**
- * Every question of a gate, numbered, as plain text; `strong` marks each question's header (Markdown
- * bold in Slack and Discord). One question reads as its header, prompt and options; several end with the
- * `1: 2; 2: 1,3` reply format that `parseTextAnswers` reads.
- */
-export function questionsAsText(questions: readonly Question[], strong = (text: string) => text): string {
-  if (questions.length === 1) return questionAsText(questions[0]!);
-  const blocks = questions.map((q, i) => {
-    const notes = [
-      ...(q.multi_select ? ['several allowed'] : []),
-      ...(q.allow_custom ? [q.options.length ? 'or your own words' : 'your own words'] : []),
-      ...(q.required ? [] : ['optional']),
-    ];
-    return [
-      `${strong(`${i + 1}. ${q.label}`)}: ${q.prompt}${notes.length ? ` (${notes.join(', ')})` : ''}`,
-      ...optionLines(q, '    '),
-    ].join('\n');
-  });
-  return [...blocks, `${typedAnswerHint(questions)}.`].join('\n');
 }
 
 /** One "N: answer" (or "Label: answer") part of a typed reply. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { sharedSchemas } from '../shared-schemas';
-import type { ArgsSchema, ToolDefinition } from './definitions';
+import type { ArgsSchema, ToolDefinition } from './tool-definition';
 
 const oneString = (value: unknown): value is [string] =>
   Array.isArray(value) && value.length === 1 && typeof value[0] === 'string';

@@ -6,18 +6,8 @@
  */
 import pg from 'pg';
 import { underAdvisoryLock } from '../pg-lock';
-import {
-  FLOW_RETENTION_MS,
-  VaultCipher,
-  type ConsumedFlow,
-  type Credential,
-  type OAuthFlow,
-  type RefreshClaim,
-  type RegisteredClient,
-  type StoredSecret,
-  type Vault,
-  UnreadableCredential,
-} from './vault';
+import { SqlVault, type SqlStore, type SqlValue } from './sql-vault';
+import type { RefreshClaim } from './vault';
 
 /** Applied in order, each once, recorded in vault_migrations. Append; never edit one that has shipped. */
 const MIGRATIONS: string[] = [
@@ -56,20 +46,20 @@ const MIGRATIONS: string[] = [
 
 const lockKey = (name: string) => ({ text: 'hashtextextended($1, 0)', value: `agent-vault\n${name}` });
 
-/** BIGINT columns arrive as strings (they may exceed 2^53); epoch milliseconds never do. */
-const ms = (value: string | number | null): number | null => (value === null ? null : Number(value));
+/** `?` placeholders (the core's) as PostgreSQL's numbered ones. */
+const numbered = (sql: string): string => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
 
-export class PgVault implements Vault {
+class PgStore implements SqlStore {
   private readonly pool: pg.Pool;
-  private readonly cipher: VaultCipher;
   private migrated: Promise<void> | undefined;
 
   constructor(
     databaseUrl: string,
-    key: Buffer,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
   ) {
-    this.cipher = new VaultCipher(key);
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: 10,
@@ -110,84 +100,12 @@ export class PgVault implements Vault {
     });
   }
 
-  private async query<R extends pg.QueryResultRow>(
-    sql: string,
-    params: unknown[],
-  ): Promise<pg.QueryResult<R>> {
-    await this.ready();
-    return await this.pool.query<R>(sql, params);
-  }
-
-  async put(userId: string, provider: string, secret: StoredSecret, expiresAt: number | null): Promise<void> {
-    await this.query(
-      `INSERT INTO credentials (user_id, provider, secret, expires_at, updated_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (user_id, provider) DO UPDATE SET secret = excluded.secret, expires_at = excluded.expires_at,
-         updated_at = excluded.updated_at`,
-      [
-        userId,
-        provider,
-        this.cipher.seal(JSON.stringify(secret), VaultCipher.credentialContext(userId, provider)),
-        expiresAt,
-        this.now(),
-      ],
-    );
-  }
-
-  async get(userId: string, provider: string): Promise<Credential | undefined> {
-    const { rows } = await this.query<{ secret: Buffer; expires_at: string | null; updated_at: string }>(
-      'SELECT secret, expires_at, updated_at FROM credentials WHERE user_id = $1 AND provider = $2',
-      [userId, provider],
-    );
-    const row = rows[0];
-    if (!row) return undefined;
-    const secret = this.cipher.openJson<StoredSecret>(
-      row.secret,
-      VaultCipher.credentialContext(userId, provider),
-    );
-    if (!secret) {
-      // Only this unreadable row: a sign-in that replaced it meanwhile stays.
-      await this.query('DELETE FROM credentials WHERE user_id = $1 AND provider = $2 AND secret = $3', [
-        userId,
-        provider,
-        row.secret,
-      ]);
-      throw new UnreadableCredential(userId, provider, { cause: 'decryption failed' });
-    }
-    return { ...secret, userId, provider, expiresAt: ms(row.expires_at), updatedAt: ms(row.updated_at)! };
-  }
-
-  async has(userId: string, provider: string): Promise<boolean> {
-    const { rowCount } = await this.query('SELECT 1 FROM credentials WHERE user_id = $1 AND provider = $2', [
-      userId,
-      provider,
-    ]);
-    return rowCount === 1;
-  }
-
-  async delete(userId: string, provider: string): Promise<boolean> {
-    const { rowCount } = await this.query('DELETE FROM credentials WHERE user_id = $1 AND provider = $2', [
-      userId,
-      provider,
-    ]);
-    return (rowCount ?? 0) > 0;
-  }
-
-  async connected(
-    userId: string,
-  ): Promise<{ provider: string; expiresAt: number | null; updatedAt: number }[]> {
-    const { rows } = await this.query<{ provider: string; expires_at: string | null; updated_at: string }>(
-      'SELECT provider, expires_at, updated_at FROM credentials WHERE user_id = $1 ORDER BY provider',
-      [userId],
-    );
-    return rows.map((r) => ({
-      provider: r.provider,
-      expiresAt: ms(r.expires_at),
-      updatedAt: ms(r.updated_at)!,
-    }));
+  async query<R>(sql: string, params: SqlValue[]): Promise<{ rows: R[]; changed: number }> {
+    const result = await this.pool.query(numbered(sql), params);
+    return { rows: result.rows as R[], changed: result.rowCount ?? 0 };
   }
 
   async claimRefresh(userId: string, provider: string): Promise<RefreshClaim | undefined> {
-    await this.ready();
     const lock = lockKey(`refresh\n${userId}\n${provider}`);
     const client = await this.pool.connect();
     let released = false;
@@ -223,123 +141,13 @@ export class PgVault implements Vault {
     };
   }
 
-  async consumeTicket(nonce: string, expiresAt: number): Promise<boolean> {
-    await this.query('DELETE FROM used_tickets WHERE expires_at < $1', [this.now()]);
-    const { rowCount } = await this.query(
-      'INSERT INTO used_tickets (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING',
-      [nonce, expiresAt],
-    );
-    return rowCount === 1;
-  }
-
-  async saveFlow(flow: OAuthFlow): Promise<void> {
-    await this.query(
-      'INSERT INTO oauth_flows (id, user_id, provider, verifier, browser_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [
-        flow.id,
-        flow.userId,
-        flow.provider,
-        this.cipher.seal(flow.verifier, VaultCipher.flowContext(flow.id)),
-        flow.browserHash,
-        flow.expiresAt,
-      ],
-    );
-    await this.query('DELETE FROM oauth_flows WHERE expires_at < $1', [this.now() - FLOW_RETENTION_MS]);
-  }
-
-  async consumeFlow(id: string, browserHash: string): Promise<ConsumedFlow> {
-    // One statement claims it: of two callbacks racing on two gateways, exactly one gets the row back.
-    const { rows } = await this.query<{
-      user_id: string;
-      provider: string;
-      verifier: Buffer;
-      expires_at: string;
-    }>(
-      `UPDATE oauth_flows SET used_at = $3 WHERE id = $1 AND used_at IS NULL AND browser_hash = $2
-       RETURNING user_id, provider, verifier, expires_at`,
-      [id, browserHash, this.now()],
-    );
-    const row = rows[0];
-    if (row)
-      return {
-        status: 'ok',
-        flow: {
-          id,
-          userId: row.user_id,
-          provider: row.provider,
-          verifier: this.cipher.open(row.verifier, VaultCipher.flowContext(id)),
-          browserHash,
-          expiresAt: ms(row.expires_at)!,
-        },
-      };
-    const seen = await this.query<{ used_at: string | null }>(
-      'SELECT used_at FROM oauth_flows WHERE id = $1',
-      [id],
-    );
-    if (!seen.rows[0]) return { status: 'unknown' };
-    return { status: seen.rows[0].used_at !== null ? 'used' : 'other_browser' };
-  }
-
-  async registeredClient(
-    provider: string,
-    authorizationServer: string,
-    redirectUri: string,
-  ): Promise<RegisteredClient | undefined> {
-    const { rows } = await this.query<{ client: Buffer }>(
-      'SELECT client FROM oauth_clients WHERE provider = $1 AND authorization_server = $2 AND redirect_uri = $3',
-      [provider, authorizationServer, redirectUri],
-    );
-    if (!rows[0]) return undefined;
-    const client = this.cipher.openJson<RegisteredClient>(
-      rows[0].client,
-      VaultCipher.clientContext(provider, authorizationServer, redirectUri),
-    );
-    // One that does not decrypt is forgotten: the next sign-in registers again.
-    if (!client)
-      await this.query(
-        'DELETE FROM oauth_clients WHERE provider = $1 AND authorization_server = $2 AND redirect_uri = $3 AND client = $4',
-        [provider, authorizationServer, redirectUri, rows[0].client],
-      );
-    return client;
-  }
-
-  async saveRegisteredClient(
-    provider: string,
-    authorizationServer: string,
-    redirectUri: string,
-    client: RegisteredClient,
-  ): Promise<RegisteredClient> {
-    return (
-      (await this.insertClient(provider, authorizationServer, redirectUri, client)) ??
-      // The one stored before did not decrypt and was just removed: this one takes its place.
-      (await this.insertClient(provider, authorizationServer, redirectUri, client))!
-    );
-  }
-
-  private async insertClient(
-    provider: string,
-    authorizationServer: string,
-    redirectUri: string,
-    client: RegisteredClient,
-  ): Promise<RegisteredClient | undefined> {
-    await this.query(
-      `INSERT INTO oauth_clients (provider, authorization_server, redirect_uri, client, created_at)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-      [
-        provider,
-        authorizationServer,
-        redirectUri,
-        this.cipher.seal(
-          JSON.stringify(client),
-          VaultCipher.clientContext(provider, authorizationServer, redirectUri),
-        ),
-        this.now(),
-      ],
-    );
-    return await this.registeredClient(provider, authorizationServer, redirectUri);
-  }
-
   async close(): Promise<void> {
     if (!this.pool.ended) await this.pool.end();
+  }
+}
+
+export class PgVault extends SqlVault {
+  constructor(databaseUrl: string, key: Buffer, now: () => number = Date.now) {
+    super(new PgStore(databaseUrl, now), key, now);
   }
 }

@@ -4,8 +4,8 @@
  * decrypt). Also holds the short-lived OAuth flows (PKCE verifier, encrypted; single-use), the used
  * single-use link nonces and the OAuth clients registered dynamically for MCP servers. Shared by the
  * gateway (writes after sign-in) and the worker (reads, refreshes before use, one refresh at a time).
- * Two stores implement it: embedded SQLite (one machine, `sqlite-vault.ts`) and PostgreSQL (every
- * gateway and worker of a deployment, `pg-vault.ts`).
+ * One core implements it (`sql-vault.ts`) over two stores: embedded SQLite (one machine, `sqlite-vault.ts`) and
+ * PostgreSQL (every gateway and worker of a deployment, `pg-vault.ts`).
  */
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 

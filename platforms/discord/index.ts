@@ -9,7 +9,7 @@ import { personalConnect } from '../../gateways/oauth/links';
 import type { GatewayDeps, NodePlatform } from '../../gateways/platform';
 import { discordConnection } from './connection';
 import { discordInteractionsApp, SIGNAL_BUDGET_MS } from './interactions';
-import { LateFeedback } from './late-feedback';
+import { LateClickOutcome } from './late-click-outcome';
 import { discordRest } from './rest';
 
 export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefined {
@@ -21,7 +21,7 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
     );
   }
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'discord', SIGNAL_BUDGET_MS);
-  const lateFeedback = new LateFeedback({
+  const lateOutcomes = new LateClickOutcome({
     rest: discordRest({ botToken: discord.botToken, apiUrl: discord.apiUrl }),
     sessions,
     log: deps.log,
@@ -31,7 +31,7 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
     sessions,
     log: deps.log,
     connect: personalConnect(deps),
-    lateFeedback,
+    lateOutcomes,
   });
   const connection = discord.gateway
     ? discordConnection({ botToken: discord.botToken, apiUrl: discord.apiUrl, sessions, log: deps.log })
@@ -41,7 +41,7 @@ export function createDiscordPlatform(deps: GatewayDeps): NodePlatform | undefin
     listener: getRequestListener(app.fetch),
     ...(connection ? { start: () => connection.start() } : {}),
     stop: async () => {
-      lateFeedback.stop();
+      lateOutcomes.stop();
       await connection?.stop();
     },
   };

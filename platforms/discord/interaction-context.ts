@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Logger } from '../../infra/log';
 import type { Sessions } from '../../gateways/sessions';
 import type { DiscordCustomId } from './ids';
-import type { LateFeedback } from './late-feedback';
+import type { LateClickOutcome } from './late-click-outcome';
 import { discordMentions } from './render';
 
 /** The state every handler needs, passed explicitly rather than captured. */
@@ -17,7 +17,7 @@ export interface InteractionDeps {
   /** The clicker's personal sign-in link for a provider, or undefined when it is not configured here. */
   connect: (userId: string, provider: string) => { url: string; providerName: string } | undefined;
   /** Tells a clicker later, privately, when the verdict on their click came after the interaction's reply. */
-  lateFeedback?: LateFeedback;
+  lateOutcomes?: LateClickOutcome;
 }
 
 const snowflake = z.string().regex(/^\d{17,20}$/);

@@ -64,9 +64,9 @@ async function signalThenReport(
   signal: () => Promise<void>,
 ): Promise<APIInteractionResponse> {
   const verdict = verdictOf(deps, interaction, workflowId, gateId, userId, signal);
-  const { lateFeedback } = deps;
+  const { lateOutcomes } = deps;
   const { token, application_id: applicationId } = interaction;
-  if (!lateFeedback || !token || !applicationId) return await verdict;
+  if (!lateOutcomes || !token || !applicationId) return await verdict;
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
     verdict,
@@ -81,7 +81,7 @@ async function signalThenReport(
         response.type === InteractionResponseType.ChannelMessageWithSource
           ? response.data?.content
           : undefined;
-      if (content) await lateFeedback.followUp({ applicationId, token }, content);
+      if (content) await lateOutcomes.followUp({ applicationId, token }, content);
     })
     .catch((error: Error) => deps.log.warn('discord follow-up failed', { workflowId, error: error.message }));
   return deferUpdate;
@@ -110,7 +110,7 @@ async function verdictOf(
   while (Date.now() < deadline) {
     const left = deadline - Date.now();
     const feedback = await deps.sessions
-      .feedback(workflowId, { gateId, userId, since }, Math.max(50, left))
+      .clickOutcome(workflowId, { gateId, userId, since }, Math.max(50, left))
       .catch(() => undefined);
     if (!feedback) break; // no worker answering: the click waits durably
     if (feedback.notices.length) return ephemeral(feedback.notices.map((n) => n.text).join('\n'));
@@ -124,12 +124,12 @@ async function verdictOf(
     }
     await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
   }
-  const { lateFeedback } = deps;
+  const { lateOutcomes } = deps;
   const watched =
-    lateFeedback !== undefined &&
+    lateOutcomes !== undefined &&
     interaction.token !== undefined &&
     interaction.application_id !== undefined &&
-    lateFeedback.watch({
+    lateOutcomes.watch({
       applicationId: interaction.application_id,
       token: interaction.token,
       workflowId,

@@ -12,7 +12,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord-api-types/v10';
 import type { ApprovalGate, CredentialGate, Gate, QuestionGate } from '../../workflows/session/contract';
-import { questionsAsText, type Question } from '../../common/tools/ask-user';
+import type { Question } from '../../common/tools/ask-user';
 import {
   answerLines,
   argsPreview,
@@ -26,6 +26,7 @@ import {
   choiceLabels,
   decidersLine,
   isBudgetGate,
+  questionsAsText,
   typedDecisionHint,
 } from '../../common/gates/words';
 import { isProtected } from '../../common/gates/deciders';

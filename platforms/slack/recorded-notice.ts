@@ -19,7 +19,7 @@ export async function sayRecordedIfNoWorker(
   say: (text: string) => Promise<unknown>,
 ): Promise<void> {
   try {
-    await ctx.sessions.feedback(
+    await ctx.sessions.clickOutcome(
       decided.workflowId,
       { gateId: decided.gateId, userId: decided.userId, since: Date.now() },
       WORKER_ANSWERS_WITHIN_MS,

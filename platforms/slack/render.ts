@@ -5,7 +5,6 @@
 import type { KnownBlock, View } from '@slack/types';
 import { slackifyMarkdown } from 'slackify-markdown';
 import type { ApprovalGate, CredentialGate, Gate, GateButtonValue } from '../../workflows/session/contract';
-import { questionsAsText } from '../../common/tools/ask-user';
 import {
   answerLines,
   argsPreview as argsPreview_,
@@ -19,6 +18,7 @@ import {
   choiceLabels,
   decidersLine,
   isBudgetGate,
+  questionsAsText,
   typedDecisionHint,
 } from '../../common/gates/words';
 import { isProtected } from '../../common/gates/deciders';

@@ -3,12 +3,11 @@ import {
   askUserArgsSchema,
   parseTextAnswer,
   parseTextAnswers,
-  questionsAsText,
   validateAnswers,
   type Question,
 } from '../../common/tools/ask-user';
 import { askUserTool, checkToolArgs } from '../../common/tools/definitions';
-import { typedAnswerHint } from '../../common/gates/words';
+import { questionsAsText, typedAnswerHint } from '../../common/gates/words';
 
 const env: Question = {
   label: 'Environment',

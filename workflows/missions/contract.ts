@@ -147,7 +147,7 @@ export const runGateSignal =
   defineSignal<
     [{ runWorkflowId: string; gate: Gate; resolved: boolean; outcome?: string; reminder?: boolean }]
   >('runGate');
-/** From a run: feedback for one person (a refused click), relayed to the conversation they clicked in. */
+/** From a run: a notice for one person (a refused click), relayed to the conversation they clicked in. */
 export const runEndedSignal = defineSignal<[RunEnd]>('runEnded');
 export const runNoticeSignal =
   defineSignal<[{ runWorkflowId: string; text: string; to: string }]>('runNotice');

@@ -12,10 +12,8 @@ import {
   continuedFrom,
   NO_SPEND,
   reachedLimit,
-  spendDay,
   type BudgetCheck,
   type Continued,
-  type DaySpend,
   type ModelUsage,
   type ReachedLimit,
   type Spend,
@@ -23,9 +21,7 @@ import {
 import type { ApprovalGate, CarriedTurn } from './contract';
 import { openApprovalGate } from './gates';
 import { BUDGET_GATE, describeOutcome, isBudgetGate } from '../../common/gates/words';
-import { failureMessage, recordSpend } from './session-activities';
-import type { SessionRun } from './session-run';
-import type { SessionState } from './state';
+import type { Session } from './session';
 
 /** What the current turn spent, and where its per-turn limit was last continued. */
 export interface TurnSpend {
@@ -40,7 +36,7 @@ export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
  * last one waits (on the ledger), so only then is there a promise to await.
  */
 export function countUsage(
-  run: SessionRun,
+  run: Session,
   turn: TurnSpend,
   requesterId: string,
   usage: ModelUsage | undefined,
@@ -54,63 +50,9 @@ export function countUsage(
 }
 
 /** With no budgets configured: a budget gate carried over continue-as-new is told, and the turn goes on. */
-export function noBudgets(run: SessionRun, carriedGateId: string | undefined): true {
+export function noBudgets(run: Session, carriedGateId: string | undefined): true {
   tellUnused(run, carriedDecision(run, carriedGateId));
   return true;
-}
-
-/** Each person's spend today, as this run last read it from their ledger (a workflow per person). */
-export class DayLedger {
-  private known: { userId: string; day: string; spend: DaySpend } | undefined;
-  /** Usage a failed ledger write could not store, by person: sent with their next record. */
-  private readonly unrecorded = new Map<string, ModelUsage>();
-
-  /**
-   * The person's spend today from their ledger (adding `usage` or one more allowance first). A ledger that
-   * cannot be reached is told once and the daily limit is checked against what was known.
-   */
-  async refresh(
-    state: SessionState,
-    userId: string,
-    change: { usage?: ModelUsage; raise?: true },
-  ): Promise<void> {
-    const day = spendDay(Date.now());
-    // Usage a failed record could not store goes with this one (it was spent all the same).
-    const unrecorded = this.unrecorded.get(userId);
-    const usage =
-      unrecorded && change.usage ? sumUsage(unrecorded, change.usage) : (unrecorded ?? change.usage);
-    try {
-      const spend = await recordSpend({
-        userId,
-        day,
-        key: wf.uuid4(),
-        ...(usage ? { usage } : {}),
-        ...(change.raise ? { raise: true as const } : {}),
-      });
-      this.unrecorded.delete(userId);
-      this.known = { userId, day, spend };
-    } catch (error) {
-      if (wf.isCancellation(error)) throw error;
-      if (usage) this.unrecorded.set(userId, usage);
-      state.notify(`I could not update today's spending of @${userId} (${failureMessage(error)}).`);
-    }
-  }
-
-  /** Today's spend of this requester, as last read (another person's, or yesterday's, is read afresh). */
-  today(requesterId: string): DaySpend | undefined {
-    const known = this.known;
-    return known && known.userId === requesterId && known.day === spendDay(Date.now())
-      ? known.spend
-      : undefined;
-  }
-}
-
-function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    costUsd: (a.costUsd ?? 0) + (b.costUsd ?? 0),
-  };
 }
 
 /**
@@ -118,7 +60,7 @@ function sumUsage(a: ModelUsage, b: ModelUsage): ModelUsage {
  * there (denied, expired or superseded); the conversation then says why.
  */
 export async function withinBudget(
-  run: SessionRun,
+  run: Session,
   turn: TurnSpend,
   requesterId: string,
   wait: (gate: ApprovalGate) => Promise<void>,
@@ -157,7 +99,7 @@ export async function withinBudget(
   }
 }
 
-function checks(run: SessionRun, turn: TurnSpend, requesterId: string): BudgetCheck[] {
+function checks(run: Session, turn: TurnSpend, requesterId: string): BudgetCheck[] {
   const budgets = run.settings.budgets ?? {};
   const day = run.ledger.today(requesterId);
   return [
@@ -184,12 +126,12 @@ export const carriedBudgetGateId = (resume: CarriedTurn | undefined): string | u
  * open gates). The first check takes it up when it is about the limit reached then; otherwise (the limit is no
  * longer reached, another one is, budgets are off) it is told, so its prompt shows the decision.
  */
-function carriedDecision(run: SessionRun, carriedId: string | undefined): ApprovalGate | undefined {
+function carriedDecision(run: Session, carriedId: string | undefined): ApprovalGate | undefined {
   const gate = carriedId === undefined ? undefined : run.state.gates.get(carriedId);
   return gate?.kind === 'approval' && isBudgetGate(gate) && gate.status !== 'pending' ? gate : undefined;
 }
 
-function tellUnused(run: SessionRun, carried: ApprovalGate | undefined): void {
+function tellUnused(run: Session, carried: ApprovalGate | undefined): void {
   if (carried) run.gates.tellDecided(carried);
 }
 
@@ -198,7 +140,7 @@ function tellUnused(run: SessionRun, carried: ApprovalGate | undefined): void {
  * for the limit reached.
  */
 function openBudgetGate(
-  run: SessionRun,
+  run: Session,
   sameLimit: (gate: ApprovalGate) => boolean,
   reached: ReachedLimit,
   requesterId: string,

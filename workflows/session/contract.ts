@@ -332,7 +332,7 @@ export interface CredentialGate extends GateBase {
 
 export type Gate = ApprovalGate | QuestionGate | CredentialGate;
 
-/** Feedback for one person (a refused or stale click) or for everyone in the conversation (`to` absent). */
+/** A notice for one person (a refused or stale click) or for everyone in the conversation (`to` absent). */
 export interface Notice {
   id: string;
   to?: string;
@@ -442,7 +442,7 @@ export interface MissionEvent {
   runWorkflowId?: string;
   /** The run's gate is still open: post its prompt here again. */
   reminder?: boolean;
-  /** Feedback from a run for one person here (a click on the run's gate it refused). */
+  /** A notice from a run for one person here (a click on the run's gate it refused). */
   notice?: { text: string; to: string };
 }
 export const missionEventSignal = defineSignal<[MissionEvent]>('missionEvent');
@@ -453,12 +453,12 @@ export type CredentialProvided = z.infer<typeof credentialProvidedSchema>;
 export const credentialProvidedSignal = defineSignal<[CredentialProvided]>('credentialProvided');
 
 /** What a click led to, for gateways that answer the clicker themselves (Discord's ephemeral replies). */
-export interface GateFeedback {
+export interface ClickOutcome {
   gate: Gate | null;
   /** Notices to this person at or after `since` (workflow time, ms). */
   notices: Notice[];
 }
-export const gateFeedbackQuery = defineQuery<
-  GateFeedback,
+export const clickOutcomeQuery = defineQuery<
+  ClickOutcome,
   [{ gateId: string; userId: string; since: number }]
->('gateFeedback');
+>('gateFeedback'); // the wire name from before the rename: running workflows and older gateways use it

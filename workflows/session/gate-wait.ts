@@ -14,7 +14,7 @@ import type { SessionStatus } from '../../common/search-attributes';
 import type { CarriedTurn, Gate } from './contract';
 import { escalate, expireGate } from './gates';
 import { describeWaiting } from '../../common/gates/words';
-import type { SessionRun } from './session-run';
+import type { Session } from './session';
 import { upgradeRequested } from '../upgrade';
 import { startTimer } from './lean-scope';
 
@@ -28,7 +28,7 @@ const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
  * (a sign-in's wait is findable by the person's sign-in only while it lasts).
  */
 export async function waitAt(
-  run: SessionRun,
+  run: Session,
   gates: Gate[],
   options: { handOver?: () => CarriedTurn; during?: { start(): void; end(): void } } = {},
 ): Promise<void> {
@@ -52,7 +52,7 @@ function waitingStatus(gates: readonly Gate[]): SessionStatus {
  * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history or a deploy
  * asked the run to move (then some gate is still pending and the caller hands over mid-wait).
  */
-function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promise<void> {
+function waitForGates(run: Session, gates: Gate[], handsOver: boolean): Promise<void> {
   const longWait = longWaitOver(run, handsOver);
   const reminderMs = reminderInterval(run);
   const remindAt = new Map<Gate, number>();
@@ -98,7 +98,7 @@ function waitForGates(run: SessionRun, gates: Gate[], handsOver: boolean): Promi
  * Whether a wait that began now should hand over: a deploy asked this run to move to the current version, or the
  * wait has outgrown the history (only events that arrive during it count).
  */
-function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
+function longWaitOver(run: Session, handsOver: boolean): () => boolean {
   const eventsAtWaitStart = wf.workflowInfo().historyLength;
   return () =>
     handsOver &&
@@ -111,7 +111,7 @@ function longWaitOver(run: SessionRun, handsOver: boolean): () => boolean {
  * Chat platforms get a reminder (the prompt posted again) while a gate stays open; the web chat shows it live.
  * A mission run's gate is shown in its owner's conversation, which may be a chat platform: it is reminded too.
  */
-function reminderInterval(run: SessionRun): number | undefined {
+function reminderInterval(run: Session): number | undefined {
   const reminds =
     run.emitsToPlatform || (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined);
   return reminds ? run.settings.reminderAfterMs : undefined;

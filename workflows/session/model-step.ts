@@ -24,7 +24,7 @@ import {
   PERMANENT_MODEL_FAILURES,
   summarizeConversation,
 } from './session-activities';
-import type { SessionRun } from './session-run';
+import type { Session } from './session';
 
 const MODEL_OUTAGE_FIRST_RETRY_MS = 15_000;
 const MODEL_OUTAGE_MAX_RETRY_MS = 5 * 60_000;
@@ -60,7 +60,7 @@ interface Attempts {
  * promise chain, and one with nothing to wait for before the call (no tool list to read again, nothing to
  * summarise) adds no promise of its own: every promise a parked turn holds costs its replay a stack trace.
  */
-export function askModel(run: SessionRun, requesterId: string): Promise<ModelAnswer | undefined> {
+export function askModel(run: Session, requesterId: string): Promise<ModelAnswer | undefined> {
   return attempt(run, requesterId, {
     retryIn: MODEL_OUTAGE_FIRST_RETRY_MS,
     shrink: false,
@@ -69,7 +69,7 @@ export function askModel(run: SessionRun, requesterId: string): Promise<ModelAns
   });
 }
 
-function attempt(run: SessionRun, requesterId: string, attempts: Attempts): Promise<ModelAnswer | undefined> {
+function attempt(run: Session, requesterId: string, attempts: Attempts): Promise<ModelAnswer | undefined> {
   let sending: Promise<ModelAnswer>;
   try {
     sending = send(run, requesterId, attempts);
@@ -90,7 +90,7 @@ function attempt(run: SessionRun, requesterId: string, attempts: Attempts): Prom
 }
 
 /** The call, at once when nothing needs waiting for first. */
-function send(run: SessionRun, requesterId: string, attempts: Attempts): Promise<ModelAnswer> {
+function send(run: Session, requesterId: string, attempts: Attempts): Promise<ModelAnswer> {
   if (run.mcp.needsRefresh(run.settings)) return sendAfterWaits(run, requesterId, attempts);
   const extraTools = run.mcp.extraTools(run.settings);
   const window = contextWindow(run, attempts.shrink, extraTools);
@@ -100,7 +100,7 @@ function send(run: SessionRun, requesterId: string, attempts: Attempts): Promise
 
 /** The call after the servers' tool lists are read again, or the window's older messages summarised. */
 async function sendAfterWaits(
-  run: SessionRun,
+  run: Session,
   requesterId: string,
   attempts: Attempts,
   known?: ReturnType<typeof contextWindow>,
@@ -113,10 +113,10 @@ async function sendAfterWaits(
 }
 
 function call(
-  run: SessionRun,
+  run: Session,
   attempts: Attempts,
   messages: Message[],
-  extraTools: ReturnType<SessionRun['mcp']['extraTools']>,
+  extraTools: ReturnType<Session['mcp']['extraTools']>,
 ): Promise<ModelAnswer> {
   const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
   attempts.links = links;
@@ -125,7 +125,7 @@ function call(
 
 /** After a failed attempt: the next one (a shorter window, every message whole, or after an outage's wait), or none. */
 async function afterFailure(
-  run: SessionRun,
+  run: Session,
   requesterId: string,
   attempts: Attempts,
   error: unknown,
@@ -172,7 +172,7 @@ export function writtenBeforeStop(error: unknown): string | undefined {
 
 /** What the model is sent: the transcript within the context window (policy `contextTokens`; halved when shrunk). */
 function contextWindow(
-  run: SessionRun,
+  run: Session,
   shrink: boolean,
   extraTools: unknown[],
 ): ContextWindow & { budget: number; overhead: number } {
@@ -192,7 +192,7 @@ function contextWindow(
  * recorded in history as the activity's result).
  */
 async function summarised(
-  run: SessionRun,
+  run: Session,
   window: ContextWindow & { budget: number; overhead: number },
 ): Promise<Message[]> {
   const { state } = run;

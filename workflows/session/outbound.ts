@@ -23,7 +23,7 @@ export type OutboundEvent =
   | { type: 'gate_updated'; gate: Gate }
   /** Edit every posted prompt of a decided gate to show its outcome. */
   | { type: 'gate_resolved'; gate: Gate; outcome: string }
-  /** Feedback for one person (ephemeral where the platform has it) or for everyone. */
+  /** A notice for one person (ephemeral where the platform has it) or for everyone. */
   | { type: 'notice'; text: string; to?: string }
   /** A visible "working" sign on the message that started the turn. */
   /** The turn started (on) or ended (off); `to`, the requester, is offered a Stop button where a platform can. */

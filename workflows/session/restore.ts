@@ -8,7 +8,7 @@ import type { Message } from './contract';
 import { repairTranscript } from './repair';
 import { loadRunOpening } from './session-activities';
 import type { RunOpening } from './settings';
-import type { SessionRun } from './session-run';
+import type { Session } from './session';
 import { unresolvedToolCalls } from './transcript';
 
 /**
@@ -16,13 +16,13 @@ import { unresolvedToolCalls } from './transcript';
  * reads the previous run's transcript and the settings: the activity is returned for the caller to await and pass
  * to `openedWith`, with no promise of its own (a parked session's replay pays a stack trace for each).
  */
-export function openRun(run: SessionRun): Promise<RunOpening> | undefined {
+export function openRun(run: Session): Promise<RunOpening> | undefined {
   if (run.input.carried?.transcript.length) return void repairTail(run);
   return loadRunOpening();
 }
 
 /** What `openRun`'s read gave, or why it failed (the run then starts without the earlier messages), applied. */
-export function openedWith(run: SessionRun, opening: RunOpening | { failed: unknown }): void {
+export function openedWith(run: Session, opening: RunOpening | { failed: unknown }): void {
   if ('failed' in opening) {
     const error = opening.failed;
     const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
@@ -40,7 +40,7 @@ export function openedWith(run: SessionRun, opening: RunOpening | { failed: unkn
 }
 
 /** `openRun` and `openedWith` in one (for a mission run and a carried turn, where one async frame is no cost). */
-export async function restoreTranscript(run: SessionRun): Promise<void> {
+export async function restoreTranscript(run: Session): Promise<void> {
   const opening = openRun(run);
   if (!opening) return;
   try {
@@ -51,7 +51,7 @@ export async function restoreTranscript(run: SessionRun): Promise<void> {
 }
 
 /** The previous run's transcript, when it left one (it ended unexpectedly), becomes this run's. */
-function continueFrom(run: SessionRun, previous: Message[]): void {
+function continueFrom(run: Session, previous: Message[]): void {
   if (previous.length) {
     run.state.transcript = previous;
     run.state.notify('This conversation continues from an earlier run that ended unexpectedly.');
@@ -60,7 +60,7 @@ function continueFrom(run: SessionRun, previous: Message[]): void {
 }
 
 /** The transcript's tail repaired, so the model never sees a tool call without a result. */
-function repairTail(run: SessionRun): void {
+function repairTail(run: Session): void {
   const { input, state, sessionId } = run;
   if (!state.transcript.length) return;
   // A turn carried across continue-as-new is live: its unanswered calls are about to be handled, not repaired.

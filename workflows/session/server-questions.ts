@@ -20,14 +20,14 @@ import type { Answer } from '../../common/tools/ask-user';
 import type { QuestionGate, ToolCall } from './contract';
 import { openQuestionGate, resultWithoutRun, type UnrunResult } from './gates';
 import { waitAt } from './gate-wait';
-import type { SessionRun } from './session-run';
+import type { Session } from './session';
 
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 
 export type ServerQuestionOutcome = { reply: ElicitReply; by: string } | { result: UnrunResult };
 
 export async function askServersQuestion(
-  run: SessionRun,
+  run: Session,
   call: ToolCall,
   toolName: string,
   ask: ElicitAsk,
@@ -79,7 +79,7 @@ export async function askServersQuestion(
 }
 
 async function waitForAnswer(
-  run: SessionRun,
+  run: Session,
   gate: QuestionGate,
 ): Promise<{ answers: Answer[]; by: string; declined: boolean } | { result: UnrunResult }> {
   run.gates.open(gate);

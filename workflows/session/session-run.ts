@@ -37,16 +37,18 @@ import { Gates } from './gate-owner';
 import { publishOpenGates } from './gate-publication';
 import { parseTypedDecision } from './gates';
 import { mayDecide } from '../../common/gates/deciders';
-import { DayLedger } from './budget';
+import { DayLedger } from './day-ledger';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
 import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
-import type { Turn } from './turn';
-import type { sessionWorkflow } from './workflow';
+import type { PlayableTurn, Session } from './session';
 import type { SessionSettings } from './settings';
 import { SessionState } from './state';
+
+/** The session workflow's signature, for continue-as-new (the workflow itself imports this file). */
+type SessionWorkflow = (input: SessionInput) => Promise<void>;
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
 /** How long settings read for one turn serve the next ones (ms of workflow time). */
@@ -59,7 +61,7 @@ function isStopCommand(text: string): boolean {
 /** History events after which a session continues as new between turns (policy `continueAsNewAfterEvents`). */
 const EVENTS_BEFORE_CONTINUE = 10_000;
 
-export class SessionRun {
+export class SessionRun implements Session {
   readonly sessionId = wf.workflowInfo().workflowId;
   readonly state: SessionState;
   readonly outbox: Outbox;
@@ -83,7 +85,7 @@ export class SessionRun {
   /** Each person's spend today, once read from their ledger (budget.ts). */
   readonly ledger = new DayLedger();
   /** The turn running now, if any: Stop cancels it (turn.ts). */
-  private turn: Turn | undefined;
+  private turn: PlayableTurn | undefined;
   private signalsThisRun = 0;
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
@@ -184,7 +186,7 @@ export class SessionRun {
   }
 
   /** Plays one turn; while it plays, Stop cancels it. (No async layer of its own: see Turn.play.) */
-  play(turn: Turn, after?: () => void): Promise<void> {
+  play(turn: PlayableTurn, after?: () => void): Promise<void> {
     this.turn = turn;
     return turn.play(() => {
       if (this.turn === turn) this.turn = undefined;
@@ -199,7 +201,7 @@ export class SessionRun {
     const carried = this.carry();
     // Only the carried gates: the list stays as small as what it refers to.
     const told = this.gates.told(carried.gates);
-    return await continueOnCurrentVersion<typeof sessionWorkflow>({
+    return await continueOnCurrentVersion<SessionWorkflow>({
       ...this.input,
       carried: { ...carried, turn: { ...turn, ...(told.length ? { told } : {}) } },
     });
@@ -208,7 +210,7 @@ export class SessionRun {
   /** Between turns: the next run starts from this one's state (no gate of a turn is open to expire meanwhile). */
   async handOver(): Promise<never> {
     await wf.condition(() => this.readyToHandOver());
-    return await continueOnCurrentVersion<typeof sessionWorkflow>({ ...this.input, carried: this.carry() });
+    return await continueOnCurrentVersion<SessionWorkflow>({ ...this.input, carried: this.carry() });
   }
 
   /** Chat platforms get everything; a mission run reports only its gates and its refused clicks. */

@@ -22,11 +22,10 @@ import { approvalRules } from '../../common/gates/deciders';
 import { waitAt } from './gate-wait';
 import { readOutsideContent } from './model-step';
 import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
-import type { SessionRun } from './session-run';
+import type { Session, TurnInProgress } from './session';
 import { askServersQuestion } from './server-questions';
 import { runWithSideEffects } from './tool-runs';
 import { hasResult, MAX_TOOL_ARGS_CHARS } from './transcript';
-import type { Turn } from './turn';
 
 const DEFAULT_QUESTION_TIMEOUT_MS = 24 * 3_600_000;
 
@@ -38,7 +37,7 @@ interface Vetted {
   gate?: Gate;
 }
 
-export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[]): Promise<void> {
+export async function playToolStep(run: Session, turn: TurnInProgress, calls: ToolCall[]): Promise<void> {
   const approved: Vetted[] = [];
   for (const call of calls) {
     // Most calls are vetted without waiting: no promise for them (a parked turn's replay pays for each).
@@ -56,7 +55,7 @@ export async function playToolStep(run: SessionRun, turn: Turn, calls: ToolCall[
  * A call's checks in order; one that fails them gets its result here, and nothing runs. A promise only where a
  * check waits (a server's tool list read again, the policy's word).
  */
-function vet(run: SessionRun, turn: Turn, call: ToolCall): Vetted | undefined | Promise<Vetted | undefined> {
+function vet(run: Session, turn: TurnInProgress, call: ToolCall): Vetted | undefined | Promise<Vetted | undefined> {
   const { state, settings } = run;
   if (hasResult(state.transcript, call.id)) return undefined;
   if (call.argsTooLarge) {
@@ -108,7 +107,7 @@ function vet(run: SessionRun, turn: Turn, call: ToolCall): Vetted | undefined | 
 }
 
 /** The policy's word on a call: denied (its result says why), run at once, or gated by an approval. */
-async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<Vetted | undefined> {
+async function withPolicy(run: Session, turn: TurnInProgress, entry: Vetted): Promise<Vetted | undefined> {
   const { call, tool, args } = entry;
   const { state } = run;
   let plan: Awaited<ReturnType<typeof planToolCall>>;
@@ -160,7 +159,7 @@ async function withPolicy(run: SessionRun, turn: Turn, entry: Vetted): Promise<V
 }
 
 /** A vetted call after its gate: its result without running (denied, answered, superseded), or its run. */
-async function runApproved(run: SessionRun, turn: Turn, entry: Vetted): Promise<void> {
+async function runApproved(run: Session, turn: TurnInProgress, entry: Vetted): Promise<void> {
   const { state } = run;
   const { call, gate } = entry;
   const unrun = gate ? resultWithoutRun(gate) : undefined;
@@ -190,7 +189,7 @@ async function runApproved(run: SessionRun, turn: Turn, entry: Vetted): Promise<
  * Stores a personal "always" grant. A write the user directory refuses (or that fails after its retries)
  * is told; the call it came with still runs, since it was approved.
  */
-async function saveGrant(run: SessionRun, grant: Grant, toolName: string): Promise<void> {
+async function saveGrant(run: Session, grant: Grant, toolName: string): Promise<void> {
   try {
     await saveUserGrant(grant);
   } catch (error) {
@@ -207,7 +206,7 @@ async function saveGrant(run: SessionRun, grant: Grant, toolName: string): Promi
  * for the sign-in, and runs it then.
  */
 async function execute(
-  run: SessionRun,
+  run: Session,
   call: ToolCall,
   toolName: string,
   args: Record<string, unknown>,
@@ -292,7 +291,7 @@ async function execute(
 
 /** Waits at a credential gate until this person signs in, or the gate ends. */
 async function waitForSignIn(
-  run: SessionRun,
+  run: Session,
   gate: Extract<Gate, { kind: 'credential' }>,
   userId: string,
 ): Promise<void> {

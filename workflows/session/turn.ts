@@ -20,7 +20,7 @@ import { resultWithoutRun } from './gates';
 import { waitAt } from './gate-wait';
 import { LeanScope } from './lean-scope';
 import { askModel, writtenBeforeStop } from './model-step';
-import type { SessionRun } from './session-run';
+import type { Session } from './session';
 import { playToolStep } from './tool-step';
 import { bounded, unresolvedToolCalls } from './transcript';
 
@@ -28,7 +28,7 @@ import { bounded, unresolvedToolCalls } from './transcript';
 const MAX_IDENTICAL_ERRORS = 3;
 
 /** A user's message, answered: the turn is appended, played, and its "working" indicator cleared. */
-export function runTurn(run: SessionRun, message: UserMessage): Promise<void> {
+export function runTurn(run: Session, message: UserMessage): Promise<void> {
   run.state.append({
     role: 'user',
     id: message.messageId,
@@ -62,7 +62,7 @@ export class Turn {
    * `refreshSettings`: read the settings inside the turn (a Stop then cancels that read too).
    */
   constructor(
-    private readonly run: SessionRun,
+    private readonly run: Session,
     readonly requesterId: string,
     private readonly options: {
       refreshSettings?: boolean;

@@ -11,7 +11,7 @@ import {
   answerSignal,
   credentialProvidedSignal,
   decideSignal,
-  gateFeedbackQuery,
+  clickOutcomeQuery,
   missionEventSignal,
   pendingGatesQuery,
   repostPendingSignal,
@@ -102,7 +102,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(transcriptQuery, () => run.state.transcript);
   wf.setHandler(pendingGatesQuery, () => run.state.pendingGates());
   wf.setHandler(answerSignal, (raw) => run.onAnswer(raw));
-  wf.setHandler(gateFeedbackQuery, ({ gateId, userId, since }) => ({
+  wf.setHandler(clickOutcomeQuery, ({ gateId, userId, since }) => ({
     gate: run.state.gates.get(gateId) ?? null,
     notices: run.state.notices.filter((n) => n.to === userId && n.at >= since),
   }));

@@ -1,5 +1,5 @@
 /**
- * Personal feedback for a click the workflow could not judge within Discord's 3 seconds (every worker
+ * A personal notice for a click the workflow could not judge within Discord's 3 seconds (every worker
  * down for a deploy, say). Discord shows personal messages only as ephemeral interaction replies, so the
  * gateway keeps watching the workflow for the click's verdict and, if the click was refused, tells the
  * clicker in an ephemeral follow-up on the interaction's webhook. Interaction tokens live 15 minutes, so
@@ -31,7 +31,7 @@ export interface UnjudgedClick {
   since: number;
 }
 
-export class LateFeedback {
+export class LateClickOutcome {
   /** One watch per person, gate and conversation: a second click replaces the first (its token is newer). */
   private readonly watches = new Map<string, AbortController>();
 
@@ -87,7 +87,7 @@ export class LateFeedback {
       if (signal.aborted) return;
       pause = Math.min(LONGEST_PAUSE_MS, Math.round(pause * 1.5));
       const feedback = await this.options.sessions
-        .feedback(
+        .clickOutcome(
           click.workflowId,
           { gateId: click.gateId, userId: click.userId, since: click.since },
           QUERY_BUDGET_MS,

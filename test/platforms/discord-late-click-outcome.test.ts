@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../infra/log';
 import { Sessions } from '../../gateways/sessions';
-import { LateFeedback, type UnjudgedClick } from '../../platforms/discord/late-feedback';
+import { LateClickOutcome, type UnjudgedClick } from '../../platforms/discord/late-click-outcome';
 import { discordRest } from '../../platforms/discord/rest';
 import { snowflake } from '../helpers/discord-requests';
 import { FakeDiscord } from '../helpers/fake-discord';
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 // No worker serves this queue: every look at the workflow finds nobody answering, as during an outage.
 const feedback = () =>
-  new LateFeedback({
+  new LateClickOutcome({
     rest: discordRest({ botToken: 'discord-bot-token-for-tests', apiUrl: discord.url }),
     sessions: new Sessions(env.client, 'nobody-serves-this', 'discord', 200),
     log: createLogger('test', 'error'),
