@@ -70,6 +70,7 @@ export function createOutbounds(
             botToken: slack.botToken,
             apiUrl: slack.apiUrl,
             assistant: slack.assistant,
+            linkPreviews: config.policy.linkPreviews.slack,
             warn,
           });
         })
@@ -77,7 +78,11 @@ export function createOutbounds(
     discord: discord
       ? once(async () => {
           const { DiscordOutbound } = await import('../platforms/discord/outbound.js');
-          return new DiscordOutbound({ botToken: discord.botToken, apiUrl: discord.apiUrl });
+          return new DiscordOutbound({
+            botToken: discord.botToken,
+            apiUrl: discord.apiUrl,
+            linkPreviews: config.policy.linkPreviews.discord,
+          });
         })
       : undefined,
   };

@@ -55,6 +55,8 @@ export class ToolPlanner {
     const rules = approvalRulesFor(this.config.policy, request.toolName);
     switch (entry.kind) {
       case 'builtin':
+        if (request.untrusted === 'shared-thread' && entry.definition.credential?.(request.args))
+          return await this.askTheRequester(entry.definition, request, rules, builtins[entry.name]);
         return await this.byPolicy(entry.definition, request, rules, builtins[entry.name]);
       case 'question':
         return await this.byPolicy(entry.definition, request, rules);
@@ -97,6 +99,25 @@ export class ToolPlanner {
         ? 'a mission run changes missions only with a person’s approval'
         : 'tool results came back in this turn, and what the model read may be steering this mission change';
     return { ...plan, reason: `needs approval: ${why}` };
+  }
+
+  /**
+   * A call with the requester's credential in a shared thread: someone else's message may be steering it, so it
+   * asks by default (no standing grant stands in); only the policy file's own word for the tool relaxes or denies it.
+   */
+  private async askTheRequester(
+    tool: ToolDefinition,
+    request: ToolPlanRequest,
+    rules: ApprovalRules,
+    builtin: BuiltinTool | undefined,
+  ): Promise<ToolPlan> {
+    const guarded: ToolDefinition = { ...tool, defaultPolicy: () => 'ask' };
+    const plan = await this.byPolicy(guarded, request, rules, builtin, false);
+    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
+    return {
+      ...plan,
+      reason: `needs approval: others wrote in this thread, and this call uses @${request.userId}'s credential`,
+    };
   }
 
   private async mcpTool(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {

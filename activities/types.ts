@@ -33,10 +33,12 @@ export interface ToolPlanRequest {
   sessionId: string;
   sessionGrants: Grant[];
   /**
-   * Where content the model read may be steering this call: a mission run (its goal and trigger context), or a
-   * turn in which tool results already came back. Mission tools that change something then ask by default.
+   * Where content the model read may be steering this call: a mission run (its goal and trigger context), a
+   * turn in which tool results already came back, or a shared thread where someone other than the requester wrote.
+   * Mission tools that change something then ask by default; in a shared thread, so does a call made with the
+   * requester's credential.
    */
-  untrusted?: 'mission-run' | 'tool-results';
+  untrusted?: 'mission-run' | 'tool-results' | 'shared-thread';
 }
 
 export interface ToolPlan {

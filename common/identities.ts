@@ -13,6 +13,8 @@ import type { PolicyFile } from '../infra/config';
 const CHAT_ID = /^(?:[UW][A-Z0-9]{6,}|\d{5,})$/;
 const PROXY_NAME = /^[A-Za-z0-9._@-]{1,120}$/;
 const SUBJECT = /^[\x21-\x7e]{1,255}$/;
+/** The longest user id grants, gates and the vault take (common/grants.ts, the transcript format). */
+const MAX_USER_ID = 128;
 
 export type UsersTable = PolicyFile['users'];
 
@@ -30,7 +32,9 @@ export function signInUserId(provider: string, sub: string, users: UsersTable): 
   if (listed) return listed[0];
   // User ids allow letters, digits and . _ @ : - ; anything else in a subject is spelled out, reversibly.
   const safe = sub.replace(/[^A-Za-z0-9._@-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
-  return `${provider}:${safe}`.slice(0, 128);
+  const id = `${provider}:${safe}`;
+  // Refused, not cut: two long subjects cut to one prefix would be one person.
+  return id.length <= MAX_USER_ID ? id : undefined;
 }
 
 /** Every id this person has: the web identity and its mapped Slack and Discord ids. */

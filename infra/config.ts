@@ -233,6 +233,13 @@ export const policyFileSchema = z.strictObject({
       selfApprove: z.boolean().default(true),
     })
     .default({ selfApprove: true }),
+  /**
+   * Link previews under the agent's answers, per chat platform: off by default, because a preview is the platform
+   * fetching any address the model wrote, which would carry what a credentialed read returned out of the building.
+   */
+  linkPreviews: z
+    .strictObject({ slack: z.boolean().default(false), discord: z.boolean().default(false) })
+    .default({ slack: false, discord: false }),
 });
 export type PolicyFile = z.infer<typeof policyFileSchema>;
 

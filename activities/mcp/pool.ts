@@ -17,6 +17,7 @@ import { authorizeTool } from '../tool-credentials';
 import { closeInheritedDescriptorsOnce } from '../tools/inherited-descriptors';
 import { withOomScore } from '../tools/sandbox';
 import { capOutput } from '../tools/output-cap';
+import { redact } from '../tools/redact';
 import type { ToolRunResult } from '../types';
 import type { ElicitAsk, ElicitReply } from '../../common/tools/elicitation';
 import { CallInputs, ElicitationBroker, urlAskFromError } from './elicitation';
@@ -296,7 +297,11 @@ export class McpPool {
           part.type === 'text' ? (part.text ?? '') : `[${part.type} content]`,
         )
         .join('\n');
-      return { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') };
+      // A server may echo the token it was started or called with: it never reaches the conversation.
+      return redact(
+        { status: result.isError ? 'error' : 'ok', content: capOutput(text || '(no content)') },
+        used?.token,
+      );
     } catch (error) {
       // Cut short because the server asked the person something: the session asks, then calls again.
       const asked = asking.asked ?? urlAskFromError(name, urlQuestionIn(error));
@@ -307,10 +312,13 @@ export class McpPool {
         return await this.signInAgain(name, userId);
       // A broken connection is made again next time; the error is a result the model can act on.
       this.drop(name, userId);
-      return {
-        status: 'error',
-        content: `${name}${MCP_SEPARATOR}${tool} failed: ${(error as Error).message.slice(0, 500)}`,
-      };
+      return redact(
+        {
+          status: 'error',
+          content: `${name}${MCP_SEPARATOR}${tool} failed: ${(error as Error).message.slice(0, 500)}`,
+        },
+        used?.token,
+      );
     }
   }
 
@@ -581,10 +589,15 @@ export class McpPool {
       // Give the process a moment to finish saying why it ended.
       if (server.command) await new Promise((resolve) => setTimeout(resolve, 100));
       const said = stderrTail.trim().split('\n').slice(-3).join(' / ');
-      throw new Error(
-        `cannot reach it (${(error as Error).message.slice(0, 200)})${said ? `; it said: ${said.slice(-400)}` : ''}`,
-        { cause: error },
-      );
+      // What it said may hold the token it was started with (a server printing its environment): never told.
+      const why = redact(
+        {
+          status: 'error',
+          content: `cannot reach it (${(error as Error).message.slice(0, 200)})${said ? `; it said: ${said.slice(-400)}` : ''}`,
+        },
+        token,
+      ).content;
+      throw new Error(why);
     }
   }
 

@@ -10,7 +10,7 @@
  * absolute-form request. The destination is resolved here, judged, and connected to at exactly the addresses
  * judged, so a DNS answer that changes in between never counts.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -49,15 +49,18 @@ const refusal = (reason: string) =>
   `"allowHosts" in the policy file opens others.\n`;
 
 /**
- * Starts a proxy for one command on a fresh Unix socket. The directory is 0755 and the socket 0666, so a command
- * dropped to its own uid can connect; no one else has a reason to know the path.
+ * Starts a proxy for one command on a fresh Unix socket, in a 0700 directory with the socket 0600, both owned by the
+ * uid the command runs as (`uid`, when the worker runs as root; else the worker's own): the command connects, and
+ * no other local account can use the proxy while it runs.
  */
 export async function startEgressProxy(
   policy: AddressPolicy,
-  resolve: Resolve = systemResolve,
+  options: { uid?: number | undefined; resolve?: Resolve } = {},
 ): Promise<EgressProxy> {
+  const resolve = options.resolve ?? systemResolve;
   const dir = mkdtempSync(path.join(tmpdir(), 'egress-'));
-  chmodSync(dir, 0o755);
+  chmodSync(dir, 0o700);
+  if (options.uid !== undefined) chownSync(dir, options.uid, options.uid);
   const socketPath = path.join(dir, EGRESS_SOCKET_NAME);
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
@@ -145,7 +148,8 @@ export async function startEgressProxy(
     server.once('error', fail);
     server.listen(socketPath, () => ready());
   });
-  chmodSync(socketPath, 0o666);
+  chmodSync(socketPath, 0o600);
+  if (options.uid !== undefined) chownSync(socketPath, options.uid, options.uid);
   return {
     dir,
     close: async () => {

@@ -3,7 +3,6 @@
  * /dev and /tmp, the conversation's working directory at /work), its limits, and whether bwrap works here.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressPolicy } from './address-policy';
@@ -123,11 +122,6 @@ const ROOT_DIRS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 export const SANDBOX_FIX =
   'install bubblewrap (Debian: apt-get install bubblewrap) and allow user namespaces (in Docker: the ' +
   'security_opt of the worker in docker-compose.yml), or set "sandbox": "off" in the policy file';
-
-/** A worker running as root hands each conversation its own unprivileged uid (RLIMIT_NPROC spares root). */
-export function sandboxUid(workdir: string): number {
-  return 40_000 + (createHash('sha256').update(workdir).digest().readUInt32BE(0) % 20_000);
-}
 
 export function runsAsRoot(): boolean {
   return process.getuid?.() === 0;

@@ -16,9 +16,9 @@ import {
   bwrapArgs,
   withOomScore,
   runsAsRoot,
-  sandboxUid,
   type ShellSandbox,
 } from './sandbox';
+import { sandboxUid } from './sandbox-uids';
 import { keyringFilter } from './sandbox-seccomp';
 import { startEgressProxy, type EgressProxy } from './egress-proxy';
 
@@ -47,9 +47,9 @@ function start(
   timeoutSeconds: number,
   sandbox: ShellSandbox,
   egress: EgressProxy | undefined,
+  uid: number | undefined,
 ): ChildProcess {
   if (sandbox.status.kind === 'bwrap') {
-    const uid = runsAsRoot() ? sandboxUid(cwd) : undefined;
     if (uid !== undefined) ownWorkdir(cwd, uid);
     // bwrap gets no environment either: its own /proc/1/environ is readable from inside.
     const child = spawn(
@@ -91,8 +91,11 @@ export async function runShell(input: {
   let egress: EgressProxy | undefined;
   let child: ChildProcess;
   try {
-    if (bridged) egress = await startEgressProxy(input.sandbox.egress ?? { allowHosts: [], denyHosts: [] });
-    child = start(input.command, input.cwd, input.timeoutSeconds, input.sandbox, egress);
+    // A worker running as root runs each conversation's commands under that conversation's own uid.
+    const uid = input.sandbox.status.kind === 'bwrap' && runsAsRoot() ? sandboxUid(input.cwd) : undefined;
+    if (bridged)
+      egress = await startEgressProxy(input.sandbox.egress ?? { allowHosts: [], denyHosts: [] }, { uid });
+    child = start(input.command, input.cwd, input.timeoutSeconds, input.sandbox, egress, uid);
   } catch (error) {
     await egress?.close();
     return { status: 'error', content: `could not start the command: ${(error as Error).message}` };

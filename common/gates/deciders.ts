@@ -10,6 +10,20 @@ export function mayDecide(gate: Gate, userId: string): boolean {
   return gate.requesterId === userId || gate.approvers.includes(userId);
 }
 
+/**
+ * Whether this gate lets a person read its conversation: while it waits, whoever may decide it; once decided, only
+ * its requester and the approvers its rules named. A hand-over or an escalation lends the right to decide, and the
+ * read access that comes with it, only while the gate waits.
+ */
+export function gateLetsRead(gate: Gate, userId: string): boolean {
+  if (gate.status === 'pending') return mayDecide(gate, userId);
+  const lent = new Set([
+    ...(gate.kind === 'approval' ? (gate.delegations ?? []).map((d) => d.to) : []),
+    ...(gate.kind === 'approval' && gate.escalation?.done ? gate.escalation.to : []),
+  ]);
+  return gate.requesterId === userId || (gate.approvers.includes(userId) && !lent.has(userId));
+}
+
 /** An approval gate's rules with the defaults of gates opened before four-eyes and quorum existed. */
 export function approvalRules(gate: ApprovalGate): {
   needed: number;

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Context } from 'hono';
 import { hidden, type ApiEnv, type WebApi } from './api-context';
 import { viewFor } from './session-routes';
-import { mayDecide } from '../../common/gates/deciders';
+import { gateLetsRead } from '../../common/gates/deciders';
 
 /** Conversations of the chat channels and mission runs; web conversations have their own route. */
 const READABLE =
@@ -23,12 +23,12 @@ export async function showConversation(api: WebApi, c: Context<ApiEnv>) {
   if (owner === null) return hidden(c);
   try {
     const state = await api.deps.sessions.state(workflowId);
-    // Its owner under any of their ids, or someone who may decide one of its gates; nobody else, approvers of
-    // other tools included.
+    // Its owner under any of their ids, or someone one of its gates lets read (who may decide it; a hand-over's or
+    // an escalation's people only while it waits); nobody else, approvers of other tools included.
     const ids = api.deps.access.idsOf(userId);
     const mayRead =
       (owner !== undefined && ids.includes(owner)) ||
-      state.gates.some((gate) => ids.some((id) => mayDecide(gate, id)));
+      state.gates.some((gate) => ids.some((id) => gateLetsRead(gate, id)));
     if (!mayRead) return hidden(c);
     const view = viewFor(api)(state, userId, workflowId);
     return c.json({ ...(view as object), readOnly: true });

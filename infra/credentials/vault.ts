@@ -105,6 +105,9 @@ export class UnreadableCredential extends Error {
 /** Old OAuth flows are of no use to anyone: deleted a day after they expire. */
 export const FLOW_RETENTION_MS = 24 * 3_600_000;
 
+/** AES-GCM's full tag: shorter ones are refused, never accepted as a weaker check. */
+export const GCM_TAG_BYTES = 16;
+
 /** Row-level encryption, the same for both stores; `context` is the row's identity (associated data). */
 export class VaultCipher {
   /** Imported once: a raw Buffer key is re-validated and wrapped on every cipher (~3x the cost of a seal). */
@@ -116,7 +119,7 @@ export class VaultCipher {
 
   seal(plain: string, context: string): Buffer {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: GCM_TAG_BYTES });
     cipher.setAAD(Buffer.from(context));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]);
@@ -133,7 +136,11 @@ export class VaultCipher {
 
   open(sealed: Uint8Array, context: string): string {
     const data = Buffer.from(sealed);
-    const decipher = createDecipheriv('aes-256-gcm', this.key, data.subarray(0, 12));
+    if (data.length < 12 + GCM_TAG_BYTES) throw new Error('sealed data too short to hold its IV and tag');
+    // The tag's length is fixed: GCM would otherwise accept a 4-byte tag, which can be forged by trying.
+    const decipher = createDecipheriv('aes-256-gcm', this.key, data.subarray(0, 12), {
+      authTagLength: GCM_TAG_BYTES,
+    });
     decipher.setAAD(Buffer.from(context));
     decipher.setAuthTag(data.subarray(12, 28));
     return Buffer.concat([decipher.update(data.subarray(28)), decipher.final()]).toString('utf8');

@@ -12,6 +12,9 @@ const ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
+/** AES-GCM's full tag, and the only length accepted. */
+const TAG_BYTES = 16;
+
 export class EncryptionCodec implements PayloadCodec {
   readonly keyId: string;
 
@@ -23,7 +26,7 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((payload) => {
       const plain = temporal.api.common.v1.Payload.encode(payload).finish();
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+      const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
       const body = Buffer.concat([cipher.update(plain), cipher.final()]);
       return {
         metadata: { encoding: utf8(ENCODING), [KEY_ID]: utf8(this.keyId) },
@@ -40,7 +43,11 @@ export class EncryptionCodec implements PayloadCodec {
       if (keyId !== this.keyId)
         throw new Error(`payload encrypted with key ${keyId}, but PAYLOAD_KEY is key ${this.keyId}`);
       const data = Buffer.from(payload.data);
-      const decipher = createDecipheriv('aes-256-gcm', this.key, data.subarray(0, 12));
+      if (data.length < 12 + TAG_BYTES) throw new Error('encrypted payload too short to hold its IV and tag');
+      // The tag's length is fixed: GCM would otherwise accept a 4-byte tag, which can be forged by trying.
+      const decipher = createDecipheriv('aes-256-gcm', this.key, data.subarray(0, 12), {
+        authTagLength: TAG_BYTES,
+      });
       decipher.setAuthTag(data.subarray(12, 28));
       const plain = Buffer.concat([decipher.update(data.subarray(28)), decipher.final()]);
       return temporal.api.common.v1.Payload.decode(plain) as Payload;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DiscordAPIError, type REST } from '@discordjs/rest';
-import { Routes, type APIMessage } from 'discord-api-types/v10';
+import { MessageFlags, Routes, type APIMessage } from 'discord-api-types/v10';
 import {
   FROM_FIRST_PART,
   type DeliveryResult,
@@ -22,15 +22,18 @@ const GONE = new Set([10003, 10008]);
 
 export class DiscordOutbound {
   private readonly rest: REST;
+  /** Message flags of an agent's text: no link previews (embeds) unless the policy's `linkPreviews.discord`. */
+  private readonly textFlags: { flags?: number };
 
-  constructor(options: { botToken: string; apiUrl: string | undefined }) {
+  constructor(options: { botToken: string; apiUrl: string | undefined; linkPreviews?: boolean }) {
     this.rest = discordRest(options);
+    this.textFlags = options.linkPreviews ? {} : { flags: MessageFlags.SuppressEmbeds };
   }
 
   /** Streamed answers: the text so far, posted in the channel, marked as still being written. */
   async streamPost(sessionId: string, text: string): Promise<string> {
     const posted = (await this.rest.post(Routes.channelMessages(this.channelOf(sessionId)), {
-      body: { content: writing(text), allowed_mentions: { parse: [] } },
+      body: { content: writing(text), allowed_mentions: { parse: [] }, ...this.textFlags },
     })) as APIMessage;
     return posted.id;
   }
@@ -48,7 +51,11 @@ export class DiscordOutbound {
     { final }: { final: boolean },
   ): Promise<void> {
     await this.rest.patch(Routes.channelMessage(this.channelOf(sessionId), ref), {
-      body: { content: final ? text.slice(0, 2_000) : writing(text), allowed_mentions: { parse: [] } },
+      body: {
+        content: final ? text.slice(0, 2_000) : writing(text),
+        allowed_mentions: { parse: [] },
+        ...this.textFlags,
+      },
     });
   }
 
@@ -56,7 +63,7 @@ export class DiscordOutbound {
   private async replace(channelId: string, messageId: string, content: string): Promise<boolean> {
     try {
       await this.rest.patch(Routes.channelMessage(channelId, messageId), {
-        body: { content, allowed_mentions: { parse: ['users'] } },
+        body: { content, allowed_mentions: { parse: ['users'] }, ...this.textFlags },
       });
       return true;
     } catch (error) {
@@ -93,6 +100,7 @@ export class DiscordOutbound {
             body: {
               content: parts[part]!,
               allowed_mentions: { parse: ['users'] },
+              ...this.textFlags,
               ...onlyOnce(progress.key, part),
             },
           });

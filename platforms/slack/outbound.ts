@@ -39,14 +39,20 @@ export class SlackOutbound {
   /** Slack's own streaming messages; an AI app's answers use them where the workspace allows (`native`). */
   private readonly streams: NativeStreams;
   private readonly native: NativeStreams | undefined;
+  /** Whether Slack may fetch the links of an agent's message to preview them. */
+  private readonly unfurl: { unfurl_links: boolean; unfurl_media: boolean };
 
   constructor(options: {
     botToken: string;
     apiUrl: string | undefined;
     assistant?: boolean;
+    /** The policy's `linkPreviews.slack`: off unless turned on (see infra/config.ts). */
+    linkPreviews?: boolean;
     warn?: (message: string, fields: Record<string, unknown>) => void;
   }) {
     this.assistant = options.assistant ?? false;
+    const on = options.linkPreviews ?? false;
+    this.unfurl = { unfurl_links: on, unfurl_media: on };
     this.client = new WebClient(options.botToken, {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5_000 },
@@ -74,7 +80,7 @@ export class SlackOutbound {
       thread_ts: thread.threadTs,
       text: writing(text),
       mrkdwn: true,
-      unfurl_links: false,
+      ...this.unfurl,
     });
     if (!posted.ts) throw new Error('Slack returned no ts for the streamed message');
     return posted.ts;
@@ -183,7 +189,7 @@ export class SlackOutbound {
           )
             progress.onPosted(1);
           else {
-            await this.client.chat.postMessage({ ...where, ...body, mrkdwn: true, unfurl_links: false });
+            await this.client.chat.postMessage({ ...where, ...body, mrkdwn: true, ...this.unfurl });
             progress.onPosted(part + 1);
           }
         }

@@ -264,6 +264,38 @@ describe('the worker: planner and runner go by the same entry', () => {
     }
   });
 
+  it('asks before a call with the requester’s credential in a shared thread, even with a grant', async () => {
+    const read = { method: 'GET', url: 'http://127.0.0.1:9/', auth: 'weather' };
+    const grant = {
+      id: 'g2',
+      userId: 'alice',
+      toolName: 'http_request',
+      scope: 'session' as const,
+      sessionId: 'session:web:registry-test',
+      createdAt: 0,
+    };
+    // Alice's own thread: her "always allow" stands.
+    expect(await plan('http_request', read, { sessionGrants: [grant] })).toMatchObject({ decision: 'auto' });
+    // Someone else wrote in the thread: what they wrote may be steering a call made with Alice's credential.
+    expect(
+      await plan('http_request', read, { untrusted: 'shared-thread', sessionGrants: [grant] }),
+    ).toMatchObject({
+      decision: 'ask',
+      reason: "needs approval: others wrote in this thread, and this call uses @alice's credential",
+    });
+    // A call without a credential, and a mission change, in the same thread.
+    expect(
+      await plan(
+        'http_request',
+        { method: 'GET', url: 'http://127.0.0.1:9/' },
+        { untrusted: 'shared-thread' },
+      ),
+    ).toMatchObject({ decision: 'auto' });
+    expect(await plan('mission_pause', { name: 'standup' }, { untrusted: 'shared-thread' })).toMatchObject({
+      decision: 'ask',
+    });
+  });
+
   it('refuses an MCP tool of a server that is not configured, in planning and in running', async () => {
     expect(await plan('notes__search')).toMatchObject({
       decision: 'deny',

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MessageFlags } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { credentialProvidedSignal, stateQuery, type SessionView } from '../../workflows/session/contract';
@@ -179,6 +180,8 @@ describe('Discord', () => {
     });
     const answer = await answerIn(channelId, 'You said: "hello discord"');
     expect(discord.postedIn(channelId).filter((m) => m.content === answer.content)).toHaveLength(1);
+    // No link previews under an answer: Discord would fetch whatever address the model wrote.
+    expect(answer.flags & MessageFlags.SuppressEmbeds).toBe(MessageFlags.SuppressEmbeds);
     const posts = discord.of('POST', new RegExp(`/channels/${channelId}/messages$`));
     expect(posts.length).toBe(2); // the refused attempt, then the one that landed after retry-after
     expect(posts.every((p) => p.authorization === `Bot ${BOT_TOKEN}`)).toBe(true);

@@ -428,6 +428,12 @@ describe('MCP tool servers', () => {
       erinHash,
       erinPid,
     ]);
+    // A server whose error output says the token: the conversation gets it redacted.
+    const leaked = await toolResult('mcp-mine-erin', 'erin', 'mine__token_error');
+    expect(leaked).toMatchObject({
+      status: 'error',
+      content: 'upstream refused token [credential redacted]',
+    });
     const histories = JSON.stringify(
       await Promise.all(
         ['erin', 'frank'].map((who) =>

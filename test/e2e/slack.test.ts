@@ -94,6 +94,8 @@ describe('Slack', () => {
       postsIn(event.ts).find((m) => String(m.text).includes('You said: "hello there"')),
     );
     expect(answer.channel).toBe('C1');
+    // No link previews under an answer: Slack would fetch whatever address the model wrote.
+    expect([String(answer.unfurl_links), String(answer.unfurl_media)]).toEqual(['false', 'false']);
     expect(slack.of('reactions.add')).toContainEqual(
       expect.objectContaining({ channel: 'C1', timestamp: event.ts, name: 'hourglass_flowing_sand' }),
     );

@@ -28,7 +28,12 @@ export interface DiscordMessage {
   channel_id: string;
   content: string;
   components: unknown[];
+  /** Message flags as created (SUPPRESS_EMBEDS = 4: no link previews). */
+  flags: number;
 }
+
+/** Flags a bot may set when it creates a message: SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS (Discord's docs). */
+const CREATE_FLAGS = (1 << 2) | (1 << 12);
 
 export class FakeDiscord {
   readonly calls: DiscordCall[] = [];
@@ -99,6 +104,13 @@ export class FakeDiscord {
               code: 50035,
               errors: { nonce: 'BASE_TYPE_MAX_LENGTH' },
             });
+          const flags = (body as { flags?: unknown }).flags ?? 0;
+          if (typeof flags !== 'number' || (flags & ~CREATE_FLAGS) !== 0)
+            return json(400, {
+              message: 'Invalid Form Body',
+              code: 50035,
+              errors: { flags: 'MESSAGE_FLAGS_INVALID' },
+            });
           const nonceKey =
             enforce_nonce === true && nonce !== undefined ? `${post[1]}:${String(nonce)}` : undefined;
           const earlier = nonceKey ? this.byNonce.get(nonceKey) : undefined;
@@ -108,6 +120,7 @@ export class FakeDiscord {
             channel_id: post[1]!,
             content: String((body as { content?: unknown }).content ?? ''),
             components: ((body as { components?: unknown[] }).components ?? []) as unknown[],
+            flags,
           };
           this.messages.set(message.id, message);
           if (message.components.length > 0) this.createdWithComponents.add(message.id);

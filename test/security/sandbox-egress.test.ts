@@ -6,7 +6,9 @@
  * reach it: the rows can fail. Real bwrap, a real Temporal dev server, real curl.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -15,6 +17,7 @@ import { shellExecuteTool } from '../../common/tools/definitions';
 import { loadConfig } from '../../infra/config';
 import { executors } from '../../activities/tools/registry';
 import type { ShellSandbox } from '../../activities/tools/sandbox';
+import { EGRESS_SOCKET_NAME } from '../../activities/tools/egress-proxy';
 import { probeSandbox } from '../../activities/tools/sandbox-probe';
 import type { ToolRunResult } from '../../activities/types';
 import { Tally } from '../chaos/summary';
@@ -142,5 +145,53 @@ describe('"network": "full" never reaches the control plane', () => {
       () => `the metadata address was not refused: ${metadata.content}`,
     );
     tally.finish('sandbox: network full never reaches the control plane');
+  });
+
+  it('keeps a running command’s egress proxy from every other local account', async () => {
+    const tally = new Tally();
+    const before = new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('egress-')));
+    // The approved command keeps its proxy open while another account on the host looks for it.
+    const running = shell('sleep 4; echo done');
+    let dir: string | undefined;
+    for (let i = 0; i < 100 && !dir; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      dir = readdirSync(tmpdir()).find((name) => name.startsWith('egress-') && !before.has(name));
+    }
+    expect(dir, 'the command’s proxy directory').toBeDefined();
+    const socket = path.join(tmpdir(), dir!, EGRESS_SOCKET_NAME);
+    const owner = statSync(socket).uid;
+    // nobody (65534) stands for any other account: not the worker, not the command's own uid.
+    const other = spawnSync(
+      'setpriv',
+      [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        'curl',
+        '-s',
+        '--max-time',
+        '3',
+        '--unix-socket',
+        socket,
+        'http://example.com/',
+      ],
+      { encoding: 'utf8' },
+    );
+    tally.attempt(
+      other.status !== 0 && !other.stdout.includes('HTTP'),
+      () => `another account used the proxy: ${other.stdout}`,
+    );
+    tally.attempt(
+      (statSync(socket).mode & 0o077) === 0,
+      () => `the socket is mode ${(statSync(socket).mode & 0o777).toString(8)}`,
+    );
+    tally.attempt(
+      (statSync(path.dirname(socket)).mode & 0o077) === 0,
+      () => `the directory is mode ${(statSync(path.dirname(socket)).mode & 0o777).toString(8)}`,
+    );
+    // The command's own uid owns them (the worker's when it does not run as root).
+    expect(owner).not.toBe(65534);
+    expect((await running).content).toContain('done');
+    tally.finish('sandbox: another local account uses a command’s egress proxy');
   });
 });

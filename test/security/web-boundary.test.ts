@@ -644,7 +644,7 @@ describe('web trust boundary', () => {
     for (const stream of streams.slice(1)) await stream.body?.cancel();
   });
 
-  it('answers the codec endpoint only under its own name, and off loopback only with a token or a sign-in', async () => {
+  it('answers the codec endpoint only under its own name, and off loopback only with a token or an operator’s sign-in', async () => {
     const tally = new Tally();
     const port = await freePort();
     // Listening on every interface (allowed in proxy mode): the codec then needs a token or a sign-in.
@@ -653,6 +653,7 @@ describe('web trust boundary', () => {
       PORT: String(port),
       HOST: '0.0.0.0',
       PAYLOAD_KEY: Buffer.alloc(32, 7).toString('base64'),
+      TEMPORAL_UI_USERS: 'alice',
     };
     const codec = gatewayProcess(codecEnv);
     await codec.start(gatewayReady(port));
@@ -675,6 +676,21 @@ describe('web trust boundary', () => {
         body,
       });
       tally.check(anonymous === 401, () => `codec without a sign-in: ${anonymous}`);
+      // Signed in, but not an operator: decoding would show every conversation in clear text.
+      const notOperator = await rawStatus(port, {
+        method: 'POST',
+        path: '/codec/decode',
+        headers: {
+          host: `localhost:${port}`,
+          'content-type': 'application/json',
+          'x-forwarded-user': 'mallory',
+        },
+        body,
+      });
+      tally.check(
+        notOperator === 403,
+        () => `codec for a signed-in person who is not an operator: ${notOperator}`,
+      );
       const signedIn = await rawStatus(port, {
         method: 'POST',
         path: '/codec/decode',
@@ -689,7 +705,7 @@ describe('web trust boundary', () => {
     } finally {
       await codec.kill('SIGTERM');
     }
-    tally.finish('codec: foreign Host and no sign-in');
+    tally.finish('codec: foreign Host, no sign-in, and a person who is not an operator');
   });
 
   it('will not listen beyond loopback in local mode, and says which variable to set', async () => {

@@ -36,7 +36,7 @@ function resolve(from: string, specifier: string, known: Set<string>): string | 
 }
 
 /** Each strongly connected group of two or more files (Tarjan), as paths relative to the repository. */
-function cycles(graph: Map<string, string[]>): string[][] {
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];

@@ -188,6 +188,28 @@ describe('agentctl for operators', () => {
         });
         const done = await s.idle();
         expect(done.gates[0]!.resolution).toMatchObject({ outcome: 'approved', by: 'operator:mallory' });
+
+        // A signed stop is believed once: the same signal sent again (copied from history) stops nothing more.
+        const stop = {
+          userId: 'mallory',
+          operator: true as const,
+          claim: signOperatorClaim(OPERATOR_KEY, { kind: 'stop', target: s.workflowId, operator: 'mallory' }),
+        };
+        await s.say('run `echo second`', 'carol');
+        await s.pendingGate();
+        await s.handle.signal(stopSignal, stop);
+        await s.waitFor((v) => v.status === 'idle', 'the signed stop believed');
+        await s.say('run `echo third`', 'carol');
+        await s.waitFor((v) => v.status === 'waiting_approval', 'the third turn waiting');
+        await s.handle.signal(stopSignal, stop);
+        const replayed = await s.waitFor(
+          (v) => v.notices.some((n) => n.text.includes('its operator signature was already used once')),
+          'the replayed stop refused',
+        );
+        tally.attempt(
+          replayed.status === 'waiting_approval',
+          () => `a replayed stop stopped the turn: ${replayed.status}`,
+        );
       },
       {},
       { OPERATOR_KEY },

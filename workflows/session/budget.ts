@@ -35,18 +35,16 @@ export const newTurnSpend = (): TurnSpend => ({ spend: NO_SPEND });
  * Adds a model call's usage to the turn, the conversation and (with a daily limit) the person's day: only that
  * last one waits (on the ledger), so only then is there a promise to await.
  */
-export function countUsage(
+export async function countUsage(
   run: Session,
   turn: TurnSpend,
   requesterId: string,
   usage: ModelUsage | undefined,
-): Promise<void> | undefined {
-  if (!usage) return undefined;
+): Promise<void> {
+  if (!usage) return;
   turn.spend = addUsage(turn.spend, usage);
   run.state.addUsage(usage);
-  return run.settings.budgets?.perPersonPerDay
-    ? run.ledger.refresh(run.state, requesterId, { usage })
-    : undefined;
+  if (run.settings.budgets?.perPersonPerDay) await run.ledger.refresh(run.state, requesterId, { usage });
 }
 
 /** With no budgets configured: a budget gate carried over continue-as-new is told, and the turn goes on. */

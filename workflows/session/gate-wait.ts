@@ -3,11 +3,9 @@
  * chat platforms while a gate stays open and expiring it at its deadline, or until a long wait has outgrown the
  * history (then the caller continues as new, carrying the open gates).
  *
- * A parked turn is what a worker keeps in memory for every waiting conversation, and the SDK records a stack
- * trace for every promise a workflow still waits on (about 1.4 KiB each, for the Temporal UI's stack trace view).
- * So the wait is flat: one pass per wake-up, chained, each with one timer (for the earliest reminder or expiry among
- * the open gates) and one condition, instead of a wait per gate raced against a second condition. The timer runs
- * in the turn's scope (lean-scope.ts): one a decision made needless is cancelled when the turn ends, not here.
+ * The wait is flat: one pass per wake-up, each with one timer (for the earliest reminder, escalation or expiry
+ * among the open gates) and one condition, instead of a wait per gate raced against a second condition. The timer
+ * runs in the turn's scope: one a decision made needless is cancelled when the turn ends, not here (`startTimer`).
  */
 import * as wf from '@temporalio/workflow';
 import type { SessionStatus } from '../../common/search-attributes';
@@ -16,7 +14,6 @@ import { escalate, expireGate } from './gates';
 import { describeWaiting } from '../../common/gates/words';
 import type { Session } from './session';
 import { upgradeRequested } from '../upgrade';
-import { startTimer } from './lean-scope';
 
 /** A wait hands over (continues as new) only once at least this many events arrived during it. */
 const MIN_WAIT_EVENTS_BEFORE_CONTINUE = 10;
@@ -52,13 +49,13 @@ function waitingStatus(gates: readonly Gate[]): SessionStatus {
  * Resolves once every gate is decided, or, when `handsOver`, once a long wait has outgrown the history or a deploy
  * asked the run to move (then some gate is still pending and the caller hands over mid-wait).
  */
-function waitForGates(run: Session, gates: Gate[], handsOver: boolean): Promise<void> {
+async function waitForGates(run: Session, gates: Gate[], handsOver: boolean): Promise<void> {
   const longWait = longWaitOver(run, handsOver);
   const reminderMs = reminderInterval(run);
   const remindAt = new Map<Gate, number>();
   const told = new Set<Gate>();
-  // One pass per wake-up, chained (no async frame: a parked turn's replay pays a stack trace per promise).
-  const pass = (): Promise<void> | undefined => {
+  // One pass per wake-up: expire, tell, escalate and remind, then sleep until the next of those or a decision.
+  for (;;) {
     const now = Date.now();
     let due = Infinity;
     for (const gate of gates) {
@@ -84,14 +81,15 @@ function waitForGates(run: Session, gates: Gate[], handsOver: boolean): Promise<
       const escalation = gate.kind === 'approval' && !gate.escalation?.done ? gate.escalation?.at : undefined;
       due = Math.min(due, gate.expiresAt ?? Infinity, remindAt.get(gate) ?? Infinity, escalation ?? Infinity);
     }
-    if (told.size === gates.length || longWait()) return undefined;
+    if (told.size === gates.length || longWait()) return;
     const woken = () => gates.some((gate) => gate.status !== 'pending' && !told.has(gate)) || longWait();
-    if (due === Infinity) return wf.condition(woken).then(pass);
-    // The earliest reminder, escalation or expiry wakes the wait (the turn cancels the timer if a decision came first).
-    const timer = startTimer(due - now);
-    return wf.condition(() => timer.fired || woken()).then(pass);
-  };
-  return pass() ?? Promise.resolve();
+    if (due === Infinity) await wf.condition(woken);
+    else {
+      // The earliest reminder, escalation or expiry wakes the wait (the turn cancels the timer if a decision came first).
+      const timer = startTimer(due - now);
+      await wf.condition(() => timer.fired || woken());
+    }
+  }
 }
 
 /**
@@ -115,4 +113,19 @@ function reminderInterval(run: Session): number | undefined {
   const reminds =
     run.emitsToPlatform || (run.runOf !== undefined && run.settings.reminderAfterMs !== undefined);
   return reminds ? run.settings.reminderAfterMs : undefined;
+}
+
+/**
+ * A durable timer in the current scope, which is the turn's when a turn waits on its gates: `fired` once it fires.
+ * It is not cancelled when the wait ends first; the turn cancels the timers it leaves when it ends (Turn.steps).
+ * Cancelling it here instead would change the order of commands that recorded histories replay (a new Worker
+ * Deployment version), for no gain a person would notice.
+ */
+function startTimer(ms: number): { readonly fired: boolean } {
+  const timer = { fired: false };
+  wf.sleep(ms).then(
+    () => void (timer.fired = true),
+    () => undefined, // cancelled with its turn: nothing waits on it any more
+  );
+  return timer;
 }

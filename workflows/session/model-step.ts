@@ -56,90 +56,59 @@ interface Attempts {
 }
 
 /**
- * The model's reply, or undefined when it could not be had (the transcript then says why). An attempt is one
- * promise chain, and one with nothing to wait for before the call (no tool list to read again, nothing to
- * summarise) adds no promise of its own: every promise a parked turn holds costs its replay a stack trace.
+ * The model's reply, or undefined when it could not be had (the transcript then says why). A failed attempt is
+ * tried again with a shorter window, with every message whole, or after an outage's wait (`tryAgain`).
  */
-export function askModel(run: Session, requesterId: string): Promise<ModelAnswer | undefined> {
-  return attempt(run, requesterId, {
+export async function askModel(run: Session, requesterId: string): Promise<ModelAnswer | undefined> {
+  const attempts: Attempts = {
     retryIn: MODEL_OUTAGE_FIRST_RETRY_MS,
     shrink: false,
     resent: false,
     links: [],
-  });
-}
-
-function attempt(run: Session, requesterId: string, attempts: Attempts): Promise<ModelAnswer | undefined> {
-  let sending: Promise<ModelAnswer>;
-  try {
-    sending = send(run, requesterId, attempts);
-  } catch (error) {
-    sending = Promise.reject(error);
+  };
+  for (;;) {
+    let answer: ModelAnswer;
+    try {
+      answer = await send(run, requesterId, attempts);
+    } catch (error) {
+      if (await tryAgain(run, attempts, error)) continue;
+      return undefined;
+    }
+    run.transcriptChunks.stored(attempts.links, answer.lastLink);
+    if (attempts.outageSince !== undefined) {
+      run.state.notify('The model is answering again.');
+      run.setStatus('running');
+    }
+    return answer;
   }
-  return sending.then(
-    (answer) => {
-      run.transcriptChunks.stored(attempts.links, answer.lastLink);
-      if (attempts.outageSince !== undefined) {
-        run.state.notify('The model is answering again.');
-        run.setStatus('running');
-      }
-      return answer;
-    },
-    (error: unknown) => afterFailure(run, requesterId, attempts, error),
-  );
 }
 
-/** The call, at once when nothing needs waiting for first. */
-function send(run: Session, requesterId: string, attempts: Attempts): Promise<ModelAnswer> {
-  if (run.mcp.needsRefresh(run.settings)) return sendAfterWaits(run, requesterId, attempts);
-  const extraTools = run.mcp.extraTools(run.settings);
-  const window = contextWindow(run, attempts.shrink, extraTools);
-  if (window.toSummarise.length) return sendAfterWaits(run, requesterId, attempts, window);
-  return call(run, attempts, window.messages, extraTools);
-}
-
-/** The call after the servers' tool lists are read again, or the window's older messages summarised. */
-async function sendAfterWaits(
-  run: Session,
-  requesterId: string,
-  attempts: Attempts,
-  known?: ReturnType<typeof contextWindow>,
-): Promise<ModelAnswer> {
+/** The call, after the servers' tool lists are read again or the window's older messages summarised if need be. */
+async function send(run: Session, requesterId: string, attempts: Attempts): Promise<ModelAnswer> {
   if (run.mcp.needsRefresh(run.settings)) await run.mcp.refresh(run.settings, requesterId);
   const extraTools = run.mcp.extraTools(run.settings);
-  const window = known ?? contextWindow(run, attempts.shrink, extraTools);
+  const window = contextWindow(run, attempts.shrink, extraTools);
   const messages = window.toSummarise.length ? await summarised(run, window) : window.messages;
-  return await call(run, attempts, messages, extraTools);
-}
-
-function call(
-  run: Session,
-  attempts: Attempts,
-  messages: Message[],
-  extraTools: ReturnType<Session['mcp']['extraTools']>,
-): Promise<ModelAnswer> {
   const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
   attempts.links = links;
-  return extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked });
+  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));
 }
 
-/** After a failed attempt: the next one (a shorter window, every message whole, or after an outage's wait), or none. */
-async function afterFailure(
-  run: Session,
-  requesterId: string,
-  attempts: Attempts,
-  error: unknown,
-): Promise<ModelAnswer | undefined> {
+/**
+ * After a failed attempt: whether to try again (a shorter window, every message whole, or after an outage's wait,
+ * taken here); if not, the transcript says why.
+ */
+async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promise<boolean> {
   const { state } = run;
   if (wf.isCancellation(error)) throw error;
   if (!attempts.shrink && failureType(error) === FailureType.ContextTooLong) {
     attempts.shrink = true;
-    return await attempt(run, requesterId, attempts);
+    return true;
   }
   if (!attempts.resent && failureType(error) === TRANSCRIPT_CHUNKS_MISSING) {
     attempts.resent = true;
     run.transcriptChunks.forget();
-    return await attempt(run, requesterId, attempts);
+    return true;
   }
   // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
   const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
@@ -153,12 +122,12 @@ async function afterFailure(
     }
     await wf.sleep(attempts.retryIn);
     attempts.retryIn = Math.min(attempts.retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
-    return await attempt(run, requesterId, attempts);
+    return true;
   }
   state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
   run.fail(`the model failed: ${failureMessage(error)}`);
   if (attempts.outageSince !== undefined) run.setStatus('running');
-  return undefined;
+  return false;
 }
 
 /** What the model had written when Stop cancelled its call: the activity's cancellation carries it. */
@@ -214,6 +183,11 @@ async function summarised(
     );
     return window.messages;
   }
+}
+
+/** Whether someone other than the requester wrote in this conversation (a shared Slack or Discord thread). */
+export function othersWrote(transcript: readonly Message[], requesterId: string): boolean {
+  return transcript.some((m) => m.role === 'user' && m.userId !== undefined && m.userId !== requesterId);
 }
 
 /** Whether the conversation the model sees holds a tool result that content from outside could have written. */

@@ -12,17 +12,21 @@ import type { Session } from './session';
 import { unresolvedToolCalls } from './transcript';
 
 /**
- * The transcript this run starts from. A carried transcript's tail is repaired now (undefined); a run without one
- * reads the previous run's transcript and the settings: the activity is returned for the caller to await and pass
- * to `openedWith`, with no promise of its own (a parked session's replay pays a stack trace for each).
+ * The transcript this run starts from: a carried transcript's tail repaired; or the previous run's transcript and
+ * the settings, read (the run starts without the earlier messages when that read fails, and says so).
  */
-export function openRun(run: Session): Promise<RunOpening> | undefined {
-  if (run.input.carried?.transcript.length) return void repairTail(run);
-  return loadRunOpening();
+export async function openRun(run: Session): Promise<void> {
+  if (run.input.carried?.transcript.length) return repairTail(run);
+  let opening: RunOpening | { failed: unknown };
+  try {
+    opening = await loadRunOpening();
+  } catch (error) {
+    opening = { failed: error };
+  }
+  openedWith(run, opening);
 }
 
-/** What `openRun`'s read gave, or why it failed (the run then starts without the earlier messages), applied. */
-export function openedWith(run: Session, opening: RunOpening | { failed: unknown }): void {
+function openedWith(run: Session, opening: RunOpening | { failed: unknown }): void {
   if ('failed' in opening) {
     const error = opening.failed;
     const reason = error instanceof Error && error.cause instanceof Error ? error.cause : error;
@@ -37,17 +41,6 @@ export function openedWith(run: Session, opening: RunOpening | { failed: unknown
   }
   if (opening.settings) run.useSettings(opening.settings);
   continueFrom(run, opening.previousTranscript);
-}
-
-/** `openRun` and `openedWith` in one (for a mission run and a carried turn, where one async frame is no cost). */
-export async function restoreTranscript(run: Session): Promise<void> {
-  const opening = openRun(run);
-  if (!opening) return;
-  try {
-    openedWith(run, await opening);
-  } catch (error) {
-    openedWith(run, { failed: error });
-  }
 }
 
 /** The previous run's transcript, when it left one (it ended unexpectedly), becomes this run's. */

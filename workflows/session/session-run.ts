@@ -51,6 +51,8 @@ import { SessionState } from './state';
 type SessionWorkflow = (input: SessionInput) => Promise<void>;
 
 const SIGNALS_BEFORE_CONTINUE = 5_000;
+/** An operator signature's lifetime (infra/operator-claim.ts CLAIM_TTL_MS); the workflow may not import infra. */
+const OPERATOR_CLAIM_TTL_MS = 10 * 60_000;
 /** How long settings read for one turn serve the next ones (ms of workflow time). */
 const SETTINGS_FRESH_MS = 60_000;
 
@@ -89,6 +91,8 @@ export class SessionRun implements Session {
   private signalsThisRun = 0;
   /** History size that triggers continue-as-new between turns; configurable so long sessions can be tested. */
   private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
+  /** Operator signatures already believed, by MAC, with when they were made: each is believed once. */
+  private readonly usedClaims = new Map<string, number>();
   /** Messages refused while the inbox was full, per sender since their last accepted one. */
   private readonly refusedWhileFull = new Map<string, number>();
 
@@ -237,7 +241,7 @@ export class SessionRun implements Session {
     for (const gate of open) this.emit({ type: 'gate', gate, reason: 'repost' });
   }
 
-  onDecide(raw: { userId?: string } | undefined): void | Promise<void> {
+  async onDecide(raw: { userId?: string } | undefined): Promise<void> {
     this.signalsThisRun++;
     const parsed = decisionSchema.safeParse(raw);
     if (!parsed.success)
@@ -248,7 +252,7 @@ export class SessionRun implements Session {
     const decision = parsed.data;
     // A mission run's gate decides there, and checks the operator's signature there.
     if (!decision.operator || this.gates.get(decision.gateId)?.remote) return this.gates.decide(decision);
-    return this.asOperator(
+    await this.asOperator(
       { kind: 'decide', target: decision.gateId, choice: decision.choice, operator: decision.userId },
       decision.claim,
       () => this.gates.decide(decision),
@@ -265,16 +269,30 @@ export class SessionRun implements Session {
     apply: () => void,
   ): Promise<void> {
     let verdict: { ok: true } | { ok: false; reason: string };
-    try {
-      verdict = await verifyOperatorAction({ action, claim });
-    } catch (error) {
-      verdict = { ok: false, reason: `the signature could not be checked (${failureMessage(error)})` };
+    // Single use: a signed action seen before is not believed again (a signal copied from history and re-sent).
+    this.forgetExpiredClaims();
+    if (claim && this.usedClaims.has(claim.mac))
+      verdict = { ok: false, reason: 'its operator signature was already used once' };
+    else
+      try {
+        verdict = await verifyOperatorAction({ action, claim });
+      } catch (error) {
+        verdict = { ok: false, reason: `the signature could not be checked (${failureMessage(error)})` };
+      }
+    if (verdict.ok) {
+      if (claim) this.usedClaims.set(claim.mac, claim.issuedAt);
+      return apply();
     }
-    if (verdict.ok) return apply();
     wf.log.warn('operator action refused', { ...action, reason: verdict.reason });
     this.state.notify(
       `An operator action as "${action.operator}" was refused: ${verdict.reason}. Nothing changed.`,
     );
+  }
+
+  /** A claim older than its lifetime is refused by the check anyway: it need not be remembered. */
+  private forgetExpiredClaims(): void {
+    for (const [mac, issuedAt] of this.usedClaims)
+      if (Date.now() - issuedAt > OPERATOR_CLAIM_TTL_MS * 2) this.usedClaims.delete(mac);
   }
 
   onAnswer(raw: { userId?: string } | undefined): void {
@@ -340,7 +358,7 @@ export class SessionRun implements Session {
     wf.upsertMemo({ archived: archived ? true : undefined });
   }
 
-  onStop(raw: unknown): void | Promise<void> {
+  async onStop(raw: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = stopSchema.safeParse(raw);
     if (!parsed.success) return;
@@ -352,7 +370,7 @@ export class SessionRun implements Session {
     }
     if (!operator) return this.stop(userId);
     const target = wf.workflowInfo().workflowId;
-    return this.asOperator({ kind: 'stop', target, operator: userId }, claim, () => {
+    await this.asOperator({ kind: 'stop', target, operator: userId }, claim, () => {
       if (this.turn) this.stop(`operator:${userId}`, true);
     });
   }
@@ -480,12 +498,9 @@ export class SessionRun implements Session {
    * back-and-forth then skips an activity and a workflow task per message, and a changed policy file reaches a
    * running conversation within a minute.
    */
-  refreshSettings(): Promise<void> | undefined {
+  async refreshSettings(): Promise<void> {
     const fresh = this.settingsReadAt !== undefined && Date.now() - this.settingsReadAt < SETTINGS_FRESH_MS;
-    return fresh ? undefined : this.readSettings();
-  }
-
-  private async readSettings(): Promise<void> {
+    if (fresh) return;
     try {
       this.useSettings(await loadSettings());
     } catch (error) {

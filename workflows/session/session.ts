@@ -49,7 +49,7 @@ export interface Session {
   /** A mission run did not reach its goal: the mission is told why. */
   fail(reason: string): void;
   play(turn: PlayableTurn, after?: () => void): Promise<void>;
-  refreshSettings(): Promise<void> | undefined;
+  refreshSettings(): Promise<void>;
   useSettings(settings: SessionSettings): void;
   shouldContinueAsNew(): boolean;
   handOverMidWait(turn: CarriedTurn): Promise<never>;

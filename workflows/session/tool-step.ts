@@ -20,7 +20,7 @@ import {
 } from './gates';
 import { approvalRules } from '../../common/gates/deciders';
 import { waitAt } from './gate-wait';
-import { readOutsideContent } from './model-step';
+import { othersWrote, readOutsideContent } from './model-step';
 import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
 import type { Session, TurnInProgress } from './session';
 import { askServersQuestion } from './server-questions';
@@ -40,9 +40,7 @@ interface Vetted {
 export async function playToolStep(run: Session, turn: TurnInProgress, calls: ToolCall[]): Promise<void> {
   const approved: Vetted[] = [];
   for (const call of calls) {
-    // Most calls are vetted without waiting: no promise for them (a parked turn's replay pays for each).
-    const vetting = vet(run, turn, call);
-    const vetted = vetting instanceof Promise ? await vetting : vetting;
+    const vetted = await vet(run, turn, call);
     if (vetted) approved.push(vetted);
   }
   const gates = approved.flatMap((entry) => (entry.gate ? [entry.gate] : []));
@@ -52,10 +50,10 @@ export async function playToolStep(run: Session, turn: TurnInProgress, calls: To
 }
 
 /**
- * A call's checks in order; one that fails them gets its result here, and nothing runs. A promise only where a
- * check waits (a server's tool list read again, the policy's word).
+ * A call's checks in order; one that fails them gets its result here, and nothing runs. Some checks wait (a
+ * server's tool list read again, the policy's word).
  */
-function vet(run: Session, turn: TurnInProgress, call: ToolCall): Vetted | undefined | Promise<Vetted | undefined> {
+async function vet(run: Session, turn: TurnInProgress, call: ToolCall): Promise<Vetted | undefined> {
   const { state, settings } = run;
   if (hasResult(state.transcript, call.id)) return undefined;
   if (call.argsTooLarge) {
@@ -67,12 +65,12 @@ function vet(run: Session, turn: TurnInProgress, call: ToolCall): Vetted | undef
     return undefined;
   }
   const resolved = sessionTool(call.name, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
-  if (resolved.kind === 'mcp_refresh')
+  if (resolved.kind === 'mcp_refresh') {
     // Only looks: nothing runs on a server, so no approval.
-    return run.mcp.refresh(settings, turn.requesterId, true).then((discovery) => {
-      state.appendToolResult(call, 'ok', run.mcp.describe(settings, discovery!));
-      return undefined;
-    });
+    const discovery = await run.mcp.refresh(settings, turn.requesterId, true);
+    state.appendToolResult(call, 'ok', run.mcp.describe(settings, discovery!));
+    return undefined;
+  }
   if (resolved.kind === 'unknown') {
     state.appendToolResult(call, 'error', resolved.error);
     return undefined;
@@ -118,12 +116,15 @@ async function withPolicy(run: Session, turn: TurnInProgress, entry: Vetted): Pr
       userId: turn.requesterId,
       sessionId: run.sessionId,
       sessionGrants: state.grants,
-      // What the model read may be steering it: a mission run's goal and trigger, or tool results it can see.
+      // What the model read may be steering it: a mission run's goal and trigger, others' messages in a shared
+      // thread, or tool results it can see.
       ...(run.runOf
         ? { untrusted: 'mission-run' }
-        : turn.step > 0 || readOutsideContent(state.transcript)
-          ? { untrusted: 'tool-results' }
-          : {}),
+        : othersWrote(state.transcript, turn.requesterId)
+          ? { untrusted: 'shared-thread' }
+          : turn.step > 0 || readOutsideContent(state.transcript)
+            ? { untrusted: 'tool-results' }
+            : {}),
     });
   } catch (error) {
     if (wf.isCancellation(error)) throw error;

@@ -18,7 +18,6 @@ import {
 import type { CarriedTurn, Gate, Message, ToolCall, ToolResultStatus, UserMessage } from './contract';
 import { resultWithoutRun } from './gates';
 import { waitAt } from './gate-wait';
-import { LeanScope } from './lean-scope';
 import { askModel, writtenBeforeStop } from './model-step';
 import type { Session } from './session';
 import { playToolStep } from './tool-step';
@@ -47,7 +46,7 @@ export function runTurn(run: Session, message: UserMessage): Promise<void> {
 
 export class Turn {
   /** Stop cancels this scope: the model call is abandoned, a running tool cancelled, and nothing else. */
-  private readonly scope = new LeanScope();
+  private readonly scope = new wf.CancellationScope({ cancellable: true });
   private stoppedByWhom: string | undefined;
   private stepNumber: number;
   /** What this turn has spent, and where its per-turn limit was last continued (budget.ts). */
@@ -127,17 +126,14 @@ export class Turn {
 
   /**
    * The model loop (one model call and its tool calls per step); a resumed turn first finishes the step whose gates
-   * were open, a new one first reads the settings. One async frame for the whole loop, and fast paths stay
-   * synchronous: every promise a parked turn holds costs its replay a stack trace (so the turn's end, `done`,
-   * is called here too, not in a promise of its own).
+   * were open, a new one first reads the settings. The turn's end, `done`, is called here too.
    */
   private async steps(done: () => void): Promise<void> {
     const { run } = this;
     const { state } = run;
     const resume = this.options.resume;
     try {
-      const reading = this.options.refreshSettings ? run.refreshSettings() : undefined;
-      if (reading) await reading;
+      if (this.options.refreshSettings) await run.refreshSettings();
       // Resumed at a budget gate: the model call it waited before is next.
       if (resume && !resume.atBudgetGate) {
         await playToolStep(run, this, resume.calls);
@@ -157,8 +153,7 @@ export class Turn {
         if (!within) break;
         const reply = await askModel(run, this.requesterId);
         if (!reply) break;
-        const counting = countUsage(run, this.spent, this.requesterId, reply.usage);
-        if (counting) await counting;
+        await countUsage(run, this.spent, this.requesterId, reply.usage);
         const calls = this.withDistinctIds(reply.toolCalls);
         state.append({
           role: 'assistant',
@@ -181,7 +176,7 @@ export class Turn {
     } finally {
       if (!run.continuingAsNew) {
         run.setStatus('idle');
-        // Gate waits leave their timers running when a decision comes first (lean-scope.ts): they end here.
+        // Gate waits leave their timers running when a decision comes first (gate-wait.ts): they end here.
         this.scope.cancel();
       }
       done();

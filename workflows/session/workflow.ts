@@ -26,8 +26,7 @@ import {
   type SessionInput,
 } from './contract';
 import { runEndedSignal, type RunEnd, type RunResult } from '../missions/contract';
-import { openedWith, openRun, restoreTranscript } from './restore';
-import type { RunOpening } from './settings';
+import { openRun } from './restore';
 import { SessionRun } from './session-run';
 import { runTurn, Turn } from './turn';
 import { unresolvedToolCalls } from './transcript';
@@ -44,8 +43,8 @@ export function sessionWorkflow(input: SessionInput): Promise<void> {
     throw wf.ApplicationFailure.nonRetryable('a mission run starts as missionRunWorkflow', 'InvalidInput');
   const run = new SessionRun(input);
   registerHandlers(run);
-  // No async frame here: every promise a parked session holds costs its replay a stack trace.
-  return input.carried?.turn ? resumeCarriedTurn(run).then(() => converse(run)) : converse(run, openRun(run));
+  const opening = input.carried?.turn ? resumeCarriedTurn(run) : openRun(run);
+  return opening.then(() => converse(run));
 }
 
 /** One run of a mission: the goal is its one turn; the result goes back to the mission. PINNED, moves like a session. */
@@ -119,12 +118,11 @@ function registerHandlers(run: SessionRun): void {
 
 /** After continue-as-new in the middle of a turn (gates open), the turn goes on where it was. */
 async function resumeCarriedTurn(run: SessionRun): Promise<void> {
-  await restoreTranscript(run);
+  await openRun(run);
   const resumedTurn = run.input.carried?.turn;
   if (!resumedTurn) return;
   run.setStatus('running');
-  const reading = run.refreshSettings();
-  if (reading) await reading;
+  await run.refreshSettings();
   const calls = unresolvedToolCalls(run.state.transcript);
   await run.play(new Turn(run, resumedTurn.requesterId, { resume: { ...resumedTurn, calls } }));
 }
@@ -143,17 +141,8 @@ async function finishMissionRun(run: SessionRun): Promise<RunResult> {
     : { ok: true, answer: answer?.text ?? '(no answer)' };
 }
 
-/**
- * A conversation: one turn per message, in order, continuing as new between turns when the history is long. It
- * first awaits the run's opening when there is one to read (`openRun`), here rather than in a function of its own.
- */
-async function converse(run: SessionRun, opening?: Promise<RunOpening>): Promise<never> {
-  if (opening)
-    try {
-      openedWith(run, await opening);
-    } catch (error) {
-      openedWith(run, { failed: error });
-    }
+/** A conversation: one turn per message, in order, continuing as new between turns when the history is long. */
+async function converse(run: SessionRun): Promise<never> {
   run.setStatus(run.state.inbox.length ? 'running' : 'idle');
   const ready = () => run.state.inbox.length > 0 || run.shouldContinueAsNew();
   for (;;) {

@@ -86,7 +86,13 @@ export function mountLogin(app: Hono, deps: GatewayDeps, auth: WebAuth): void {
     }
     // Only the subject decides who this is: people can often choose their preferred_username.
     const userId = signInUserId(deps.config.web.loginProvider!, identity.sub, deps.config.policy.users);
-    if (!userId) return bad(c, 400, 'Sign-in failed', 'The provider named nobody usable.');
+    if (!userId)
+      return bad(
+        c,
+        400,
+        'Sign-in failed',
+        'The provider named nobody usable: its subject is empty, holds spaces or control characters, or is too long for an id here (at most 128 characters). Nothing changed; an operator can list that subject under a short name in the policy file’s "users".',
+      );
     if (!admits(deps.config.web.admit, identity, userId)) {
       const who = identity.emailVerified && identity.email ? identity.email : identity.sub;
       deps.log.warn('web sign-in refused: the account is not on the list', { userId });
