@@ -1,4 +1,5 @@
 /** Runs the gateway's HTTP server; used by `npm run gateway` and by `npm start`. */
+import { makeDataDirPrivate } from '../infra/data-dir';
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Connection } from '@temporalio/client';
@@ -34,6 +35,7 @@ export async function startGateway(
   extras: { streams?: StreamHub } = {},
 ): Promise<RunningGateway> {
   refuseUnauthenticatedExposure(config);
+  makeDataDirPrivate(config.dataDir, (message) => log.warn(message));
   const tracing = startTracing(config.tracing, 'gateway');
   const client = await connectClient(
     address,

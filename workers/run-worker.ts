@@ -1,4 +1,5 @@
 /** Builds and runs the worker: connects, registers search attributes, serves workflows and activities. */
+import { makeDataDirPrivate } from '../infra/data-dir';
 import type { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -58,6 +59,7 @@ export async function startWorker(
   // First, before threads and connections open descriptors of their own: what the worker's starter left open
   // is not for the MCP servers and shell commands it starts (inherited-descriptors.ts).
   closeInheritedDescriptorsOnce();
+  makeDataDirPrivate(config.dataDir, (message) => log.warn(message));
   const dataConverter = dataConverterFor(config.codec.payloadKey);
   const tracing = startTracing(config.tracing, 'worker');
   // What a start waits for, done at once rather than one after another (a restarted worker polls sooner):

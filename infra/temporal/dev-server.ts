@@ -2,8 +2,8 @@
  * The embedded Temporal dev server: persisted to SQLite under DATA_DIR. Its UI (TEMPORAL_UI): behind the gateway at
  * /temporal (on a loopback port browsers refuse to load), on its own port, or none.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { makeDataDirPrivate } from '../data-dir';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { TEMPORAL_UI_PATH, type AppConfig } from '../config';
 import { customSearchAttributes } from '../../common/search-attributes';
@@ -43,7 +43,7 @@ export async function startEmbeddedTemporal(
   config: AppConfig,
   log: (message: string) => void = () => {},
 ): Promise<EmbeddedTemporal> {
-  mkdirSync(config.dataDir, { recursive: true });
+  makeDataDirPrivate(config.dataDir, log);
   const cli = findTemporalCli(config.temporal.cliPath);
   const dbFilename = path.join(config.dataDir, 'temporal.sqlite');
   log(
@@ -75,6 +75,8 @@ export async function startEmbeddedTemporal(
       ],
     },
   });
+  // The server's database files, made with the server's umask: private like the rest of DATA_DIR.
+  makeDataDirPrivate(config.dataDir, log);
   return {
     address: env.address,
     stop: () => env.teardown(),

@@ -36,6 +36,9 @@ describe('npm start', () => {
     // the browser in with a cookie and cleans the address bar.
     const tokenFile = path.join(env.DATA_DIR, 'web-token');
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    // DATA_DIR and the embedded server's database (plain-text histories) are the account's alone.
+    expect(statSync(env.DATA_DIR).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(env.DATA_DIR, 'temporal.sqlite')).mode & 0o777).toBe(0o600);
     const token = readFileSync(tokenFile, 'utf8').trim();
     expect(first.output()).toContain(`Web chat:     http://localhost:${port}/?token=${token}`);
     // The Temporal UI is behind the same door, and its printed link signs in the same way.
