@@ -274,6 +274,15 @@ export const BROWSER_REFUSED_HTTP_PORT = 6668;
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 
+/**
+ * The Fetch standard's "bad ports" above 1024: every browser refuses to load them, so a page (DNS rebinding) can
+ * never reach what listens there. The embedded server's UI and HTTP API answer any Host: they listen only on these.
+ */
+export const BROWSER_REFUSED_PORTS = [
+  1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697,
+  10080,
+] as const;
+
 const envSchema = z.object({
   PORT: port(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -757,12 +766,33 @@ function codecConfig(e: Env): AppConfig['codec'] {
   };
 }
 
+/**
+ * The embedded dev server's UI (behind the gateway) and HTTP API take signals from whoever reaches them, under any
+ * Host: on an ordinary port a web page could reach them by DNS rebinding and decide a person's gate. Refused.
+ */
+function refuseBrowserReachablePorts(e: Env): void {
+  if (e.TEMPORAL_ADDRESS) return; // not the embedded server
+  const refused = new Set<number>(BROWSER_REFUSED_PORTS);
+  const wrong = [
+    ...(refused.has(e.TEMPORAL_HTTP_PORT) ? [] : [`TEMPORAL_HTTP_PORT=${e.TEMPORAL_HTTP_PORT}`]),
+    ...(e.TEMPORAL_UI === 'gateway' && e.TEMPORAL_UI_PORT !== undefined && !refused.has(e.TEMPORAL_UI_PORT)
+      ? [`TEMPORAL_UI_PORT=${e.TEMPORAL_UI_PORT}`]
+      : []),
+  ];
+  if (wrong.length)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `${wrong.join(' and ')}: the embedded Temporal server answers any web page there (it checks no Host), so a page could decide people's gates. Use a port every browser refuses (${BROWSER_REFUSED_PORTS.join(', ')}), or leave it unset; the UI is served at ${TEMPORAL_UI_PATH}/ behind the gateway's sign-in.`,
+    );
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new AgentError(ErrorCode.ConfigInvalid, `Invalid environment: ${formatIssues(parsed.error)}`);
   }
   const e = parsed.data;
+  refuseBrowserReachablePorts(e);
   if (e.DATABASE_URL && !e.VAULT_KEY)
     throw new AgentError(
       ErrorCode.ConfigInvalid,

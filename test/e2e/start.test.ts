@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/config';
-import { freePort } from '../helpers/processes';
+import { freeBrowserRefusedPort, freePort } from '../helpers/processes';
 import { SseTab } from '../helpers/sse';
 import { startAll } from '../helpers/start-all';
 import { until } from '../helpers/until';
@@ -21,13 +21,16 @@ async function portClosed(port: number): Promise<boolean> {
 
 describe('npm start', () => {
   it('runs everything embedded, stops cleanly on Ctrl-C, keeps sessions across restarts and builds the workflow bundle once', async () => {
-    const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+    const [port, temporalPort] = [await freePort(), await freePort()];
+    // The embedded server's UI and HTTP API listen only where browsers refuse to go (infra/config.ts).
+    const uiPort = await freeBrowserRefusedPort();
+    const httpPort = await freeBrowserRefusedPort([uiPort]);
     const env = {
       DATA_DIR: tempDir('agent-start-'),
       PORT: String(port),
       TEMPORAL_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
-      TEMPORAL_HTTP_PORT: String(await freePort()),
+      TEMPORAL_HTTP_PORT: String(httpPort),
       AGENT_CONFIG: '',
       TEMPORAL_ADDRESS: '',
     };

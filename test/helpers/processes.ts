@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { BROWSER_REFUSED_PORTS } from '../../infra/config';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -19,6 +20,23 @@ export async function freePort(): Promise<number> {
       );
     });
   });
+}
+
+/**
+ * A free port among those every browser refuses (the embedded server's UI and HTTP API must listen on one),
+ * other than `except` (a port taken for something else in the same test).
+ */
+export async function freeBrowserRefusedPort(except: number[] = []): Promise<number> {
+  for (const port of BROWSER_REFUSED_PORTS) {
+    if (except.includes(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('every port browsers refuse is taken on this machine');
 }
 
 export class ManagedProcess {

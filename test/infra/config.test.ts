@@ -52,6 +52,18 @@ describe('configuration', () => {
     });
   });
 
+  it('refuses an embedded Temporal UI or HTTP API port a web page could reach', () => {
+    expect(() => loadConfig({ TEMPORAL_HTTP_PORT: '8080' })).toThrow(
+      /TEMPORAL_HTTP_PORT=8080: the embedded Temporal server answers any web page there/,
+    );
+    expect(() => loadConfig({ TEMPORAL_UI_PORT: '8233' })).toThrow(/TEMPORAL_UI_PORT=8233/);
+    // Ports every browser refuses are fine, and so is any port of a server the agent does not run.
+    expect(loadConfig({ TEMPORAL_HTTP_PORT: '6666', TEMPORAL_UI_PORT: '6667' }).temporal.httpPort).toBe(6666);
+    expect(
+      loadConfig({ TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_HTTP_PORT: '8080' }).temporal.httpPort,
+    ).toBe(8080);
+  });
+
   it('names the variable and the problem when the environment is wrong', () => {
     expect(() => loadConfig({ AGENT_CONFIG: policyFile('{}'), MODEL_PROVIDER: 'gpt' })).toThrow(
       /MODEL_PROVIDER/,
