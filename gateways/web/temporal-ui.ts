@@ -78,6 +78,26 @@ function refuse(c: Context, auth: WebAuth, uiUsers: readonly string[]): Response
 }
 
 /**
+ * The UI's content security policy. Its pages need inline scripts and styles (SvelteKit), so the policy cannot stop
+ * an injected script from running; it stops it from reaching anything: requests go only to the UI's own path and
+ * the codec (a host source without a scheme matches the page's own), images and fonts only from here.
+ */
+export function temporalUiPolicy(host: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self' 'unsafe-inline'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src ${host}${TEMPORAL_UI_PATH}/ ${host}/codec/`,
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
  * Passes the request on with node:http: fetch would refuse the UI's port, for the very reason it was chosen
  * (the Fetch standard's bad ports).
  */
@@ -116,9 +136,10 @@ async function forward(c: Context, upstream: URL, ownCookie: string): Promise<Re
       if (value === undefined || DROPPED_RESPONSE_HEADERS.includes(name)) continue;
       for (const item of Array.isArray(value) ? value : [value]) out.append(name, item);
     }
-    // The UI now shares the chat's origin: no other site may frame it (clickjacking a signal button).
+    // The UI now shares the chat's origin: no other site may frame it (clickjacking a signal button), and what
+    // runs in it reaches only its own API and the codec, never the chat's (`/api`) nor another site.
     out.set('x-frame-options', 'DENY');
-    out.append('content-security-policy', "frame-ancestors 'none'");
+    out.append('content-security-policy', temporalUiPolicy(c.req.header('host') ?? ''));
     const status = reply.statusCode ?? 502;
     const stream = status === 204 || status === 304 || c.req.method === 'HEAD' ? null : Readable.toWeb(reply);
     if (!stream) reply.resume();

@@ -62,11 +62,24 @@ describe('the embedded Temporal UI', () => {
   it('opens from the printed link in one click, in a real browser', async () => {
     expect(system.output()).toContain(`Temporal UI:  http://localhost:${port}/temporal/?token=${token}`);
     const page = await browser.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
     try {
       await page.goto(`http://localhost:${port}/temporal/?token=${token}`);
       await page.waitForURL(/\/temporal\/namespaces\/default\/workflows/, { timeout: 30_000 });
       await page.getByText('Workflows', { exact: false }).first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: path.join(__dirname, '../artifacts/temporal-ui-through-gateway.png') });
+      // The UI works under its content security policy, and what runs in it cannot read the chat's API.
+      expect(violations).toEqual([]);
+      const chatApi = await page.evaluate(() =>
+        fetch('/api/me').then(
+          (r) => `read ${r.status}`,
+          (error: Error) => `refused: ${error.message}`,
+        ),
+      );
+      expect(chatApi).toMatch(/^refused/);
     } finally {
       await page.close();
     }
