@@ -278,6 +278,9 @@ const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).de
  * The Fetch standard's "bad ports" above 1024: every browser refuses to load them, so a page (DNS rebinding) can
  * never reach what listens there. The embedded server's UI and HTTP API answer any Host: they listen only on these.
  */
+/** A deploy's drain on the embedded server (`npm start`): what one small host resumes beside people's clicks. */
+export const EMBEDDED_DRAIN_RATE = 5;
+
 export const BROWSER_REFUSED_PORTS = [
   1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697,
   10080,
@@ -390,7 +393,8 @@ const envSchema = z.object({
   WORKER_STICKY_TIMEOUT: durationSchema.pipe(z.number().min(100).max(60_000)).default(1_000),
   WORKER_DRAIN_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** A deploy's drain: workflows asked to move a second, server-paced (infra/temporal/drain-batch.ts). */
-  WORKER_DRAIN_RATE: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** Unset: 5 a second with the embedded server (one small host), 20 with a server of its own (docs/SCALING.md). */
+  WORKER_DRAIN_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
   /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
   CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** Transcript chunks (infra/transcript-store) unused this long are dropped; a call naming one resends it. */
@@ -834,7 +838,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
-    drainRatePerSecond: e.WORKER_DRAIN_RATE,
+    // The embedded server shares its host's cores with the worker and the gateway: at 20 a second with 10,000
+    // parked, clicks during a drain waited past 30 s; at 10, 1.9 s at p99 (docs/BENCHMARKS.md).
+    drainRatePerSecond: e.WORKER_DRAIN_RATE ?? (e.TEMPORAL_ADDRESS ? 20 : EMBEDDED_DRAIN_RATE),
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
     logLevel: e.LOG_LEVEL,

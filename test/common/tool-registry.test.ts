@@ -270,6 +270,7 @@ describe('the worker: planner and runner go by the same entry', () => {
       id: 'g2',
       userId: 'alice',
       toolName: 'http_request',
+      pattern: 'GET http://127.0.0.1:9/*',
       scope: 'session' as const,
       sessionId: 'session:web:registry-test',
       createdAt: 0,

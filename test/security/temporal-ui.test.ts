@@ -71,8 +71,9 @@ describe('the embedded Temporal UI', () => {
       await page.waitForURL(/\/temporal\/namespaces\/default\/workflows/, { timeout: 30_000 });
       await page.getByText('Workflows', { exact: false }).first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: path.join(__dirname, '../artifacts/temporal-ui-through-gateway.png') });
-      // The UI works under its content security policy, and what runs in it cannot read the chat's API.
-      expect(violations).toEqual([]);
+      // The UI works under its content security policy, and what runs in it cannot read the chat's API. Its one
+      // refused request is its own news feed from temporal.io: an operator's UI calls no outside host.
+      expect(violations.filter((text) => !text.includes('https://newsfeed.temporal.io/'))).toEqual([]);
       const chatApi = await page.evaluate(() =>
         fetch('/api/me').then(
           (r) => `read ${r.status}`,
