@@ -65,8 +65,6 @@ const HISTORY_TURNS = (process.env.BENCH_HISTORY_TURNS ?? '10,100').split(',').m
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'all').split(',').map((s) => s.trim()));
 const want = (section: string) => SECTIONS.has('all') || SECTIONS.has(section);
 
-
-
 const line = (label: string, s: Stat) =>
   `${label.padEnd(52)} n=${String(s.n).padStart(4)}  p50 ${String(s.p50).padStart(7)} ms  p95 ${String(s.p95).padStart(7)} ms  p99 ${String(s.p99).padStart(7)} ms`;
 

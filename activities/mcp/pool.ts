@@ -597,6 +597,8 @@ export class McpPool {
         },
         token,
       ).content;
+      // The caught error is not kept as the cause: its message may hold the token (logged with the cause).
+      // eslint-disable-next-line preserve-caught-error
       throw new Error(why);
     }
   }

@@ -23,7 +23,10 @@ export async function callProvider<R>(call: {
   model: string;
   signal: AbortSignal | undefined;
   onText: ((snapshot: string) => void) | undefined;
-  streamed: (requestOptions: { signal: AbortSignal } | undefined, onText: (snapshot: string) => void) => Promise<R>;
+  streamed: (
+    requestOptions: { signal: AbortSignal } | undefined,
+    onText: (snapshot: string) => void,
+  ) => Promise<R>;
   whole: (requestOptions: { signal: AbortSignal } | undefined) => Promise<R>;
   apiError: (error: unknown) => { status: number | undefined; message: string } | undefined;
 }): Promise<R> {

@@ -79,7 +79,10 @@ export class SqlVault implements Vault {
     ]);
     const row = rows[0];
     if (!row) return undefined;
-    const secret = this.cipher.openJson<StoredSecret>(row.secret, VaultCipher.credentialContext(userId, provider));
+    const secret = this.cipher.openJson<StoredSecret>(
+      row.secret,
+      VaultCipher.credentialContext(userId, provider),
+    );
     if (!secret) {
       // Only this unreadable row: a sign-in that replaced it meanwhile stays.
       await this.query('DELETE FROM credentials WHERE user_id = ? AND provider = ? AND secret = ?', [
@@ -115,8 +118,14 @@ export class SqlVault implements Vault {
       provider: string;
       expires_at: string | number | null;
       updated_at: string | number;
-    }>('SELECT provider, expires_at, updated_at FROM credentials WHERE user_id = ? ORDER BY provider', [userId]);
-    return rows.map((r) => ({ provider: r.provider, expiresAt: ms(r.expires_at), updatedAt: ms(r.updated_at)! }));
+    }>('SELECT provider, expires_at, updated_at FROM credentials WHERE user_id = ? ORDER BY provider', [
+      userId,
+    ]);
+    return rows.map((r) => ({
+      provider: r.provider,
+      expiresAt: ms(r.expires_at),
+      updatedAt: ms(r.updated_at)!,
+    }));
   }
 
   async claimRefresh(userId: string, provider: string): Promise<RefreshClaim | undefined> {
@@ -230,7 +239,10 @@ export class SqlVault implements Vault {
         provider,
         authorizationServer,
         redirectUri,
-        this.cipher.seal(JSON.stringify(client), VaultCipher.clientContext(provider, authorizationServer, redirectUri)),
+        this.cipher.seal(
+          JSON.stringify(client),
+          VaultCipher.clientContext(provider, authorizationServer, redirectUri),
+        ),
         this.now(),
       ],
     );
