@@ -11,10 +11,10 @@ import { buildIdOfBundle, type DeploymentVersion } from '../../infra/temporal/de
 import { testEnv } from './config';
 
 const ROOT = path.resolve(__dirname, '../..');
-/** The model call itself (model-step.ts `call`): version N+1 starts a one-millisecond timer first. */
-const ANCHOR = '  return extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked });';
+/** The model call itself (model-step.ts `send`): version N+1 starts a one-millisecond timer first. */
+const ANCHOR = '  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));';
 const CHANGED =
-  '  return wf.sleep(1).then(() => (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked })));';
+  '  await wf.sleep(1);\n  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));';
 
 export async function nextVersionBundle(): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'next-version-'));
