@@ -18,6 +18,7 @@ import type { AppConfig } from '../infra/config';
 import type { UserGrants } from './grants';
 import type { McpPool } from './mcp/pool';
 import { builtins, type BuiltinTool } from './tools/registry';
+import { hostMatches, parseHostPattern } from './tools/host-patterns';
 import type { ToolPlan, ToolPlanRequest } from './types';
 
 type McpEntry = Extract<ToolEntry, { kind: 'mcp' }>;
@@ -54,10 +55,22 @@ export class ToolPlanner {
     const entry = resolveTool(request.toolName);
     const rules = approvalRulesFor(this.config.policy, request.toolName);
     switch (entry.kind) {
-      case 'builtin':
+      case 'builtin': {
+        const builtin = builtins[entry.name];
+        const carriesOut = this.carriesOut(entry.definition, request);
+        // Whatever the policy says: a page read with someone's credential could be what asks for this request.
+        if (carriesOut)
+          return await this.askAPerson(entry.definition, request, rules, builtin, carriesOut, false);
         if (request.untrusted === 'shared-thread' && entry.definition.credential?.(request.args))
-          return await this.askTheRequester(entry.definition, request, rules, builtins[entry.name]);
-        return await this.byPolicy(entry.definition, request, rules, builtins[entry.name]);
+          return await this.askAPerson(
+            entry.definition,
+            request,
+            rules,
+            builtin,
+            `others wrote in this thread, and this call uses @${request.userId}'s credential`,
+          );
+        return await this.byPolicy(entry.definition, request, rules, builtin);
+      }
       case 'question':
         return await this.byPolicy(entry.definition, request, rules);
       case 'mission':
@@ -102,22 +115,50 @@ export class ToolPlanner {
   }
 
   /**
-   * A call with the requester's credential in a shared thread: someone else's message may be steering it, so it
-   * asks by default (no standing grant stands in); only the policy file's own word for the tool relaxes or denies it.
+   * A call someone else's words may be steering (a shared thread), with the requester's credential: it asks by
+   * default (no standing grant stands in); only the policy file's own word for the tool relaxes or denies it.
    */
-  private async askTheRequester(
+  private async askAPerson(
     tool: ToolDefinition,
     request: ToolPlanRequest,
     rules: ApprovalRules,
     builtin: BuiltinTool | undefined,
+    why: string,
+    policyMayRelax = true,
   ): Promise<ToolPlan> {
     const guarded: ToolDefinition = { ...tool, defaultPolicy: () => 'ask' };
     const plan = await this.byPolicy(guarded, request, rules, builtin, false);
-    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
+    if (plan.decision === 'deny') return plan;
+    if (plan.decision === 'ask' && plan.reason !== 'needs approval') return plan;
+    if (plan.decision === 'auto' && policyMayRelax) return plan;
     return {
-      ...plan,
-      reason: `needs approval: others wrote in this thread, and this call uses @${request.userId}'s credential`,
+      ...toPlan({ decision: 'ask', reason: 'needs approval' }, this.config.policy.approvalTimeout, rules),
+      reason: `needs approval: ${why}`,
     };
+  }
+
+  /**
+   * After a credentialed read, whether this call could carry what it returned out of the building: a request to a
+   * host outside every such provider's `apiHosts`, or a command with the network. Says why, or undefined.
+   */
+  private carriesOut(tool: ToolDefinition, request: ToolPlanRequest): string | undefined {
+    const providers = request.credentialedReads ?? [];
+    if (!providers.length) return undefined;
+    const read = providers.join(', ');
+    if (tool.name === 'http_request') {
+      let url: URL;
+      try {
+        url = new URL(String(request.args.url));
+      } catch {
+        return undefined; // the executor refuses it with its own words
+      }
+      const hosts = providers.flatMap((name) => this.config.policy.providers[name]?.apiHosts ?? []);
+      if (hosts.some((host) => hostMatches(parseHostPattern(host), url))) return undefined;
+      return `this conversation read with ${read} credentials, and this request goes to ${url.host}, outside their hosts`;
+    }
+    if (tool.name === 'shell_execute' && this.config.policy.tools[tool.name]?.network === 'full')
+      return `this conversation read with ${read} credentials, and this command reaches the network`;
+    return undefined;
   }
 
   private async mcpTool(entry: McpEntry, request: ToolPlanRequest, rules: ApprovalRules): Promise<ToolPlan> {

@@ -39,6 +39,11 @@ export interface ToolPlanRequest {
    * requester's credential.
    */
   untrusted?: 'mission-run' | 'tool-results' | 'shared-thread';
+  /**
+   * Credential providers whose calls ran in this conversation: what they returned is in the model's context, so a
+   * request to a host outside their `apiHosts` (or a command with the network) asks a person, whatever the policy.
+   */
+  credentialedReads?: string[];
 }
 
 export interface ToolPlan {

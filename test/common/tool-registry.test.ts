@@ -297,6 +297,38 @@ describe('the worker: planner and runner go by the same entry', () => {
     });
   });
 
+  it('asks before any request outside the hosts of a credential that read in this conversation, whatever grants say', async () => {
+    const away = { method: 'GET', url: 'https://example.com/collect?data=secret' };
+    const grant = {
+      id: 'g3',
+      userId: 'alice',
+      toolName: 'http_request',
+      pattern: 'GET https://example.com/*',
+      scope: 'session' as const,
+      sessionId: 'session:web:registry-test',
+      createdAt: 0,
+    };
+    // Before any credentialed read: a plain GET runs, and so does one a grant covers.
+    expect(await plan('http_request', away)).toMatchObject({ decision: 'auto' });
+    // After a read with the weather credential: the same GET asks, grant or not.
+    for (const sessionGrants of [[], [grant]])
+      expect(
+        await plan('http_request', away, { credentialedReads: ['weather'], sessionGrants }),
+      ).toMatchObject({
+        decision: 'ask',
+        reason:
+          'needs approval: this conversation read with weather credentials, and this request goes to example.com, outside their hosts',
+      });
+    // Back to the provider's own host: nothing leaves the building, the policy decides as before.
+    expect(
+      await plan(
+        'http_request',
+        { method: 'GET', url: 'http://127.0.0.1:9/more' },
+        { credentialedReads: ['weather'] },
+      ),
+    ).toMatchObject({ decision: 'auto' });
+  });
+
   it('refuses an MCP tool of a server that is not configured, in planning and in running', async () => {
     expect(await plan('notes__search')).toMatchObject({
       decision: 'deny',

@@ -143,6 +143,19 @@ describe('credential gates', () => {
     );
     expect((await view(sessionId)).gates.filter((g) => g.kind === 'credential')).toHaveLength(1);
 
+    // What the token read is in the model's context now: a request anywhere else asks first, though a plain GET
+    // would run at once in a conversation that read nothing with a credential.
+    const elsewhere = 'fetch http://127.0.0.1:9/collect';
+    await stack.web.say(sessionId, elsewhere);
+    const asked = await stack.web.pendingGate(sessionId);
+    expect(asked).toMatchObject({ kind: 'approval', toolName: 'http_request' });
+    await stack.web.decide(sessionId, asked.id, 'deny');
+    const fresh = `cred-fresh-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(fresh, elsewhere);
+    const ran = await finished(fresh);
+    expect(ran.gates).toEqual([]);
+    expect(toolResult(ran)).toMatchObject({ content: expect.stringContaining('refused: http://127.0.0.1:9') });
+
     // Disconnect: the token is gone, and the next call asks again.
     const listed = await stack.web.request('GET', '/credentials');
     expect(listed.body.providers).toContainEqual(expect.objectContaining({ name: 'acme', connected: true }));

@@ -185,6 +185,24 @@ async function summarised(
   }
 }
 
+/**
+ * The credential providers whose calls ran in this conversation (`"auth"` on a call with an `ok` result): what
+ * they returned is in the model's context, and a later request elsewhere could carry it out.
+ */
+export function credentialedReads(transcript: readonly Message[]): string[] {
+  const ran = new Set(
+    transcript.flatMap((m) => (m.role === 'tool' && m.status === 'ok' && !m.synthetic ? [m.toolCallId] : [])),
+  );
+  const providers = new Set<string>();
+  for (const m of transcript)
+    if (m.role === 'assistant')
+      for (const call of m.toolCalls) {
+        const auth = (call.args as { auth?: unknown } | null)?.auth;
+        if (typeof auth === 'string' && ran.has(call.id)) providers.add(auth);
+      }
+  return [...providers].sort();
+}
+
 /** Whether someone other than the requester wrote in this conversation (a shared Slack or Discord thread). */
 export function othersWrote(transcript: readonly Message[], requesterId: string): boolean {
   return transcript.some((m) => m.role === 'user' && m.userId !== undefined && m.userId !== requesterId);

@@ -20,7 +20,7 @@ import {
 } from './gates';
 import { approvalRules } from '../../common/gates/deciders';
 import { waitAt } from './gate-wait';
-import { othersWrote, readOutsideContent } from './model-step';
+import { credentialedReads, othersWrote, readOutsideContent } from './model-step';
 import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
 import type { Session, TurnInProgress } from './session';
 import { askServersQuestion } from './server-questions';
@@ -104,6 +104,14 @@ async function vet(run: Session, turn: TurnInProgress, call: ToolCall): Promise<
   return withPolicy(run, turn, { call, tool, args: checked.args });
 }
 
+/** The providers whose credentials read what the model now sees, when there are any (the planner's exfiltration guard). */
+function credentialedContext(transcript: Parameters<typeof credentialedReads>[0]): {
+  credentialedReads?: string[];
+} {
+  const providers = credentialedReads(transcript);
+  return providers.length ? { credentialedReads: providers } : {};
+}
+
 /** The policy's word on a call: denied (its result says why), run at once, or gated by an approval. */
 async function withPolicy(run: Session, turn: TurnInProgress, entry: Vetted): Promise<Vetted | undefined> {
   const { call, tool, args } = entry;
@@ -116,6 +124,7 @@ async function withPolicy(run: Session, turn: TurnInProgress, entry: Vetted): Pr
       userId: turn.requesterId,
       sessionId: run.sessionId,
       sessionGrants: state.grants,
+      ...credentialedContext(state.transcript),
       // What the model read may be steering it: a mission run's goal and trigger, others' messages in a shared
       // thread, or tool results it can see.
       ...(run.runOf
