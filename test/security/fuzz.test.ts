@@ -67,9 +67,19 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** A small deterministic generator, so a failure can be reproduced from its seed. */
+/**
+ * How many requests each endpoint gets: a few dozen in `npm test`, 10,000 in `npm run fuzz` (FUZZ_REQUESTS).
+ * FUZZ_SEED shifts every generator's seed: a run is reproduced from its seed, which every failure names.
+ */
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 0);
+const SEED = Number(process.env.FUZZ_SEED ?? 0);
+const perEndpoint = (base: number, share = 1) => (REQUESTS ? Math.ceil(REQUESTS / share) : base);
+/** A scenario's name, with the seed when it is not the default one (so a failure says how to reproduce it). */
+const named = (scenario: string) => (SEED ? `${scenario} [FUZZ_SEED=${SEED}]` : scenario);
+
+/** A small deterministic generator, so a failure can be reproduced from its seed (FUZZ_SEED shifts them all). */
 function random(seed: number) {
-  let state = seed;
+  let state = seed + SEED;
   return () => {
     state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
     return state / 2 ** 31;
@@ -151,7 +161,7 @@ describe('malformed input', () => {
     let refused = 0;
     let accepted = 0; // requests taken (2xx): only these may signal the fuzz session
     for (const [path, body] of Object.entries(valid)) {
-      for (let i = 0; i < 25; i++) {
+      for (let i = 0; i < perEndpoint(25); i++) {
         const payload = mutate(body, next);
         const raw = next() < 0.1 ? '{not json' : JSON.stringify(payload);
         const response = await fetch(`${stack.web.baseUrl}/api${path}`, {
@@ -171,7 +181,7 @@ describe('malformed input', () => {
       }
     }
     tally.lost = Math.max(0, (await signalsTo('session:web:fuzz')) - accepted);
-    tally.finish('malformed web API requests (fuzz)');
+    tally.finish(named('malformed web API requests (fuzz)'));
     expect(refused).toBeGreaterThan(80); // the fuzz mostly sends what must be refused
     // The operator override is for namespace operators (agentctl), never for the web API.
     const escalated = await fetch(`${stack.web.baseUrl}/api/decisions`, {
@@ -199,7 +209,7 @@ describe('malformed input', () => {
     const requests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
     const next = random(7);
     const tally = new Tally();
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < perEndpoint(20); i++) {
       const junk = JSON.stringify(
         mutate(
           {
@@ -217,7 +227,7 @@ describe('malformed input', () => {
       const forged = await requests.post(junk, 'application/json', { secret: 'nope' });
       tally.check(forged.status === 401, () => `forged event ${forged.status}: ${forged.text}`);
     }
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < perEndpoint(20); i++) {
       const payload = mutate(
         {
           type: 'block_actions',
@@ -242,7 +252,7 @@ describe('malformed input', () => {
       list.push(info.workflowId);
     // Well-formed mutations may start sessions; malformed coordinates never reach a workflow id.
     tally.lost = list.filter((workflowId) => !parseSlackSessionId(workflowId)).length;
-    tally.finish('forged / malformed Slack requests');
+    tally.finish(named('forged / malformed Slack requests'));
   });
 
   it('refuses forged Discord interactions and answers signed garbage with a 4xx or an ephemeral refusal', async () => {
@@ -258,7 +268,7 @@ describe('malformed input', () => {
       data: { custom_id: `ga:${channelId}:f47ac10b-58cc-4372-a567-0e02b2c3d479`, component_type: 2 },
       token: 'interaction-token',
     };
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < perEndpoint(40); i++) {
       const raw =
         next() < 0.1 ? '{not json' : JSON.stringify(mutate(i % 2 ? valid : { ...valid, type: 5 }, next));
       const signed = await requests.post(raw);
@@ -281,7 +291,7 @@ describe('malformed input', () => {
     }))
       list.push(info.workflowId);
     tally.lost = list.filter((workflowId) => !parseDiscordSessionId(workflowId)).length;
-    tally.finish('forged / malformed Discord interactions');
+    tally.finish(named('forged / malformed Discord interactions'));
   });
 
   it('answers garbage at the sign-in endpoints with an explanatory 4xx page', async () => {
@@ -289,7 +299,7 @@ describe('malformed input', () => {
     const tally = new Tally();
     const base = `http://127.0.0.1:${stack.port}`;
     const junk = () => encodeURIComponent(String(JUNK[Math.floor(next() * JUNK.length)]).slice(0, 3_000));
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < perEndpoint(30); i++) {
       const provider = ['acme', 'nosuch', '..', 'x'.repeat(200)][i % 4]!;
       for (const url of [
         `${base}/oauth/${provider}/start?ticket=${junk()}`,
@@ -313,7 +323,7 @@ describe('malformed input', () => {
       tally.lost = (vault.prepare('SELECT COUNT(*) AS n FROM credentials').get() as { n: number }).n;
       vault.close();
     }
-    tally.finish('forged OAuth state / tickets (fuzz)');
+    tally.finish(named('forged OAuth state / tickets (fuzz)'));
   });
 
   it('refuses garbage at the mission webhook, the read endpoints and the codec endpoint, and starts nothing', async () => {
@@ -322,7 +332,7 @@ describe('malformed input', () => {
     const base = `http://127.0.0.1:${stack.port}`;
     const junk = () => String(JUNK[Math.floor(next() * JUNK.length)]).slice(0, 200);
     const ids = () => [randomUUID(), junk(), 'mission:x', '../../etc/passwd', '%00', 'x'.repeat(300)];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < perEndpoint(5, 6); i++) {
       for (const id of ids()) {
         const path = encodeURIComponent(id);
         // Webhooks: any wrong id or secret looks the same (nothing reveals whether a mission exists).
@@ -355,7 +365,7 @@ describe('malformed input', () => {
       }
     }
     // The codec endpoint: without the token nothing is decoded; with it, garbage gets a 400 that says why.
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < perEndpoint(20); i++) {
       const body =
         next() < 0.2
           ? '{not json'
@@ -382,6 +392,6 @@ describe('malformed input', () => {
     }
     // No mission exists here, so nothing may have started one.
     tally.lost = (await client.workflow.count(`WorkflowType = 'missionWorkflow'`)).count;
-    tally.finish('mission webhook, read and codec endpoints (fuzz)');
+    tally.finish(named('mission webhook, read and codec endpoints (fuzz)'));
   });
 });
