@@ -93,6 +93,23 @@ describe('web chat in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'approved-answer.png') });
   });
 
+  it('grows the message box with a long paste, up to a part of the window, and back after sending', async () => {
+    const input = page.getByTestId('message-input');
+    const height = () => input.evaluate((el) => el.getBoundingClientRect().height);
+    const empty = await height();
+    await input.fill(Array.from({ length: 12 }, (_, i) => `line ${i + 1} of a pasted log`).join('\n'));
+    const grown = await height();
+    expect(grown).toBeGreaterThan(empty * 2);
+    // A paste far longer than the window: the box stops at 40 % of it and scrolls.
+    await input.fill(Array.from({ length: 200 }, (_, i) => `line ${i + 1}`).join('\n'));
+    const viewport = page.viewportSize()!.height;
+    expect(await height()).toBeLessThanOrEqual(Math.round(viewport * 0.4) + 1);
+    expect(await input.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'composer-grown.png') });
+    await page.getByTestId('send').click();
+    await expect.poll(height).toBeLessThanOrEqual(empty + 1);
+  });
+
   it('denies with a reason that the agent repeats', async () => {
     await send('run `echo should-not-run`');
     const call = lastCall();

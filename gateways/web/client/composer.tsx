@@ -2,11 +2,13 @@
  * Where a person writes. Errors are said here, next to the text, in plain words; a message that could not be sent
  * stays in the box with its id, so sending it again after a late arrival is the same message, taken once.
  */
-import { useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api';
 
 /** The gateway's limit on one message (message-route.ts). */
 export const MAX_MESSAGE_CHARS = 20_000;
+/** The box grows with what is written (a long paste shows), up to this share of the window; then it scrolls. */
+const MAX_HEIGHT_SHARE = 0.4;
 
 export function Composer({
   send,
@@ -22,6 +24,14 @@ export function Composer({
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   const unsent = useRef<{ text: string; messageId: string } | null>(null);
+  const box = useRef<HTMLTextAreaElement>(null);
+  // Fits the box to its text: taller as lines are written or pasted, back to two lines once sent.
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${Math.min(el.scrollHeight + 2, Math.round(window.innerHeight * MAX_HEIGHT_SHARE))}px`;
+  }, [text]);
   const length = text.trim().length;
   const tooLong = length > MAX_MESSAGE_CHARS;
 
@@ -52,6 +62,7 @@ export function Composer({
     <form id="composer" onSubmit={submit} aria-label="Message the agent">
       <div class="composer-row">
         <textarea
+          ref={box}
           id="text"
           data-testid="message-input"
           rows={2}
