@@ -3,6 +3,7 @@
  * TEMPORAL_ADDRESS points at one), the worker and the gateway; Ctrl-C stops them in reverse order.
  */
 import { loadConfig } from '../infra/config';
+import { describeDotEnv, loadDotEnv } from '../infra/env-file';
 import { createLogger } from '../infra/log';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../infra/temporal/dev-server';
 import { startGateway } from '../gateways/serve';
@@ -11,6 +12,7 @@ import { StreamHub } from '../gateways/stream-hub';
 import { throttledSink } from '../infra/stream-relay';
 
 async function main(): Promise<void> {
+  const dotEnv = loadDotEnv();
   const config = loadConfig();
   // One process: the worker streams answers straight into the gateway's hub (STREAM_URL, if set, is used instead).
   const streams = new StreamHub();
@@ -18,6 +20,7 @@ async function main(): Promise<void> {
     ? {}
     : { stream: throttledSink((update) => streams.accept(update)) };
   const log = createLogger('start', config.logLevel);
+  if (dotEnv) log.info(describeDotEnv(dotEnv));
   let embedded: EmbeddedTemporal | undefined;
   if (!config.temporal.address) {
     embedded = await startEmbeddedTemporal(config, (m) => log.info(m));

@@ -6,3 +6,6 @@ try {
 } catch {
   // already installed in this process
 }
+
+// A developer's own `.env` in the checkout must not change what the processes a test starts are configured with.
+process.env.AGENT_DOTENV = 'off';
