@@ -11,6 +11,13 @@ import { startWorker } from '../workers/run-worker';
 import { StreamHub } from '../gateways/stream-hub';
 import { throttledSink } from '../infra/stream-relay';
 
+/** Which model answers: the scripted demo says it is one, and how to connect a real model. */
+function modelLine(config: ReturnType<typeof loadConfig>): string {
+  return config.model.provider === 'scripted'
+    ? '  Model:        the scripted demo (not an AI). Yours: MODEL_PROVIDER=openai OPENAI_API_KEY=… in .env (README, "Configure")\n'
+    : `  Model:        ${config.model.provider} ${config.model.name ?? ''}\n`;
+}
+
 async function main(): Promise<void> {
   const dotEnv = loadDotEnv();
   const config = loadConfig();
@@ -30,7 +37,7 @@ async function main(): Promise<void> {
   const worker = await startWorker(config, address, createLogger('worker', config.logLevel), inProcess);
   const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel), { streams });
   process.stdout.write(
-    `\n  Web chat:     ${gateway.chatUrl}\n${gateway.temporalUiUrl ? `  Temporal UI:  ${gateway.temporalUiUrl}\n` : ''}  Stop with Ctrl-C.\n\n`,
+    `\n  Web chat:     ${gateway.chatUrl}\n${gateway.temporalUiUrl ? `  Temporal UI:  ${gateway.temporalUiUrl}\n` : ''}${modelLine(config)}  Stop with Ctrl-C.\n\n`,
   );
 
   let stopping = false;

@@ -59,6 +59,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       rate: deps.config.web.rate,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
+      demoModel: deps.config.model.provider === 'scripted',
       log: deps.log,
       credentials: deps.credentials,
       connectUrl: (userId, provider, expiresAt) =>

@@ -21,6 +21,8 @@ export interface WebRouteDeps {
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
   temporalUiUrl: string | undefined;
   namespace: string;
+  /** The scripted demo model answers (no MODEL_PROVIDER set): the first screen says so, and how to connect one. */
+  demoModel: boolean;
   log: Logger;
   /** A personal "Connect <provider>" link for this user. */
   connectUrl: (userId: string, provider: string, expiresAt?: number) => string;

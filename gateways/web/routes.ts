@@ -49,6 +49,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       mode: deps.auth.mode,
       temporalUiUrl: deps.temporalUiUrl ?? null,
       namespace: deps.namespace,
+      demoModel: deps.demoModel,
     }),
   );
   app.get('/credentials', (c) => listCredentials(api, c));

@@ -62,7 +62,9 @@ describe('npm start', () => {
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Strict/i);
     const me = await fetch(`http://localhost:${port}/api/me`, { headers: { cookie: cookie.split(';')[0]! } });
-    expect(await me.json()).toMatchObject({ userId: 'local', mode: 'local' });
+    // With no model configured, the first screen and the start say that a scripted demo answers.
+    expect(await me.json()).toMatchObject({ userId: 'local', mode: 'local', demoModel: true });
+    expect(first.output()).toContain('Model:        the scripted demo (not an AI)');
     expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(401);
     const page = await fetch(`http://127.0.0.1:${port}/`);
     expect(await page.text()).toContain('<div id="app"></div>');

@@ -111,6 +111,7 @@ export function App() {
           onView={onView}
           onArchive={archive}
           start={(text) => void newConversation(text).catch(failed)}
+          demoModel={me?.demoModel === true}
         />
         {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
         {route !== '/inbox' && !foreign && (
@@ -165,6 +166,7 @@ function Page(props: {
   onView: (view: WebView) => void;
   onArchive: (id: string, archived: boolean) => Promise<void>;
   start: (text: string) => void;
+  demoModel: boolean;
 }) {
   const { route, foreign, sessionId } = props;
   if (route === '/inbox') return <InboxView inbox={props.inbox} reload={props.loadInbox} />;
@@ -181,7 +183,7 @@ function Page(props: {
     );
   return (
     <div id="transcript" data-testid="transcript">
-      <Welcome start={props.start} />
+      <Welcome start={props.start} demoModel={props.demoModel} />
     </div>
   );
 }

@@ -33,6 +33,8 @@ export interface SessionSummary {
 export interface Me {
   userId: string;
   mode: string;
+  /** The scripted demo model answers, not a real one. */
+  demoModel?: boolean;
 }
 
 /** The answer being written (streamed), and how long the transcript was when it began. */
