@@ -18,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
 import type { Tracing } from '../infra/telemetry';
 
 // A directory: the bundler finds index.ts (source) or index.js (dist), also under test runners.
@@ -100,7 +100,8 @@ export function workflowCode(
  * out, although webpack's output names files by where they are (infra/temporal/deployment.ts).
  */
 export async function bundleWorkflows(from = workflowsPath): Promise<string> {
-  const { code } = await bundleWorkflowCode(workflowBundleOptions(from));
+  // Warnings and errors only: webpack's module statistics are noise before `npm start`'s link.
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(from), logger: new DefaultLogger('WARN') });
   // On the first line, not a line of its own: the inline source map's lines stay where they are, and the worker
   // takes everything after the map's comment at the end as the map.
   return `${workflowCodeMarker(workflowCodeDigest(from))}${code}`;
