@@ -839,7 +839,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,
     drainIntervalMs: e.WORKER_DRAIN_INTERVAL,
     // The embedded server shares its host's cores with the worker and the gateway: at 20 a second with 10,000
-    // parked, clicks during a drain waited past 30 s; at 10, 1.9 s at p99 (docs/BENCHMARKS.md).
+    // parked, clicks during a drain waited past 30 s; at 10, 1.9 s at p99; at 5, 259 ms (docs/BENCHMARKS.md).
     drainRatePerSecond: e.WORKER_DRAIN_RATE ?? (e.TEMPORAL_ADDRESS ? 20 : EMBEDDED_DRAIN_RATE),
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
