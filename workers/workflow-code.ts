@@ -18,7 +18,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, type BundleOptions, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  type BundleOptions,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { Tracing } from '../infra/telemetry';
 
 // A directory: the bundler finds index.ts (source) or index.js (dist), also under test runners.
@@ -101,7 +106,10 @@ export function workflowCode(
  */
 export async function bundleWorkflows(from = workflowsPath): Promise<string> {
   // Warnings and errors only: webpack's module statistics are noise before `npm start`'s link.
-  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(from), logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({
+    ...workflowBundleOptions(from),
+    logger: new DefaultLogger('WARN'),
+  });
   // On the first line, not a line of its own: the inline source map's lines stay where they are, and the worker
   // takes everything after the map's comment at the end as the map.
   return `${workflowCodeMarker(workflowCodeDigest(from))}${code}`;

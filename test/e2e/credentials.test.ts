@@ -154,7 +154,9 @@ describe('credential gates', () => {
     await stack.web.say(fresh, elsewhere);
     const ran = await finished(fresh);
     expect(ran.gates).toEqual([]);
-    expect(toolResult(ran)).toMatchObject({ content: expect.stringContaining('refused: http://127.0.0.1:9') });
+    expect(toolResult(ran)).toMatchObject({
+      content: expect.stringContaining('refused: http://127.0.0.1:9'),
+    });
 
     // Disconnect: the token is gone, and the next call asks again.
     const listed = await stack.web.request('GET', '/credentials');

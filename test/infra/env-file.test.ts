@@ -26,7 +26,10 @@ describe('.env', () => {
 
   it('takes .env.example as it is, copied to .env: npm start works with it unchanged', () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, '.env'), readFileSync(path.resolve(__dirname, '../../.env.example'), 'utf8'));
+    writeFileSync(
+      path.join(dir, '.env'),
+      readFileSync(path.resolve(__dirname, '../../.env.example'), 'utf8'),
+    );
     const env: NodeJS.ProcessEnv = {};
     expect(loadDotEnv(dir, env)!.used).toContain('MODEL_PROVIDER');
     expect(loadConfig({ ...env, DATA_DIR: tempDir() }).model.provider).toBe('scripted');

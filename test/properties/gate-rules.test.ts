@@ -20,7 +20,11 @@ const decision = fc.record({
 });
 
 function owner() {
-  const state = new SessionState({ sessionId: 's1', channel: 'web', ownerId: 'alice' }, () => 0, () => 'id');
+  const state = new SessionState(
+    { sessionId: 's1', channel: 'web', ownerId: 'alice' },
+    () => 0,
+    () => 'id',
+  );
   const host: GateHost = { state, sessionId: 'session:web:s1', continuingAsNew: false, emit: () => {} };
   return new Gates(host, undefined);
 }
@@ -49,7 +53,11 @@ describe('gate rules, for any sequence of decisions', () => {
             approvalsNeeded,
           });
           gates.open(gate);
-          const mayEver = new Set(['alice', ...approvers, ...decisions.filter((d) => d.choice === 'delegate').map((d) => d.to)]);
+          const mayEver = new Set([
+            'alice',
+            ...approvers,
+            ...decisions.filter((d) => d.choice === 'delegate').map((d) => d.to),
+          ]);
           let resolvedAs: string | undefined;
           for (const d of decisions) {
             const before = JSON.stringify(gate.resolution ?? null);
@@ -68,7 +76,11 @@ describe('gate rules, for any sequence of decisions', () => {
             if (!mayEver.has(d.userId)) expect(JSON.stringify(gate.resolution ?? null)).toBe(before);
             // A decision that resolved the gate came from someone allowed to decide it then.
             if (wasPending && gate.status !== 'pending') {
-              expect(gate.requesterId === d.userId || votersBefore.has(d.userId) || gate.approvers.includes(d.userId)).toBe(true);
+              expect(
+                gate.requesterId === d.userId ||
+                  votersBefore.has(d.userId) ||
+                  gate.approvers.includes(d.userId),
+              ).toBe(true);
               resolvedAs = gate.resolution!.outcome;
             }
           }

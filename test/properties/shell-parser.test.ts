@@ -13,7 +13,9 @@ import { parseShellCommand } from '../../activities/tools/parse-shell';
  */
 const program = fc.stringMatching(/^qz[a-z0-9]{0,6}$/);
 const argument = fc.stringMatching(/^[a-z0-9][a-z0-9._/=-]{0,11}$/);
-const command = fc.tuple(program, fc.array(argument, { maxLength: 3 })).map(([name, args]) => [name, ...args]);
+const command = fc
+  .tuple(program, fc.array(argument, { maxLength: 3 }))
+  .map(([name, args]) => [name, ...args]);
 
 /** Ways to make one line run a second command. */
 const JOINS: ((a: string, b: string) => string)[] = [
