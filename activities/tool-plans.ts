@@ -104,19 +104,19 @@ export class ToolPlanner {
   ): Promise<ToolPlan> {
     const changes = !isReadOnlyMissionOp(entry.op);
     if (!changes || !request.untrusted) return await this.byPolicy(entry.definition, request, rules);
-    const guarded: ToolDefinition = { ...entry.definition, defaultPolicy: () => 'ask' };
-    const plan = await this.byPolicy(guarded, request, rules, undefined, false);
-    if (plan.decision !== 'ask' || plan.reason !== 'needs approval') return plan;
     const why =
       request.untrusted === 'mission-run'
         ? 'a mission run changes missions only with a person’s approval'
-        : 'tool results came back in this turn, and what the model read may be steering this mission change';
-    return { ...plan, reason: `needs approval: ${why}` };
+        : request.untrusted === 'shared-thread'
+          ? 'others wrote in this thread, and what they wrote may be steering this mission change'
+          : 'tool results came back in this turn, and what the model read may be steering this mission change';
+    return await this.askAPerson(entry.definition, request, rules, undefined, why);
   }
 
   /**
-   * A call someone else's words may be steering (a shared thread), with the requester's credential: it asks by
-   * default (no standing grant stands in); only the policy file's own word for the tool relaxes or denies it.
+   * A call something other than the requester may be steering (a mission run, tool results, others in a shared
+   * thread, a credentialed read it could carry out): it asks by default and no standing grant stands in; the policy
+   * file's own word for the tool relaxes it only where `policyMayRelax`, and may always deny it.
    */
   private async askAPerson(
     tool: ToolDefinition,
@@ -128,13 +128,10 @@ export class ToolPlanner {
   ): Promise<ToolPlan> {
     const guarded: ToolDefinition = { ...tool, defaultPolicy: () => 'ask' };
     const plan = await this.byPolicy(guarded, request, rules, builtin, false);
-    if (plan.decision === 'deny') return plan;
+    if (plan.decision === 'deny' || (plan.decision === 'auto' && policyMayRelax)) return plan;
     if (plan.decision === 'ask' && plan.reason !== 'needs approval') return plan;
-    if (plan.decision === 'auto' && policyMayRelax) return plan;
-    return {
-      ...toPlan({ decision: 'ask', reason: 'needs approval' }, this.config.policy.approvalTimeout, rules),
-      reason: `needs approval: ${why}`,
-    };
+    // The tool's own approval timeout and rules stay; only the reason says why a person is asked.
+    return { ...plan, decision: 'ask', reason: `needs approval: ${why}` };
   }
 
   /**
