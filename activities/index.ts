@@ -11,6 +11,14 @@ import {
   type OperatorAction,
   type OperatorClaim,
 } from '../infra/operator-claim';
+import {
+  isSealedSignal,
+  loadGatewayKey,
+  sealSignal,
+  verifySeal,
+  type GatewaySeal,
+  type SealVerdict,
+} from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
@@ -159,6 +167,8 @@ export function createActivities(deps: ActivityDeps) {
 
   let key: string | undefined;
   const operatorKey = () => (key ??= loadOperatorKey(config.dataDir, config.operatorKey));
+  let sealKey: string | undefined;
+  const gatewayKey = () => (sealKey ??= loadGatewayKey(config.dataDir, config.gatewayKey));
   return {
     ...modelActivities({ config, log, streamLog, stream, outboundFor }),
 
@@ -237,6 +247,30 @@ export function createActivities(deps: ActivityDeps) {
       claim: OperatorClaim | undefined;
     }): Promise<ClaimVerdict> {
       return verifyOperatorClaim(operatorKey(), request.action, request.claim);
+    },
+
+    /**
+     * Were these signals sealed by a gateway, for the calling workflow (its id is the address a seal names)? Only
+     * gateways and workers hold the key. One verdict per item, in order.
+     */
+    async verifyGatewaySeals(request: {
+      items: { signal: string; digest: string; seal: GatewaySeal }[];
+    }): Promise<SealVerdict[]> {
+      const to = Context.current().info.workflowExecution?.workflowId;
+      return request.items.map((item) =>
+        to
+          ? verifySeal(gatewayKey(), { signal: item.signal, to, digest: item.digest }, item.seal)
+          : { ok: false, reason: 'it was not checked for a workflow' },
+      );
+    },
+
+    /**
+     * A conversation passes a checked decision on to the mission run whose gate it shows: sealed afresh for that
+     * run, as the run believes only sealed signals. Only for sealed signal names.
+     */
+    async sealForRun(request: { signal: string; to: string; digest: string }): Promise<GatewaySeal> {
+      if (!isSealedSignal(request.signal)) throw new Error(`${request.signal} is not a sealed signal`);
+      return sealSignal(gatewayKey(), request);
     },
   };
 }

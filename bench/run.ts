@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { loadConfig, type AppConfig } from '../infra/config';
+import { TEST_GATEWAY_KEY } from '../test/helpers/config';
 import { createLogger } from '../infra/log';
 import { startGateway, type RunningGateway } from '../gateways/serve';
 import { bundleWorkflows, workflowCode } from '../workers/workflow-code';
@@ -34,6 +35,7 @@ import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { measureHistoryGrowth } from './history-growth';
 import { measureOrg } from './org';
+import { sealingClient } from '../infra/temporal/sealing-interceptor';
 import { measureOrgMissions } from './org-missions';
 import { measureDrain } from './org-drain';
 import { activityHeartbeats } from '../activities/heartbeat';
@@ -90,6 +92,8 @@ async function main(): Promise<void> {
   const config = loadConfig({
     DATA_DIR: dataDir,
     AGENT_CONFIG: policyFile,
+    // The bench's sessions play a gateway and seal with this key (test/helpers/session.ts).
+    GATEWAY_KEY: TEST_GATEWAY_KEY,
     TEMPORAL_TASK_QUEUE: QUEUE,
     PORT: String(port),
     LOG_LEVEL: 'error',
@@ -453,7 +457,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: 500,
     });
     const org = await measureOrg({
-      client: env.client,
+      client: sealingClient(env.client, TEST_GATEWAY_KEY),
       queue: orgQueue,
       worker,
       gatewayUrl: gateway.url,

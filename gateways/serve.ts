@@ -9,6 +9,8 @@ import { CredentialService } from '../infra/credentials/service';
 import type { Logger } from '../infra/log';
 import { dataConverterFor } from '../infra/temporal/codec';
 import { connectClient } from '../infra/temporal/connect';
+import { withSealing } from '../infra/temporal/sealing-interceptor';
+import { loadGatewayKey } from '../infra/gateway-seal';
 import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
 import { startTracing } from '../infra/telemetry';
 import { createGatewayApp } from './app';
@@ -37,12 +39,13 @@ export async function startGateway(
   refuseUnauthenticatedExposure(config);
   makeDataDirPrivate(config.dataDir, (message) => log.warn(message));
   const tracing = startTracing(config.tracing, 'gateway');
+  // Every signal sent in a person's name leaves sealed with the gateway key (infra/gateway-seal.ts).
   const client = await connectClient(
     address,
     config.temporal.namespace,
     dataConverterFor(config.codec.payloadKey),
     config.temporal,
-    tracing?.client,
+    withSealing(loadGatewayKey(config.dataDir, config.gatewayKey), tracing?.client),
   );
   // The first message may come before any worker has run on a fresh server: the gateway's
   // signal-with-start sets these attributes, so it registers them too (idempotently).

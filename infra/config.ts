@@ -334,6 +334,15 @@ const envSchema = z.object({
     (key) => key === undefined || key.length >= 32,
     'OPERATOR_KEY must be at least 32 characters',
   ),
+  /**
+   * Seals every signal a gateway sends in a person's name (infra/gateway-seal.ts); the worker believes a message,
+   * decision or answer only with its seal. The same for every gateway and worker. Default: DATA_DIR/gateway-key,
+   * created on first use (owner-only), which serves processes that share DATA_DIR.
+   */
+  GATEWAY_KEY: optionalText.refine(
+    (key) => key === undefined || key.length >= 32,
+    'GATEWAY_KEY must be at least 32 characters (openssl rand -base64 32)',
+  ),
   MODEL_PROVIDER: z.enum(['scripted', 'openai', 'anthropic']).default('scripted'),
   /** The scripted model writes its answers word by word at this pace (0: at once), so the quick start streams. */
   SCRIPTED_WORD_MS: z.coerce.number().int().min(0).max(1_000).default(35),
@@ -503,6 +512,8 @@ export interface AppConfig {
   codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
   /** OPERATOR_KEY: the operator claims' key (infra/operator-claim.ts); else DATA_DIR/operator-key. */
   operatorKey: string | undefined;
+  /** GATEWAY_KEY: the gateway seals' key (infra/gateway-seal.ts); else DATA_DIR/gateway-key. */
+  gatewayKey: string | undefined;
   workflowBundlePath: string | undefined;
   /** Bounded workflow cache of a worker (unset: the SDK's default, sized from the heap limit). */
   maxCachedWorkflows: number | undefined;
@@ -834,6 +845,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     credentials: credentialsConfig(e, policy, env),
     codec: codecConfig(e),
     operatorKey: e.OPERATOR_KEY,
+    gatewayKey: e.GATEWAY_KEY,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     stickyTimeoutMs: e.WORKER_STICKY_TIMEOUT,

@@ -20,6 +20,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { loadConfig } from '../../infra/config';
+import { TEST_GATEWAY_KEY } from '../../test/helpers/config';
 import { TestSession } from '../../test/helpers/session';
 
 const QUEUE = `memory-probe-${randomUUID()}`;
@@ -57,7 +58,12 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'memory-probe-'));
   const policyFile = path.join(dataDir, 'agent.config.json');
   writeFileSync(policyFile, '{}');
-  const config = loadConfig({ DATA_DIR: dataDir, AGENT_CONFIG: policyFile, LOG_LEVEL: 'error' });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    AGENT_CONFIG: policyFile,
+    LOG_LEVEL: 'error',
+    GATEWAY_KEY: TEST_GATEWAY_KEY,
+  });
   const worker = await Worker.create({
     connection,
     taskQueue: QUEUE,

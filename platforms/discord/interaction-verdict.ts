@@ -113,6 +113,11 @@ async function verdictOf(
       .clickOutcome(workflowId, { gateId, userId, since }, Math.max(50, left))
       .catch(() => undefined);
     if (!feedback) break; // no worker answering: the click waits durably
+    if (feedback.checking) {
+      // The click is still being checked (its gateway seal): what the workflow says now is from before it.
+      await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
+      continue;
+    }
     if (feedback.notices.length) return ephemeral(feedback.notices.map((n) => n.text).join('\n'));
     const gate = feedback.gate;
     if (gate && gate.status !== 'pending') return deferUpdate;

@@ -93,7 +93,8 @@ export class LateClickOutcome {
           QUERY_BUDGET_MS,
         )
         .catch(() => undefined); // still no worker answering: look again later
-      if (!feedback || signal.aborted) continue;
+      // Still checking a seal: the outcome is not known yet.
+      if (!feedback || signal.aborted || feedback.checking) continue;
       if (feedback.notices.length) {
         await this.followUp(click, feedback.notices.map((n) => n.text).join('\n'));
         return;

@@ -111,6 +111,11 @@ describe('docker-compose.yml', () => {
   it('serves the Temporal UI only through the gateway, under the path the gateway serves it at', () => {
     expect(compose['temporal-ui']!.ports).toBeUndefined();
     expect(compose['temporal-ui']!.environment!.TEMPORAL_UI_PUBLIC_PATH).toBe(TEMPORAL_UI_PATH);
+    // The UI gets its own settings only, never the whole .env with the agent's keys in it.
+    expect((compose['temporal-ui'] as { env_file?: unknown }).env_file).toBeUndefined();
+    expect(Object.keys(compose['temporal-ui']!.environment!).filter((k) => /KEY|PASSWORD/.test(k))).toEqual([
+      'TEMPORAL_TLS_KEY',
+    ]);
     const gateway = compose.gateway!.environment!;
     expect(gateway.TEMPORAL_UI_URL).toBeUndefined();
     const config = loadConfig({
@@ -147,6 +152,9 @@ describe('docker-compose.yml', () => {
     expect(worker.environment!.VAULT_KEY).toMatch(/^\$\{VAULT_KEY:\?/);
     expect(worker.environment!.DATABASE_URL).toContain('${AGENT_DB_PASSWORD:?');
     expect(gateway.environment!.VAULT_KEY).toBe(worker.environment!.VAULT_KEY);
+    // The same for the gateway's seal, which the worker checks on every message, decision and answer.
+    expect(worker.environment!.GATEWAY_KEY).toMatch(/^\$\{GATEWAY_KEY:\?/);
+    expect(gateway.environment!.GATEWAY_KEY).toBe(worker.environment!.GATEWAY_KEY);
     for (const service of [worker, gateway]) expect(service.environment!.VAULT_PATH).toBeUndefined();
     const mounted = (service: Service) => (service.volumes ?? []).map((v) => v.split(':')[0]);
     // Apart from the read-only certificates every Temporal client holds.

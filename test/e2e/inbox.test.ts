@@ -16,6 +16,8 @@ import { mention, SlackRequests } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { TEST_GATEWAY_KEY } from '../helpers/config';
+import { sealingClient } from '../../infra/temporal/sealing-interceptor';
 import { Tally } from '../chaos/summary';
 
 const SECRET = 'slack-signing-secret-for-the-inbox';
@@ -310,8 +312,8 @@ describe('the "needs you" inbox', () => {
       const opened = await events.next();
       expect(opened.items.map((i) => i.asks)).toEqual(['Run shell_execute: echo pushed']);
       // Decided by a signal straight to Temporal (as another gateway or a Slack click would): the feed tells.
-      await env.client.workflow
-        .getHandle('session:web:inbox-push')
+      await sealingClient(env.client, TEST_GATEWAY_KEY)
+        .workflow.getHandle('session:web:inbox-push')
         .signal(decideSignal, { gateId: opened.items[0]!.gateId, choice: 'approve', userId: 'alice' });
       expect((await events.next()).items).toEqual([]);
     } finally {

@@ -20,6 +20,12 @@ function withTestDefaults(policy: Record<string, unknown>): Record<string, unkno
   return 'http_request' in tools ? policy : { ...policy, tools: { ...tools, http_request: SIGNED_IN_READS } };
 }
 
+/**
+ * The gateway key of every test's gateway and worker (infra/gateway-seal.ts): a test that plays a gateway seals
+ * with it (sealingClient); attacks use anything else, or nothing.
+ */
+export const TEST_GATEWAY_KEY = 'test-gateway-key-0123456789abcdefghijklmnopqrstuvwxyz';
+
 /** Writes a policy file and returns environment variables that point a process at it. */
 export function testEnv(
   policy: Record<string, unknown> = {},
@@ -35,6 +41,7 @@ export function testEnv(
     // Whole answers at once: the tests that look at streaming set a pace (the product's default writes word by word).
     SCRIPTED_WORD_MS: '0',
     LOG_LEVEL: 'warn',
+    GATEWAY_KEY: TEST_GATEWAY_KEY,
     // `TEST_WORKER_CACHE=0 npm test`: every workflow task replays the whole history (a hunt for non-determinism).
     ...(process.env.TEST_WORKER_CACHE ? { WORKER_MAX_CACHED_WORKFLOWS: process.env.TEST_WORKER_CACHE } : {}),
     ...extra,

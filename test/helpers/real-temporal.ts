@@ -132,6 +132,7 @@ export class RealTemporal {
       POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
       AGENT_DB_PASSWORD: randomBytes(12).toString('hex'),
       VAULT_KEY: randomBytes(32).toString('base64'),
+      GATEWAY_KEY: randomBytes(32).toString('base64'),
     };
     symlinkSync(path.join(build, 'bin/temporal-sql-tool'), path.join(this.bin, 'temporal-sql-tool'));
     const cli = process.env.TEMPORAL_CLI_PATH;

@@ -2,6 +2,8 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { slackSessionWorkflowIdOf, webSessionWorkflowId } from '../../common/ids';
+import { sealingClient } from '../../infra/temporal/sealing-interceptor';
+import { TEST_GATEWAY_KEY } from './config';
 import {
   answerSignal,
   decideSignal,
@@ -22,10 +24,15 @@ export class TestSession {
   /** How often waitFor polls the workflow's state (benchmarks poll faster for finer figures). */
   pollMs = 150;
 
+  private readonly client: Client;
+
+  /** Plays a gateway: what it sends in a person's name is sealed with the tests' gateway key. */
   constructor(
-    private readonly client: Client,
+    client: Client,
     private readonly taskQueue: string,
-  ) {}
+  ) {
+    this.client = sealingClient(client, TEST_GATEWAY_KEY);
+  }
 
   /** The same session as a Slack thread's (its deliveries go to the Slack Web API the worker is given). */
   inSlackThread(): this {

@@ -3,6 +3,7 @@
  * that fails after its retries becomes a message in the conversation, and the next message is answered.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -21,7 +22,8 @@ import {
   type SessionInput,
 } from '../../workflows/session/contract';
 import { workflowCode } from '../../workers/workflow-code';
-import { testConfig } from '../helpers/config';
+import { TEST_GATEWAY_KEY, testConfig } from '../helpers/config';
+import { sealingClient } from '../../infra/temporal/sealing-interceptor';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
 import { FakeSlack } from '../helpers/fake-slack';
@@ -32,9 +34,12 @@ import { until } from '../helpers/until';
 type Activities = ReturnType<typeof createActivities>;
 
 let env: TestWorkflowEnvironment;
+/** Messages sent as a gateway sends them (sealed). */
+let gateway: Client;
 
 beforeAll(async () => {
   env = await startTestTemporal();
+  gateway = sealingClient(env.client, TEST_GATEWAY_KEY);
 });
 
 afterAll(async () => {
@@ -218,7 +223,7 @@ describe('a failing activity', () => {
           const workflowId = `session:slack:T1:C1:${Date.now()}.000200`;
           const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: 'U1' };
           const say = (text: string) =>
-            env.client.workflow.signalWithStart('sessionWorkflow', {
+            gateway.workflow.signalWithStart('sessionWorkflow', {
               workflowId,
               taskQueue,
               args: [input],
@@ -267,7 +272,7 @@ describe('a long answer in a Slack thread', () => {
           slack.failCall('chat.postMessage', 3);
           const workflowId = `session:slack:T1:C1:${Date.now()}.000100`;
           const input: SessionInput = { sessionId: workflowId, channel: 'slack', ownerId: 'U1' };
-          await env.client.workflow.signalWithStart('sessionWorkflow', {
+          await gateway.workflow.signalWithStart('sessionWorkflow', {
             workflowId,
             taskQueue,
             args: [input],
@@ -331,7 +336,7 @@ describe('a long answer in a Discord channel', () => {
           discord.refusePostAt = 3;
           const workflowId = `session:discord:${FAKE_CHANNEL}`;
           const input: SessionInput = { sessionId: workflowId, channel: 'discord', ownerId: 'U1' };
-          await env.client.workflow.signalWithStart('sessionWorkflow', {
+          await gateway.workflow.signalWithStart('sessionWorkflow', {
             workflowId,
             taskQueue,
             args: [input],

@@ -136,7 +136,7 @@ describe('session workflow', () => {
     });
   });
 
-  it('answers the first message of a new conversation in three workflow tasks and two activities', async () => {
+  it('answers the first message of a new conversation in a few workflow tasks and three activities', async () => {
     await withSession(async (session) => {
       await session.say('hello');
       const view = await session.idle();
@@ -147,18 +147,25 @@ describe('session workflow', () => {
         return name ? [name] : [];
       });
       const tasks = events!.filter((e) => e.workflowTaskCompletedEventAttributes).length;
-      // The previous run's transcript and the settings come in one read (they used to be two), then the model.
-      expect(activities).toEqual(['loadRunOpening', 'callModel']);
-      expect(tasks).toBe(3);
+      // The previous run's transcript and the settings come in one read (they used to be two), beside the check of
+      // the message's gateway seal; then the model.
+      expect([...activities].sort()).toEqual(['callModel', 'loadRunOpening', 'verifyGatewaySeals']);
+      expect(activities.at(-1)).toBe('callModel');
+      expect(tasks).toBeGreaterThanOrEqual(3);
+      expect(tasks).toBeLessThanOrEqual(4);
 
-      // Within a minute the next message reuses those settings: one task to call the model, one to answer.
+      // Within a minute the next message reuses those settings: its seal checked, then the model.
       await session.say('again');
       await session.waitFor(
         (v) => v.status === 'idle' && lastAnswer(v).includes('again'),
         'the second answer',
       );
       const next = await session.handle.fetchHistory();
-      expect(next.events!.filter((e) => e.activityTaskScheduledEventAttributes).length).toBe(3);
+      const nextActivities = next.events!.flatMap((e) => {
+        const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      });
+      expect(nextActivities.slice(activities.length)).toEqual(['verifyGatewaySeals', 'callModel']);
     });
   });
 

@@ -128,8 +128,11 @@ const schemas = sharedSchemas('session-contract', () => {
 
   /** Archive (or bring back) a conversation in its owner's list: only the owner may; nothing else changes. */
   const archive = z.strictObject({ userId, archived: z.boolean() });
+  /** A gateway's seal of a signal in a person's name (infra/gateway-seal.ts): a MAC and its time, no secret. */
+  const gatewaySeal = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
   return {
     archive,
+    gatewaySeal,
     userMessage,
     decisionChoice,
     decision,
@@ -402,10 +405,16 @@ export interface SessionView {
   usage?: Spend;
 }
 
-export const userMessageSignal = defineSignal<[UserMessage]>('userMessage');
-export const decideSignal = defineSignal<[Decision]>('decide');
+export const gatewaySealSchema = schemas.gatewaySeal;
+export type GatewaySeal = z.infer<typeof gatewaySealSchema>;
+/**
+ * The signals that act in a person's name carry the gateway's seal as a second argument (infra/gateway-seal.ts),
+ * added by the gateway's client; the workflow believes them only once the worker has checked it.
+ */
+export const userMessageSignal = defineSignal<[UserMessage, GatewaySeal?]>('userMessage');
+export const decideSignal = defineSignal<[Decision, GatewaySeal?]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
-export const answerSignal = defineSignal<[AnswerSubmission]>('answer');
+export const answerSignal = defineSignal<[AnswerSubmission, GatewaySeal?]>('answer');
 
 export const repostPendingSchema = schemas.repostPending;
 export const stopSchema = schemas.stop;
@@ -429,7 +438,7 @@ export const repostPendingSignal = defineSignal<[z.infer<typeof repostPendingSch
 export const stateQuery = defineQuery<SessionView>('state');
 export const transcriptQuery = defineQuery<Message[]>('transcript');
 export const pendingGatesQuery = defineQuery<Gate[]>('pendingGates');
-export const answerDraftSignal = defineSignal<[AnswerDraft]>('answerDraft');
+export const answerDraftSignal = defineSignal<[AnswerDraft, GatewaySeal?]>('answerDraft');
 
 /** From a mission to the conversation it reports to: a result to post, or a run's gate to show or update. */
 export interface MissionEvent {
@@ -457,6 +466,11 @@ export interface ClickOutcome {
   gate: Gate | null;
   /** Notices to this person at or after `since` (workflow time, ms). */
   notices: Notice[];
+  /**
+   * Signals in a person's name that arrived and wait for their gateway seal's check: while any do, the click's
+   * outcome is not known yet (look again). Absent from workers before the seals.
+   */
+  checking?: number;
 }
 export const clickOutcomeQuery = defineQuery<
   ClickOutcome,

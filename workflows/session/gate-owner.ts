@@ -39,6 +39,8 @@ import {
   supersedeGate,
 } from './gates';
 import type { OutboundEvent } from './outbound';
+import { failureMessage, sealForRun } from './session-activities';
+import { payloadDigest } from '../../common/seal-digest';
 import type { SessionState } from './state';
 
 /** What the owner needs of the session run: its state, where events go, and whether it is handing over. */
@@ -109,8 +111,7 @@ export class Gates {
 
   decide(decision: Decision): void {
     const gate = this.get(decision.gateId);
-    if (gate?.remote)
-      return this.forward(gate.remote.workflowId, (h) => h.signal(decideSignal, decision), decision.userId);
+    if (gate?.remote) return this.forward(gate.remote.workflowId, 'decide', decision, decision.userId);
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
     const tool = gate ? findTool(gate.toolName) : undefined;
@@ -148,12 +149,7 @@ export class Gates {
 
   answer(submission: AnswerSubmission): void {
     const gate = this.get(submission.gateId);
-    if (gate?.remote)
-      return this.forward(
-        gate.remote.workflowId,
-        (h) => h.signal(answerSignal, submission),
-        submission.userId,
-      );
+    if (gate?.remote) return this.forward(gate.remote.workflowId, 'answer', submission, submission.userId);
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
     const check = evaluateAnswer(gate, submission, now);
@@ -166,8 +162,7 @@ export class Gates {
   draft(draft: ReadAnswerDraft): void {
     const { gateId, userId, answers, texts, picks, submit } = draft;
     const gate = this.get(gateId);
-    if (gate?.remote)
-      return this.forward(gate.remote.workflowId, (h) => h.signal(answerDraftSignal, draft), userId);
+    if (gate?.remote) return this.forward(gate.remote.workflowId, 'answerDraft', draft, userId);
     if (gate?.kind !== 'question' || gate.status !== 'pending' || !mayDecide(gate, userId))
       return this.answer({ gateId, userId, answers }); // refused with the usual explanation
     const unknown = answers.find((a) => !gate.questions.some((q) => q.label === a.question));
@@ -288,14 +283,37 @@ export class Gates {
     this.state.touch();
   }
 
-  /** Signals a mission run's own gate (decided there); a run that has ended is told to the person. */
+  /** Decisions on their way to a mission run (being sealed, then signalled): the run hands over only after them. */
+  forwarding = 0;
+
+  /**
+   * Signals a mission run's own gate (decided there); a run that has ended is told to the person. What this run
+   * checked (a gateway's seal, or a typed reply in a sealed message) is sealed afresh for that run, which believes
+   * only sealed signals; an operator's decision keeps agentctl's signature, which the run checks itself.
+   */
   private forward(
     workflowId: string,
-    send: (handle: wf.ExternalWorkflowHandle) => Promise<void>,
+    signal: 'decide' | 'answer' | 'answerDraft',
+    payload: Decision | AnswerSubmission | ReadAnswerDraft,
     userId?: string,
   ): void {
-    void send(wf.getExternalWorkflowHandle(workflowId)).catch(() =>
-      this.state.notify('That mission run has already ended; nothing changed.', userId),
-    );
+    this.forwarding++;
+    const send = async () => {
+      const seal = await sealForRun({ signal, to: workflowId, digest: payloadDigest(payload) });
+      const handle = wf.getExternalWorkflowHandle(workflowId);
+      if (signal === 'decide') await handle.signal(decideSignal, payload as Decision, seal);
+      else if (signal === 'answer') await handle.signal(answerSignal, payload as AnswerSubmission, seal);
+      else await handle.signal(answerDraftSignal, payload as ReadAnswerDraft, seal);
+    };
+    void send()
+      .catch((error: unknown) =>
+        this.state.notify(
+          error instanceof wf.ActivityFailure
+            ? `That could not be passed on to the mission run (${failureMessage(error)}); nothing changed.`
+            : 'That mission run has already ended; nothing changed.',
+          userId,
+        ),
+      )
+      .finally(() => this.forwarding--);
   }
 }

@@ -57,6 +57,15 @@ export const { planToolCall, saveUserGrant, loadSettings, loadRunOpening, record
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
   });
 
+/**
+ * Gateway seals are checked (and what a conversation passes on to a mission run sealed) by the worker, which holds
+ * the key: ordinary activities, since they are in the path of every message (seal-check.ts says why not local).
+ */
+export const { verifyGatewaySeals, sealForRun } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 10 },
+});
+
 /** The worker checks an operator's signature: a local activity, as the key never leaves the worker. */
 export const { verifyOperatorAction } = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',

@@ -42,6 +42,7 @@ import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
 import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
+import { SealCheck } from './seal-check';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
 import type { PlayableTurn, Session } from './session';
 import type { SessionSettings } from './settings';
@@ -93,6 +94,13 @@ export class SessionRun implements Session {
   private continueAfterEvents = EVENTS_BEFORE_CONTINUE;
   /** Operator signatures already believed, by MAC, with when they were made: each is believed once. */
   private readonly usedClaims = new Map<string, number>();
+  /** Signals in a person's name wait here for their gateway seal to be checked (seal-check.ts). */
+  private readonly sealCheck = new SealCheck((text, userId) => this.state.notify(text, userId));
+
+  /** How many signals in a person's name still wait for their seal's check (a click's outcome is not known yet). */
+  get signalsBeingChecked(): number {
+    return this.sealCheck.checking;
+  }
   /** Messages refused while the inbox was full, per sender since their last accepted one. */
   private readonly refusedWhileFull = new Map<string, number>();
 
@@ -241,7 +249,7 @@ export class SessionRun implements Session {
     for (const gate of open) this.emit({ type: 'gate', gate, reason: 'repost' });
   }
 
-  async onDecide(raw: { userId?: string } | undefined): Promise<void> {
+  async onDecide(raw: { userId?: string } | undefined, seal?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = decisionSchema.safeParse(raw);
     if (!parsed.success)
@@ -250,13 +258,24 @@ export class SessionRun implements Session {
         raw?.userId,
       );
     const decision = parsed.data;
-    // A mission run's gate decides there, and checks the operator's signature there.
-    if (!decision.operator || this.gates.get(decision.gateId)?.remote) return this.gates.decide(decision);
-    await this.asOperator(
-      { kind: 'decide', target: decision.gateId, choice: decision.choice, operator: decision.userId },
-      decision.claim,
-      () => this.gates.decide(decision),
-    );
+    // An operator's decision carries agentctl's signature instead of a gateway's seal. A mission run's gate
+    // decides there (passed on sealed), and checks the operator's signature there.
+    if (decision.operator) {
+      if (this.gates.get(decision.gateId)?.remote) return this.gates.decide(decision);
+      return await this.asOperator(
+        { kind: 'decide', target: decision.gateId, choice: decision.choice, operator: decision.userId },
+        decision.claim,
+        () => this.gates.decide(decision),
+      );
+    }
+    await this.sealCheck.admit({
+      signal: 'decide',
+      payload: raw,
+      seal,
+      userId: decision.userId,
+      what: 'A decision',
+      apply: () => this.gates.decide(decision),
+    });
   }
 
   /**
@@ -295,7 +314,7 @@ export class SessionRun implements Session {
       if (Date.now() - issuedAt > OPERATOR_CLAIM_TTL_MS * 2) this.usedClaims.delete(mac);
   }
 
-  onAnswer(raw: { userId?: string } | undefined): void {
+  async onAnswer(raw: { userId?: string } | undefined, seal?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = answerSubmissionSchema.safeParse(raw);
     if (!parsed.success)
@@ -303,10 +322,18 @@ export class SessionRun implements Session {
         `Those answers were malformed and were ignored: ${parsed.error.message}`,
         raw?.userId,
       );
-    this.gates.answer(parsed.data);
+    const submission = parsed.data;
+    await this.sealCheck.admit({
+      signal: 'answer',
+      payload: raw,
+      seal,
+      userId: submission.userId,
+      what: 'An answer',
+      apply: () => this.gates.answer(submission),
+    });
   }
 
-  onAnswerDraft(raw: { userId?: string } | undefined): void {
+  async onAnswerDraft(raw: { userId?: string } | undefined, seal?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = answerDraftSchema.safeParse(raw);
     if (!parsed.success)
@@ -314,7 +341,15 @@ export class SessionRun implements Session {
         `That answer was malformed and was ignored: ${parsed.error.message}`,
         raw?.userId,
       );
-    this.gates.draft(parsed.data);
+    const draft = parsed.data;
+    await this.sealCheck.admit({
+      signal: 'answerDraft',
+      payload: raw,
+      seal,
+      userId: draft.userId,
+      what: 'An answer',
+      apply: () => this.gates.draft(draft),
+    });
   }
 
   /** A mission reporting here: its results, and its runs' gates (shown here, decided there). */
@@ -415,11 +450,37 @@ export class SessionRun implements Session {
     wf.upsertSearchAttributes([{ key: AgentFeedback, value: [...current, rating].sort() }]);
   }
 
-  onUserMessage(raw: unknown): void {
+  async onUserMessage(raw: unknown, seal?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = userMessageSchema.safeParse(raw);
     if (!parsed.success) return;
     const message = parsed.data;
+    // Counted as queued while its seal is checked, so nobody reads "idle, nothing queued" in between.
+    this.state.arriving++;
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.state.arriving--;
+      counted = false;
+    };
+    try {
+      await this.sealCheck.admit({
+        signal: 'userMessage',
+        payload: raw,
+        seal,
+        userId: message.userId,
+        what: 'A message',
+        apply: () => {
+          uncount();
+          this.receive(message);
+        },
+      });
+    } finally {
+      uncount();
+    }
+  }
+
+  /** A message whose seal was checked: an answer, a decision, a stop, or the next turn's request. */
+  private receive(message: UserMessage): void {
     const state = this.state;
     if (state.seen(message.messageId)) return; // a gateway retried the same message
     // `stop` typed while a turn runs stops it (while idle it is an ordinary message to the model).
@@ -537,6 +598,6 @@ export class SessionRun implements Session {
 
   /** Nothing left to hand over: every handler finished and the outbox delivered. */
   readyToHandOver(): boolean {
-    return wf.allHandlersFinished() && this.outbox.drained;
+    return wf.allHandlersFinished() && this.outbox.drained && !this.gates.forwarding;
   }
 }

@@ -41,6 +41,8 @@ export class SessionState {
   gates: Map<string, Gate>;
   grants: Grant[];
   inbox: UserMessage[];
+  /** Messages that arrived and wait for their gateway seal's check (seal-check.ts): counted as queued. */
+  arriving = 0;
   notices: Notice[];
   status: SessionStatus = 'idle';
   version = 0;
@@ -242,7 +244,7 @@ export class SessionState {
       gates: [...this.gates.values()],
       grants: this.grants,
       notices: this.notices,
-      queued: this.inbox.length,
+      queued: this.inbox.length + this.arriving,
       usage: this.usage,
     };
   }

@@ -100,17 +100,18 @@ function registerHandlers(run: SessionRun): void {
   );
   wf.setHandler(transcriptQuery, () => run.state.transcript);
   wf.setHandler(pendingGatesQuery, () => run.state.pendingGates());
-  wf.setHandler(answerSignal, (raw) => run.onAnswer(raw));
+  wf.setHandler(answerSignal, (raw, seal) => run.onAnswer(raw, seal));
   wf.setHandler(clickOutcomeQuery, ({ gateId, userId, since }) => ({
     gate: run.state.gates.get(gateId) ?? null,
     notices: run.state.notices.filter((n) => n.to === userId && n.at >= since),
+    checking: run.signalsBeingChecked,
   }));
-  wf.setHandler(answerDraftSignal, (raw) => run.onAnswerDraft(raw));
+  wf.setHandler(answerDraftSignal, (raw, seal) => run.onAnswerDraft(raw, seal));
   wf.setHandler(missionEventSignal, (event) => run.onMissionEvent(event));
   wf.setHandler(credentialProvidedSignal, (raw) => run.onCredentialProvided(raw));
-  wf.setHandler(decideSignal, (raw) => run.onDecide(raw));
+  wf.setHandler(decideSignal, (raw, seal) => run.onDecide(raw, seal));
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
-  wf.setHandler(userMessageSignal, (raw) => run.onUserMessage(raw));
+  wf.setHandler(userMessageSignal, (raw, seal) => run.onUserMessage(raw, seal));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
   wf.setHandler(archiveSignal, (raw) => run.onArchive(raw));
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));

@@ -1,0 +1,47 @@
+/**
+ * The gateway's client seals every signal that acts in a person's name (infra/gateway-seal.ts) on its way out,
+ * whichever route sends it (a chat platform, the web chat, the inbox, a channel added later): the seal is added
+ * here, once, not by each caller.
+ */
+import { Client, type ClientInterceptors, type WorkflowClientInterceptor } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { isSealedSignal, sealedCall, sealSignal } from '../gateway-seal';
+
+export function sealingInterceptor(key: string): WorkflowClientInterceptor {
+  return {
+    async signal(input, next) {
+      if (!isSealedSignal(input.signalName) || input.args.length !== 1) return await next(input);
+      const seal = sealSignal(
+        key,
+        sealedCall(input.signalName, input.workflowExecution.workflowId, input.args[0]),
+      );
+      return await next({ ...input, args: [input.args[0], seal] });
+    },
+    async signalWithStart(input, next) {
+      if (!isSealedSignal(input.signalName) || input.signalArgs.length !== 1) return await next(input);
+      const seal = sealSignal(
+        key,
+        sealedCall(input.signalName, input.options.workflowId, input.signalArgs[0]),
+      );
+      return await next({ ...input, signalArgs: [input.signalArgs[0], seal] });
+    },
+  };
+}
+
+/** The interceptors a gateway's client runs: its own tracing ones (if any), then the seal. */
+export function withSealing(key: string, interceptors: ClientInterceptors = {}): ClientInterceptors {
+  const workflow = interceptors.workflow;
+  if (workflow && !Array.isArray(workflow))
+    throw new Error('the gateway seals signals with a list of workflow client interceptors');
+  return { ...interceptors, workflow: [...(workflow ?? []), sealingInterceptor(key)] };
+}
+
+/** The same connection as `client`, sealing as a gateway does: for tests and benchmarks that play a gateway. */
+export function sealingClient(client: Client, key: string, dataConverter?: DataConverter): Client {
+  return new Client({
+    connection: client.connection,
+    namespace: client.options.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    interceptors: withSealing(key, client.options.interceptors),
+  });
+}
