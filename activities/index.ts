@@ -3,6 +3,7 @@
  * runs (a side effect at most once: the workflow history is the ledger) and grant storage. Created once
  * per worker with its dependencies.
  */
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import {
   loadOperatorKey,
@@ -145,7 +146,11 @@ export function createActivities(deps: ActivityDeps) {
   const outboundFor = createOutbounds(config, (message, fields) => streamLog.warn(message, fields));
   const deliverToPlatform = createDeliver(outboundFor);
   const missions = new MissionTools(client, config);
-  const mcp = deps.mcp ?? new McpPool(config.policy.mcpServers, () => credentials());
+  const mcp =
+    deps.mcp ??
+    new McpPool(config.policy.mcpServers, () => credentials(), {
+      isolation: { workdirsDir: path.join(config.dataDir, 'workdirs') },
+    });
   // Opened on first use, so workers without credential tools never create a vault or key file.
   let credentialService: CredentialService | undefined;
   const credentials =

@@ -87,6 +87,12 @@ export const mcpServerSchema = z
      */
     perPerson: z.boolean().optional(),
     /**
+     * stdio, with the worker running as root: the process runs under a uid of its own (per person for a person's
+     * own process), so no server reads another's token or the worker's secrets (activities/mcp/server-uid.ts).
+     * `false` runs it as the worker's user, for a server that must read the worker's own files.
+     */
+    ownUid: z.boolean().optional(),
+    /**
      * A remote server that asks for a sign-in itself (MCP authorization: OAuth 2.1 + PKCE, discovered from
      * the server). Needed only when its authorization server does not register clients dynamically.
      */
@@ -117,10 +123,13 @@ export const mcpServerSchema = z
     message:
       'a stdio server with "auth" needs "tokenEnv" (the environment variable its process reads the person\'s token from), and "tokenEnv" needs "auth"',
   })
-  .refine((s) => !s.url || (s.tokenEnv === undefined && s.perPerson === undefined), {
-    message:
-      '"tokenEnv" and "perPerson" are for stdio ("command") servers; remote servers are per person already',
-  });
+  .refine(
+    (s) => !s.url || (s.tokenEnv === undefined && s.perPerson === undefined && s.ownUid === undefined),
+    {
+      message:
+        '"tokenEnv", "perPerson" and "ownUid" are for stdio ("command") servers; remote servers are per person already',
+    },
+  );
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
 /** A budget limit: dollars (needs a price for the model), tokens, or both (whichever is reached first). */

@@ -2,6 +2,7 @@
  * `npm start`: the whole system in one command. Starts the embedded Temporal dev server (unless
  * TEMPORAL_ADDRESS points at one), the worker and the gateway; Ctrl-C stops them in reverse order.
  */
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { loadConfig } from '../infra/config';
 import { describeDotEnv, loadDotEnv } from '../infra/env-file';
 import { createLogger } from '../infra/log';
@@ -18,9 +19,37 @@ function modelLine(config: ReturnType<typeof loadConfig>): string {
     : `  Model:        ${config.model.provider} ${config.model.name ?? ''}\n`;
 }
 
+/**
+ * What a person needs to read, once everything runs: where to click, which model answers, where the data lives.
+ * The rest (each part's start, the server's own output) is in the log file or behind LOG_LEVEL=info.
+ */
+function header(
+  config: ReturnType<typeof loadConfig>,
+  links: { chat: string; temporalUi: string | undefined },
+  serverLog: string | undefined,
+): string {
+  return [
+    '',
+    `  Web chat:     ${links.chat}`,
+    ...(links.temporalUi ? [`  Temporal UI:  ${links.temporalUi}`] : []),
+    modelLine(config).trimEnd(),
+    `  Data:         ${config.dataDir} (conversations, sign-ins, keys${serverLog ? "; Temporal's log: " + serverLog : ''})`,
+    ...(config.logLevel === 'warn' ? ['  More output:  LOG_LEVEL=info npm start'] : []),
+    '  Stop with Ctrl-C.',
+    '',
+    '',
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const dotEnv = loadDotEnv();
-  const config = loadConfig();
+  // Calm by default: warnings and errors only, unless LOG_LEVEL says otherwise (npm run worker/gateway keep info).
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' });
+  // The SDK's own lines ("Worker state changed") at the same level.
+  Runtime.install({ logger: new DefaultLogger(config.logLevel.toUpperCase() as LogLevel) });
+  process.stdout.write(
+    '  Starting Temporal, the worker and the gateway (a first start takes a little longer)…\n',
+  );
   // One process: the worker streams answers straight into the gateway's hub (STREAM_URL, if set, is used instead).
   const streams = new StreamHub();
   const inProcess = config.stream.urls.length
@@ -37,7 +66,7 @@ async function main(): Promise<void> {
   const worker = await startWorker(config, address, createLogger('worker', config.logLevel), inProcess);
   const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel), { streams });
   process.stdout.write(
-    `\n  Web chat:     ${gateway.chatUrl}\n${gateway.temporalUiUrl ? `  Temporal UI:  ${gateway.temporalUiUrl}\n` : ''}${modelLine(config)}  Stop with Ctrl-C.\n\n`,
+    header(config, { chat: gateway.chatUrl, temporalUi: gateway.temporalUiUrl }, embedded?.logFile),
   );
 
   let stopping = false;
@@ -45,9 +74,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info(`${why}: stopping gateway, worker and Temporal`);
+    process.stdout.write('\n  Stopping the gateway, the worker and Temporal…\n');
     await gateway.close().catch(() => {});
     await worker.shutdown().catch(() => {});
     await embedded?.stop().catch(() => {});
+    process.stdout.write('  Stopped. Everything is kept in DATA_DIR for the next start.\n');
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -84,6 +84,8 @@ export async function startWorker(
   // A server that is down is named in the log (and in each conversation that would use it), and retried with backoff.
   const mcp = new McpPool(config.policy.mcpServers, openCredentials, {
     log: (message, fields) => log.warn(message, fields as Record<string, unknown>),
+    // Stdio servers under uids of their own, from the same table as the sandbox's (activities/mcp/server-uid.ts).
+    isolation: { workdirsDir: path.join(config.dataDir, 'workdirs') },
   });
   const sandbox = await sandboxProbe;
   if (sandbox.kind === 'off')

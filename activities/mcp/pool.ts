@@ -21,6 +21,13 @@ import { redact } from '../tools/redact';
 import type { ToolRunResult } from '../types';
 import type { ElicitAsk, ElicitReply } from '../../common/tools/elicitation';
 import { CallInputs, ElicitationBroker, urlAskFromError } from './elicitation';
+import {
+  isolatedLaunch,
+  isolationUnavailable,
+  namespacedLaunch,
+  namespacesUnavailable,
+  type ServerIsolation,
+} from './server-uid';
 
 const CONNECT_TIMEOUT_MS = 15_000;
 /** How much of a stdio server's stderr is kept to explain a failure. */
@@ -101,8 +108,18 @@ export class McpPool {
       /** How long a person's own stdio server process may sit unused before it is stopped. */
       idleProcessMs?: number;
       log?: (message: string, fields: object) => void;
+      /** Stdio servers under uids of their own (server-uid.ts): the worker passes its DATA_DIR's. */
+      isolation?: ServerIsolation;
     } = {},
   ) {
+    const stdio = Object.entries(servers).filter(([, s]) => s.command && s.ownUid !== false);
+    const noUid = options.isolation && stdio.length ? isolationUnavailable() : undefined;
+    const noNamespaces = noUid ? namespacesUnavailable() : undefined;
+    if (noUid && noNamespaces)
+      options.log?.(
+        "MCP stdio servers run as the worker's user with nothing between them: one person's server could read another's token",
+        { reason: `${noUid}; ${noNamespaces}`, servers: stdio.map(([name]) => name) },
+      );
     const perPerson = Object.values(servers).some((s) => s.command && (s.perPerson || s.auth));
     if (perPerson) {
       const every = Math.min(60_000, Math.max(100, (options.idleProcessMs ?? IDLE_PROCESS_MS) / 2));
@@ -541,10 +558,24 @@ export class McpPool {
         token = auth.token;
       }
       const [command, args] = withOomScore(server.command, server.args, env.PATH);
+      const perPerson = this.key(name, userId) !== name;
+      const isolation = server.ownUid === false ? undefined : this.options.isolation;
+      const launch = !isolation
+        ? { command, args, env }
+        : !isolationUnavailable()
+          ? isolatedLaunch(
+              isolation,
+              { server: name, userId: perPerson ? userId : undefined },
+              { command, args, env },
+            )
+          : !namespacesUnavailable()
+            ? namespacedLaunch(isolation, { command, args, env })
+            : { command, args, env };
       transport = new StdioClientTransport({
-        command,
-        args,
-        env,
+        command: launch.command,
+        args: launch.args,
+        env: launch.env,
+        ...(launch.cwd ? { cwd: launch.cwd } : {}),
         stderr: 'pipe',
       });
       // What the server says on stderr (bounded): a crash at start is explained by it, not by "Connection closed".

@@ -9,7 +9,6 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateQuery, type SessionView } from '../../workflows/session/contract';
-import { tempDir } from '../helpers/config';
 import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requests';
 import { FAKE_BOT_USER, FAKE_CHANNEL, FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi, type ChatRequest, type Reply } from '../helpers/fake-openai';
@@ -19,6 +18,7 @@ import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until as untilDone } from '../helpers/until';
 import { Tally } from './summary';
+import { mcpFixture, serverDir } from '../helpers/mcp-fixtures';
 
 const SECRET = 'slack-signing-secret-for-dialogs';
 const REQUESTER = '100000000000000001';
@@ -64,7 +64,7 @@ function model(request: ChatRequest, index: number): Reply {
   return { text: `heard: ${text}` };
 }
 
-const bookingDir = tempDir('dialogs-booking-');
+const bookingDir = serverDir('dialogs-booking-');
 let env: TestWorkflowEnvironment;
 let slack: FakeSlack;
 let discord: FakeDiscord;
@@ -88,7 +88,7 @@ beforeAll(async () => {
       mcpServers: {
         booking: {
           command: 'node',
-          args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), bookingDir],
+          args: [mcpFixture('mcp-asking-server.mjs'), bookingDir],
         },
       },
     },

@@ -9,16 +9,16 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialGate, QuestionGate, SessionView } from '../../workflows/session/contract';
-import { tempDir } from '../helpers/config';
 import { RemoteMcpServer } from '../helpers/mcp-http-server';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { until } from '../helpers/until';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { mcpFixture, serverDir } from '../helpers/mcp-fixtures';
 
-const notesDir = tempDir('mcp-notes-');
-const bookingDir = tempDir('mcp-booking-');
-const mineDir = tempDir('mcp-mine-');
+const notesDir = serverDir('mcp-notes-');
+const bookingDir = serverDir('mcp-booking-');
+const mineDir = serverDir('mcp-mine-');
 let env: TestWorkflowEnvironment;
 let provider: TestOAuthProvider;
 let remote: RemoteMcpServer;
@@ -48,18 +48,18 @@ beforeAll(async () => {
         // The operator trusts these servers' read-only hints (by default every MCP tool asks).
         notes: {
           command: 'node',
-          args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), notesDir],
+          args: [mcpFixture('mcp-notes-server.mjs'), notesDir],
           trustAnnotations: true,
         },
         // Asks the person during its calls (MCP elicitation); every tool of it needs an approval.
         booking: {
           command: 'node',
-          args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), bookingDir],
+          args: [mcpFixture('mcp-asking-server.mjs'), bookingDir],
         },
         // Each person's own process, holding their token in its environment.
         mine: {
           command: 'node',
-          args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), mineDir],
+          args: [mcpFixture('mcp-notes-server.mjs'), mineDir],
           auth: 'acme',
           tokenEnv: 'NOTES_TOKEN',
           policy: 'auto',

@@ -1,5 +1,6 @@
 /** `npm start` as a newcomer runs it: embedded Temporal persisted under DATA_DIR, clean Ctrl-C, state kept. */
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,17 @@ import { SseTab } from '../helpers/sse';
 import { startAll } from '../helpers/start-all';
 import { until } from '../helpers/until';
 import { WebClient } from '../helpers/web-client';
+
+/** Nothing accepts a TCP connection there (the gRPC port does not answer fetch either way). */
+async function nothingListens(port: number): Promise<boolean> {
+  return await new Promise<boolean>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
 
 async function portClosed(port: number): Promise<boolean> {
   try {
@@ -87,14 +99,33 @@ describe('npm start', () => {
     } finally {
       await connection.close();
     }
+    // A calm start: the header and nothing else; the server's own banner and output are in its log file.
+    const started = first.output();
+    for (const noise of ['CSP IS DISABLED', 'Temporal Server:', '[INFO]', '"level":"info"', 'webpack'])
+      expect(started).not.toContain(noise);
+    expect(started).toContain(`Data:         ${env.DATA_DIR}`);
+    expect(readFileSync(path.join(env.DATA_DIR, 'temporal-server.log'), 'utf8')).toContain(
+      'Temporal Server:',
+    );
+    const bundles = () =>
+      readdirSync(path.join(env.DATA_DIR, 'workflow-bundles')).map(
+        (file) => `${file} ${statSync(path.join(env.DATA_DIR, 'workflow-bundles', file)).mtimeMs}`,
+      );
+    const builtFirst = bundles();
+    expect(builtFirst.length).toBeGreaterThan(0);
+    const beforeStop = first.output().length;
     expect(await first.stop()).toBe(0);
+    // Ctrl-C stops quietly: the server goes last, so nobody warns that it went away.
+    const stopping = first.output().slice(beforeStop);
+    expect(stopping).toContain('Stopped.');
+    expect(stopping).not.toMatch(/WARN|warn"|error/i);
     expect(await portClosed(port)).toBe(true);
     expect(await portClosed(uiPort)).toBe(true);
+    expect(await nothingListens(temporalPort)).toBe(true);
 
     // The first start built the workflow bundle and kept it; the second reuses it (no webpack at start).
-    expect(first.output()).toContain('workflow bundle built');
     const second = await startAll(env, port);
-    expect(second.output()).not.toContain('workflow bundle built');
+    expect(bundles()).toEqual(builtFirst);
     try {
       // The default scripted model writes its answers out word by word: a newcomer sees streaming without a key.
       await web.say('streamed', 'help');
@@ -119,5 +150,13 @@ describe('npm start', () => {
     } finally {
       expect(await second.stop()).toBe(0);
     }
+
+    // Killed outright (no Ctrl-C, no cleanup): its embedded server does not outlive it, so the next start finds the
+    // port free.
+    const third = await startAll(env, port);
+    expect(await third.kill()).toBe(null);
+    await until('the embedded server gone with it', () => nothingListens(temporalPort), {
+      timeoutMs: 20_000,
+    });
   });
 });

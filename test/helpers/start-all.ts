@@ -26,5 +26,11 @@ export async function startAll(env: Record<string, string>, port: number) {
     child.kill('SIGINT');
     return await exited;
   };
-  return { stop, output: () => output };
+  /** As the machine's OOM killer or `kill -9` ends it: no cleanup of its own. */
+  const kill = async (): Promise<number | null> => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGKILL');
+    return await exited;
+  };
+  return { stop, kill, output: () => output };
 }

@@ -17,16 +17,17 @@ import { questionBlocks } from '../../platforms/slack/render';
 import { openQuestionGate } from '../../workflows/session/gates';
 import type { SessionView } from '../../workflows/session/contract';
 import { Tally } from '../chaos/summary';
-import { tempDir, testEnv } from '../helpers/config';
+import { testEnv } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
 import { pidsWith } from '../helpers/processes';
 import { until } from '../helpers/until';
+import { mcpFixture, serverDir } from '../helpers/mcp-fixtures';
 
 const notes = (dir: string) => ({
   command: 'node',
-  args: [path.resolve(__dirname, '../fixtures/mcp-notes-server.mjs'), dir],
+  args: [mcpFixture('mcp-notes-server.mjs'), dir],
 });
 const toolResults = (v: SessionView) => v.transcript.filter((m) => m.role === 'tool');
 
@@ -41,7 +42,7 @@ afterAll(async () => {
 describe('MCP policy entries', () => {
   it('applies a top-level deny and refuses a server whose per-tool entry names no tool it offers', async () => {
     const tally = new Tally();
-    const dir = tempDir('mcp-policy-');
+    const dir = serverDir('mcp-policy-');
     await withWorker(
       env,
       async (taskQueue) => {
@@ -86,7 +87,7 @@ describe('MCP policy entries', () => {
 
   it("lets only the person whose call it is answer a tool server's question, and shows the server's words as text", async () => {
     const tally = new Tally();
-    const dir = tempDir('mcp-asks-');
+    const dir = serverDir('mcp-asks-');
     await withWorker(
       env,
       async (taskQueue) => {
@@ -142,12 +143,12 @@ describe('MCP policy entries', () => {
         mcpServers: {
           booking: {
             command: 'node',
-            args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), dir],
+            args: [mcpFixture('mcp-asking-server.mjs'), dir],
             policy: 'auto',
           },
           guarded: {
             command: 'node',
-            args: [path.resolve(__dirname, '../fixtures/mcp-asking-server.mjs'), tempDir('mcp-guarded-')],
+            args: [mcpFixture('mcp-asking-server.mjs'), serverDir('mcp-guarded-')],
             policy: 'ask',
           },
         },
@@ -228,7 +229,7 @@ describe('MCP policy entries', () => {
   });
 
   it("asks for a tool the server calls read-only unless the operator trusts the server's annotations", async () => {
-    const dir = tempDir('mcp-annotations-');
+    const dir = serverDir('mcp-annotations-');
     await withWorker(
       env,
       async (taskQueue) => {
@@ -248,7 +249,7 @@ describe('MCP policy entries', () => {
   });
 
   it('connects again to a stdio server that died, runs the call once, and says why a server would not start', async () => {
-    const dir = tempDir('mcp-dead-');
+    const dir = serverDir('mcp-dead-');
     await withWorker(
       env,
       async (taskQueue) => {
