@@ -93,6 +93,31 @@ describe('web chat in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'approved-answer.png') });
   });
 
+  it('opens, starts a conversation and answers with no failed request and no error in the console', async () => {
+    const failures: string[] = [];
+    const fresh = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      fresh.on('response', (response) => {
+        if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+      });
+      fresh.on('console', (message) => {
+        if (message.type() === 'error') failures.push(`console: ${message.text()}`);
+      });
+      await fresh.context().setExtraHTTPHeaders({ 'x-forwarded-user': 'alice' });
+      await fresh.goto(`http://127.0.0.1:${stack.port}/`);
+      await fresh.getByTestId('new-session').click();
+      await fresh.waitForURL(/#.+/);
+      await fresh.getByTestId('message-input').fill('hello there');
+      await fresh.getByTestId('send').click();
+      await expect
+        .poll(() => fresh.getByTestId('assistant-message').last().textContent())
+        .toContain('hello there');
+      expect(failures).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('grows the message box with a long paste, up to a part of the window, and back after sending', async () => {
     const input = page.getByTestId('message-input');
     const height = () => input.evaluate((el) => el.getBoundingClientRect().height);

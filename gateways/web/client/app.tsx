@@ -8,6 +8,7 @@ import { api, ApiError, messageOf, post } from './api';
 import { Composer } from './composer';
 import { Conversation } from './conversation';
 import { InboxView } from './inbox-view';
+import { notStartedYet } from './live-session';
 import { ReadOnlyConversation } from './read-only-conversation';
 import { Sidebar } from './sidebar';
 import { useInbox, waitingCount } from './use-inbox';
@@ -64,6 +65,7 @@ export function App() {
   const send = async (text: string, messageId: string) => {
     if (!sessionId) return await newConversation(text, messageId);
     await post(`/sessions/${sessionId}/messages`, { text, messageId });
+    notStartedYet.delete(sessionId);
     setTimeout(() => void loadSessions(), 800);
   };
 
@@ -216,6 +218,7 @@ function useConversations(failed: (error: unknown) => void) {
   const newConversation = async (first?: string, messageId: string = crypto.randomUUID()) => {
     const { sessionId: id } = await post<{ sessionId: string }>('/sessions', {});
     if (first) await post(`/sessions/${id}/messages`, { text: first, messageId });
+    else notStartedYet.add(id);
     location.hash = id;
     setTimeout(() => void loadSessions(), 800);
   };

@@ -15,6 +15,12 @@ export interface LiveSession {
   absent: boolean;
 }
 
+/**
+ * Conversations this page just made and nobody has written in yet: there is nothing to read, so the page does not
+ * ask (the answer would only be a 404 in the browser's console).
+ */
+export const notStartedYet = new Set<string>();
+
 export function useLiveSession(sessionId: string, onView: (view: WebView) => void): LiveSession {
   const [live, setLive] = useState<LiveSession>({ view: null, partial: null, info: null, absent: false });
   useEffect(() => {
@@ -26,7 +32,10 @@ export function useLiveSession(sessionId: string, onView: (view: WebView) => voi
       onView(view);
     };
     // The first view by a plain request: shown even where the stream cannot connect (a proxy that buffers it).
-    api<WebView>(`/sessions/${sessionId}`).then(show, (error: unknown) => {
+    const first = notStartedYet.has(sessionId)
+      ? Promise.reject(new ApiError('not started yet', 404))
+      : api<WebView>(`/sessions/${sessionId}`);
+    first.then(show, (error: unknown) => {
       if (closed) return;
       if (error instanceof ApiError && error.status === 404)
         setLive((l) =>
