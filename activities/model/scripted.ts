@@ -182,6 +182,22 @@ function describeAnswers(content: string): string {
   }
 }
 
+/** Longer than this, a result is summarised, as a real model does: the page shows it whole under its call. */
+const QUOTED_RESULT_LINES = 5;
+const QUOTED_RESULT_CHARS = 300;
+
+function describeResult(tool: string, content: string): string {
+  const lines = content.trimEnd().split('\n');
+  if (lines.length <= QUOTED_RESULT_LINES && content.length <= QUOTED_RESULT_CHARS)
+    return `**${tool}** returned:\n\`\`\`\n${content}\n\`\`\``;
+  const first =
+    lines
+      .find((line) => line.trim())
+      ?.trim()
+      .slice(0, 80) ?? '';
+  return `**${tool}** returned ${lines.length} lines (${content.length.toLocaleString('en-US')} characters), shown in full with the call above; it begins \`${first}\`.`;
+}
+
 function summarise(sinceUser: Message[]): string {
   const calls = new Map<string, ToolCall>();
   for (const m of sinceUser)
@@ -191,7 +207,7 @@ function summarise(sinceUser: Message[]): string {
     if (m.name === 'ask_user' && m.status === 'ok') return [`Thanks! ${describeAnswers(m.content)}`];
     switch (m.status) {
       case 'ok':
-        return [`**${m.name}** returned:\n\`\`\`\n${m.content}\n\`\`\``];
+        return [describeResult(m.name, m.content)];
       case 'denied':
         return [`**${m.name}** was not run — ${m.content} I won't try it again.`];
       case 'expired':

@@ -255,6 +255,27 @@ describe('message mapping and the scripted model', () => {
     ]);
   });
 
+  it('quotes a short result in its answer and summarises a long one, as a real model does', () => {
+    const after = (content: string) =>
+      scriptedModel([
+        { role: 'user', id: 'u', userId: 'a', text: 'run `x`', at },
+        {
+          role: 'assistant',
+          id: 'a1',
+          text: '',
+          toolCalls: [{ id: 'c1', name: 'shell_execute', args: { command: 'x' } }],
+          at,
+        },
+        { role: 'tool', id: 't1', toolCallId: 'c1', name: 'shell_execute', status: 'ok', content, at },
+      ]).text;
+    expect(after('hello\n')).toContain('```\nhello\n');
+    const listing = Array.from({ length: 14 }, (_, i) => `-rw-r--r-- 1 root root 42 file-${i}`).join('\n');
+    const summary = after(`total 48\n${listing}\n`);
+    expect(summary).toContain('returned 15 lines');
+    expect(summary).toContain('begins `total 48`');
+    expect(summary).not.toContain('file-13');
+  });
+
   it('maps the documented phrases to tool calls', () => {
     const say = (text: string) => scriptedModel([{ role: 'user', id: 'u', userId: 'a', text, at }]);
     expect(say('run `ls -la`').toolCalls).toEqual([

@@ -303,6 +303,17 @@ describe('web chat in a browser', () => {
     await expect.poll(() => lastCall().getByTestId('result-status').textContent()).toBe('expired');
   });
 
+  it('takes a double-click on Approve as one decision, with no "already approved" for it', async () => {
+    await send('run `echo double`');
+    await lastCall().getByTestId('approve').dblclick();
+    await expect.poll(() => lastCall().getByTestId('tool-result').textContent()).toContain('double');
+    await expect.poll(() => page.getByTestId('assistant-message').last().textContent()).toContain('double');
+    expect(await page.getByTestId('notice').allTextContents()).not.toContainEqual(
+      expect.stringContaining('already'),
+    );
+    expect(await page.getByTestId('tool-result').count()).toBe(1);
+  });
+
   it('answers a click from a stale tab with who already decided, changing nothing', async () => {
     await send('run `echo once`');
     await expect.poll(() => lastCall().getByTestId('approve').count()).toBe(1);

@@ -4,7 +4,10 @@
  * common/gates/words.ts, as Slack's and Discord's buttons do.
  */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+/** After a click the pair rests this long: a double-click is one decision, not a decision and an "already". */
+const RESTS_AFTER_CLICK_MS = 3_000;
 import { choiceLabels } from '../../../common/gates/words';
 
 export interface DecisionIds {
@@ -25,6 +28,19 @@ export function DecisionButtons(props: {
 }) {
   const [reason, setReason] = useState('');
   const labels = choiceLabels(props.budget);
+  // The ref stops a second click before the page has redrawn; the state shows the buttons resting.
+  const resting = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [sent, setSent] = useState(false);
+  useEffect(() => () => clearTimeout(resting.current ?? undefined), []);
+  const decide = (choice: 'approve' | 'deny', why: string | undefined) => {
+    if (resting.current) return;
+    resting.current = setTimeout(() => {
+      resting.current = null;
+      setSent(false);
+    }, RESTS_AFTER_CLICK_MS);
+    setSent(true);
+    props.onDecide(choice, why);
+  };
   return (
     <div class="actions">
       {props.mayApprove !== false && (
@@ -32,7 +48,8 @@ export function DecisionButtons(props: {
           type="button"
           class="approve"
           data-testid={props.ids.approve}
-          onClick={() => props.onDecide('approve', undefined)}
+          disabled={sent}
+          onClick={() => decide('approve', undefined)}
         >
           {labels.approve}
         </button>
@@ -50,7 +67,8 @@ export function DecisionButtons(props: {
         type="button"
         class="deny"
         data-testid={props.ids.deny}
-        onClick={() => props.onDecide('deny', reason.trim() || undefined)}
+        disabled={sent}
+        onClick={() => decide('deny', reason.trim() || undefined)}
       >
         {labels.deny}
       </button>
