@@ -118,6 +118,16 @@ describe('web chat in a browser', () => {
     }
   });
 
+  it('offers the example prompts in a new conversation, and sends the one clicked there', async () => {
+    const here = page.url();
+    await page.getByTestId('example-prompt').filter({ hasText: 'what time is it' }).click();
+    await expect
+      .poll(() => page.getByTestId('assistant-message').last().textContent())
+      .toContain('current_time');
+    expect(page.url()).toBe(here);
+    expect(await page.getByTestId('welcome').count()).toBe(0);
+  });
+
   it('grows the message box with a long paste, up to a part of the window, and back after sending', async () => {
     const input = page.getByTestId('message-input');
     const height = () => input.evaluate((el) => el.getBoundingClientRect().height);

@@ -113,6 +113,7 @@ export function App() {
           onView={onView}
           onArchive={archive}
           start={(text) => void newConversation(text).catch(failed)}
+          say={(text) => void send(text, crypto.randomUUID()).catch(failed)}
           demoModel={me?.demoModel === true}
         />
         {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
@@ -168,6 +169,8 @@ function Page(props: {
   onView: (view: WebView) => void;
   onArchive: (id: string, archived: boolean) => Promise<void>;
   start: (text: string) => void;
+  /** Into the open conversation (a new one's examples). */
+  say: (text: string) => void;
   demoModel: boolean;
 }) {
   const { route, foreign, sessionId } = props;
@@ -181,6 +184,7 @@ function Page(props: {
         summary={props.sessions.find((s) => s.sessionId === sessionId)}
         onView={props.onView}
         onArchive={props.onArchive}
+        empty={<Welcome start={props.say} demoModel={props.demoModel} />}
       />
     );
   return (

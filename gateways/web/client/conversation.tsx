@@ -1,4 +1,5 @@
 /** One conversation: its header (status, spend, Stop, Temporal link), its transcript, notices and the composer. */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, messageOf, post } from './api';
 import { spendText, time } from './format';
@@ -12,6 +13,7 @@ export function Conversation({
   summary,
   onView,
   onArchive,
+  empty,
 }: {
   sessionId: string;
   /** The person's own conversation in their list (undefined: not theirs, or not listed yet). */
@@ -19,6 +21,8 @@ export function Conversation({
   /** Every view that arrives (the sidebar's grants and list follow it). */
   onView: (view: WebView) => void;
   onArchive: (sessionId: string, archived: boolean) => Promise<void>;
+  /** What a conversation nobody has written in yet shows (the welcome, with its examples). */
+  empty?: ComponentChildren;
 }) {
   const live = useLiveSession(sessionId, onView);
   const [problem, setProblem] = useState<string | null>(null);
@@ -59,7 +63,11 @@ export function Conversation({
           atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {view && <Transcript view={view} partial={visiblePartial(view, live.partial)} />}
+        {view ? (
+          <Transcript view={view} partial={visiblePartial(view, live.partial)} />
+        ) : (
+          live.absent && empty
+        )}
       </div>
       <Notices view={view} problem={problem} clearProblem={() => setProblem(null)} />
     </GateActionsContext.Provider>
