@@ -128,6 +128,27 @@ describe('web chat in a browser', () => {
     expect(await page.getByTestId('welcome').count()).toBe(0);
   });
 
+  it('keeps a conversation’s header short on a phone', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.context().setExtraHTTPHeaders({ 'x-forwarded-user': 'alice' });
+      await phone.goto(page.url());
+      await phone.getByTestId('message-input').fill('run `echo on-a-phone`');
+      await phone.getByTestId('send').click();
+      // Waiting on the approval: title, status, usage, Stop, Archive and the Temporal link all show.
+      await phone.getByTestId('stop').waitFor();
+      await phone.getByTestId('temporal-link').waitFor();
+      const height = await phone
+        .locator('.conversation-header')
+        .evaluate((el) => el.getBoundingClientRect().height);
+      await phone.screenshot({ path: path.join(ARTIFACTS, 'conversation-phone.png') });
+      // A tenth of the screen, not a fifth (it was about 170 px).
+      expect(height).toBeLessThanOrEqual(90);
+    } finally {
+      await phone.close();
+    }
+  });
+
   it('grows the message box with a long paste, up to a part of the window, and back after sending', async () => {
     const input = page.getByTestId('message-input');
     const height = () => input.evaluate((el) => el.getBoundingClientRect().height);

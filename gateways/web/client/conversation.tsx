@@ -177,7 +177,7 @@ function ConversationHeader({
           target="_blank"
           rel="noopener"
         >
-          Open in Temporal UI ↗
+          <span class="wide-only">Open in </span>Temporal UI ↗
         </a>
       )}
     </header>
