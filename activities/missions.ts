@@ -298,7 +298,7 @@ export class MissionTools {
     return ok(
       [
         `Created mission "${name}", ${describeCadence(cadence)}.`,
-        next ? `First run: ${new Date(next).toISOString()}.` : '',
+        next ? `First run: ${readableTime(next, Date.now())}.` : '',
         cadence.kind === 'webhook'
           ? `Webhook: its address and secret (header X-Mission-Secret) are for the owner only, at ${this.config.publicUrl.replace(/\/$/, '')}/api/missions/webhook?name=${encodeURIComponent(name)}.`
           : '',
@@ -357,7 +357,7 @@ export class MissionTools {
       `Mission "${view.name}" — ${view.status}${view.reason ? `: ${view.reason}` : ''}`,
       `Owner: @${view.ownerId}${view.settings.shared ? ' (shared: others may see it and run it as written; its runs act as the owner)' : ''}`,
       `Goal: ${view.settings.goal}`,
-      `Cadence: ${describeCadence(view.settings.cadence)}${view.nextFireAt ? `; next run ${new Date(view.nextFireAt).toISOString()}` : ''}`,
+      `Cadence: ${describeCadence(view.settings.cadence)}${view.nextFireAt ? `; next run ${readableTime(view.nextFireAt, Date.now())}` : ''}`,
       `Notify: ${view.settings.notifySessionId ? 'the conversation it was created in' : 'none'} (${view.settings.notifyMode})`,
     ];
     const runNumber = (workflowId: string) => view.runs.find((r) => r.workflowId === workflowId)?.n ?? '?';
@@ -365,10 +365,10 @@ export class MissionTools {
     if (view.running) lines.push(`Running now: run ${runNumber(view.running)}`);
     for (const run of view.runs.slice(-5))
       lines.push(
-        `Run ${run.n} (${run.trigger}${run.firedBy ? ` by @${run.firedBy}` : ''}, ${new Date(run.startedAt).toISOString()}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
+        `Run ${run.n} (${run.trigger}${run.firedBy ? ` by @${run.firedBy}` : ''}, ${readableTime(run.startedAt, Date.now())}): ${run.outcome ?? 'running'}${run.summary ? ` — ${run.summary}` : ''}`,
       );
     for (const skip of view.skipped.slice(-3))
-      lines.push(`Skipped ${new Date(skip.at).toISOString()}: ${skip.reason}`);
+      lines.push(`Skipped ${readableTime(skip.at, Date.now())}: ${skip.reason}`);
     return lines.join('\n');
   }
 }
@@ -454,4 +454,31 @@ function duration(ms: number): string {
   if (ms < 60_000) return `${Math.max(1, Math.round(ms / 1000))} s`;
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/**
+ * "Sun 29 Nov 2026, 16:00 UTC (in 12 minutes)": what a person reads (the model passes mission times on as they are),
+ * in UTC as every time the agent writes, with how far it is from now.
+ */
+export function readableTime(at: number, now: number): string {
+  const date = new Date(at);
+  const day = date.toLocaleDateString('en-GB', {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+  const minutes = Math.round((at - now) / 60_000);
+  const span = Math.abs(minutes);
+  const amount =
+    span < 1
+      ? 'now'
+      : span < 90
+        ? `${span} minute${span === 1 ? '' : 's'}`
+        : span < 36 * 60
+          ? `${Math.round(span / 60)} hours`
+          : `${Math.round(span / 1_440)} days`;
+  const relative = amount === 'now' ? 'now' : minutes > 0 ? `in ${amount}` : `${amount} ago`;
+  return `${day.replace(/,/g, '')}, ${date.toISOString().slice(11, 16)} UTC (${relative})`;
 }
