@@ -9,37 +9,9 @@ import { createLogger } from '../infra/log';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../infra/temporal/dev-server';
 import { startGateway } from '../gateways/serve';
 import { startWorker } from '../workers/run-worker';
+import { startHeader } from './start-header';
 import { StreamHub } from '../gateways/stream-hub';
 import { throttledSink } from '../infra/stream-relay';
-
-/** Which model answers: the scripted demo says it is one, and how to connect a real model. */
-function modelLine(config: ReturnType<typeof loadConfig>): string {
-  return config.model.provider === 'scripted'
-    ? '  Model:        the scripted demo (not an AI). Yours: MODEL_PROVIDER=openai OPENAI_API_KEY=… in .env (README, "Configure")\n'
-    : `  Model:        ${config.model.provider} ${config.model.name ?? ''}\n`;
-}
-
-/**
- * What a person needs to read, once everything runs: where to click, which model answers, where the data lives.
- * The rest (each part's start, the server's own output) is in the log file or behind LOG_LEVEL=info.
- */
-function header(
-  config: ReturnType<typeof loadConfig>,
-  links: { chat: string; temporalUi: string | undefined },
-  serverLog: string | undefined,
-): string {
-  return [
-    '',
-    `  Web chat:     ${links.chat}`,
-    ...(links.temporalUi ? [`  Temporal UI:  ${links.temporalUi}`] : []),
-    modelLine(config).trimEnd(),
-    `  Data:         ${config.dataDir} (conversations, sign-ins, keys${serverLog ? "; Temporal's log: " + serverLog : ''})`,
-    ...(config.logLevel === 'warn' ? ['  More output:  LOG_LEVEL=info npm start'] : []),
-    '  Stop with Ctrl-C.',
-    '',
-    '',
-  ].join('\n');
-}
 
 async function main(): Promise<void> {
   const dotEnv = loadDotEnv();
@@ -66,7 +38,12 @@ async function main(): Promise<void> {
   const worker = await startWorker(config, address, createLogger('worker', config.logLevel), inProcess);
   const gateway = await startGateway(config, address, createLogger('gateway', config.logLevel), { streams });
   process.stdout.write(
-    header(config, { chat: gateway.chatUrl, temporalUi: gateway.temporalUiUrl }, embedded?.logFile),
+    startHeader(
+      config,
+      { chat: gateway.chatUrl, temporalUi: gateway.temporalUiUrl },
+      embedded?.logFile,
+      worker.shell,
+    ),
   );
 
   let stopping = false;

@@ -34,6 +34,8 @@ export interface RunningWorker {
   /** Resolves when the worker has stopped (after `shutdown()`, or on a fatal error, which it rethrows). */
   done: Promise<void>;
   shutdown(): Promise<void>;
+  /** How shell commands run here: sandboxed, unsandboxed ("sandbox": "off"), or refused (and why). */
+  shell: { kind: 'bwrap' } | { kind: 'off' } | { kind: 'unavailable'; reason: string };
 }
 
 /** The search attributes operators search by; a server that refuses is told about in the log, not fatal. */
@@ -154,6 +156,7 @@ export async function startWorker(
   });
   return {
     done,
+    shell: sandbox.kind === 'bwrap' ? { kind: 'bwrap' } : sandbox,
     async shutdown() {
       await deploy?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -1,4 +1,4 @@
-/** `npm start` as a process of its own (scripts/start.ts), as a newcomer runs it; ready once its gateway answers. */
+/** `npm start` as a process of its own (scripts/start.ts), as a newcomer runs it; ready once its gateway answers and it said so. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { gatewayReady } from './processes';
@@ -16,7 +16,8 @@ export async function startAll(env: Record<string, string>, port: number) {
   child.stderr.on('data', (c) => (output += c));
   const ready = gatewayReady(port);
   const deadline = Date.now() + 90_000;
-  while (!(await ready())) {
+  // Ready once the gateway answers and the header is printed (it follows the gateway's start by a moment).
+  while (!(await ready()) || !output.includes('Stop with Ctrl-C.')) {
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
