@@ -20,6 +20,7 @@ import { startPostgres } from '../test/helpers/postgres';
 import { freePort, ManagedProcess, workerReady } from '../test/helpers/processes';
 import { RealTemporal } from '../test/helpers/real-temporal';
 import type { SessionView } from '../workflows/session/contract';
+import { sessionWorkdir } from '../activities/tools/shell';
 import { stat } from './stat';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -122,12 +123,7 @@ async function main(): Promise<void> {
     }
   };
   const linesIn = (session: string, file: string) => {
-    const full = path.join(
-      workerData,
-      'workdirs',
-      `session:web:${session}`.replace(/[^A-Za-z0-9_.-]/g, '_'),
-      file,
-    );
+    const full = path.join(sessionWorkdir(workerData, `session:web:${session}`), file);
     return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
   };
 

@@ -8,22 +8,23 @@ import type { DataConverter } from '@temporalio/common';
 import { isSealedSignal, sealedCall, sealSignal } from '../gateway-seal';
 
 export function sealingInterceptor(key: string): WorkflowClientInterceptor {
+  /** The signal's arguments with the seal after its payload; any other signal's (or one sealed already) as they are. */
+  const sealed = (signal: string, to: string, args: unknown[]): unknown[] =>
+    isSealedSignal(signal) && args.length === 1
+      ? [args[0], sealSignal(key, sealedCall(signal, to, args[0]))]
+      : args;
   return {
     async signal(input, next) {
-      if (!isSealedSignal(input.signalName) || input.args.length !== 1) return await next(input);
-      const seal = sealSignal(
-        key,
-        sealedCall(input.signalName, input.workflowExecution.workflowId, input.args[0]),
-      );
-      return await next({ ...input, args: [input.args[0], seal] });
+      return await next({
+        ...input,
+        args: sealed(input.signalName, input.workflowExecution.workflowId, input.args),
+      });
     },
     async signalWithStart(input, next) {
-      if (!isSealedSignal(input.signalName) || input.signalArgs.length !== 1) return await next(input);
-      const seal = sealSignal(
-        key,
-        sealedCall(input.signalName, input.options.workflowId, input.signalArgs[0]),
-      );
-      return await next({ ...input, signalArgs: [input.signalArgs[0], seal] });
+      return await next({
+        ...input,
+        signalArgs: sealed(input.signalName, input.options.workflowId, input.signalArgs),
+      });
     },
   };
 }

@@ -39,8 +39,8 @@ interface Waiting extends Arrival {
 export class SealCheck {
   private readonly queue: Waiting[] = [];
   private pumping = false;
-  /** Signals arrived and not yet applied or refused: a gateway reading a click's outcome waits for 0. */
-  checking = 0;
+  /** Signals arrived and not yet applied or refused, by signal name. */
+  private readonly waitingBy = new Map<SealedSignalName, number>();
   /** Seals already believed, by MAC, with when they were made: each is believed once within its lifetime. */
   private readonly used = new Map<string, number>();
 
@@ -48,18 +48,30 @@ export class SealCheck {
 
   /** Resolves once the signal was applied or refused (the handler waits for it, so a hand-over waits too). */
   admit(arrival: Arrival): Promise<void> {
-    this.checking++;
+    this.count(arrival.signal, 1);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({
         ...arrival,
         settle: (error) => {
-          this.checking--;
+          this.count(arrival.signal, -1);
           if (error === undefined) resolve();
           else reject(error);
         },
       });
       if (!this.pumping) void this.pump();
     });
+  }
+
+  /** Signals of this name (all of them without one) that arrived and wait for their check. */
+  waiting(signal?: SealedSignalName): number {
+    if (signal) return this.waitingBy.get(signal) ?? 0;
+    let all = 0;
+    for (const n of this.waitingBy.values()) all += n;
+    return all;
+  }
+
+  private count(signal: SealedSignalName, by: number): void {
+    this.waitingBy.set(signal, (this.waitingBy.get(signal) ?? 0) + by);
   }
 
   private async pump(): Promise<void> {
@@ -94,6 +106,10 @@ export class SealCheck {
     }
   }
 
+  /**
+   * Never rejects (the pump is not awaited): the activity's failure refuses the batch and says why; the rest is pure
+   * work on decoded JSON. (Its awaits are part of the command order recorded histories replay: keep them as they are.)
+   */
   private async check(batch: Waiting[]): Promise<Verdict[]> {
     this.forgetExpired();
     const verdicts: (Verdict | undefined)[] = [];

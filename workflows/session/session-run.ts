@@ -99,7 +99,7 @@ export class SessionRun implements Session {
 
   /** How many signals in a person's name still wait for their seal's check (a click's outcome is not known yet). */
   get signalsBeingChecked(): number {
-    return this.sealCheck.checking;
+    return this.sealCheck.waiting();
   }
   /** Messages refused while the inbox was full, per sender since their last accepted one. */
   private readonly refusedWhileFull = new Map<string, number>();
@@ -112,6 +112,7 @@ export class SessionRun implements Session {
     );
     this.runOf = input.run;
     this.gates = new Gates(this, input.carried?.turn?.told);
+    this.state.arriving = () => this.sealCheck.waiting('userMessage');
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.runOf, (gateId, ref) => this.gates.recordPost(gateId, ref));
     this.mcp = new McpTools(this.state);
@@ -455,28 +456,14 @@ export class SessionRun implements Session {
     const parsed = userMessageSchema.safeParse(raw);
     if (!parsed.success) return;
     const message = parsed.data;
-    // Counted as queued while its seal is checked, so nobody reads "idle, nothing queued" in between.
-    this.state.arriving++;
-    let counted = true;
-    const uncount = () => {
-      if (counted) this.state.arriving--;
-      counted = false;
-    };
-    try {
-      await this.sealCheck.admit({
-        signal: 'userMessage',
-        payload: raw,
-        seal,
-        userId: message.userId,
-        what: 'A message',
-        apply: () => {
-          uncount();
-          this.receive(message);
-        },
-      });
-    } finally {
-      uncount();
-    }
+    await this.sealCheck.admit({
+      signal: 'userMessage',
+      payload: raw,
+      seal,
+      userId: message.userId,
+      what: 'A message',
+      apply: () => this.receive(message),
+    });
   }
 
   /** A message whose seal was checked: an answer, a decision, a stop, or the next turn's request. */

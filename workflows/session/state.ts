@@ -41,8 +41,11 @@ export class SessionState {
   gates: Map<string, Gate>;
   grants: Grant[];
   inbox: UserMessage[];
-  /** Messages that arrived and wait for their gateway seal's check (seal-check.ts): counted as queued. */
-  arriving = 0;
+  /**
+   * Messages that arrived and wait for their gateway seal's check (seal-check.ts): counted as queued, so nobody
+   * reads "idle, nothing queued" in between. The session run tells how many.
+   */
+  arriving: () => number = () => 0;
   notices: Notice[];
   status: SessionStatus = 'idle';
   version = 0;
@@ -244,7 +247,7 @@ export class SessionState {
       gates: [...this.gates.values()],
       grants: this.grants,
       notices: this.notices,
-      queued: this.inbox.length + this.arriving,
+      queued: this.inbox.length + this.arriving(),
       usage: this.usage,
     };
   }
