@@ -13,7 +13,9 @@ export function makeDataDirPrivate(dir: string, warn: (message: string) => void 
   const me = process.getuid?.();
   const changed: string[] = [];
   const tighten = (file: string, mode: number) => {
-    const stat = statSync(file);
+    // A file can go between listing and looking: the embedded server's SQLite journal comes and goes by the millisecond.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) return;
     if ((stat.mode & 0o777 & ~mode) === 0) return;
     if (me !== undefined && stat.uid !== me) {
       warn(
@@ -21,13 +23,18 @@ export function makeDataDirPrivate(dir: string, warn: (message: string) => void 
       );
       return;
     }
-    chmodSync(file, stat.mode & 0o777 & mode);
+    try {
+      chmodSync(file, stat.mode & 0o777 & mode);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
     changed.push(file);
   };
   tighten(dir, 0o700);
   for (const name of readdirSync(dir)) {
     const file = path.join(dir, name);
-    if (statSync(file).isFile()) tighten(file, 0o600);
+    if (statSync(file, { throwIfNoEntry: false })?.isFile()) tighten(file, 0o600);
   }
   return changed;
 }
