@@ -4,18 +4,21 @@
  * gateway with compose's environment), while the worker, the gateway and the whole server are SIGKILLed at random
  * (every SOAK_KILL_EVERY seconds on average, 45 unless set) and started again.
  *
- * SOAK_PEOPLE people (4 unless set) each loop over three flows: a message (answered), an approval (clicked, its
- * command written exactly once), a question (answered by a typed "1", resolved). A request that fails while a part is
+ * SOAK_PEOPLE people (4 unless set) each loop over five flows: a message (answered), an approval (clicked, its
+ * command written exactly once), a question (answered by a typed "1", resolved), a sign-in (disconnected first, then
+ * asked for, completed through a real OAuth provider as a browser does, the waiting read run with the token) and a
+ * mission (created from the conversation, fired, its run's answer posted back). A request that fails while a part is
  * down is sent again with the same message id, as the page does; anything the gateway accepted must come through.
  * "Lost" counts what did not: an accepted message never answered, an approval that did not run or ran twice, a
  * question never resolved. Prints the figures, writes bench/results/soak-<time>.json, exits 1 when anything was lost.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { tempDir, testEnv } from '../test/helpers/config';
+import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../test/helpers/oauth-provider';
 import { startPostgres } from '../test/helpers/postgres';
 import { freePort, ManagedProcess, workerReady } from '../test/helpers/processes';
 import { RealTemporal } from '../test/helpers/real-temporal';
@@ -29,9 +32,10 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
 const KILL_EVERY_S = Number(process.env.SOAK_KILL_EVERY ?? 45);
 const PEOPLE = Number(process.env.SOAK_PEOPLE ?? 4);
 /** How long a flow may take across outages before it counts as lost. */
-const FLOW_TIMEOUT_MS = 5 * 60_000;
+const FLOW_TIMEOUT_MS = Number(process.env.SOAK_FLOW_TIMEOUT_S ?? 300) * 1000;
 
-type Flow = 'message' | 'approval' | 'question';
+type Flow = 'message' | 'approval' | 'question' | 'signIn' | 'mission';
+const FLOWS: Flow[] = ['message', 'approval', 'question', 'signIn', 'mission'];
 interface Tally {
   started: number;
   done: number;
@@ -43,6 +47,8 @@ const tallies: Record<Flow, Tally> = {
   message: { started: 0, done: 0, lost: 0, ms: [], examples: [] },
   approval: { started: 0, done: 0, lost: 0, ms: [], examples: [] },
   question: { started: 0, done: 0, lost: 0, ms: [], examples: [] },
+  signIn: { started: 0, done: 0, lost: 0, ms: [], examples: [] },
+  mission: { started: 0, done: 0, lost: 0, ms: [], examples: [] },
 };
 const kills: Record<'worker' | 'gateway' | 'server', number> = { worker: 0, gateway: 0, server: 0 };
 let retriedRequests = 0;
@@ -55,12 +61,36 @@ async function main(): Promise<void> {
   const bundle = path.join(tempDir('soak-bundle-'), 'workflow-bundle.js');
   await run(process.execPath, ['dist/scripts/bundle-workflows.js', bundle, 'workflows'], { cwd: ROOT });
   const postgres = await startPostgres();
+  const provider = await new TestOAuthProvider().start();
   const temporal = await RealTemporal.create(postgres);
   await temporal.setupSchema();
   temporal.start();
   await temporal.createNamespace();
   // The worker says "worker started" at info, which is how a restart is known to be ready.
-  const policy = testEnv({}, { LOG_LEVEL: 'info', NODE_ENV: 'production' });
+  const apiHost = new URL(provider.apiUrl).host;
+  const policy = testEnv(
+    {
+      allowHosts: [apiHost],
+      providers: {
+        acme: {
+          type: 'oauth2',
+          displayName: 'Acme Files',
+          issuer: provider.issuer,
+          scopes: ['files.read'],
+          apiHosts: [apiHost],
+        },
+      },
+    },
+    {
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+      // The vault both processes share, as compose runs it: the gateway stores a token, the worker uses it.
+      DATABASE_URL: await postgres.createDatabase(),
+      VAULT_KEY: randomBytes(32).toString('base64'),
+      OAUTH_ACME_CLIENT_ID: CLIENT_ID,
+      OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
+    },
+  );
   const workerData = tempDir('soak-worker-');
   const worker = new ManagedProcess('worker', 'dist/workers/main.js', {
     ...temporal.appEnv('worker'),
@@ -79,6 +109,7 @@ async function main(): Promise<void> {
     WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
     WEB_RATE_MESSAGES: '100000',
     WEB_RATE_SESSIONS: '100000',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
   };
   delete gatewayEnv.TEMPORAL_UI_UPSTREAM;
   const gateway = new ManagedProcess('gateway', 'dist/gateways/main.js', gatewayEnv);
@@ -118,7 +149,12 @@ async function main(): Promise<void> {
     for (;;) {
       const answer = await api('GET', `/sessions/${session}`, user).catch(() => undefined);
       if (answer?.status === 200 && ok(answer.body as SessionView)) return answer.body as SessionView;
-      if (Date.now() > deadline) throw new Error(`never: ${JSON.stringify(answer?.body)?.slice(0, 300)}`);
+      if (Date.now() > deadline) {
+        const last = answer?.body as SessionView | undefined;
+        throw new Error(
+          `never (status ${answer?.status}): ${JSON.stringify({ status: last?.status, gates: last?.gates, last: last?.transcript?.at(-1) })?.slice(0, 600)}`,
+        );
+      }
       await sleep(300);
     }
   };
@@ -215,12 +251,89 @@ async function main(): Promise<void> {
         deadline,
       );
     },
+    async signIn(user, n) {
+      const session = `soak-${user}-s${n}`;
+      const deadline = Date.now() + FLOW_TIMEOUT_MS;
+      // Each round starts signed out, so each one asks and signs in again.
+      await accepted('DELETE', '/credentials/acme', user, undefined, deadline);
+      await accepted(
+        'POST',
+        `/sessions/${session}/messages`,
+        user,
+        { text: `fetch ${provider.apiUrl}/files with acme`, messageId: randomUUID() },
+        deadline,
+      );
+      const asking = (v: SessionView) =>
+        v.gates.find((g) => g.kind === 'credential' && g.status === 'pending');
+      // A sign-in cut by a kill is started again from the link the page shows, as a person would.
+      for (;;) {
+        const view = await viewUntil(
+          session,
+          user,
+          (v) =>
+            asking(v) !== undefined || (v.status === 'idle' && v.transcript.some((m) => m.role === 'tool')),
+          deadline,
+        );
+        const gate = asking(view) as { connectUrl?: string } | undefined;
+        if (!gate) break;
+        const result = await new Browser({ 'x-forwarded-user': user })
+          .signIn(gate.connectUrl!)
+          .catch((error: unknown) => ({ status: 0, text: String(error) }));
+        if (result.status === 200) break;
+        if (Date.now() > deadline) throw new Error(`sign-in never completed: ${result.text.slice(0, 200)}`);
+        retriedRequests++;
+        await sleep(500);
+      }
+      const done = await viewUntil(
+        session,
+        user,
+        (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool'),
+        deadline,
+      );
+      const result = done.transcript.find((m) => m.role === 'tool');
+      if (result?.role !== 'tool' || !result.content.includes('hello johndoe'))
+        throw new Error(`the read did not run with the token: ${JSON.stringify(result).slice(0, 200)}`);
+    },
+    async mission(user, n) {
+      const session = `soak-${user}-r${n}`;
+      const name = `soak-${n}`;
+      const deadline = Date.now() + FLOW_TIMEOUT_MS;
+      await accepted(
+        'POST',
+        `/sessions/${session}/messages`,
+        user,
+        {
+          text: `call mission_create {"name": "${name}", "goal": "hello from mission ${n}", "cadence": "manual"}`,
+          messageId: randomUUID(),
+        },
+        deadline,
+      );
+      await viewUntil(
+        session,
+        user,
+        (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool'),
+        deadline,
+      );
+      await accepted(
+        'POST',
+        `/sessions/${session}/messages`,
+        user,
+        { text: `call mission_fire "${name}"`, messageId: randomUUID() },
+        deadline,
+      );
+      await viewUntil(
+        session,
+        user,
+        (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run 1)`)),
+        deadline,
+      );
+    },
   };
 
   const end = Date.now() + MINUTES * 60_000;
   const person = async (user: string) => {
     for (let n = 0; Date.now() < end; n++) {
-      const flow = (['message', 'approval', 'question'] as const)[n % 3]!;
+      const flow = FLOWS[n % FLOWS.length]!;
       const tally = tallies[flow];
       tally.started++;
       const started = Date.now();
@@ -237,8 +350,10 @@ async function main(): Promise<void> {
   };
   const chaos = async () => {
     while (Date.now() < end - 30_000) {
-      await sleep(KILL_EVERY_S * 1000 * (0.5 + Math.random()));
-      if (Date.now() > end - 30_000) break;
+      const pause = KILL_EVERY_S * 1000 * (0.5 + Math.random());
+      // Never past the end: a pause longer than what is left (SOAK_KILL_EVERY=100000: a soak without kills) ends it.
+      if (Date.now() + pause > end - 30_000) break;
+      await sleep(pause);
       const part = (['worker', 'gateway', 'server'] as const)[Math.floor(Math.random() * 3)]!;
       kills[part]++;
       process.stdout.write(`  ${new Date().toISOString().slice(11, 19)} SIGKILL ${part}\n`);
@@ -291,9 +406,15 @@ async function main(): Promise<void> {
     `${JSON.stringify({ minutes: MINUTES, people: PEOPLE, seconds, kills, retriedRequests, rows }, null, 2)}\n`,
   );
   process.stdout.write(`  written to ${path.relative(ROOT, file)}\n`);
+  // SOAK_DEBUG=1: what the worker and the gateway said, beside the figures, when something was lost.
+  if (lost && process.env.SOAK_DEBUG) {
+    writeFileSync(`${file}.worker.log`, worker.output);
+    writeFileSync(`${file}.gateway.log`, gateway.output);
+  }
 
   await Promise.all([worker.kill('SIGKILL'), gateway.kill('SIGKILL')]);
   await temporal.stopAll();
+  await provider.stop();
   await postgres.stop();
   process.exit(lost ? 1 : 0);
 }

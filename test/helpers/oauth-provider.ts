@@ -167,6 +167,8 @@ export class Browser {
   ): Promise<{ status: number; location: string | undefined; text: string; url: string }> {
     const response = await fetch(url, {
       redirect: 'manual',
+      // A page that never answers fails the sign-in instead of hanging whoever drives it.
+      signal: AbortSignal.timeout(30_000),
       ...(form === undefined ? {} : { method: 'POST', body: form }),
       headers: {
         ...this.headers,
