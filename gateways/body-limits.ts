@@ -10,6 +10,8 @@ const KB = 1024;
 const LIMITS: [prefix: string, bytes: number][] = [
   ['/slack/', 1024 * KB],
   ['/discord/', 64 * KB],
+  // An AG-UI client sends the whole conversation it holds with each run (only its last message is read).
+  ['/api/agui', 2 * 1024 * KB],
   ['/api/', 64 * KB],
   ['/oauth/', 16 * KB],
   ['/auth/', 16 * KB],

@@ -329,6 +329,11 @@ export class Sessions {
     return undefined;
   }
 
+  /** The workflow's memo (its open gates among it), answered by the server alone: no worker needed. */
+  async memo(workflowId: string): Promise<Record<string, unknown> | undefined> {
+    return (await this.within(() => this.handle(workflowId).describe(), QUERY_DEADLINE_MS)).memo;
+  }
+
   /** Running sessions of this channel whose id starts with `prefix` that wait on a person (for `pending`). */
   async waitingWithPrefix(prefix: string): Promise<string[]> {
     const query = `AgentChannel = '${this.channel}' AND ExecutionStatus = 'Running' AND AgentStatus IN ('waiting_approval', 'waiting_answer')`;

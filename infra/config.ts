@@ -379,6 +379,8 @@ const envSchema = z.object({
   /** Per person: messages per minute, and new conversations per minute (web API). */
   WEB_RATE_MESSAGES: z.coerce.number().int().min(1).max(100_000).default(30),
   WEB_RATE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(10),
+  /** AG-UI front ends on other origins (comma-separated `https://app.example.com`) allowed by CORS; none unless set. */
+  AGUI_ALLOWED_ORIGINS: optionalText,
   SLACK_BOT_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
@@ -480,6 +482,8 @@ export interface AppConfig {
     authToken: string | undefined;
     sessionTtlMs: number;
     rate: { messagesPerMinute: number; sessionsPerMinute: number };
+    /** Origins of AG-UI front ends served elsewhere, allowed to call POST /api/agui (CORS); empty: same origin only. */
+    aguiOrigins: string[];
   };
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
   slack:
@@ -627,7 +631,30 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     authToken: e.WEB_AUTH_TOKEN,
     sessionTtlMs: e.WEB_SESSION_TTL,
     rate: { messagesPerMinute: e.WEB_RATE_MESSAGES, sessionsPerMinute: e.WEB_RATE_SESSIONS },
+    aguiOrigins: aguiOrigins(e.AGUI_ALLOWED_ORIGINS),
   };
+}
+
+/** Each entry an origin exactly as a browser sends it (scheme, host, port; no path), or the start refuses it. */
+function aguiOrigins(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(entry);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== entry.replace(/\/$/, '').toLowerCase())
+        throw new AgentError(
+          ErrorCode.ConfigInvalid,
+          `AGUI_ALLOWED_ORIGINS: "${entry.slice(0, 100)}" is not an origin: write it as a browser sends it, e.g. https://app.example.com or http://localhost:5173 (no path, no wildcard)`,
+        );
+      return url.origin;
+    });
 }
 
 function streamConfig(e: z.infer<typeof envSchema>): AppConfig['stream'] {

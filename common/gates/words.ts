@@ -34,6 +34,43 @@ export function isBudgetGate(gate: { kind: string; toolName: string }): boolean 
   return gate.kind === 'approval' && gate.toolName === BUDGET_GATE;
 }
 
+/** "shell_execute call", or "budget" for a budget gate: what a refused click is told it clicked on. */
+export function decidedThing(gate: { kind: string; toolName: string }): string {
+  return isBudgetGate(gate) ? 'budget' : `${gate.toolName} call`;
+}
+
+/** Everyone who may decide (or answer) a gate, as mentions: the requester and the configured approvers. */
+export function decidersList(gate: Gate, mention: Voice['mention'] = PLAIN_VOICE.mention): string {
+  return [gate.requesterId, ...gate.approvers].map(mention).join(', ');
+}
+
+/**
+ * A gate's prompt in one line, the headline every channel puts above its buttons or form: "Approval needed:
+ * `shell_execute` requested by @alice", "Budget reached: …", "Question from `ask_user`", "Connect Acme Files".
+ */
+export function promptHeadline(gate: Gate, voice: Voice = PLAIN_VOICE): string {
+  if (gate.kind === 'approval')
+    return isBudgetGate(gate)
+      ? `Budget reached: ${gate.subject}`
+      : `Approval needed: ${gate.toolName} requested by ${voice.mention(gate.requesterId)}`;
+  if (gate.kind === 'credential')
+    return `Connect ${gate.providerName}: ${gate.toolName} needs ${voice.mention(gate.requesterId)}'s sign-in`;
+  return gate.asks
+    ? `${gate.asks.server} asks ${voice.mention(gate.requesterId)}: ${gate.asks.message}`
+    : `Question for ${decidersList(gate, voice.mention)}`;
+}
+
+/** What a decision on a gate that is no longer open is told: "This shell_execute call was already approved by @bob at …". */
+export function alreadyDecided(gate: Gate, voice: Voice = PLAIN_VOICE): string {
+  const thing =
+    gate.kind === 'approval'
+      ? decidedThing(gate)
+      : gate.kind === 'question'
+        ? 'question'
+        : `${gate.providerName} sign-in`;
+  return `This ${thing} was already ${describeOutcome(gate, voice)}.`;
+}
+
 /** An approval's two buttons: a budget's more spending is continued or stopped, a call approved or denied. */
 export function choiceLabels(budget: boolean): { approve: string; deny: string } {
   return budget ? { approve: 'Continue', deny: 'Stop' } : { approve: 'Approve', deny: 'Deny' };

@@ -57,6 +57,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       live,
       streams: deps.streams,
       rate: deps.config.web.rate,
+      aguiOrigins: deps.config.web.aguiOrigins,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
       demoModel: deps.config.model.provider === 'scripted',

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { webSessionWorkflowId } from '../../common/ids';
-import { hidden, limited, parseBody, sessionParam, type ApiEnv, type WebApi } from './api-context';
+import type { UserMessage } from '../../workflows/session/contract';
+import { hidden, parseBody, sessionParam, type ApiEnv, type WebApi } from './api-context';
 
 const messageBodySchema = z.strictObject({
   text: z.string().trim().min(1, 'the message is empty').max(20_000),
@@ -17,7 +18,7 @@ const messageBodySchema = z.strictObject({
 });
 
 export async function postMessage(api: WebApi, c: Context<ApiEnv>) {
-  const { sessions, log } = api.deps;
+  const { log } = api.deps;
   const id = sessionParam(c);
   if (!id.success) return c.json({ error: 'invalid session id' }, 400);
   const body = await parseBody(c, messageBodySchema);
@@ -34,32 +35,17 @@ export async function postMessage(api: WebApi, c: Context<ApiEnv>) {
       503,
     );
   };
-  let access;
-  try {
-    access = await api.deps.access.check(webSessionWorkflowId(id.data), c.get('userId'));
-  } catch (error) {
-    return notSent(error);
-  }
-  if (access === 'denied') return hidden(c);
-  const refused =
-    limited(c, api.messageRate, 'messages') ??
-    (access === 'absent' ? limited(c, api.sessionRate, 'new conversations') : undefined);
-  if (refused) return refused;
-  const message = {
+  const sent = await deliverMessage(api, c.get('userId'), id.data, {
     messageId: body.value.messageId ?? randomUUID(),
-    userId: c.get('userId'),
     text: body.value.text,
-  };
-  try {
-    if (access === 'absent' && !(await sessions.startOwned(id.data, message))) {
-      // Someone started this id between the check and the start: only its owner may post into it.
-      if ((await api.deps.access.check(webSessionWorkflowId(id.data), c.get('userId'))) !== 'allowed')
-        return hidden(c);
-      await sessions.start(webSessionWorkflowId(id.data), message, id.data);
-    } else if (access !== 'absent') await sessions.start(webSessionWorkflowId(id.data), message, id.data);
-  } catch (error) {
-    return notSent(error);
+  });
+  if (sent.kind === 'hidden') return hidden(c);
+  if (sent.kind === 'limited') {
+    c.header('retry-after', String(sent.wait));
+    return c.json({ error: tooMany(sent) }, 429);
   }
+  if (sent.kind === 'unavailable') return notSent(sent.error);
+  const message = sent.message;
   api.deps.live.nudge(webSessionWorkflowId(id.data));
   log.info('message accepted', {
     workflowId: webSessionWorkflowId(id.data),
@@ -68,3 +54,49 @@ export async function postMessage(api: WebApi, c: Context<ApiEnv>) {
   });
   return c.json({ accepted: true, messageId: message.messageId }, 202);
 }
+
+export type Delivery =
+  | { kind: 'sent'; message: UserMessage; started: boolean }
+  | { kind: 'hidden' }
+  | { kind: 'limited'; what: string; wait: number }
+  | { kind: 'unavailable'; error: unknown };
+
+/**
+ * Delivers a person's message to a web conversation, as the page and the AG-UI endpoint both do: starts it when it
+ * is new (owned by the sender, within their rate of new conversations) or signals it, never into someone else's.
+ */
+export async function deliverMessage(
+  api: WebApi,
+  userId: string,
+  sessionId: string,
+  text: { messageId: string; text: string },
+): Promise<Delivery> {
+  const { sessions } = api.deps;
+  const workflowId = webSessionWorkflowId(sessionId);
+  let access;
+  try {
+    access = await api.deps.access.check(workflowId, userId);
+  } catch (error) {
+    return { kind: 'unavailable', error };
+  }
+  if (access === 'denied') return { kind: 'hidden' };
+  const wait = api.messageRate.take(userId);
+  if (wait !== undefined) return { kind: 'limited', what: 'messages', wait };
+  const newWait = access === 'absent' ? api.sessionRate.take(userId) : undefined;
+  if (newWait !== undefined) return { kind: 'limited', what: 'new conversations', wait: newWait };
+  const message = { messageId: text.messageId, userId, text: text.text };
+  try {
+    if (access === 'absent' && !(await sessions.startOwned(sessionId, message))) {
+      // Someone started this id between the check and the start: only its owner may post into it.
+      if ((await api.deps.access.check(workflowId, userId)) !== 'allowed') return { kind: 'hidden' };
+      await sessions.start(workflowId, message, sessionId);
+    } else if (access !== 'absent') await sessions.start(workflowId, message, sessionId);
+  } catch (error) {
+    return { kind: 'unavailable', error };
+  }
+  return { kind: 'sent', message, started: access === 'absent' };
+}
+
+/** The words of a refused message: how long to wait. */
+export const tooMany = (limited: { what: string; wait: number }) =>
+  `too many ${limited.what}: try again in ${limited.wait} s`;

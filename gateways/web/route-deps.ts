@@ -19,6 +19,8 @@ export interface WebRouteDeps {
   /** Partial text of answers being written (streamed answers), pushed to the tabs too. */
   streams?: StreamHub;
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
+  /** Origins of AG-UI front ends served elsewhere (AGUI_ALLOWED_ORIGINS): CORS for POST /api/agui only. */
+  aguiOrigins: readonly string[];
   temporalUiUrl: string | undefined;
   namespace: string;
   /** The scripted demo model answers (no MODEL_PROVIDER set): the first screen says so, and how to connect one. */

@@ -22,6 +22,7 @@ import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
 import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
+import { aguiCors, aguiRun } from '../agui/route';
 
 export type { WebRouteDeps } from './route-deps';
 
@@ -41,6 +42,8 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
 
   // Order matters: the host and the caller are known before the body is read, the body is bounded before
   // it is parsed, and nothing unauthenticated reaches Temporal.
+  // An AG-UI front end served elsewhere asks first (CORS preflight, no credentials): answered for allowed origins only.
+  app.options('/agui', (c) => aguiCors(c, deps.aguiOrigins));
   app.use('*', guard(deps));
 
   app.get('/me', (c) =>
@@ -70,6 +73,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.post('/inbox/answers', (c) => answerFromInbox(api, c));
   app.get('/grants', (c) => listGrants(api, c));
   app.post('/grants/revoke', (c) => revokeGrant(api, c));
+  app.post('/agui', aguiRun(api));
 
   return app;
 }
@@ -85,7 +89,12 @@ function guard(deps: WebRouteDeps): MiddlewareHandler<ApiEnv> {
         { error: who.error, ...(deps.auth.mode === 'login' ? { signIn: '/auth/login' } : {}) },
         who.status,
       );
-    const crossSite = refuseCrossSite(c, deps.auth, who.caller);
+    const crossSite = refuseCrossSite(
+      c,
+      deps.auth,
+      who.caller,
+      c.req.path.endsWith('/agui') ? deps.aguiOrigins : [],
+    );
     if (crossSite) return c.json({ error: crossSite.error }, crossSite.status);
     c.set('userId', who.caller.userId);
     await next();

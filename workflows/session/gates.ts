@@ -20,6 +20,8 @@ import {
   clock,
   decidersLine,
   describeOutcome,
+  decidedThing,
+  decidersList,
   isBudgetGate,
 } from '../../common/gates/words';
 import type {
@@ -34,11 +36,6 @@ import type {
   QuestionGate,
   ToolResultStatus,
 } from './contract';
-
-/** "shell_execute call", or "budget" for a budget gate: what a refused click is told it clicked on. */
-function decidedThing(gate: { kind: string; toolName: string }): string {
-  return isBudgetGate(gate) ? 'budget' : `${gate.toolName} call`;
-}
 
 export function openApprovalGate(input: {
   id: string;
@@ -150,10 +147,6 @@ export function openCredentialGate(input: {
     status: 'pending',
     ...(input.note ? { note: input.note.slice(0, 500) } : {}),
   };
-}
-
-function deciders(gate: Gate): string {
-  return [gate.requesterId, ...gate.approvers].map((name) => `@${name}`).join(', ');
 }
 
 export type DecisionCheck = { ok: true; resolution: GateResolution } | { ok: false; notice: string };
@@ -311,7 +304,7 @@ function openApprovalFor(
   if (!decision.operator && !mayDecide(gate, decision.userId))
     return {
       ok: false,
-      notice: `You may not decide on this ${decidedThing(gate)}: only ${deciders(gate)} may. Nothing changed.`,
+      notice: `You may not decide on this ${decidedThing(gate)}: only ${decidersList(gate)} may. Nothing changed.`,
     };
   return { gate };
 }
@@ -322,7 +315,7 @@ function declineServerQuestion(gate: QuestionGate, decision: Decision, now: numb
   if (!mayDecide(gate, decision.userId))
     return {
       ok: false,
-      notice: `You may not answer this question: only ${deciders(gate)} may. Nothing changed.`,
+      notice: `You may not answer this question: only ${decidersList(gate)} may. Nothing changed.`,
     };
   const reason = decision.reason ? { reason: decision.reason } : {};
   return {
@@ -377,7 +370,7 @@ export function evaluateAnswer(
   if (!mayDecide(gate, submission.userId)) {
     return {
       ok: false,
-      notice: `You may not answer this question: only ${deciders(gate)} may. Nothing changed.`,
+      notice: `You may not answer this question: only ${decidersList(gate)} may. Nothing changed.`,
     };
   }
   const checked = validateAnswers(gate.questions, submission.answers);

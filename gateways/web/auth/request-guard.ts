@@ -25,13 +25,15 @@ export function refuseCrossSite(
   c: Context,
   auth: WebAuth,
   caller: WebCaller | undefined,
+  /** Other origins this route answers (CORS; the AG-UI endpoint's AGUI_ALLOWED_ORIGINS). */
+  alsoAllowed: readonly string[] = [],
 ): Refusal | undefined {
   if (SAFE_METHODS.has(c.req.method)) return undefined;
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json')
     return { status: 415, error: 'send the request body as JSON (Content-Type: application/json)' };
   const origin = c.req.header('origin')?.toLowerCase();
-  if (origin !== undefined && !auth.served.origins.has(origin))
+  if (origin !== undefined && !auth.served.origins.has(origin) && !alsoAllowed.includes(origin))
     return { status: 403, error: 'cross-site request refused' };
   if (origin === undefined && caller?.via === 'cookie')
     return { status: 403, error: 'a browser request must say where it comes from (Origin)' };
