@@ -14,6 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
+import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -23,7 +24,18 @@ let stack: Stack;
 
 beforeAll(async () => {
   env = await startTestTemporal();
-  stack = await startStack({ temporalAddress: env.address, env: { AGUI_ALLOWED_ORIGINS: FRONT_END } });
+  const port = await freePort();
+  stack = await startStack({
+    temporalAddress: env.address,
+    port,
+    env: {
+      AGUI_ALLOWED_ORIGINS: FRONT_END,
+      // Answers stream to the gateway word by word, at a pace a person can interrupt.
+      STREAM_URL: `http://127.0.0.1:${port}`,
+      STREAM_TOKEN: 'agui-stream-token-0123456789',
+      SCRIPTED_WORD_MS: '30',
+    },
+  });
 });
 
 afterAll(async () => {
@@ -101,6 +113,29 @@ describe('AG-UI endpoint', () => {
     expect(events.some((e) => e.type === 'STATE_SNAPSHOT')).toBe(true);
     // The client's own list of messages is the conversation: the person's message and the answer.
     expect(t.a.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('streams the answer while it is written, and a client that cancels the run stops the turn, keeping what was written', async () => {
+    const threadId = thread();
+    const t = agent(threadId);
+    const long = Array.from({ length: 150 }, (_, i) => `word${i}`).join(' ');
+    let deltas = 0;
+    t.a.subscribe({
+      onTextMessageContentEvent: () => {
+        // Cancelled by the person after a few words: what HttpAgent's abortRun does (the request is aborted).
+        if (++deltas === 3) t.a.abortRun();
+      },
+    });
+    await t.say(long);
+    expect(deltas).toBeGreaterThanOrEqual(3);
+    const stopped = await stack.web.waitFor(
+      threadId,
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'assistant' && m.stopped === true),
+      'the stopped answer',
+    );
+    const answer = stopped.transcript.find((m) => m.role === 'assistant');
+    expect(answer?.role === 'assistant' && answer.text).toMatch(/\(stopped\)$/);
+    expect(answer?.role === 'assistant' && answer.text.includes('word149')).toBe(false);
   });
 
   it('ends a run at an approval with an interrupt, and a resume approves it: the command runs once', async () => {
