@@ -73,6 +73,8 @@ export interface ElicitField {
   minItems?: number;
   maxItems?: number;
   format?: ElicitProperty['format'];
+  /** An optional field's default, sent when the person leaves it unanswered (SEP-1034): shown on the question. */
+  default?: ElicitValue;
 }
 
 const YES = 'Yes';
@@ -90,6 +92,11 @@ export function elicitFields(ask: Extract<ElicitAsk, { mode: 'form' }>): ElicitF
   const labels = new Set<string>();
   return keys.map((key) => {
     const property = ask.properties[key]!;
+    const field = fieldOf(key, property);
+    return field.required ? field : withDefault(field, property.default);
+  });
+
+  function fieldOf(key: string, property: ElicitProperty): ElicitField {
     let label = (property.title?.trim() || key).slice(0, 40).trim() || key.slice(0, 40);
     for (let n = 2; labels.has(label); n++) label = `${label.slice(0, 36)} ${n}`;
     labels.add(label);
@@ -130,7 +137,25 @@ export function elicitFields(ask: Extract<ElicitAsk, { mode: 'form' }>): ElicitF
         };
       }
     }
-  });
+  }
+}
+
+/** The server's default for an optional field, kept only when it is a value the field could take. */
+function withDefault(field: ElicitField, value: ElicitValue | undefined): ElicitField {
+  if (value === undefined) return field;
+  const fits =
+    field.kind === 'boolean'
+      ? typeof value === 'boolean'
+      : field.kind === 'number'
+        ? typeof value === 'number' && Number.isFinite(value)
+        : field.kind === 'integer'
+          ? typeof value === 'number' && Number.isInteger(value)
+          : field.kind === 'choice'
+            ? typeof value === 'string' && (field.values ?? []).some((v) => v.value === value)
+            : field.kind === 'choices'
+              ? Array.isArray(value) && value.every((v) => (field.values ?? []).some((o) => o.value === v))
+              : typeof value === 'string';
+  return fits ? { ...field, default: value } : field;
 }
 
 function choices(
@@ -246,6 +271,8 @@ export function elicitContent(
     const picked = answer?.selected ?? [];
     if (!text && !picked.length) {
       if (field.required) return { ok: false, error: `"${field.label}" needs an answer` };
+      // Left as it was shown: the server's default (SEP-1034), not a missing value.
+      if (field.default !== undefined) content[field.key] = field.default;
       continue;
     }
     const value = fieldValue(field, picked, text);

@@ -59,7 +59,10 @@ export async function discoverMcpAuthorization(
         `its authorization metadata cannot be read (${(error as Error).message})`,
       );
     });
-  const metadata = info.authorizationServerMetadata;
+  // No metadata anywhere: a server of the 2025-03-26 specification, whose authorization endpoints are its own
+  // origin's default paths (that version's fallback; PKCE is still sent). Newer servers always publish metadata.
+  const metadata =
+    info.authorizationServerMetadata ?? (info.resourceMetadata ? undefined : defaultEndpoints(serverUrl));
   if (!metadata)
     throw new McpAuthorizationError(
       `no authorization server metadata was found at ${info.authorizationServerUrl}`,
@@ -84,6 +87,19 @@ export async function discoverMcpAuthorization(
     resource: declared,
     scopes,
   };
+}
+
+/** The 2025-03-26 specification's default endpoints: /authorize, /token and /register at the server's origin. */
+function defaultEndpoints(serverUrl: string): AuthorizationServerMetadata {
+  const origin = new URL(serverUrl).origin;
+  return {
+    issuer: origin,
+    authorization_endpoint: `${origin}/authorize`,
+    token_endpoint: `${origin}/token`,
+    registration_endpoint: `${origin}/register`,
+    response_types_supported: ['code'],
+    code_challenge_methods_supported: ['S256'],
+  } as AuthorizationServerMetadata;
 }
 
 async function clientFor(

@@ -29,6 +29,17 @@ interface Loaded {
   resource: Record<string, string>;
 }
 
+/**
+ * `client_secret_basic`, encoding the id and secret as RFC 6749 §2.3.1 asks but leaving unreserved characters as they
+ * are (`-`, `.`, `_`, `~`): servers that do not decode them still take `my-client`, and those that do get the same.
+ */
+function basicAuth(clientId: string, secret: string): oidc.ClientAuth {
+  const credentials = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString(
+    'base64',
+  );
+  return (_as, _client, _body, headers) => headers.set('authorization', `Basic ${credentials}`);
+}
+
 export class OAuthClient {
   private loaded: Promise<Loaded> | undefined;
 
@@ -52,11 +63,19 @@ export class OAuthClient {
     if (p.mcpServerUrl) {
       if (!this.registration) throw new Error('MCP sign-in needs the vault');
       const found = await discoverMcpAuthorization(p, this.registration);
+      // A client secret goes in the body, unless the server takes it only as HTTP Basic (what it lists decides).
+      const methods = (found.metadata as { token_endpoint_auth_methods_supported?: unknown })
+        .token_endpoint_auth_methods_supported;
+      const basicOnly =
+        Array.isArray(methods) &&
+        methods.includes('client_secret_basic') &&
+        !methods.includes('client_secret_post');
+      const secret = found.client.clientSecret;
       const config = new oidc.Configuration(
         found.metadata as oidc.ServerMetadata,
         found.client.clientId,
         undefined,
-        authFor(found.client.clientSecret),
+        secret && basicOnly ? basicAuth(found.client.clientId, secret) : authFor(secret),
       );
       if ([p.mcpServerUrl, found.metadata.token_endpoint].some(isLoopback))
         oidc.allowInsecureRequests(config);

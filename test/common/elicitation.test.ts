@@ -70,6 +70,30 @@ describe('a tool server’s question', () => {
     });
   });
 
+  it('sends the server’s default for an optional field left unanswered (SEP-1034), and only a default that fits', () => {
+    const ask: Extract<ElicitAsk, { mode: 'form' }> = {
+      ...booking,
+      properties: {
+        name: { type: 'string', default: 'John Doe' },
+        age: { type: 'integer', default: 30 },
+        score: { type: 'number', default: 95.5 },
+        status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
+        verified: { type: 'boolean', default: true },
+        wrong: { type: 'integer', default: 'many' },
+        stray: { type: 'string', enum: ['a', 'b'], default: 'c' },
+      },
+      required: [],
+    };
+    expect(elicitContent(fieldsOf(ask), [])).toEqual({
+      ok: true,
+      content: { name: 'John Doe', age: 30, score: 95.5, status: 'active', verified: true },
+    });
+    // An answer given wins over the default.
+    expect(elicitContent(fieldsOf(ask), [{ question: 'age', selected: [], custom: '41' }])).toMatchObject({
+      content: { age: 41 },
+    });
+  });
+
   it('refuses an answer that does not fit, naming the field and what it takes', () => {
     const fields = fieldsOf(booking);
     const base = [
