@@ -1,14 +1,21 @@
 /** `npm start` as a process of its own (scripts/start.ts), as a newcomer runs it; ready once its gateway answers and it said so. */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gatewayReady } from './processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-export async function startAll(env: Record<string, string>, port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/start.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
+/** `cwd`: the directory it starts in, where a newcomer's `.env` and default `./data` live (the checkout unless set). */
+/** A variable set to `undefined` is taken out of the environment (as if the shell never set it). */
+export async function startAll(env: Record<string, string | undefined>, port: number, cwd = ROOT) {
+  const merged: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name];
+  // tsx by its path: a directory other than the checkout has no node_modules to find it in.
+  const tsx = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+  const child = spawn(process.execPath, ['--import', tsx, path.join(ROOT, 'scripts/start.ts')], {
+    cwd,
+    env: merged,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
