@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import tls from 'node:tls';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -157,16 +157,27 @@ describe('docker-compose.yml', () => {
     expect(gateway.environment!.GATEWAY_KEY).toBe(worker.environment!.GATEWAY_KEY);
     for (const service of [worker, gateway]) expect(service.environment!.VAULT_PATH).toBeUndefined();
     const mounted = (service: Service) => (service.volumes ?? []).map((v) => v.split(':')[0]);
-    // Apart from the read-only certificates every Temporal client holds.
-    expect(mounted(worker).filter((v) => mounted(gateway).includes(v))).toEqual(['temporal-certs']);
-    expect(worker.volumes).toContain('temporal-certs:/certs:ro');
-    expect(Object.keys(file.volumes).sort()).toEqual(['postgres-data', 'temporal-certs', 'worker-data']);
+    // Not even their Temporal certificates: each holds its own.
+    expect(mounted(worker).filter((v) => mounted(gateway).includes(v))).toEqual([]);
+    expect(worker.volumes).toContain('worker-certs:/certs:ro');
+    expect(gateway.volumes).toContain('gateway-certs:/certs:ro');
+    expect(Object.keys(file.volumes).sort()).toEqual([
+      'gateway-certs',
+      'jobs-certs',
+      'postgres-data',
+      'temporal-certs',
+      'ui-certs',
+      'worker-certs',
+      'worker-data',
+    ]);
   });
 });
 
 describe('Temporal behind mTLS', () => {
   const certs = '/certs';
-  const mounted = (service: Service) => (service.volumes ?? []).includes(`temporal-certs:${certs}:ro`);
+  /** The certificate volume a service mounts at /certs (read-only), if any. */
+  const certVolume = (service: Service) =>
+    (service.volumes ?? []).find((v) => v.endsWith(`:${certs}:ro`))?.split(':')[0];
 
   it('lets only holders of a certificate of its own CA reach Temporal: every client is given one', () => {
     const server = compose.temporal!.environment!;
@@ -181,8 +192,36 @@ describe('Temporal behind mTLS', () => {
     expect(compose.temporal!.depends_on!['temporal-certs']).toEqual({
       condition: 'service_completed_successfully',
     });
-    for (const name of ['temporal', 'temporal-namespace', 'temporal-ui', 'worker', 'gateway'])
-      expect(mounted(compose[name]!), name).toBe(true);
+    // Each client its own certificate, in a volume only it mounts; the server's key and the CA stay with the server.
+    const volumes = Object.fromEntries(
+      ['temporal', 'temporal-namespace', 'temporal-ui', 'worker', 'gateway'].map((name) => [
+        name,
+        certVolume(compose[name]!),
+      ]),
+    );
+    expect(volumes).toEqual({
+      temporal: 'temporal-certs',
+      'temporal-namespace': 'jobs-certs',
+      'temporal-ui': 'ui-certs',
+      worker: 'worker-certs',
+      gateway: 'gateway-certs',
+    });
+    const mountedBy = (volume: string) =>
+      Object.entries(compose).filter(([, service]) =>
+        (service.volumes ?? []).some((v) => v.startsWith(`${volume}:`)),
+      );
+    for (const volume of Object.values(volumes))
+      expect(
+        mountedBy(volume!)
+          .map(([name]) => name)
+          .sort(),
+        volume,
+      ).toEqual(['temporal-certs', Object.keys(volumes).find((name) => volumes[name] === volume)!].sort());
+    // The job writes each client volume it mounts (at /out/<volume>), one certificate per service.
+    const job = compose['temporal-certs']!;
+    for (const volume of ['worker-certs', 'gateway-certs', 'ui-certs', 'jobs-certs'])
+      expect(job.volumes).toContain(`${volume}:/out/${volume}`);
+    expect(job.command!.join('\n')).toContain('for dir in /out/*-certs; do');
     for (const name of ['worker', 'gateway']) {
       // The Temporal settings as the process reads them (the rest needs .env's values).
       const temporal = Object.fromEntries(
@@ -213,10 +252,13 @@ describe('Temporal behind mTLS', () => {
     const bin = tempDir('bin-');
     // The job's one call to the outside world (installing openssl in its image); openssl itself is real.
     writeFileSync(path.join(bin, 'apk'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    const script = unescape(compose['temporal-certs']!.command!.join('\n')).replace(
-      `cd ${certs}`,
-      `cd ${dir}`,
-    );
+    // Each client's volume, as the job mounts it at /out/<volume>: a directory here.
+    const out = path.join(dir, 'out');
+    for (const volume of ['worker-certs', 'gateway-certs', 'ui-certs', 'jobs-certs'])
+      mkdirSync(path.join(out, volume), { recursive: true });
+    const script = unescape(compose['temporal-certs']!.command!.join('\n'))
+      .replace(`cd ${certs}`, `cd ${dir}`)
+      .replaceAll('/out/', `${out}/`);
     const run = () =>
       promisify(execFile)('/bin/sh', ['-c', script], {
         env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
@@ -227,6 +269,23 @@ describe('Temporal behind mTLS', () => {
     await run(); // again: nothing is replaced
     expect(readFileSync(path.join(dir, 'ca.pem')).equals(ca)).toBe(true);
     const file = (name: string) => readFileSync(path.join(dir, name));
+    const clientFile = (volume: string, name: string) => readFileSync(path.join(out, volume, name));
+    // One certificate per service, named for it, each in its own volume with the CA; none left beside the server's.
+    for (const [volume, cn] of [
+      ['worker-certs', 'worker'],
+      ['gateway-certs', 'gateway'],
+      ['ui-certs', 'ui'],
+      ['jobs-certs', 'jobs'],
+    ] as const) {
+      const cert = new X509Certificate(clientFile(volume, 'client.pem'));
+      expect(cert.subject).toBe(`CN=${cn}`);
+      expect(cert.verify(new X509Certificate(ca).publicKey)).toBe(true);
+      expect(clientFile(volume, 'ca.pem').equals(ca)).toBe(true);
+    }
+    expect(existsSync(path.join(dir, 'client.key'))).toBe(false);
+    expect(new X509Certificate(clientFile('worker-certs', 'client.pem')).serialNumber).not.toBe(
+      new X509Certificate(clientFile('gateway-certs', 'client.pem')).serialNumber,
+    );
     const server = new X509Certificate(file('server.pem'));
     expect(server.subjectAltName).toContain('DNS:temporal');
     expect(server.verify(new X509Certificate(ca).publicKey)).toBe(true);
@@ -251,8 +310,12 @@ describe('Temporal behind mTLS', () => {
         socket.on('end', () => resolve('closed'));
       });
     try {
-      // The worker, the gateway, the UI (client.pem) and the server's own parts (server.pem) get in.
-      expect(await handshake({ cert: file('client.pem'), key: file('client.key') })).toBe('ok');
+      // The worker, the gateway, the UI and the jobs (each its own certificate) and the server's own parts get in.
+      for (const volume of ['worker-certs', 'gateway-certs', 'ui-certs', 'jobs-certs'])
+        expect(
+          await handshake({ cert: clientFile(volume, 'client.pem'), key: clientFile(volume, 'client.key') }),
+          volume,
+        ).toBe('ok');
       expect(await handshake({ cert: file('server.pem'), key: file('server.key') })).toBe('ok');
       // Anyone else does not: no certificate, or one of another CA.
       expect(await handshake({})).not.toBe('ok');
@@ -280,7 +343,11 @@ describe('Temporal behind mTLS', () => {
       ).not.toBe('ok');
       // A client that checks the name refuses a server certificate for another name.
       expect(
-        await handshake({ cert: file('client.pem'), key: file('client.key'), servername: 'evil' }),
+        await handshake({
+          cert: clientFile('worker-certs', 'client.pem'),
+          key: clientFile('worker-certs', 'client.key'),
+          servername: 'evil',
+        }),
       ).toMatch(/^refused/);
     } finally {
       listener.close();

@@ -24,6 +24,7 @@ interface ComposeService {
   image?: string;
   command?: string[];
   environment?: Record<string, string>;
+  volumes?: string[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -163,8 +164,16 @@ export class RealTemporal {
     } finally {
       await client.end();
     }
+    // Each client's volume (mounted at /out/<volume> in the job) is a directory of its own here.
+    for (const volume of temporal.clientCertVolumes())
+      mkdirSync(path.join(temporal.certs, 'out', volume), { recursive: true });
     await temporal.job('temporal-certs', (script) =>
-      rewrite(script, 'cd /certs', `cd ${temporal.certs}`, 'temporal-certs'),
+      rewrite(
+        rewrite(script, 'cd /certs', `cd ${temporal.certs}`, 'temporal-certs'),
+        '/out/',
+        `${temporal.certs}/out/`,
+        'temporal-certs',
+      ),
     );
     await temporal.job('agent-database', (script) => script, {
       PGHOST: '127.0.0.1',
@@ -177,8 +186,21 @@ export class RealTemporal {
     return `127.0.0.1:${this.ports.frontendGrpc}`;
   }
 
-  private withCerts(value: string): string {
-    return value.replaceAll('/certs/', `${this.certs}/`);
+  /** The volumes the certificate job writes clients' certificates into (mounted at /out/<volume> there). */
+  clientCertVolumes(): string[] {
+    return (this.compose.services['temporal-certs']!.volumes ?? [])
+      .map((v) => v.split(':'))
+      .filter(([, mount]) => mount?.startsWith('/out/'))
+      .map(([volume]) => volume!);
+  }
+
+  /** `/certs/` as `service` sees it: the directory of the volume it mounts there (its own certificates). */
+  private withCerts(value: string, service = 'temporal'): string {
+    const mounted = (this.compose.services[service]?.volumes ?? [])
+      .map((v) => v.split(':'))
+      .find(([, mount]) => mount === '/certs')?.[0];
+    const dir = !mounted || mounted === 'temporal-certs' ? this.certs : path.join(this.certs, 'out', mounted);
+    return value.replaceAll('/certs/', `${dir}/`);
   }
 
   /** A one-shot job of compose's, its shell script run here with its environment (interpolated, relocated). */
@@ -192,7 +214,7 @@ export class RealTemporal {
     const env = Object.fromEntries(
       Object.entries(spec.environment ?? {}).map(([key, value]) => [
         key,
-        this.withCerts(interpolate(value, this.vars)),
+        this.withCerts(interpolate(value, this.vars), service),
       ]),
     );
     const { stdout, stderr } = await run('/bin/sh', ['-c', script], {
@@ -318,7 +340,7 @@ export class RealTemporal {
     const given = this.compose.services[service]!.environment!;
     const env: Record<string, string> = {};
     for (const [key, raw] of Object.entries(given)) {
-      let value = this.withCerts(interpolate(raw, this.vars));
+      let value = this.withCerts(interpolate(raw, this.vars), service);
       if (value.includes('temporal:7233'))
         value = rewrite(value, 'temporal:7233', this.address, `${service} ${key}`);
       if (value.includes('@postgresql:5432/'))
