@@ -67,30 +67,15 @@ async function main(): Promise<void> {
   temporal.start();
   await temporal.createNamespace();
   // The worker says "worker started" at info, which is how a restart is known to be ready.
-  const apiHost = new URL(provider.apiUrl).host;
-  const policy = testEnv(
-    {
-      allowHosts: [apiHost],
-      providers: {
-        acme: {
-          type: 'oauth2',
-          displayName: 'Acme Files',
-          issuer: provider.issuer,
-          scopes: ['files.read'],
-          apiHosts: [apiHost],
-        },
-      },
-    },
-    {
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-      // The vault both processes share, as compose runs it: the gateway stores a token, the worker uses it.
-      DATABASE_URL: await postgres.createDatabase(),
-      VAULT_KEY: randomBytes(32).toString('base64'),
-      OAUTH_ACME_CLIENT_ID: CLIENT_ID,
-      OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
-    },
-  );
+  const policy = testEnv(provider.acmePolicy(), {
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+    // The vault both processes share, as compose runs it: the gateway stores a token, the worker uses it.
+    DATABASE_URL: await postgres.createDatabase(),
+    VAULT_KEY: randomBytes(32).toString('base64'),
+    OAUTH_ACME_CLIENT_ID: CLIENT_ID,
+    OAUTH_ACME_CLIENT_SECRET: CLIENT_SECRET,
+  });
   const workerData = tempDir('soak-worker-');
   const worker = new ManagedProcess('worker', 'dist/workers/main.js', {
     ...temporal.appEnv('worker'),

@@ -14,6 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
+import { aguiInput, postAgui, type AguiEvent } from '../helpers/agui';
 import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -89,14 +90,6 @@ const textOf = (events: BaseEvent[]) =>
 
 const view = async (threadId: string) =>
   (await stack.web.request('GET', `/sessions/${threadId}`)).body as SessionView;
-
-/** The `data:` of each server-sent event, parsed. */
-const sseData = (text: string) =>
-  text
-    .split('\n\n')
-    .map((block) => block.split('\n').find((line) => line.startsWith('data: ')))
-    .filter((line): line is string => line !== undefined)
-    .map((line) => JSON.parse(line.slice(6)) as { type: string; code?: string });
 
 const linesIn = (threadId: string, file: string) => {
   const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${threadId}`), file);
@@ -248,36 +241,18 @@ describe('AG-UI endpoint', () => {
   it('keeps to the protocol’s coverage rule and to who may read a thread', async () => {
     const threadId = thread();
     const first = await agent(threadId).say('run `echo cover >> c.txt`');
-    const post = async (body: unknown, user = 'alice', headers: Record<string, string> = {}) => {
-      const response = await fetch(url(), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...stack.web.headers(user),
-          ...headers,
-        },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, text: await response.text() };
-    };
-    const input = (extra: Record<string, unknown>) => ({
-      threadId,
-      runId: randomUUID(),
-      messages: [],
-      tools: [],
-      context: [],
-      ...extra,
-    });
-    const errorOf = (text: string) => sseData(text).find((e) => e.type === 'RUN_ERROR');
+    const post = async (body: unknown, user = 'alice', headers: Record<string, string> = {}) =>
+      await postAgui(url(), body, { ...stack.web.headers(user), ...headers });
+    const input = (extra: Record<string, unknown>) => aguiInput(threadId, extra);
+    const errorOf = (events: AguiEvent[]) => events.find((e) => e.type === 'RUN_ERROR');
     // A new message while an interrupt is open, without resume: refused as the protocol says.
     const unanswered = await post(
       input({ messages: [{ id: randomUUID(), role: 'user', content: 'and now?' }] }),
     );
-    expect(errorOf(unanswered.text)).toMatchObject({ code: 'interrupts_unanswered' });
+    expect(errorOf(unanswered.events)).toMatchObject({ code: 'interrupts_unanswered' });
     // A resume naming an interrupt that does not exist, or the same one twice.
     expect(
-      errorOf((await post(input({ resume: [{ interruptId: 'nope', status: 'resolved' }] }))).text),
+      errorOf((await post(input({ resume: [{ interruptId: 'nope', status: 'resolved' }] }))).events),
     ).toMatchObject({
       code: 'interrupt_unknown',
     });
@@ -288,7 +263,7 @@ describe('AG-UI endpoint', () => {
         { interruptId: id, status: 'resolved', payload: { choice: 'approve' } },
       ],
     });
-    expect(errorOf((await post(twice)).text)).toMatchObject({ code: 'interrupt_duplicate' });
+    expect(errorOf((await post(twice)).events)).toMatchObject({ code: 'interrupt_duplicate' });
     expect(linesIn(threadId, 'c.txt')).toBe(0);
     // Someone else's thread is not there at all; malformed input is a 400 in words.
     expect((await post(input({}), 'mallory')).status).toBe(404);

@@ -31,6 +31,23 @@ export class TestOAuthProvider {
   issuer = '';
   apiUrl = '';
 
+  /** The policy file's `acme` provider for this server, and its API host allowed: what most tests configure. */
+  acmePolicy(): { allowHosts: string[]; providers: Record<string, Record<string, unknown>> } {
+    const host = new URL(this.apiUrl).host;
+    return {
+      allowHosts: [host],
+      providers: {
+        acme: {
+          type: 'oauth2',
+          displayName: 'Acme Files',
+          issuer: this.issuer,
+          scopes: ['files.read'],
+          apiHosts: [host],
+        },
+      },
+    };
+  }
+
   async start(): Promise<this> {
     await this.server.issuer.keys.generate('RS256');
     await this.server.start(0, '127.0.0.1');

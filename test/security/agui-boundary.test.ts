@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
 import { Tally } from '../chaos/summary';
+import { aguiInput, aguiSay, postAgui } from '../helpers/agui';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -36,43 +37,10 @@ afterAll(async () => {
 const url = () => `http://127.0.0.1:${stack.port}/api/agui`;
 const thread = () => `agui-sec-${randomBytes(5).toString('hex')}`;
 
-async function post(
-  body: unknown,
-  user: string,
-  headers: Record<string, string> = {},
-): Promise<{
-  status: number;
-  events: { type: string; code?: string; outcome?: { interrupts?: { id: string }[] } }[];
-}> {
-  const response = await fetch(url(), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-      ...stack.web.headers(user),
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  const events = text
-    .split('\n\n')
-    .map((block) => block.split('\n').find((line) => line.startsWith('data: ')))
-    .filter((line): line is string => line !== undefined)
-    .map((line) => JSON.parse(line.slice(6)) as { type: string });
-  return { status: response.status, events };
-}
-
-const input = (threadId: string, extra: Record<string, unknown> = {}) => ({
-  threadId,
-  runId: randomUUID(),
-  messages: [],
-  tools: [],
-  context: [],
-  ...extra,
-});
-const say = (threadId: string, text: string) =>
-  input(threadId, { messages: [{ id: randomUUID(), role: 'user', content: text }] });
+const post = async (body: unknown, user: string, headers: Record<string, string> = {}) =>
+  await postAgui(url(), body, { ...stack.web.headers(user), ...headers });
+const input = aguiInput;
+const say = aguiSay;
 
 const view = async (threadId: string, user = 'alice') =>
   (await stack.web.request('GET', `/sessions/${threadId}`, undefined, user)).body as SessionView;
