@@ -154,7 +154,8 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
 
         // The resume first (the coverage rule, then every entry checked), then the new message.
         const resume = input.resume ?? [];
-        const mine = openGates;
+        // The open gates as the conversation shows them now; with no worker answering, as its memo keeps them.
+        const mine = first ? first.gates.filter((g) => g.status === 'pending') : openGates;
         if (!resume.length && said && mine.length)
           return await fail(
             'interrupts_unanswered',

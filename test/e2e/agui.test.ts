@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
 import { aguiInput, postAgui, type AguiEvent } from '../helpers/agui';
-import { freePort } from '../helpers/processes';
+import { freePort, workerProcess, workerReady } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -236,6 +236,26 @@ describe('AG-UI endpoint', () => {
     ]);
     expect(resumed.finished?.outcome?.type).toBe('success');
     expect(linesIn(threadId, 'd.txt')).toBe(1);
+  });
+
+  it('takes a resume while no worker runs (from the gate memo), and finishes the run once a worker is back', async () => {
+    const threadId = thread();
+    const t = agent(threadId);
+    const first = await t.say('run `echo no-worker >> w.txt`');
+    const [interrupt] = first.interrupts;
+    await stack.worker.kill('SIGKILL');
+    const resumed = t.run([
+      { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
+    ]);
+    // Nothing can run meanwhile; the run waits (with keepalives), then the worker comes back.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(linesIn(threadId, 'w.txt')).toBe(0);
+    stack.worker = workerProcess(stack.env);
+    await stack.worker.start(workerReady);
+    const done = await resumed;
+    expect(done.failed).toBeUndefined();
+    expect(done.finished?.outcome?.type).toBe('success');
+    expect(linesIn(threadId, 'w.txt')).toBe(1);
   });
 
   it('keeps to the protocol’s coverage rule and to who may read a thread', async () => {
