@@ -17,7 +17,9 @@ import {
   questionsAsText,
   typedDecisionHint,
 } from '../../common/gates/words';
-import { validateAnswers, type Answer, type Question } from '../../common/tools/ask-user';
+import { MAX_CUSTOM_ANSWER, validateAnswers, type Answer, type Question } from '../../common/tools/ask-user';
+import { elicitContent } from '../../common/tools/elicitation';
+import { MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
 import type { Decision, Gate } from '../../workflows/session/contract';
 import { shownQuestions } from '../../platforms/chat-text';
 
@@ -43,7 +45,7 @@ export function gateInterrupt(
   const mayAnswer = mayDecide(gate, userId);
   if (gate.kind === 'approval') {
     const budget = isBudgetGate(gate);
-    const offered = approvalChoices(gate);
+    const offered = approvalChoices(gate, userId);
     const labels = choiceLabels(budget);
     return {
       ...base,
@@ -100,8 +102,12 @@ export function gateInterrupt(
   };
 }
 
-/** What an approval gate offers, as every channel offers it: no Always allow under four-eyes or quorum, no Edit under quorum. */
-function approvalChoices(gate: Gate & { kind: 'approval' }): Decision['choice'][] {
+/**
+ * What an approval gate offers this person, as every channel offers it: no Always allow under four-eyes or quorum, no
+ * Edit under quorum; someone who may only deny it (the requester under four-eyes) is offered Deny alone.
+ */
+function approvalChoices(gate: Gate & { kind: 'approval' }, userId: string): Decision['choice'][] {
+  if (!approverIds(gate).includes(userId)) return ['deny'];
   if (isBudgetGate(gate)) return ['approve', 'deny'];
   return [
     'approve',
@@ -259,7 +265,7 @@ export function resumeAction(gate: Gate, entry: ResumeEntry, userId: string, now
   if (gate.kind === 'approval') {
     if (entry.status === 'cancelled')
       return { kind: 'decide', decision: { gateId: gate.id, choice: 'deny', reason: 'Cancelled.' } };
-    const offered = approvalChoices(gate);
+    const offered = approvalChoices(gate, userId);
     const choice = fields.choice;
     if (typeof choice !== 'string' || !offered.includes(choice as Decision['choice']))
       return invalid(`choice must be one of ${offered.join(', ')}`);
@@ -267,6 +273,8 @@ export function resumeAction(gate: Gate, entry: ResumeEntry, userId: string, now
     const args = fields.args;
     if (choice === 'edit' && (typeof args !== 'object' || args === null || Array.isArray(args)))
       return invalid('edit needs args: the arguments that will run');
+    if (choice === 'edit' && JSON.stringify(args).length > MAX_TOOL_ARGS_CHARS)
+      return invalid(`the edited arguments are longer than ${MAX_TOOL_ARGS_CHARS} characters`);
     const scope =
       fields.scope === 'user'
         ? 'user'
@@ -296,6 +304,11 @@ export function resumeAction(gate: Gate, entry: ResumeEntry, userId: string, now
   if (typeof answers === 'string') return invalid(answers);
   const checked = validateAnswers(gate.questions, answers);
   if (!checked.ok) return invalid(checked.error);
+  // A tool server's question: the answers must also make the values its schema wants, as the workflow checks.
+  if (gate.asks) {
+    const content = elicitContent(gate.asks.fields, checked.answers);
+    if (!content.ok) return invalid(content.error);
+  }
   return { kind: 'answer', answers };
 }
 
@@ -311,6 +324,8 @@ function answersFrom(questions: readonly Question[], fields: Record<string, unkn
     const values = Array.isArray(value) ? value : [value];
     if (!values.every((v): v is string => typeof v === 'string'))
       return `the answer to "${q.label}" must be text${q.multi_select ? ' or a list of texts' : ''}`;
+    if (values.length > 25 || values.some((v) => v.length > MAX_CUSTOM_ANSWER))
+      return `the answer to "${q.label}" is longer than a question takes (25 choices, ${MAX_CUSTOM_ANSWER} characters)`;
     const options = new Set(q.options.map((o) => o.label));
     const custom = values.filter((v) => !options.has(v));
     answers.push({

@@ -15,7 +15,7 @@ import { EventType, type BaseEvent } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
@@ -24,6 +24,7 @@ import { hidden, type ApiEnv, type WebApi } from '../web/api-context';
 import { deliverMessage, tooMany } from '../web/message-route';
 import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
 import { readMemoGates } from '../web/inbox-memo';
+import { mayDecide } from '../../common/gates/deciders';
 import { checkCoverage, gateInterrupt, resumeAction, type ResumeAction } from './interrupts';
 import { RunEvents, transcriptMessages } from './run-events';
 
@@ -31,6 +32,8 @@ const KEEPALIVE_MS = 20_000;
 /** How long a run waits for the conversation's current view before it sends (to know what the client has). */
 const BASELINE_WAIT_MS = 3_000;
 const PROTOCOL_VERSION = '1.0';
+/** No gate prompt asks more at once than this; a longer resume is refused before anything is sent. */
+const MAX_RESUME_ENTRIES = 50;
 
 const NOT_ANSWERING =
   "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
@@ -52,6 +55,16 @@ export function aguiCors(c: Context, allowed: readonly string[]): Response {
     'access-control-allow-headers': 'content-type, accept, authorization',
     'access-control-max-age': '600',
   });
+}
+
+/** The CORS headers on every answer of the endpoint to an allowed origin (set before anything may refuse). */
+export function aguiCorsHeaders(allowed: readonly string[]): MiddlewareHandler {
+  return async (c, next) => {
+    const origin = c.req.header('origin')?.toLowerCase();
+    if (origin && allowed.includes(origin))
+      for (const [name, value] of Object.entries(corsHeaders(origin))) c.header(name, value);
+    await next();
+  };
 }
 
 const corsHeaders = (origin: string) => ({
@@ -101,9 +114,6 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
     const encoder = new EventEncoder();
     const runId = input.runId;
     const threadId = input.threadId;
-    const origin = c.req.header('origin')?.toLowerCase();
-    if (origin && api.deps.aguiOrigins.includes(origin))
-      for (const [name, value] of Object.entries(corsHeaders(origin))) c.header(name, value);
     c.header('content-type', 'text/event-stream');
     c.header('cache-control', 'no-cache');
     c.header('x-accel-buffering', 'no');
@@ -116,16 +126,20 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
         finished = true;
         await write({ type: EventType.RUN_ERROR, message, code } as BaseEvent);
       };
-      const feed = new FeedInbox();
+      // A conversation that existed and is gone ends the run; a new one is "not found" until its first message lands.
+      const feed = new FeedInbox(access === 'allowed');
       const leave =
         access === 'allowed' || said ? api.deps.live.subscribe(workflowId, (e) => feed.put(e)) : undefined;
       const leavePartials = api.deps.streams?.subscribe(workflowId, (u) => feed.putPartial(u));
       const keepalive = setInterval(() => void out.write(': keepalive\n\n').catch(() => {}), KEEPALIVE_MS);
       let lastStatus: SessionView['status'] | undefined;
+      /** This run sent what set the turn going (its message or resume): only then is cancelling it Stop. */
+      let startedTurn = false;
       out.onAbort(() => {
         feed.close();
-        // The person cancelled the run: Stop, as the page's Stop button does; what was written stays.
-        if (!finished && lastStatus === 'running')
+        // The person cancelled the run they started: Stop, as the page's Stop button does; what was written stays.
+        // A run that only watched, or a connection the gateway itself closes (a deploy), stops nothing.
+        if (!finished && startedTurn && lastStatus === 'running' && !api.deps.closing())
           void api.deps.sessions.stop(workflowId, userId).catch(() => {});
       });
       try {
@@ -155,14 +169,24 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
         // The resume first (the coverage rule, then every entry checked), then the new message.
         const resume = input.resume ?? [];
         // The open gates as the conversation shows them now; with no worker answering, as its memo keeps them.
-        const mine = first ? first.gates.filter((g) => g.status === 'pending') : openGates;
+        const mine = (first ? first.gates.filter((g) => g.status === 'pending') : openGates).filter((g) =>
+          mayActOn(g, userId),
+        );
         if (!resume.length && said && mine.length)
           return await fail(
             'interrupts_unanswered',
             `answer the open interrupts first (resume): ${mine.map((g) => g.id).join(', ')}`,
           );
         const resumed = new Map<string, ResumeAction>();
+        if (resume.length > MAX_RESUME_ENTRIES)
+          return await fail(
+            'interrupt_payload_invalid',
+            `a resume answers at most ${MAX_RESUME_ENTRIES} interrupts`,
+          );
         if (resume.length) {
+          // Each resume is a signal per entry in the conversation's history: the person's message rate bounds them.
+          const wait = api.messageRate.take(userId);
+          if (wait !== undefined) return await fail('rate_limited', tooMany({ what: 'messages', wait }));
           const known = first?.gates ?? mine;
           const covered = checkCoverage(resume, mine, [
             ...known,
@@ -179,6 +203,7 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
           }
           const sent = await sendResume(api, workflowId, userId, resumed);
           if (sent) return await fail('temporal_unavailable', sent);
+          startedTurn = true;
         }
         let waitingFor: string | undefined;
         if (said) {
@@ -190,6 +215,7 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
           if (delivery.kind === 'limited') return await fail('rate_limited', tooMany(delivery));
           if (delivery.kind === 'unavailable') return await fail('temporal_unavailable', NOT_ANSWERING);
           waitingFor = delivery.message.messageId;
+          startedTurn = true;
           api.deps.live.nudge(workflowId);
         }
         if (resumed.size) {
@@ -201,6 +227,16 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
         const judge = async (view: SessionView): Promise<boolean> => {
           if (waitingFor && view.transcript.some((m) => m.role === 'user' && m.id === waitingFor))
             waitingFor = undefined;
+          // The message was taken without a turn ("stop" typed, a queue already full): the workflow's words for it.
+          const untaken =
+            waitingFor !== undefined && view.queued === 0 && view.status !== 'running'
+              ? view.notices.find((n) => n.to === userId && !n.about && !seenNotices.has(n.id))
+              : undefined;
+          if (untaken) {
+            await write(...events.finish());
+            await fail('message_not_taken', untaken.text);
+            return true;
+          }
           const refusal = refusedResume(view, resumed, userId, seenNotices);
           if (refusal) {
             await write(...events.finish());
@@ -214,8 +250,9 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
             type: EventType.MESSAGES_SNAPSHOT,
             messages: transcriptMessages(view.transcript),
           } as BaseEvent);
+          // What this person can answer; gates waiting on others are in the state (who may decide, in words).
           const interrupts = view.gates
-            .filter((g) => g.status === 'pending')
+            .filter((g) => g.status === 'pending' && mayActOn(g, userId))
             .map((g) => gateInterrupt(g, userId, (p, e) => api.deps.connectUrl(userId, p, e)));
           finished = true;
           await write({
@@ -247,6 +284,11 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
       }
     });
   };
+}
+
+/** A gate this person can answer: a sign-in only its requester; anything else whoever may decide it. */
+function mayActOn(gate: Gate, userId: string): boolean {
+  return gate.kind === 'credential' ? gate.requesterId === userId : mayDecide(gate, userId);
 }
 
 /** The run's new user message: the last message, when it is the caller's (text parts only); undefined when none. */
@@ -345,7 +387,7 @@ function refusedResume(
   for (const [gateId, action] of resumed) {
     if (action.kind !== 'decide' && action.kind !== 'answer') continue;
     const gate = view.gates.find((g) => g.id === gateId);
-    const told = fresh.find((n) => n.gateId === gateId);
+    const told = fresh.find((n) => n.about === gateId);
     if (!gate || !told) continue;
     if (
       gate.status === 'pending' &&
@@ -370,8 +412,13 @@ class FeedInbox {
   private ended = false;
   private seen: ((view: SessionView) => void) | undefined;
 
+  constructor(private readonly endWhenGone: boolean) {}
+
   put(event: { type: string; view?: SessionView }): void {
-    if (this.ended || event.type !== 'state' || !event.view) return;
+    if (this.ended) return;
+    // The conversation is gone: the run ends; "unavailable" (no worker) waits on.
+    if (event.type === 'not-found' && this.endWhenGone) return this.close();
+    if (event.type !== 'state' || !event.view) return;
     this.seen?.(event.view);
     this.seen = undefined;
     if (this.waiting) this.deliver({ type: 'view', view: event.view });

@@ -41,7 +41,12 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
   const auth = deps.webAuth;
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web', WEB_DEADLINE_MS);
   const live = new LiveViews(sessions, deps.log);
-  deps.onClose(() => live.close());
+  // Set before the gateway cuts its open connections on shutdown: a stream ended by a deploy is not a person's Stop.
+  let closing = false;
+  deps.onClose(() => {
+    closing = true;
+    live.close();
+  });
   app.route(
     '/api',
     webRoutes({
@@ -58,6 +63,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       streams: deps.streams,
       rate: deps.config.web.rate,
       aguiOrigins: deps.config.web.aguiOrigins,
+      closing: () => closing,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
       demoModel: deps.config.model.provider === 'scripted',

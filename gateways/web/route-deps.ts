@@ -21,6 +21,8 @@ export interface WebRouteDeps {
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
   /** Origins of AG-UI front ends served elsewhere (AGUI_ALLOWED_ORIGINS): CORS for POST /api/agui only. */
   aguiOrigins: readonly string[];
+  /** True once the gateway shuts down (its connections are about to be cut). */
+  closing: () => boolean;
   temporalUiUrl: string | undefined;
   namespace: string;
   /** The scripted demo model answers (no MODEL_PROVIDER set): the first screen says so, and how to connect one. */

@@ -22,7 +22,7 @@ import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
 import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
-import { aguiCors, aguiRun } from '../agui/route';
+import { aguiCors, aguiCorsHeaders, aguiRun } from '../agui/route';
 
 export type { WebRouteDeps } from './route-deps';
 
@@ -44,6 +44,8 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   // it is parsed, and nothing unauthenticated reaches Temporal.
   // An AG-UI front end served elsewhere asks first (CORS preflight, no credentials): answered for allowed origins only.
   app.options('/agui', (c) => aguiCors(c, deps.aguiOrigins));
+  // Its refusals too (401, 403, 429) carry the CORS headers, so an allowed front end can read why.
+  app.use('/agui', aguiCorsHeaders(deps.aguiOrigins));
   app.use('*', guard(deps));
 
   app.get('/me', (c) =>
@@ -93,7 +95,7 @@ function guard(deps: WebRouteDeps): MiddlewareHandler<ApiEnv> {
       c,
       deps.auth,
       who.caller,
-      c.req.path.endsWith('/agui') ? deps.aguiOrigins : [],
+      c.req.path === '/api/agui' ? deps.aguiOrigins : [],
     );
     if (crossSite) return c.json({ error: crossSite.error }, crossSite.status);
     c.set('userId', who.caller.userId);

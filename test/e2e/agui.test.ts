@@ -206,6 +206,27 @@ describe('AG-UI endpoint', () => {
     expect(linesIn(threadId, 'e.txt')).toBe(0);
   });
 
+  it('turns the workflow’s own refusal of a resume into a typed error, and the gate stays open for a proper one', async () => {
+    const threadId = thread();
+    const t = agent(threadId);
+    const first = await t.say('run `echo checked >> k.txt`');
+    const [interrupt] = first.interrupts;
+    // Arguments the tool's schema refuses: only the workflow checks them, and says so to this person.
+    const refused = await t.run([
+      { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'edit', args: { command: 42 } } },
+    ]);
+    expect(refused.failed).toMatchObject({
+      code: 'resume_refused',
+      message: expect.stringMatching(/edited arguments were refused/),
+    });
+    expect((await view(threadId)).gates[0]?.status).toBe('pending');
+    const approved = await t.run([
+      { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
+    ]);
+    expect(approved.finished?.outcome?.type).toBe('success');
+    expect(linesIn(threadId, 'k.txt')).toBe(1);
+  });
+
   it('a reconnect with only the thread id gets the messages and the open interrupts again, from a fresh client', async () => {
     const threadId = thread();
     const first = await agent(threadId).say('run `echo reconnect >> r.txt`');

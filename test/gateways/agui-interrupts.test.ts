@@ -87,6 +87,18 @@ describe('gates as AG-UI interrupts', () => {
     expect(gateInterrupt(approval({ approvalsNeeded: 2 }), 'bob', connect).metadata).toMatchObject({
       choices: ['approve', 'deny'],
     });
+    // Under four-eyes the requester may only deny: that is all they are offered, and an approval is refused here.
+    expect(gateInterrupt(approval({ selfApprove: false }), 'alice', connect).metadata).toMatchObject({
+      choices: ['deny'],
+    });
+    expect(
+      resumeAction(
+        approval({ selfApprove: false }),
+        { interruptId: 'g-approval', status: 'resolved', payload: { choice: 'approve' } },
+        'alice',
+        NOW,
+      ),
+    ).toMatchObject({ kind: 'refused', code: 'interrupt_payload_invalid' });
     const budget = gateInterrupt(
       approval({ toolName: BUDGET_GATE, subject: '$5.00 spent' }),
       'alice',
@@ -276,6 +288,30 @@ describe('resume entries as decisions', () => {
       code: 'interrupt_already_decided',
       message: 'This shell_execute call was already approved by @bob at 12:00 UTC.',
     });
+  });
+
+  it('bounds what a resume may carry: edited arguments, answers', () => {
+    const huge = { command: 'x'.repeat(20_000) };
+    expect(
+      resumeAction(
+        approval(),
+        { interruptId: 'g-approval', status: 'resolved', payload: { choice: 'edit', args: huge } },
+        'alice',
+        NOW,
+      ),
+    ).toMatchObject({ kind: 'refused', code: 'interrupt_payload_invalid' });
+    expect(
+      resumeAction(
+        question,
+        {
+          interruptId: 'g-question',
+          status: 'resolved',
+          payload: { Env: 'staging', Notes: 'y'.repeat(2_001) },
+        },
+        'alice',
+        NOW,
+      ),
+    ).toMatchObject({ kind: 'refused', code: 'interrupt_payload_invalid' });
   });
 
   it('keeps to the coverage rule: every open interrupt once, nothing unknown', () => {

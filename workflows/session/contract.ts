@@ -343,6 +343,11 @@ export interface Notice {
   at: number;
   /** The gate whose outcome this notice tells: a page that shows the gate says it there instead, once. */
   gateId?: string;
+  /**
+   * The gate a person's own decision or answer was on, when this notice is the workflow's verdict on it (refused, or
+   * one approval of several counted): what an AG-UI resume waits for. Shown like any other personal notice.
+   */
+  about?: string;
 }
 
 export interface SessionInput {

@@ -123,7 +123,7 @@ export class Gates {
       newGrantId: () => wf.uuid4(),
       sessionId: this.host.sessionId,
     });
-    if (!check.ok) return this.state.notify(check.notice, decision.userId);
+    if (!check.ok) return this.state.notify(check.notice, decision.userId, undefined, decision.gateId);
     if (gate?.kind === 'approval') gate.approvals = check.approvals;
     if (!check.resolution && check.delegateTo) {
       // Handed over: recorded on the gate, told to everyone, and the prompt asked again with the new decider in it.
@@ -139,7 +139,7 @@ export class Gates {
     }
     if (!check.resolution) {
       // One more approval of a call that needs several: the approver is told, every prompt shows the count.
-      this.state.notify(check.notice, decision.userId);
+      this.state.notify(check.notice, decision.userId, undefined, decision.gateId);
       this.host.emit({ type: 'gate_updated', gate: gate! });
       return;
     }
@@ -153,7 +153,7 @@ export class Gates {
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
     const check = evaluateAnswer(gate, submission, now);
-    if (!check.ok) return this.state.notify(check.notice, submission.userId);
+    if (!check.ok) return this.state.notify(check.notice, submission.userId, undefined, submission.gateId);
     resolveGate(gate!, check.resolution);
     this.state.touch();
   }

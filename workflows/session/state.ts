@@ -160,13 +160,15 @@ export class SessionState {
     this.touch();
   }
 
-  notify(text: string, to?: string, gateId?: string): void {
+  /** `about`: the gate a refused (or counted) decision or answer was on, for a client that waits for its verdict. */
+  notify(text: string, to?: string, gateId?: string, about?: string): void {
     const notice = {
       id: this.newId(),
       text,
       at: this.now(),
       ...(to ? { to } : {}),
       ...(gateId ? { gateId } : {}),
+      ...(about ? { about } : {}),
     };
     this.notices.push(notice);
     this.listener?.notice(notice);
