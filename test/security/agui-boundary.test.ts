@@ -108,6 +108,36 @@ describe('AG-UI boundary', () => {
   it('runs exactly what was shown, once, however the resume is dressed', async () => {
     const threadId = thread();
     const gateId = await waitingThread(threadId, 'echo shown >> c.txt');
+    // History stuffing: an edit far larger than any tool takes, and a resume of a thousand entries, refused here.
+    const stuffed = await post(
+      input(threadId, {
+        resume: [
+          {
+            interruptId: gateId,
+            status: 'resolved',
+            payload: { choice: 'edit', args: { command: `echo ${'x'.repeat(1_000_000)}` } },
+          },
+        ],
+      }),
+      'alice',
+    );
+    tally.attempt(
+      stuffed.events.some((e) => e.type === 'RUN_ERROR' && e.code === 'interrupt_payload_invalid'),
+      () => `a 1 MB edit answered: ${JSON.stringify(stuffed.events).slice(0, 200)}`,
+    );
+    const many = await post(
+      input(threadId, {
+        resume: Array.from({ length: 1_000 }, (_, i) => ({
+          interruptId: `${gateId}-${i}`,
+          status: 'cancelled',
+        })),
+      }),
+      'alice',
+    );
+    tally.attempt(
+      many.events.some((e) => e.type === 'RUN_ERROR' && e.code === 'interrupt_payload_invalid'),
+      () => `a resume of 1,000 entries answered: ${JSON.stringify(many.events).slice(0, 200)}`,
+    );
     // "approve" with other arguments smuggled in: the arguments shown run, not these.
     const smuggled = await post(
       input(threadId, {
