@@ -22,6 +22,7 @@ import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
 import type { Gate, Notice, SessionView } from '../../workflows/session/contract';
 import { hidden, type ApiEnv, type WebApi } from '../web/api-context';
 import { deliverMessage, tooMany } from '../web/message-route';
+import { LatestEvent } from '../web/latest-event';
 import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
 import { readMemoGates } from '../web/inbox-memo';
 import { mayDecide } from '../../common/gates/deciders';
@@ -127,10 +128,12 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
         await write({ type: EventType.RUN_ERROR, message, code } as BaseEvent);
       };
       // A conversation that existed and is gone ends the run; a new one is "not found" until its first message lands.
-      const feed = new FeedInbox(access === 'allowed');
+      const feed = new LatestEvent();
       const leave =
         access === 'allowed' || said ? api.deps.live.subscribe(workflowId, (e) => feed.put(e)) : undefined;
-      const leavePartials = api.deps.streams?.subscribe(workflowId, (u) => feed.putPartial(u));
+      const leavePartials = api.deps.streams?.subscribe(workflowId, (u) =>
+        feed.putPartial({ streamId: u.streamId, text: u.text, done: u.done === true }),
+      );
       const keepalive = setInterval(() => void out.write(': keepalive\n\n').catch(() => {}), KEEPALIVE_MS);
       let lastStatus: SessionView['status'] | undefined;
       /** This run sent what set the turn going (its message or resume): only then is cancelling it Stop. */
@@ -143,8 +146,9 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
           void api.deps.sessions.stop(workflowId, userId).catch(() => {});
       });
       try {
-        // What the client has: the conversation as it is before this run sends anything (or its own list).
-        const first = access === 'allowed' ? await feed.firstView(BASELINE_WAIT_MS) : undefined;
+        // What the client has: the conversation as it is before this run sends anything (or, with no worker
+        // answering in time, the client's own list).
+        const first = access === 'allowed' ? await feed.nextViewWithin(BASELINE_WAIT_MS) : undefined;
         const baseline = first?.transcript.map((m) => m.id) ?? input.messages.map((m) => m.id);
         const events = new RunEvents(baseline);
         const seenNotices = new Set((first?.notices ?? []).map((n) => n.id));
@@ -266,9 +270,13 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
         if (first && (await judge(first))) return;
         for (let next = await feed.take(); next; next = await feed.take()) {
           if (next.type === 'partial') {
-            await write(...events.partial(next.update));
+            await write(...events.partial(next.partial));
             continue;
           }
+          // A conversation that existed and is gone ends the run; a new one is "not found" until its first message
+          // lands, and "unavailable" (no worker) waits on.
+          if (next.type === 'not-found' && access === 'allowed') break;
+          if (next.type !== 'state') continue;
           lastStatus = next.view.status;
           await write(...events.view(next.view));
           if (await judge(next.view)) return;
@@ -399,85 +407,4 @@ function refusedResume(
       return { code: 'interrupt_already_decided', message: told.text };
   }
   return undefined;
-}
-
-type FeedItem =
-  { type: 'view'; view: SessionView } | { type: 'partial'; update: { streamId: string; text: string } };
-
-/** The run's inbox: the newest view and the newest partial text, delivered in order, the view first. */
-class FeedInbox {
-  private view: SessionView | undefined;
-  private partial: { streamId: string; text: string } | undefined;
-  private waiting: ((item: FeedItem | undefined) => void) | undefined;
-  private ended = false;
-  private seen: ((view: SessionView) => void) | undefined;
-
-  constructor(private readonly endWhenGone: boolean) {}
-
-  put(event: { type: string; view?: SessionView }): void {
-    if (this.ended) return;
-    // The conversation is gone: the run ends; "unavailable" (no worker) waits on.
-    if (event.type === 'not-found' && this.endWhenGone) return this.close();
-    if (event.type !== 'state' || !event.view) return;
-    this.seen?.(event.view);
-    this.seen = undefined;
-    if (this.waiting) this.deliver({ type: 'view', view: event.view });
-    else this.view = event.view;
-  }
-
-  putPartial(update: { streamId: string; text: string; done?: boolean }): void {
-    if (this.ended) return;
-    const item = { streamId: update.streamId, text: update.text };
-    if (this.waiting) this.deliver({ type: 'partial', update: item });
-    else this.partial = item;
-  }
-
-  /** The first view to arrive, within `ms` (undefined when no worker answers in time); it is taken. */
-  async firstView(ms: number): Promise<SessionView | undefined> {
-    if (this.view) {
-      const view = this.view;
-      this.view = undefined;
-      return view;
-    }
-    return await new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.seen = undefined;
-        resolve(undefined);
-      }, ms);
-      this.seen = (view) => {
-        clearTimeout(timer);
-        resolve(view);
-      };
-    }).then((view) => {
-      if (view && this.view === view) this.view = undefined;
-      return view as SessionView | undefined;
-    });
-  }
-
-  take(): Promise<FeedItem | undefined> {
-    if (this.ended) return Promise.resolve(undefined);
-    if (this.view) {
-      const view = this.view;
-      this.view = undefined;
-      return Promise.resolve({ type: 'view', view });
-    }
-    if (this.partial) {
-      const update = this.partial;
-      this.partial = undefined;
-      return Promise.resolve({ type: 'partial', update });
-    }
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  close(): void {
-    this.ended = true;
-    this.waiting?.(undefined);
-    this.waiting = undefined;
-  }
-
-  private deliver(item: FeedItem): void {
-    const waiting = this.waiting!;
-    this.waiting = undefined;
-    waiting(item);
-  }
 }

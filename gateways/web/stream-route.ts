@@ -11,8 +11,8 @@ import type { Context, Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import type { SessionView } from '../../workflows/session/contract';
-import type { FeedEvent } from './view-feed';
 import type { WebRouteDeps } from './route-deps';
+import { LatestEvent } from './latest-event';
 import { StreamCap, TOO_MANY_STREAMS } from './stream-cap';
 
 /** A comment line now and then keeps proxies from closing a quiet stream. */
@@ -102,58 +102,4 @@ export type ViewForUser = (view: SessionView, userId: string, workflowId: string
 
 async function writeProblem(stream: SSEStreamingApi, problem: keyof typeof PROBLEMS): Promise<void> {
   await stream.writeSSE({ event: problem, data: JSON.stringify({ message: PROBLEMS[problem] }) });
-}
-
-interface PartialText {
-  streamId: string;
-  text: string;
-  done: boolean;
-}
-type TabEvent = FeedEvent | { type: 'partial'; partial: PartialText };
-
-/**
- * Holds only the newest view for a tab, and the newest partial text beside it: a slow tab skips what it would
- * redraw at once anyway, and a partial never pushes out a view (views go first).
- */
-class LatestEvent {
-  private event: FeedEvent | undefined;
-  private partial: PartialText | undefined;
-  private waiting: ((event: TabEvent | undefined) => void) | undefined;
-  private ended = false;
-
-  put(event: FeedEvent): void {
-    if (this.ended) return;
-    if (this.waiting) this.deliver(event);
-    else this.event = event;
-  }
-
-  putPartial(partial: PartialText): void {
-    if (this.ended) return;
-    if (this.waiting) this.deliver({ type: 'partial', partial });
-    else this.partial = partial;
-  }
-
-  private deliver(event: TabEvent): void {
-    const waiting = this.waiting!;
-    this.waiting = undefined;
-    waiting(event);
-  }
-
-  /** The next event (a view before a partial), or undefined once the tab is gone. */
-  take(): Promise<TabEvent | undefined> {
-    if (this.ended) return Promise.resolve(undefined);
-    const event = this.event;
-    this.event = undefined;
-    if (event) return Promise.resolve(event);
-    const partial = this.partial;
-    this.partial = undefined;
-    if (partial) return Promise.resolve({ type: 'partial', partial });
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  close(): void {
-    this.ended = true;
-    this.waiting?.(undefined);
-    this.waiting = undefined;
-  }
 }
