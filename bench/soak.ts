@@ -125,6 +125,9 @@ async function main(): Promise<void> {
       await sleep(500);
     }
   };
+  /** A person's message into a conversation, sent until the gateway takes it (a new id per message). */
+  const say = (session: string, user: string, text: string, deadline: number) =>
+    accepted('POST', `/sessions/${session}/messages`, user, { text, messageId: randomUUID() }, deadline);
   const viewUntil = async (
     session: string,
     user: string,
@@ -152,13 +155,7 @@ async function main(): Promise<void> {
     async message(user, n) {
       const session = `soak-${user}-m${n}`;
       const deadline = Date.now() + FLOW_TIMEOUT_MS;
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: `hello ${n}`, messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, `hello ${n}`, deadline);
       await viewUntil(
         session,
         user,
@@ -171,13 +168,7 @@ async function main(): Promise<void> {
     async approval(user, n) {
       const session = `soak-${user}-a${n}`;
       const deadline = Date.now() + FLOW_TIMEOUT_MS;
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: `run \`echo once >> a${n}.txt\``, messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, `run \`echo once >> a${n}.txt\``, deadline);
       const waiting = await viewUntil(
         session,
         user,
@@ -209,26 +200,14 @@ async function main(): Promise<void> {
     async question(user, n) {
       const session = `soak-${user}-q${n}`;
       const deadline = Date.now() + FLOW_TIMEOUT_MS;
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: 'ask one', messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, 'ask one', deadline);
       await viewUntil(
         session,
         user,
         (v) => v.gates.some((g) => g.kind === 'question' && g.status === 'pending'),
         deadline,
       );
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: '1', messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, '1', deadline);
       await viewUntil(
         session,
         user,
@@ -241,13 +220,7 @@ async function main(): Promise<void> {
       const deadline = Date.now() + FLOW_TIMEOUT_MS;
       // Each round starts signed out, so each one asks and signs in again.
       await accepted('DELETE', '/credentials/acme', user, undefined, deadline);
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: `fetch ${provider.apiUrl}/files with acme`, messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, `fetch ${provider.apiUrl}/files with acme`, deadline);
       const asking = (v: SessionView) =>
         v.gates.find((g) => g.kind === 'credential' && g.status === 'pending');
       // A sign-in cut by a kill is started again from the link the page shows, as a person would.
@@ -299,13 +272,7 @@ async function main(): Promise<void> {
         (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool'),
         deadline,
       );
-      await accepted(
-        'POST',
-        `/sessions/${session}/messages`,
-        user,
-        { text: `call mission_fire "${name}"`, messageId: randomUUID() },
-        deadline,
-      );
+      await say(session, user, `call mission_fire "${name}"`, deadline);
       await viewUntil(
         session,
         user,
