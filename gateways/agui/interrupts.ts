@@ -22,6 +22,7 @@ import { elicitContent } from '../../common/tools/elicitation';
 import { MAX_TOOL_ARGS_CHARS } from '../../workflows/session/transcript';
 import type { Decision, Gate } from '../../workflows/session/contract';
 import { shownQuestions } from '../../platforms/chat-text';
+import { gateRule } from '../web/gate-rule';
 
 /** The interrupt's `reason`: an open string in AG-UI; ours name the gate kind. */
 export const INTERRUPT_REASONS = {
@@ -70,7 +71,7 @@ export function gateInterrupt(
       ...base,
       reason: INTERRUPT_REASONS.credential,
       toolCallId: gate.toolCallId,
-      message: `${promptHeadline(gate)}. The tool runs as soon as that is done.`,
+      message: [promptHeadline(gate), gateRule(gate)].join('\n'),
       // Nothing to send but "done" (or cancelled): the sign-in itself happens at the link, never in the resume.
       responseSchema: { type: 'object', properties: {}, additionalProperties: false },
       metadata: {

@@ -24,11 +24,15 @@ export interface WebApi {
   inboxFeeds: InboxFeeds;
 }
 
+/** The words of a refused request: what there was too much of, and how long to wait. */
+export const tooMany = (limited: { what: string; wait: number }) =>
+  `too many ${limited.what}: try again in ${limited.wait} s`;
+
 export const limited = (c: Context, limiter: RateLimiter, what: string) => {
   const wait = limiter.take(c.get('userId') as string);
   if (wait === undefined) return undefined;
   c.header('retry-after', String(wait));
-  return c.json({ error: `too many ${what}: try again in ${wait} s` }, 429);
+  return c.json({ error: tooMany({ what, wait }) }, 429);
 };
 
 /** 404 for a session the caller may not see, exactly as for one that does not exist. */

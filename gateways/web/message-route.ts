@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { webSessionWorkflowId } from '../../common/ids';
 import type { UserMessage } from '../../workflows/session/contract';
-import { hidden, parseBody, sessionParam, type ApiEnv, type WebApi } from './api-context';
+import { hidden, parseBody, tooMany, sessionParam, type ApiEnv, type WebApi } from './api-context';
 
 const messageBodySchema = z.strictObject({
   text: z.string().trim().min(1, 'the message is empty').max(20_000),
@@ -96,7 +96,3 @@ export async function deliverMessage(
   }
   return { kind: 'sent', message, started: access === 'absent' };
 }
-
-/** The words of a refused message: how long to wait. */
-export const tooMany = (limited: { what: string; wait: number }) =>
-  `too many ${limited.what}: try again in ${limited.wait} s`;
