@@ -3,12 +3,18 @@
  * missions through visibility (infra/missions-directory.ts), starts mission workflows and signals them. Everything a
  * person sees is limited to their own missions and shared ones; errors never reveal another person's missions.
  */
-import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { Cron } from 'croner';
 import type { AppConfig } from '../infra/config';
 import { legacyRename, resolveMission, type MissionAddress } from '../common/missions/addressing';
 import {
+  forgetUnstartedMission,
   missionById,
   ownMissions,
   refusalOf,
@@ -39,6 +45,8 @@ import {
 import type { ToolRunResult } from './types';
 
 type Args = Record<string, unknown> & MissionAddress;
+/** Who asks, and the run's idempotency key (the same on every attempt of one call). */
+type Who = { userId: string; sessionId: string; idempotencyKey?: string };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Shared missions of others a listing shows (the newest): more are found by name. */
 const SHARED_LISTED = 50;
@@ -131,7 +139,7 @@ export class MissionTools {
     return described !== undefined && described.status.name !== 'RUNNING';
   }
 
-  async run(op: MissionOp, args: Args, who: { userId: string; sessionId: string }): Promise<ToolRunResult> {
+  async run(op: MissionOp, args: Args, who: Who): Promise<ToolRunResult> {
     switch (op) {
       case 'create':
         return await this.create(args, who);
@@ -155,10 +163,15 @@ export class MissionTools {
     try {
       return await this.act(op, handle, label, args, who);
     } catch (cause) {
+      if (!(cause instanceof WorkflowNotFoundError)) throw cause;
       // The mission ended between the look and the signal (completed meanwhile): say so, not "may have run".
-      if (cause instanceof WorkflowNotFoundError)
+      if (found.record.status === 'completed')
         return error(`${label} is completed: it will not run again. mission_create makes a new one.`);
-      throw cause;
+      // Recorded, but never started: its name is given back, and the person told it never ran.
+      await forgetUnstartedMission(this.client, found.record).catch(() => undefined);
+      return error(
+        `${label} was recorded but never started (its creation was cut off before its first step): it never ran and will not. Its name is free again: mission_create makes it.`,
+      );
     }
   }
 
@@ -167,7 +180,7 @@ export class MissionTools {
     handle: ReturnType<Client['workflow']['getHandle']>,
     label: string,
     args: Args,
-    who: { userId: string; sessionId: string },
+    who: Who,
   ): Promise<ToolRunResult> {
     switch (op) {
       case 'get':
@@ -178,6 +191,13 @@ export class MissionTools {
         );
       case 'fire': {
         const view = await handle.query(missionViewQuery);
+        const fired = () =>
+          ok(
+            `Fired ${label}: a run starts now; ${view.settings.notifySessionId ? 'its result will be posted' : 'its result is not posted anywhere (notify: none), mission_get shows it'}.`,
+          );
+        // This call's fire arrived before the attempt that sent it was cut off: the same answer, no second fire.
+        const fireId = who.idempotencyKey;
+        if (fireId && view.fireIds?.includes(fireId)) return fired();
         // A run terminated (not cancelled) never tells its mission it ended: the fire goes through, and the
         // mission finds it ended, records it as failed and starts the new run.
         const ended = view.running ? await this.hasEnded(view.running) : false;
@@ -187,10 +207,9 @@ export class MissionTools {
           by: who.userId,
           trigger: 'manual',
           ...(typeof args.context === 'string' ? { context: args.context } : {}),
+          ...(fireId ? { fireId } : {}),
         });
-        return ok(
-          `Fired ${label}: a run starts now; ${view.settings.notifySessionId ? 'its result will be posted' : 'its result is not posted anywhere (notify: none), mission_get shows it'}.`,
-        );
+        return fired();
       }
       case 'pause':
         await handle.signal(pauseSignal, {
@@ -246,11 +265,13 @@ export class MissionTools {
     return settings;
   }
 
-  private async create(args: Args, who: { userId: string; sessionId: string }): Promise<ToolRunResult> {
+  private async create(args: Args, who: Who): Promise<ToolRunResult> {
     const settings = this.settingsFrom(args, who.sessionId);
     if (typeof settings === 'string') return error(settings);
     const name = String(args.name).trim();
-    const id = randomUUID();
+    // Every attempt of one call makes the same mission: a create cut off between its record and its workflow is
+    // run again, and finds both (the directory takes a known id as the same record, the start a started one).
+    const id = who.idempotencyKey ? uuidOf(who.idempotencyKey) : randomUUID();
     const guardrails = this.config.policy.missions;
     const input: MissionInput = {
       id,
@@ -282,16 +303,23 @@ export class MissionTools {
       if (cause instanceof WorkflowUpdateFailedError) return error(refusalOf(cause));
       throw cause;
     }
-    await this.client.workflow.start('missionWorkflow', {
-      workflowId: missionWorkflowId(id),
-      taskQueue: this.taskQueue,
-      args: [input],
-      typedSearchAttributes: [
-        { key: AgentOwner, value: who.userId },
-        { key: AgentMissionName, value: name },
-        { key: AgentMissionStatus, value: 'active' },
-      ],
-    });
+    try {
+      await this.client.workflow.start('missionWorkflow', {
+        workflowId: missionWorkflowId(id),
+        taskQueue: this.taskQueue,
+        args: [input],
+        // A completed mission is never started again by a late attempt of the call that created it.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: [
+          { key: AgentOwner, value: who.userId },
+          { key: AgentMissionName, value: name },
+          { key: AgentMissionStatus, value: 'active' },
+        ],
+      });
+    } catch (cause) {
+      // An earlier attempt of this call started it: the same answer.
+      if (!(cause instanceof WorkflowExecutionAlreadyStartedError)) throw cause;
+    }
     const cadence = input.settings.cadence;
     const next =
       cadence.kind === 'cron' ? nextCronTime(cadence.expression, cadence.timezone, Date.now()) : null;
@@ -311,11 +339,7 @@ export class MissionTools {
     );
   }
 
-  private async update(
-    args: Args,
-    records: MissionRecord[],
-    who: { userId: string; sessionId: string },
-  ): Promise<ToolRunResult> {
+  private async update(args: Args, records: MissionRecord[], who: Who): Promise<ToolRunResult> {
     const found = resolveMission(records, who.userId, args);
     if (!found.ok) return error(found.error);
     const refusal =
@@ -371,6 +395,15 @@ export class MissionTools {
       lines.push(`Skipped ${readableTime(skip.at, Date.now())}: ${skip.reason}`);
     return lines.join('\n');
   }
+}
+
+/** A UUID (version 8, RFC 9562) made from a key: the same key, the same mission id. */
+export function uuidOf(key: string): string {
+  const hex = createHash('sha256').update(key).digest('hex').slice(0, 32).split('');
+  hex[12] = '8';
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /**

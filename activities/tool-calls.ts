@@ -149,6 +149,7 @@ export function createToolCalls(deps: ToolCallDeps) {
             missions.run(entry.op, request.args, {
               userId: request.userId ?? '',
               sessionId: request.sessionId,
+              idempotencyKey: request.idempotencyKey,
             }),
           );
         case 'mcp':

@@ -25,6 +25,7 @@ import {
 } from '../common/search-attributes';
 import {
   importMissionsSignal,
+  missionRecordSignal,
   missionRecordsQuery,
   registerMissionUpdate,
   renameMissionUpdate,
@@ -185,6 +186,21 @@ export async function handOverToOwners(
       signalArgs: [{ records: owned }],
     });
   return byOwner.size;
+}
+
+/**
+ * A record whose mission workflow does not exist (its creation was cut off between the two, by a version before
+ * creates were run again until they answered): marked completed, so it gives its name back and says it never ran.
+ * If the create was still being run again, the mission's first step tells the directory its record as it is.
+ */
+export async function forgetUnstartedMission(client: Client, record: MissionRecord): Promise<void> {
+  await client.workflow.getHandle(missionDirectoryId(record.ownerId)).signal(missionRecordSignal, {
+    id: record.id,
+    ownerId: record.ownerId,
+    name: record.name,
+    status: 'completed',
+    shared: record.shared,
+  });
 }
 
 /** A directory's refusal (an update validator's error), in its own words. */

@@ -149,6 +149,15 @@ export function isReadOnlyMissionOp(op: Op): boolean {
   return op === 'list' || op === 'get' || op === 'history';
 }
 
+/**
+ * Operations the mission tools make safe to run again with the same idempotency key: a create makes the mission
+ * whose id comes from the key (its directory record and its workflow, each once), and a fire carries the key as
+ * its fire id, which the mission takes once. Cut off by a kill, they are run again until they answer.
+ */
+export function isRepeatableMissionOp(op: Op): boolean {
+  return op === 'create' || op === 'fire';
+}
+
 function missionTool(prefix: 'mission' | 'routine', op: Op): MissionTool {
   const spec = SPECS[op];
   return {

@@ -22,17 +22,19 @@ import {
   splitMcpName,
   type McpToolSpec,
 } from './mcp';
-import { isReadOnlyMissionOp, missionToolsByOp, type MissionOp } from './missions';
+import { isReadOnlyMissionOp, isRepeatableMissionOp, missionToolsByOp, type MissionOp } from './missions';
 
 /** The tools the worker runs with an executor of its own. */
 const executed = [shellExecuteTool, httpRequestTool, currentTimeTool] as const;
 export type BuiltinName = (typeof executed)[number]['name'];
 
 /**
- * What running a call twice would do. `read-only` calls may be retried freely; a call with `side-effects`
- * runs at most once: an attempt cut off after it may have started is reported, never repeated.
+ * What running a call twice would do. `read-only` calls may be retried freely; `repeatable` calls change
+ * something, but their executor makes a second run with the same idempotency key the first one (so an attempt
+ * cut off is run again until it answers); a call with `side-effects` runs at most once: an attempt cut off after
+ * it may have started is reported, never repeated.
  */
-export type ToolEffect = 'read-only' | 'side-effects';
+export type ToolEffect = 'read-only' | 'repeatable' | 'side-effects';
 
 const builtinEffects: { readonly [Name in BuiltinName]: (args: Record<string, unknown>) => ToolEffect } = {
   shell_execute: () => 'side-effects',
@@ -132,7 +134,11 @@ export function toolEffect(tool: SessionTool, args: Record<string, unknown>): To
     case 'builtin':
       return builtinEffects[tool.name](args);
     case 'mission':
-      return isReadOnlyMissionOp(tool.op) ? 'read-only' : 'side-effects';
+      return isReadOnlyMissionOp(tool.op)
+        ? 'read-only'
+        : isRepeatableMissionOp(tool.op)
+          ? 'repeatable'
+          : 'side-effects';
     case 'mcp':
       return tool.readOnly ? 'read-only' : 'side-effects';
     case 'question':

@@ -1,6 +1,7 @@
 /**
  * Mission endpoints: `POST /hooks/missions/<id>` (a webhook-cadence mission's trigger, authenticated by its
- * own secret in X-Mission-Secret; the body becomes the run's context) and, for the web user who owns a
+ * own secret in X-Mission-Secret; the body becomes the run's context; an Idempotency-Key header makes a call sent
+ * again the same trigger) and, for the web user who owns a
  * mission, `GET /api/missions/<id>/webhook` to read that secret.
  */
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
@@ -17,6 +18,12 @@ import { CHAT_DEADLINE_MS } from '../sessions';
 
 const missionIdSchema = z.uuid();
 const MAX_CONTEXT = 4_000;
+/** An Idempotency-Key (IETF httpapi draft): printable, bounded; the same key sent again is the same trigger. */
+const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
 /** Why a mission takes no trigger now (a run waits on a person, or it is paused or over), or undefined. */
 function takesNoTrigger(described: WorkflowExecutionDescription): string | undefined {
@@ -38,6 +45,11 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
     // Any failure looks the same from outside: nothing reveals whether a mission exists.
     if (!id.success || !webhookSecretMatches(deps.credentials().keys.signing, id.data, secret))
       return c.json({ error: 'unknown mission or wrong secret (send it in X-Mission-Secret)' }, 401);
+    const keyHeader = c.req.header('idempotency-key');
+    const key =
+      keyHeader === undefined ? undefined : idempotencyKeySchema.safeParse(keyHeader.replace(/^"|"$/g, ''));
+    if (key && !key.success)
+      return c.json({ error: 'Idempotency-Key is 1 to 200 printable characters without spaces' }, 400);
     const body = (await c.req.text().catch(() => '')).slice(0, MAX_CONTEXT + 1);
     if (body.length > MAX_CONTEXT)
       return c.json({ error: `the body is limited to ${MAX_CONTEXT} characters` }, 413);
@@ -53,7 +65,13 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
         return c.json({ error: refused }, 409);
       }
       await withinDeadline(deps.client, CHAT_DEADLINE_MS, () =>
-        handle.signal(fireSignal, { by: 'webhook', trigger: 'webhook', ...(body ? { context: body } : {}) }),
+        handle.signal(fireSignal, {
+          by: 'webhook',
+          trigger: 'webhook',
+          ...(body ? { context: body } : {}),
+          // The mission takes one fire per key: a caller that got no answer sends it again without a second run.
+          ...(key?.success ? { fireId: `webhook:${key.data}` } : {}),
+        }),
       );
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) return c.json({ error: 'that mission has ended' }, 404);
@@ -61,7 +79,9 @@ export function mountMissions(app: Hono, deps: GatewayDeps): void {
       // The server did not answer in time: the fire may or may not have been recorded, and the answer says so.
       return c.json(
         {
-          error: "the agent's server (Temporal) did not answer in time; this call may not have been recorded",
+          error: key?.success
+            ? "the agent's server (Temporal) did not answer in time; this call may not have been recorded: send it again with the same Idempotency-Key, and it is taken once"
+            : "the agent's server (Temporal) did not answer in time; this call may not have been recorded (send an Idempotency-Key header, and a call sent again is taken once)",
         },
         503,
       );

@@ -145,10 +145,17 @@ describe('toolEffect: what may run twice', () => {
     expect(effect('shell_execute', { command: 'ls' })).toBe('side-effects');
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'])
       expect(effect('http_request', { method, url: 'https://example.com' })).toBe('side-effects');
-    expect(effect('mission_fire', { name: 'standup' })).toBe('side-effects');
-    expect(effect('mission_create', {})).toBe('side-effects');
+    expect(effect('mission_pause', { name: 'standup' })).toBe('side-effects');
+    expect(effect('mission_complete', { name: 'standup' })).toBe('side-effects');
     expect(effect('notes__delete', { id: 1 })).toBe('side-effects');
     expect(effect('notes__forgotten', {})).toBe('side-effects');
+  });
+});
+
+describe('toolEffect: what is run again until it answers', () => {
+  it('runs mission_create and mission_fire (and their routine_ names) again: their executor takes a key twice as once', () => {
+    for (const name of ['mission_create', 'mission_fire', 'routine_create', 'routine_fire'])
+      expect(toolEffect(sessionTool(name, {}), { name: 'standup' })).toBe('repeatable');
   });
 });
 

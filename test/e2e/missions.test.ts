@@ -73,6 +73,32 @@ describe('mission webhooks', () => {
     expect(JSON.stringify(runView.transcript)).toContain('release 4.2 deployed to production');
     const history = JSON.stringify(await handle.fetchHistory());
     expect(history).not.toContain(mine.body.secret);
+
+    // A caller that got no answer sends the call again with its Idempotency-Key: one trigger, one run.
+    const keyed = (key: string) =>
+      fetch(`${stack.web.baseUrl}/hooks/missions/${id}`, {
+        method: 'POST',
+        headers: { 'x-mission-secret': mine.body.secret, 'idempotency-key': key },
+        body: 'release 4.3 deployed',
+      });
+    expect((await keyed('has space')).status).toBe(400);
+    expect((await keyed('x'.repeat(201))).status).toBe(400);
+    expect((await keyed('delivery-4.3')).status).toBe(202);
+    await until(
+      'run 2 ended',
+      async () => (await handle.query(missionViewQuery)).runs[1]?.outcome !== undefined,
+    );
+    expect((await keyed('delivery-4.3')).status).toBe(202);
+    // Signals are taken in order: once the next delivery's run has ended, the repeat was taken (or dropped) before.
+    expect((await keyed('delivery-4.4')).status).toBe(202);
+    await until(
+      'run 3 ended',
+      async () => (await handle.query(missionViewQuery)).runs[2]?.outcome !== undefined,
+    );
+    const seen = await handle.query(missionViewQuery);
+    expect(seen.runs).toHaveLength(3);
+    expect(seen.skipped).toEqual([]);
+    expect(seen.fireIds).toEqual(['webhook:delivery-4.3', 'webhook:delivery-4.4']);
   });
 
   it('refuses a trigger while a run waits on a person, saying why, instead of dropping its body', async () => {

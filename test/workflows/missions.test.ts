@@ -17,7 +17,14 @@ import {
 } from '../../common/missions/types';
 import { missionRecordsOf } from '../helpers/missions';
 import { resumeWaitingWorkflows } from '../../gateways/oauth/resume';
-import { missionViewQuery, registerMissionUpdate, type MissionView } from '../../workflows/missions/contract';
+import {
+  fireSignal,
+  missionViewQuery,
+  registerMissionUpdate,
+  type MissionView,
+} from '../../workflows/missions/contract';
+import { MissionTools, uuidOf } from '../../activities/missions';
+import { registerMission } from '../../infra/missions-directory';
 import {
   credentialProvidedSignal,
   stateQuery,
@@ -834,6 +841,103 @@ describe('missions', () => {
     await call(s, 'mission_fire', { name: 'quiet' });
     await until('the quiet run', async () => (await view(quietId)).runs[0]?.outcome === 'ok');
     expect(notes(await s.state()).some((n) => n.includes('**quiet**'))).toBe(false);
+  });
+});
+
+/**
+ * A kill can cut a mission tool's run anywhere (the hour-long soak found both): between a create's directory record
+ * and its workflow, and after a fire was sent but before its answer. Each attempt of one call carries the call's
+ * idempotency key, so the session runs them again until they answer, and these prove that doing so is safe.
+ */
+describe('mission tools run again after a cut', () => {
+  const tools = () =>
+    new MissionTools(env.client, { ...config, temporal: { ...config.temporal, taskQueue } });
+  const alice = (key: string) => ({ userId: 'alice', sessionId: `session-${key}`, idempotencyKey: key });
+
+  it('makes one mission from a create cut off between its record and its workflow, however often it is run again', async () => {
+    const key = `cut-create:${randomUUID()}`;
+    const name = `cut create ${key.slice(-6)}`;
+    // The first attempt recorded the mission and was killed before starting its workflow.
+    await registerMission(env.client, taskQueue, {
+      id: uuidOf(key),
+      name,
+      ownerId: 'alice',
+      shared: false,
+      status: 'active',
+    });
+    const args = { name, goal: 'what time is it', cadence: 'manual' };
+    const again = await tools().run('create', args, alice(key));
+    expect(again).toMatchObject({
+      status: 'ok',
+      content: expect.stringContaining(`Created mission "${name}"`),
+    });
+    // A third attempt (the second's answer was lost too) answers the same and makes nothing more.
+    expect(await tools().run('create', args, alice(key))).toEqual(again);
+    const records = (await missionRecordsOf(env.client.workflow, 'alice')).filter((r) => r.name === name);
+    expect(records).toEqual([expect.objectContaining({ id: uuidOf(key), status: 'active' })]);
+    expect((await view(uuidOf(key))).name).toBe(name);
+    // A different call with the same name is a second mission, and the directory refuses its name.
+    expect(await tools().run('create', args, alice(`other:${randomUUID()}`))).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining(`you already have a mission named "${name}"`),
+    });
+  });
+
+  it('starts one run for a fire sent again after its attempt was cut off, and answers each attempt the same', async () => {
+    const name = `refire ${randomUUID().slice(0, 6)}`;
+    const created = await tools().run(
+      'create',
+      { name, goal: 'what time is it', cadence: 'manual', notify: 'none' },
+      alice(`create:${randomUUID()}`),
+    );
+    expect(created.status).toBe('ok');
+    const id = await missionIdOf(name);
+    const key = `fire:${randomUUID()}`;
+    const first = await tools().run('fire', { name }, alice(key));
+    expect(first).toMatchObject({ status: 'ok', content: expect.stringContaining(`Fired "${name}"`) });
+    // Sent again while the run goes, and again once it has ended (a new fire would then start a second run).
+    expect(await tools().run('fire', { name }, alice(key))).toEqual(first);
+    await until('run 1 ended', async () => (await view(id)).runs[0]?.outcome === 'ok');
+    expect(await tools().run('fire', { name }, alice(key))).toEqual(first);
+    await env.client.workflow
+      .getHandle(missionWorkflowId(id))
+      .signal(fireSignal, { by: 'alice', trigger: 'manual', fireId: key });
+    // A new fire (another call) is a second run: the mission itself still fires.
+    await tools().run('fire', { name }, alice(`fire:${randomUUID()}`));
+    await until('run 2 ended', async () => (await view(id)).runs[1]?.outcome === 'ok');
+    const seen = await view(id);
+    expect(seen.runs.map((r) => r.n)).toEqual([1, 2]);
+    expect(seen.skipped).toEqual([]);
+  });
+
+  it('says a recorded mission that never started never ran, and gives its name back', async () => {
+    const name = `orphan ${randomUUID().slice(0, 6)}`;
+    // What a version before runs-again left behind: a record whose workflow was never started.
+    await registerMission(env.client, taskQueue, {
+      id: randomUUID(),
+      name,
+      ownerId: 'alice',
+      shared: false,
+      status: 'active',
+    });
+    const fired = await tools().run('fire', { name }, alice(`fire:${randomUUID()}`));
+    expect(fired).toMatchObject({
+      status: 'error',
+      content: expect.stringContaining(`"${name}" was recorded but never started`),
+    });
+    expect(fired.content).not.toContain('is completed');
+    await until('the name is free', async () =>
+      (await missionRecordsOf(env.client.workflow, 'alice')).every(
+        (r) => r.name !== name || r.status === 'completed',
+      ),
+    );
+    expect(
+      await tools().run(
+        'create',
+        { name, goal: 'what time is it', cadence: 'manual' },
+        alice(`c:${randomUUID()}`),
+      ),
+    ).toMatchObject({ status: 'ok' });
   });
 });
 

@@ -96,6 +96,8 @@ export interface MissionCarried {
   running?: { workflowId: string; n: number } | null;
   gate?: RecordedGate | null;
   openGate?: Gate | null;
+  /** The ids of the latest fires taken (absent before fires carried ids): a fire sent again is not a second fire. */
+  fireIds?: string[];
 }
 
 /** How a run ended, told by the run itself (its mission may have continued as new since it started it). */
@@ -128,12 +130,19 @@ export interface MissionView {
   running: string | null;
   gate: RecordedGate | null;
   nextFireAt: number | null;
+  /** The ids of the latest fires taken: a tool run sent again after an interruption finds its own fire here. */
+  fireIds?: string[];
 }
 
 export interface FireRequest {
   by: string;
   trigger: 'manual' | 'webhook';
   context?: string;
+  /**
+   * Who sent this fire, once: a fire with an id the mission took already is dropped, so a sender cut off after
+   * sending (a killed worker, a server that did not answer) may send it again without a second run.
+   */
+  fireId?: string;
 }
 
 export const fireSignal = defineSignal<[FireRequest]>('fire');

@@ -47,6 +47,8 @@ const { nextFireTime, workflowEnded, registeredSearchAttributes } = wf.proxyActi
 const MAX_RUN_RECORDS = 20;
 const MAX_SKIP_RECORDS = 20;
 const MAX_DECISIONS = 10;
+/** Fire ids remembered: far more than the fires one sender could send again while it retries. */
+const MAX_FIRE_IDS = 50;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
@@ -80,6 +82,8 @@ export class MissionEngine {
   private nextFireAt: number | null = null;
   private scheduleChanged = true;
   private readonly fires: FireRequest[] = [];
+  /** The ids of the latest fires taken (MAX_FIRE_IDS), carried across continue-as-new. */
+  private readonly fireIds: string[];
   /** Whether the namespace has AgentSharedMission (asked once per execution; a hand-made namespace may not). */
   private findable = false;
 
@@ -98,6 +102,7 @@ export class MissionEngine {
     this.running = carried?.running ?? null;
     this.gate = carried?.gate ?? null;
     this.openGate = carried?.openGate ?? null;
+    this.fireIds = [...(carried?.fireIds ?? [])];
   }
 
   view(): MissionView {
@@ -115,12 +120,19 @@ export class MissionEngine {
       running: this.running?.workflowId ?? null,
       gate: this.gate,
       nextFireAt: this.nextFireAt,
+      fireIds: this.fireIds,
     };
   }
 
   // ---- signals ----
 
   onFire(request: FireRequest): void {
+    if (request.fireId !== undefined) {
+      // Sent again by a sender that could not know it arrived: the first one counted, this one is not a fire.
+      if (this.fireIds.includes(request.fireId)) return;
+      this.fireIds.push(request.fireId);
+      if (this.fireIds.length > MAX_FIRE_IDS) this.fireIds.splice(0, this.fireIds.length - MAX_FIRE_IDS);
+    }
     if (request.trigger === 'webhook' && this.settings.cadence.kind !== 'webhook')
       return this.skip(`webhook call refused: the cadence is ${this.settings.cadence.kind}`);
     if (request.trigger === 'manual' && request.by !== this.input.ownerId) {
@@ -268,6 +280,7 @@ export class MissionEngine {
             running: this.running,
             gate: this.gate,
             openGate: this.openGate,
+            fireIds: this.fireIds,
           },
         });
       }

@@ -46,6 +46,22 @@ export const { runTool } = wf.proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });
 
+/**
+ * The same activity for a `repeatable` call (common/tools/registry.ts): its executor makes a second run with the
+ * same key the first, so an attempt cut off by a killed worker or an unreachable server is run again, for minutes,
+ * until it answers, instead of being reported "may or may not have run".
+ */
+export const { runTool: runRepeatableTool } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 12,
+  },
+});
+
 export const { discoverMcpTools } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },

@@ -21,7 +21,13 @@ import {
 import { approvalRules } from '../../common/gates/deciders';
 import { waitAt } from './gate-wait';
 import { credentialedReads, othersWrote, readOutsideContent } from './model-step';
-import { failureMessage, planToolCall, runTool, saveUserGrant } from './session-activities';
+import {
+  failureMessage,
+  planToolCall,
+  runRepeatableTool,
+  runTool,
+  saveUserGrant,
+} from './session-activities';
 import type { Session, TurnInProgress } from './session';
 import { askServersQuestion } from './server-questions';
 import { runWithSideEffects } from './tool-runs';
@@ -229,7 +235,7 @@ async function execute(
   // Models and proxies reuse tool call ids: the key is the workflow's own id for this call.
   const idempotencyKey = `${sessionId}:${wf.uuid4()}`;
   const tool = sessionTool(toolName, { mcpTools: run.mcp.tools, mcpServers: settings.mcpServers });
-  const sideEffects = toolEffect(tool, args) === 'side-effects';
+  const effect = toolEffect(tool, args);
   /** Replies to what the tool's server asked in earlier rounds of this call, and who gave them. */
   const inputs: ElicitReply[] = [];
   const answeredBy: string[] = [];
@@ -244,7 +250,12 @@ async function execute(
         userId,
         ...(inputs.length ? { inputs } : {}),
       };
-      result = sideEffects ? await runWithSideEffects(request) : await runTool(request);
+      result =
+        effect === 'side-effects'
+          ? await runWithSideEffects(request)
+          : effect === 'repeatable'
+            ? await runRepeatableTool(request)
+            : await runTool(request);
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
       return state.appendToolResult(call, 'failed', `failed: ${failureMessage(error)}`);
