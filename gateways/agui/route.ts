@@ -295,7 +295,7 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
 }
 
 /** A gate this person can answer: a sign-in only its requester; anything else whoever may decide it. */
-function mayActOn(gate: Gate, userId: string): boolean {
+export function mayActOn(gate: Gate, userId: string): boolean {
   return gate.kind === 'credential' ? gate.requesterId === userId : mayDecide(gate, userId);
 }
 
@@ -338,7 +338,7 @@ async function memoGates(api: WebApi, workflowId: string): Promise<Gate[]> {
 }
 
 /** Sends every resumed decision and answer, in order; the words for the person when Temporal did not take them. */
-async function sendResume(
+export async function sendResume(
   api: WebApi,
   workflowId: string,
   userId: string,
@@ -365,7 +365,7 @@ async function sendResume(
 }
 
 /** Each resumed gate is decided (or, in a quorum, this person's approval counted), or the turn was stopped. */
-function resumeSettled(
+export function resumeSettled(
   view: SessionView,
   resumed: ReadonlyMap<string, ResumeAction>,
   userId: string,
@@ -384,7 +384,7 @@ function resumeSettled(
  * The workflow refused a resumed decision (decided elsewhere meanwhile, not this person's, a bad edit): its notice
  * to this person, as a typed error. A gate decided by someone else first is named with who and when.
  */
-function refusedResume(
+export function refusedResume(
   view: SessionView,
   resumed: ReadonlyMap<string, ResumeAction>,
   userId: string,

@@ -9,6 +9,8 @@ import { refuseForeignHost } from './auth/request-guard';
 import { openTokenLink } from './auth/token-link';
 import { bundlePageScript } from './page-script';
 import { webRoutes } from './routes';
+import { agentCard } from '../a2a/agent-card';
+import { a2aCard } from '../a2a/route';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
@@ -47,6 +49,9 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
     closing = true;
     live.close();
   });
+  // A2A: the agent card is public (a calling agent reads how to sign in from it); the endpoint is under /api.
+  const card = agentCard(deps.config, auth);
+  app.get('/.well-known/agent-card.json', a2aCard(card));
   app.route(
     '/api',
     webRoutes({
@@ -63,6 +68,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       streams: deps.streams,
       rate: deps.config.web.rate,
       aguiOrigins: deps.config.web.aguiOrigins,
+      a2aCard: card,
       closing: () => closing,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,

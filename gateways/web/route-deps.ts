@@ -1,4 +1,5 @@
 /** What the web API's routes are given by the gateway (gateways/serve.ts). */
+import type { AgentCard } from '@a2a-js/sdk';
 import type { Logger } from '../../infra/log';
 import type { CredentialService } from '../../infra/credentials/service';
 import type { StreamHub } from '../stream-hub';
@@ -21,6 +22,8 @@ export interface WebRouteDeps {
   rate: { messagesPerMinute: number; sessionsPerMinute: number };
   /** Origins of AG-UI front ends served elsewhere (AGUI_ALLOWED_ORIGINS): CORS for POST /api/agui only. */
   aguiOrigins: readonly string[];
+  /** The A2A agent card (gateways/a2a/agent-card.ts): what POST /api/a2a says it is. */
+  a2aCard: AgentCard;
   /** True once the gateway shuts down (its connections are about to be cut). */
   closing: () => boolean;
   temporalUiUrl: string | undefined;

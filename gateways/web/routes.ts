@@ -23,6 +23,7 @@ import { createSession, listSessions, showSession, viewFor } from './session-rou
 import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
 import { aguiCors, aguiCorsHeaders, aguiRun } from '../agui/route';
+import { a2aRpc } from '../a2a/route';
 
 export type { WebRouteDeps } from './route-deps';
 
@@ -76,6 +77,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.get('/grants', (c) => listGrants(api, c));
   app.post('/grants/revoke', (c) => revokeGrant(api, c));
   app.post('/agui', aguiRun(api));
+  app.post('/a2a', a2aRpc(api, deps.a2aCard));
 
   return app;
 }

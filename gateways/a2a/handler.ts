@@ -1,0 +1,489 @@
+/**
+ * The A2A request handler (`@a2a-js/sdk`'s A2ARequestHandler): every answer is read from the conversation's
+ * workflow, nothing is kept here. SendMessage without a task id says something new in a conversation (the page's
+ * own delivery: its rate limits, its owner rule) and its task is the turn that message starts; SendMessage to an
+ * open task answers its interrupts with a `resume` data part, as the signed-in caller, through the same signals a
+ * click sends (sealed by this gateway, checked by the workflow). A blocking call returns once the task ended or
+ * waits on the caller (or after BLOCKING_MS, still working: GetTask or SubscribeToTask then follow it).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  Role,
+  TaskState,
+  type AgentCard,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { ResumeEntrySchema } from '@ag-ui/core/schemas';
+import type { ResumeEntry } from '@ag-ui/core';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { z } from 'zod';
+import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
+import { describeWaiting } from '../../common/gates/words';
+import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
+import type { Gate, SessionView } from '../../workflows/session/contract';
+import { tooMany, type WebApi } from '../web/api-context';
+import { LatestEvent } from '../web/latest-event';
+import { deliverMessage } from '../web/message-route';
+import { gateInterrupt, resumeAction, type ResumeAction } from '../agui/interrupts';
+import { refusedResume, resumeSettled, sendResume } from '../agui/route';
+import {
+  parseTaskId,
+  readTask,
+  SETTLED,
+  submittedTask,
+  taskIdOf,
+  TERMINAL,
+  withHistoryLength,
+  type TaskRead,
+} from './tasks';
+
+/** How long a blocking SendMessage waits for its task to end or to wait on the caller. */
+const BLOCKING_MS = 60_000;
+/** How long a stream follows a task before it ends (still working): the client subscribes again. */
+const STREAM_MS = 10 * 60_000;
+/** How long a read waits for the conversation's view (a worker starting, or a gateway's first query after one). */
+const VIEW_WAIT_MS = 20_000;
+const MAX_TEXT = 20_000;
+const MAX_RESUME_ENTRIES = 50;
+const LIST_PAGE = 50;
+
+const NOT_ANSWERING =
+  "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
+
+const refused = (code: string, message: string) =>
+  new UnsupportedOperationError({ message, metadata: { code } });
+const malformed = (message: string) => new RequestMalformedError({ message });
+
+/** Who asks: the guard identified them before the request reached the handler (route.ts). */
+function callerOf(context: ServerCallContext): string {
+  const user = context.user;
+  if (!user?.isAuthenticated) throw new Error('unauthenticated A2A call reached the handler');
+  return user.userName;
+}
+
+/** The page's message ids: the client's own when it fits, else one made from it (the same each time it is sent). */
+function messageIdOf(given: string): string {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(given)
+    ? given
+    : `a2a-${createHash('sha256').update(given).digest('hex').slice(0, 40)}`;
+}
+
+/** What a message says: its text, and the resume entries of its data parts. Other kinds of content are refused. */
+function contentOf(message: Message): { text: string; resume: ResumeEntry[] } {
+  const texts: string[] = [];
+  const resume: ResumeEntry[] = [];
+  for (const part of message.parts) {
+    const content = part.content;
+    if (content?.$case === 'text') texts.push(content.value);
+    else if (content?.$case === 'data') {
+      const entries = z
+        .object({ resume: z.array(ResumeEntrySchema).max(MAX_RESUME_ENTRIES) })
+        .safeParse(content.value);
+      if (!entries.success)
+        throw malformed(
+          `a data part carries {"resume": [{"interruptId", "status": "resolved" | "cancelled", "payload"}]} (at most ${MAX_RESUME_ENTRIES})`,
+        );
+      resume.push(...entries.data.resume);
+    } else throw malformed('only text parts and a resume data part are taken here (no files or links)');
+  }
+  const text = texts.join('\n').trim();
+  if (text.length > MAX_TEXT)
+    throw malformed(`the text is longer than ${MAX_TEXT.toLocaleString('en')} characters`);
+  return { text, resume };
+}
+
+/** What a send waits for before its task is worth returning. */
+interface Sent {
+  contextId: string;
+  messageId: string;
+  /** A new message: until the conversation took it. */
+  awaitsMessage: boolean;
+  /** A resume: the gates it decided, until each settled (or the workflow refused one). */
+  resumed: ReadonlyMap<string, ResumeAction>;
+  seenNotices: Set<string>;
+}
+
+export class ConversationTasks implements A2ARequestHandler {
+  constructor(
+    private readonly api: WebApi,
+    private readonly card: AgentCard,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError(
+      'this agent has no extended card: the public one says it all',
+    );
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    const userId = callerOf(context);
+    const sent = await this.send(params, userId);
+    const history = params.configuration?.historyLength;
+    if (params.configuration?.returnImmediately)
+      return withHistoryLength(
+        (await this.current(sent, userId))?.task ?? submittedTask(sent.contextId, sent.messageId),
+        history,
+      );
+    let last: TaskRead | undefined;
+    for await (const read of this.follow(sent, userId, BLOCKING_MS)) last = read;
+    return withHistoryLength(last?.task ?? submittedTask(sent.contextId, sent.messageId), history);
+  }
+
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const userId = callerOf(context);
+    const sent = await this.send(params, userId);
+    yield* this.stream(sent, userId);
+  }
+
+  async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const userId = callerOf(context);
+    const ids = parseTaskId(params.id);
+    if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
+    const read = await this.read(ids.contextId, ids.messageId, userId);
+    if (TERMINAL.has(read.task.status!.state))
+      throw new UnsupportedOperationError(`task ${params.id} has ended; GetTask shows how`);
+    yield* this.stream({ ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set() }, userId);
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    const userId = callerOf(context);
+    const ids = parseTaskId(params.id);
+    if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
+    return withHistoryLength(
+      (await this.read(ids.contextId, ids.messageId, userId)).task,
+      params.historyLength,
+    );
+  }
+
+  /** The tasks of one conversation (a context id is required: nothing lists every conversation), newest first. */
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    const userId = callerOf(context);
+    if (!params.contextId) throw malformed('name the conversation: ListTasks takes a contextId');
+    const view = await this.view(params.contextId, userId);
+    const ids = view.transcript
+      .filter((m) => m.role === 'user')
+      .map((m) => m.id)
+      .reverse();
+    const pageSize = Math.min(Math.max(params.pageSize ?? LIST_PAGE, 1), LIST_PAGE);
+    const offset = params.pageToken ? Number(params.pageToken) : 0;
+    if (!Number.isInteger(offset) || offset < 0) throw malformed('pageToken is the one a previous page gave');
+    const tasks = ids
+      .slice(offset, offset + pageSize)
+      .map((id) => readTask(view, params.contextId, id, userId, this.interrupt(userId))!.task)
+      .filter(
+        (t) =>
+          params.status === TaskState.TASK_STATE_UNSPECIFIED ||
+          !params.status ||
+          t.status?.state === params.status,
+      )
+      .map((t) => withHistoryLength(t, params.historyLength ?? 0));
+    return {
+      tasks,
+      nextPageToken: offset + pageSize < ids.length ? String(offset + pageSize) : '',
+      pageSize,
+      totalSize: ids.length,
+    };
+  }
+
+  /** Stop, as the page's Stop button: the turn's open gates close as stopped; what was written stays. */
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const userId = callerOf(context);
+    const ids = parseTaskId(params.id);
+    if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
+    const read = await this.read(ids.contextId, ids.messageId, userId);
+    if (TERMINAL.has(read.task.status!.state))
+      throw new TaskNotCancelableError(`task ${params.id} has already ended`);
+    const workflowId = webSessionWorkflowId(ids.contextId);
+    await this.temporal(() => this.api.deps.sessions.stop(workflowId, userId));
+    this.api.deps.live.nudge(workflowId);
+    let last = read;
+    for await (const next of this.follow(
+      { ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set() },
+      userId,
+      BLOCKING_MS,
+      TERMINAL,
+    ))
+      last = next;
+    return last.task;
+  }
+
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError(
+      'push notifications are not offered: follow a task with SubscribeToTask or GetTask',
+    );
+  }
+  async getTaskPushNotificationConfig(
+    _: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+  async listTaskPushNotificationConfigs(
+    _: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+  async deleteTaskPushNotificationConfig(_: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    throw new PushNotificationNotSupportedError('push notifications are not offered');
+  }
+
+  // ---- sending ----
+
+  private async send(params: SendMessageRequest, userId: string): Promise<Sent> {
+    const message = params.message;
+    if (!message) throw malformed('SendMessage carries a message');
+    if (message.role !== Role.ROLE_USER) throw malformed('a message to this agent has the user role');
+    if (params.configuration?.taskPushNotificationConfig)
+      throw new PushNotificationNotSupportedError('push notifications are not offered');
+    const { text, resume } = contentOf(message);
+    if (message.taskId) {
+      const ids = parseTaskId(message.taskId);
+      if (!ids || (message.contextId && message.contextId !== ids.contextId))
+        throw new TaskNotFoundError(
+          `no task ${message.taskId}${message.contextId ? ` in context ${message.contextId}` : ''}`,
+        );
+      if (text)
+        throw refused(
+          'text_to_task',
+          'a message to a task answers its interrupts with a data part {"resume": [...]}; to say something new, send it without taskId (same contextId)',
+        );
+      if (!resume.length) throw malformed('a message to a task carries a resume data part');
+      return await this.resume(ids.contextId, ids.messageId, resume, userId);
+    }
+    if (resume.length)
+      throw refused(
+        'resume_without_task',
+        'a resume answers the interrupts of a task: send it with that taskId',
+      );
+    if (!text) throw malformed('the message has no text');
+    const contextId = message.contextId || `a2a-${randomBytes(16).toString('hex')}`;
+    if (!webSessionIdSchema.safeParse(contextId).success)
+      throw malformed('contextId is a conversation id: 1 to 64 letters, digits, "-" or "_"');
+    if (!message.messageId) throw malformed('the message has no messageId');
+    const messageId = messageIdOf(message.messageId);
+    const delivery = await deliverMessage(this.api, userId, contextId, { messageId, text });
+    if (delivery.kind === 'hidden') throw new TaskNotFoundError(`no conversation ${contextId}`);
+    if (delivery.kind === 'limited') throw refused('rate_limited', tooMany(delivery));
+    if (delivery.kind === 'unavailable') throw new Error(NOT_ANSWERING);
+    const workflowId = webSessionWorkflowId(contextId);
+    this.api.deps.live.nudge(workflowId);
+    this.api.deps.log.info('a2a message accepted', { workflowId, userId, messageId });
+    return { contextId, messageId, awaitsMessage: true, resumed: new Map(), seenNotices: new Set() };
+  }
+
+  /** A resume to a task's open interrupts: each entry checked as the AG-UI endpoint does, then sent as clicks. */
+  private async resume(
+    contextId: string,
+    messageId: string,
+    resume: ResumeEntry[],
+    userId: string,
+  ): Promise<Sent> {
+    const view = await this.view(contextId, userId);
+    const read = readTask(view, contextId, messageId, userId, this.interrupt(userId));
+    if (!read) throw new TaskNotFoundError(`no task ${taskIdOf(contextId, messageId)}`);
+    // Each entry first: a gate decided elsewhere is told with who decided and when, even once the task has ended.
+    const seen = new Set<string>();
+    const resumed = new Map<string, ResumeAction>();
+    const now = Date.now();
+    for (const entry of resume) {
+      if (seen.has(entry.interruptId))
+        throw refused('interrupt_duplicate', `interrupt ${entry.interruptId} is answered twice`);
+      seen.add(entry.interruptId);
+      const gate = view.gates.find((g) => g.id === entry.interruptId);
+      if (!gate) throw refused('interrupt_unknown', `no interrupt ${entry.interruptId} in this conversation`);
+      const action = resumeAction(gate, entry, userId, now);
+      if (action.kind === 'refused') throw refused(action.code, action.message);
+      resumed.set(gate.id, action);
+    }
+    if (TERMINAL.has(read.task.status!.state))
+      throw refused(
+        'task_ended',
+        `task ${read.task.id} has ended; send a new message without taskId (same contextId) to go on`,
+      );
+    const wait = this.api.messageRate.take(userId);
+    if (wait !== undefined) throw refused('rate_limited', tooMany({ what: 'messages', wait }));
+    const workflowId = webSessionWorkflowId(contextId);
+    const notSent = await sendResume(this.api, workflowId, userId, resumed);
+    if (notSent) throw new Error(notSent);
+    this.api.deps.live.nudge(workflowId);
+    this.api.inboxFeeds.nudge(userId);
+    return {
+      contextId,
+      messageId,
+      awaitsMessage: false,
+      resumed,
+      seenNotices: new Set(view.notices.map((n) => n.id)),
+    };
+  }
+
+  // ---- reading ----
+
+  private interrupt(userId: string) {
+    return (gate: Gate) =>
+      gateInterrupt(gate, userId, (provider, expiresAt) =>
+        this.api.deps.connectUrl(userId, provider, expiresAt),
+      );
+  }
+
+  private async temporal<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError)
+        throw new TaskNotFoundError({ message: 'no such conversation', cause: error });
+      if (isTemporalNotAnswering(error)) throw new Error(NOT_ANSWERING, { cause: error });
+      throw error;
+    }
+  }
+
+  /** The conversation as this caller may read it; "not found" for one they may not (nothing tells it exists). */
+  private async view(contextId: string, userId: string): Promise<SessionView> {
+    if (!webSessionIdSchema.safeParse(contextId).success)
+      throw new TaskNotFoundError(`no context ${contextId}`);
+    const workflowId = webSessionWorkflowId(contextId);
+    const access = await this.temporal(() => this.api.deps.access.check(workflowId, userId));
+    if (access !== 'allowed') throw new TaskNotFoundError(`no context ${contextId}`);
+    // Through the live feed, which asks again while a worker restarts (a first query can wait on a dead worker's
+    // sticky queue), rather than one query that gives up.
+    const feed = new LatestEvent();
+    const leave = this.api.deps.live.subscribe(workflowId, (e) => feed.put(e));
+    try {
+      const view = await feed.nextViewWithin(VIEW_WAIT_MS);
+      if (!view) throw new Error(NOT_ANSWERING);
+      return view;
+    } finally {
+      feed.close();
+      leave();
+    }
+  }
+
+  private async read(contextId: string, messageId: string, userId: string): Promise<TaskRead> {
+    const view = await this.view(contextId, userId);
+    const read = readTask(view, contextId, messageId, userId, this.interrupt(userId));
+    if (!read) throw new TaskNotFoundError(`no task ${taskIdOf(contextId, messageId)}`);
+    return read;
+  }
+
+  private async current(sent: Sent, userId: string): Promise<TaskRead | undefined> {
+    const view = await this.view(sent.contextId, userId);
+    return readTask(view, sent.contextId, sent.messageId, userId, this.interrupt(userId));
+  }
+
+  /**
+   * The task as it moves, from the conversation's live feed (one watch per conversation on this gateway), until it
+   * reaches one of `until` (ended, or waiting on the caller) or `ms` pass. A resume the workflow refused (decided
+   * elsewhere first, not this person's) ends it with the workflow's words.
+   */
+  private async *follow(
+    sent: Sent,
+    userId: string,
+    ms: number,
+    until: ReadonlySet<TaskState> = SETTLED,
+  ): AsyncGenerator<TaskRead, void, undefined> {
+    const workflowId = webSessionWorkflowId(sent.contextId);
+    const feed = new LatestEvent();
+    const leave = this.api.deps.live.subscribe(workflowId, (e) => feed.put(e));
+    const timer = setTimeout(() => feed.close(), ms);
+    let lastKey = '';
+    try {
+      for (let next = await feed.take(); next; next = await feed.take()) {
+        if (next.type !== 'state') continue;
+        const view = next.view;
+        const refusal = refusedResume(view, sent.resumed, userId, sent.seenNotices);
+        if (refusal) throw refused(refusal.code, refusal.message);
+        const read = readTask(view, sent.contextId, sent.messageId, userId, this.interrupt(userId));
+        if (!read) {
+          // Queued behind a gate still open in this conversation: taken, and waits its turn; say so now.
+          const open = view.gates.filter((g) => g.status === 'pending');
+          if (sent.resumed.size === 0 && view.queued > 0 && open.length) {
+            yield {
+              task: submittedTask(
+                sent.contextId,
+                sent.messageId,
+                `Queued until ${describeWaiting(open)} is given.`,
+              ),
+              open: [],
+            };
+            return;
+          }
+          continue; // the message is not taken yet
+        }
+        const key = `${read.task.status!.state}:${read.task.status!.message?.messageId ?? ''}:${read.task.artifacts.length}`;
+        if (key !== lastKey) {
+          lastKey = key;
+          yield read;
+        }
+        if (sent.resumed.size && !resumeSettled(view, sent.resumed, userId)) continue;
+        if (until.has(read.task.status!.state)) return;
+      }
+    } finally {
+      clearTimeout(timer);
+      feed.close();
+      leave();
+    }
+  }
+
+  private async *stream(sent: Sent, userId: string): AsyncGenerator<StreamResponse, void, undefined> {
+    let first = true;
+    for await (const read of this.follow(sent, userId, STREAM_MS)) {
+      const task = read.task;
+      if (first) {
+        first = false;
+        yield { payload: { $case: 'task', value: task } };
+        continue;
+      }
+      for (const artifact of task.artifacts)
+        yield {
+          payload: {
+            $case: 'artifactUpdate',
+            value: {
+              taskId: task.id,
+              contextId: task.contextId,
+              artifact,
+              append: false,
+              lastChunk: true,
+              metadata: undefined,
+            },
+          },
+        };
+      yield {
+        payload: {
+          $case: 'statusUpdate',
+          value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined },
+        },
+      };
+    }
+    if (first) yield { payload: { $case: 'task', value: submittedTask(sent.contextId, sent.messageId) } };
+  }
+}
