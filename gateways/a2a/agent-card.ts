@@ -42,8 +42,10 @@ function security(config: AppConfig, auth: WebAuth): Record<string, SecuritySche
           $case: 'apiKeySecurityScheme',
           value: {
             location: 'header',
-            name: config.web.trustedUserHeader ?? '',
-            description: 'set by the authenticating proxy in front of the gateway, never by the caller',
+            // Which header is the proxy's business: a caller never sets it, so the card does not name it.
+            name: 'identity',
+            description:
+              'the authenticating proxy in front of the gateway names the caller; sign in through it',
           },
         },
       },

@@ -51,6 +51,7 @@ import { refusedResume, resumeSettled, sendResume } from '../agui/route';
 import {
   parseTaskId,
   readTask,
+  waitsOn,
   SETTLED,
   submittedTask,
   taskIdOf,
@@ -69,7 +70,10 @@ const MAX_TEXT = 20_000;
 const MAX_RESUME_ENTRIES = 50;
 const LIST_PAGE = 50;
 
-const NOT_ANSWERING =
+/** Where the route puts the request's abort signal in the call's context (a caller gone ends its waits). */
+export const ABORT_KEY = 'a2a.abort';
+
+export const NOT_ANSWERING =
   "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
 
 const refused = (code: string, message: string) =>
@@ -108,6 +112,8 @@ function contentOf(message: Message): { text: string; resume: ResumeEntry[] } {
       resume.push(...entries.data.resume);
     } else throw malformed('only text parts and a resume data part are taken here (no files or links)');
   }
+  if (resume.length > MAX_RESUME_ENTRIES)
+    throw malformed(`a message answers at most ${MAX_RESUME_ENTRIES} interrupts`);
   const text = texts.join('\n').trim();
   if (text.length > MAX_TEXT)
     throw malformed(`the text is longer than ${MAX_TEXT.toLocaleString('en')} characters`);
@@ -123,7 +129,11 @@ interface Sent {
   /** A resume: the gates it decided, until each settled (or the workflow refused one). */
   resumed: ReadonlyMap<string, ResumeAction>;
   seenNotices: Set<string>;
+  /** The caller went away: stop waiting for them. */
+  abort?: AbortSignal;
 }
+
+const abortOf = (context: ServerCallContext) => context.state.get(ABORT_KEY) as AbortSignal | undefined;
 
 export class ConversationTasks implements A2ARequestHandler {
   constructor(
@@ -143,7 +153,7 @@ export class ConversationTasks implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const userId = callerOf(context);
-    const sent = await this.send(params, userId);
+    const sent = { ...(await this.send(params, userId)), abort: abortOf(context) };
     const history = params.configuration?.historyLength;
     if (params.configuration?.returnImmediately)
       return withHistoryLength(
@@ -160,7 +170,7 @@ export class ConversationTasks implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const userId = callerOf(context);
-    const sent = await this.send(params, userId);
+    const sent = { ...(await this.send(params, userId)), abort: abortOf(context) };
     yield* this.stream(sent, userId);
   }
 
@@ -174,7 +184,10 @@ export class ConversationTasks implements A2ARequestHandler {
     const read = await this.read(ids.contextId, ids.messageId, userId);
     if (TERMINAL.has(read.task.status!.state))
       throw new UnsupportedOperationError(`task ${params.id} has ended; GetTask shows how`);
-    yield* this.stream({ ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set() }, userId);
+    yield* this.stream(
+      { ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set(), abort: abortOf(context) },
+      userId,
+    );
   }
 
   async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -230,7 +243,7 @@ export class ConversationTasks implements A2ARequestHandler {
     this.api.deps.live.nudge(workflowId);
     let last = read;
     for await (const next of this.follow(
-      { ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set() },
+      { ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set(), abort: abortOf(context) },
       userId,
       BLOCKING_MS,
       TERMINAL,
@@ -287,10 +300,20 @@ export class ConversationTasks implements A2ARequestHandler {
         'a resume answers the interrupts of a task: send it with that taskId',
       );
     if (!text) throw malformed('the message has no text');
-    const contextId = message.contextId || `a2a-${randomBytes(16).toString('hex')}`;
-    if (!webSessionIdSchema.safeParse(contextId).success)
-      throw malformed('contextId is a conversation id: 1 to 64 letters, digits, "-" or "_"');
     if (!message.messageId) throw malformed('the message has no messageId');
+    // A new conversation only under an id this server makes: a caller-chosen one could be squatted by someone else.
+    const contextId = message.contextId || `a2a-${randomBytes(16).toString('hex')}`;
+    if (message.contextId) {
+      const view = await this.view(contextId, userId);
+      // Text while this caller's decisions are open would be read as a typed reply ("approve", "2", "stop"):
+      // decisions come as a resume to their task, as in AG-UI.
+      const open = view.gates.filter((g) => g.status === 'pending' && waitsOn(g, userId));
+      if (open.length)
+        throw refused(
+          'interrupts_unanswered',
+          `answer the open interrupts first, with a resume to their task: ${open.map((g) => g.id).join(', ')}`,
+        );
+    }
     const messageId = messageIdOf(message.messageId);
     const delivery = await deliverMessage(this.api, userId, contextId, { messageId, text });
     if (delivery.kind === 'hidden') throw new TaskNotFoundError(`no conversation ${contextId}`);
@@ -322,6 +345,15 @@ export class ConversationTasks implements A2ARequestHandler {
       seen.add(entry.interruptId);
       const gate = view.gates.find((g) => g.id === entry.interruptId);
       if (!gate) throw refused('interrupt_unknown', `no interrupt ${entry.interruptId} in this conversation`);
+      if (
+        gate.status === 'pending' &&
+        gate.kind === 'approval' &&
+        gate.approvals?.some((a) => a.by === userId)
+      )
+        throw refused(
+          'interrupt_already_decided',
+          `You already approved interrupt ${gate.id}; it waits for ${describeWaiting([gate])}.`,
+        );
       const action = resumeAction(gate, entry, userId, now);
       if (action.kind === 'refused') throw refused(action.code, action.message);
       resumed.set(gate.id, action);
@@ -415,6 +447,9 @@ export class ConversationTasks implements A2ARequestHandler {
     const feed = new LatestEvent();
     const leave = this.api.deps.live.subscribe(workflowId, (e) => feed.put(e));
     const timer = setTimeout(() => feed.close(), ms);
+    const gone = () => feed.close();
+    sent.abort?.addEventListener('abort', gone);
+    if (sent.abort?.aborted) feed.close();
     let lastKey = '';
     try {
       for (let next = await feed.take(); next; next = await feed.take()) {
@@ -449,6 +484,7 @@ export class ConversationTasks implements A2ARequestHandler {
       }
     } finally {
       clearTimeout(timer);
+      sent.abort?.removeEventListener('abort', gone);
       feed.close();
       leave();
     }

@@ -28,7 +28,7 @@ export function parseTaskId(taskId: string): { contextId: string; messageId: str
 export const taskIdOf = (contextId: string, messageId: string) => `${contextId}.${messageId}`;
 
 /** A gate waiting on this person: one they may act on and have not (an approval of several they gave counts). */
-function waitsOn(gate: Gate, userId: string): boolean {
+export function waitsOn(gate: Gate, userId: string): boolean {
   if (!mayActOn(gate, userId)) return false;
   return !(gate.kind === 'approval' && gate.approvals?.some((a) => a.by === userId));
 }

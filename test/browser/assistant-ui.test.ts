@@ -7,16 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { buildSync } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
 import { launchBrowser } from '../helpers/browser';
-import { freePort } from '../helpers/processes';
+import { servePage, type PageServer } from '../helpers/page-server';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -26,29 +24,16 @@ const PAGE_DIR = path.resolve(__dirname, '../fixtures/assistant-ui-page');
 let env: TestWorkflowEnvironment;
 let stack: Stack;
 let browser: Browser;
-let pageServer: Server;
+let pageServer: PageServer;
 let pagePort: number;
 
 beforeAll(async () => {
   env = await startTestTemporal();
-  pagePort = await freePort();
-  const script = buildSync({
-    entryPoints: [path.join(PAGE_DIR, 'main.jsx')],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2022',
+  pageServer = await servePage(PAGE_DIR, 'main.jsx', {
     jsx: 'automatic',
     define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'silent',
-  }).outputFiles[0]!.text;
-  const html = readFileSync(path.join(PAGE_DIR, 'index.html'), 'utf8');
-  pageServer = createServer((req, res) => {
-    if (req.url === '/app.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-    else res.writeHead(200, { 'content-type': 'text/html' }).end(html);
   });
-  await new Promise<void>((resolve) => pageServer.listen(pagePort, '127.0.0.1', resolve));
+  pagePort = pageServer.port;
   stack = await startStack({
     temporalAddress: env.address,
     env: { WEB_TRUSTED_USER_HEADER: '', AGUI_ALLOWED_ORIGINS: `http://127.0.0.1:${pagePort}` },
@@ -58,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => pageServer?.close(resolve));
+  await pageServer?.close();
   await stack?.stop();
   await env?.teardown();
 });

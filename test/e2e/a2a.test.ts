@@ -39,7 +39,6 @@ afterAll(async () => {
 });
 
 const base = () => `http://127.0.0.1:${stack.port}`;
-const context = () => `a2a-${randomBytes(5).toString('hex')}`;
 
 /** The SDK's client for one person: the card is resolved from the well-known path; the proxy names the caller. */
 async function clientFor(user = 'alice'): Promise<Client> {
@@ -78,8 +77,9 @@ function message(parts: Part[], ids: { contextId?: string; taskId?: string } = {
 
 const request = (m: Message) => ({ tenant: '', message: m, configuration: undefined, metadata: undefined });
 
-async function say(client: Client, text: string, contextId: string): Promise<Task> {
-  const result = await client.sendMessage(request(message([textPart(text)], { contextId })));
+/** Says `text` in the conversation, or in a new one the server names when no contextId is given. */
+async function say(client: Client, text: string, contextId?: string): Promise<Task> {
+  const result = await client.sendMessage(request(message([textPart(text)], contextId ? { contextId } : {})));
   if (!('status' in result)) throw new Error('expected a task');
   return result;
 }
@@ -101,6 +101,10 @@ async function resume(
   if (!('status' in result)) throw new Error('expected a task');
   return result;
 }
+
+/** A resume approving one interrupt, as a person's click does. */
+const approve = (client: Client, task: Task, interruptId: string) =>
+  resume(client, task, [{ interruptId, status: 'resolved', payload: { choice: 'approve' } }]);
 
 /** The interrupts an input-required task carries, from its status message's data part. */
 function interruptsOf(task: Task): Interrupt[] {
@@ -144,13 +148,17 @@ describe('A2A endpoint', () => {
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
     expect(card.securitySchemes.proxy?.scheme).toMatchObject({
       $case: 'apiKeySecurityScheme',
-      value: { location: 'header', name: 'x-forwarded-user' },
+      value: { location: 'header', name: 'identity' },
     });
 
-    const contextId = context();
-    const task = await say(client, 'hello there', contextId);
+    const task = await say(client, 'hello there');
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    expect(task.contextId).toBe(contextId);
+    // A new conversation is named by the server: a caller-chosen id could be someone else's squat.
+    const contextId = task.contextId;
+    expect(contextId).toMatch(/^a2a-[0-9a-f]{32}$/);
+    expect((await refusal(say(client, 'hello', `mine-${randomBytes(4).toString('hex')}`))).name).toBe(
+      'TaskNotFoundError',
+    );
     expect(answerOf(task)).toMatch(/\S/);
     expect(task.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
     // Any gateway reads it from the conversation: the same task, and the conversation's list of tasks.
@@ -174,8 +182,8 @@ describe('A2A endpoint', () => {
 
   it('waits on an approval as input-required, and a resume after the worker and the gateway were SIGKILLed runs the command once', async () => {
     const client = await clientFor();
-    const contextId = context();
-    const waiting = await say(client, 'run `echo a2a >> once.txt`', contextId);
+    const waiting = await say(client, 'run `echo a2a >> once.txt`');
+    const contextId = waiting.contextId;
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const [interrupt] = interruptsOf(waiting);
     expect(interrupt).toMatchObject({
@@ -192,9 +200,7 @@ describe('A2A endpoint', () => {
     expect((await fresh.getTask({ tenant: '', id: waiting.id, historyLength: 0 })).status?.state).toBe(
       TaskState.TASK_STATE_INPUT_REQUIRED,
     );
-    const done = await resume(fresh, waiting, [
-      { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
-    ]);
+    const done = await approve(fresh, waiting, interrupt!.id);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(done.id).toBe(waiting.id);
     expect(linesIn(contextId, 'once.txt')).toBe(1);
@@ -203,11 +209,7 @@ describe('A2A endpoint', () => {
       resolution: { outcome: 'approved', by: 'alice' },
     });
     // The same resume again decides nothing more, and says who decided.
-    const twice = await refusal(
-      resume(fresh, waiting, [
-        { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
-      ]),
-    );
+    const twice = await refusal(approve(fresh, waiting, interrupt!.id));
     expect(twice).toMatchObject({
       code: 'interrupt_already_decided',
       message: expect.stringMatching(/already approved by @alice at \d\d:\d\d UTC/),
@@ -217,8 +219,8 @@ describe('A2A endpoint', () => {
 
   it('asks a question as input-required with its own schema, and completes with the answer', async () => {
     const client = await clientFor();
-    const contextId = context();
-    const waiting = await say(client, 'ask one', contextId);
+    const waiting = await say(client, 'ask one');
+    const contextId = waiting.contextId;
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const [interrupt] = interruptsOf(waiting);
     expect(interrupt).toMatchObject({ reason: 'input_required', metadata: { kind: 'question' } });
@@ -238,18 +240,14 @@ describe('A2A endpoint', () => {
 
   it('tells a resume of a gate decided in the web app who decided it, and runs nothing', async () => {
     const client = await clientFor();
-    const contextId = context();
-    const waiting = await say(client, 'run `echo elsewhere >> e.txt`', contextId);
+    const waiting = await say(client, 'run `echo elsewhere >> e.txt`');
+    const contextId = waiting.contextId;
     const [interrupt] = interruptsOf(waiting);
     expect((await stack.web.decide(contextId, interrupt!.id, 'deny', { reason: 'not today' })).status).toBe(
       202,
     );
     await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the denial');
-    const late = await refusal(
-      resume(client, waiting, [
-        { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
-      ]),
-    );
+    const late = await refusal(approve(client, waiting, interrupt!.id));
     expect(late).toMatchObject({
       code: 'interrupt_already_decided',
       message: expect.stringMatching(/already denied by @alice at \d\d:\d\d UTC/),
@@ -259,17 +257,17 @@ describe('A2A endpoint', () => {
 
   it('streams a task to its approval and, resumed, to its answer; CancelTask is Stop', async () => {
     const client = await clientFor();
-    const contextId = context();
     const states: TaskState[] = [];
     let task: Task | undefined;
     for await (const event of client.sendMessageStream(
-      request(message([textPart('run `echo streamed >> s.txt`')], { contextId })),
+      request(message([textPart('run `echo streamed >> s.txt`')])),
     )) {
       const payload = event.payload;
       if (payload?.$case === 'task') task = payload.value;
       if (payload?.$case === 'statusUpdate') states.push(payload.value.status!.state);
     }
-    expect(task?.contextId).toBe(contextId);
+    const contextId = task!.contextId;
+    expect(contextId).toMatch(/^a2a-/);
     const waiting = await client.getTask({ tenant: '', id: task!.id, historyLength: undefined });
     expect(states.at(-1) ?? task!.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const [interrupt] = interruptsOf(waiting);
@@ -316,15 +314,12 @@ describe('A2A endpoint', () => {
   it("keeps other people's tasks and conversations hidden, refuses what it does not take in words, and answers a 0.3 client", async () => {
     const alice = await clientFor('alice');
     const bob = await clientFor('bob');
-    const contextId = context();
-    const waiting = await say(alice, 'run `echo private >> p.txt`', contextId);
+    const waiting = await say(alice, 'run `echo private >> p.txt`');
+    const contextId = waiting.contextId;
     const [interrupt] = interruptsOf(waiting);
     for (const call of [
       () => bob.getTask({ tenant: '', id: waiting.id, historyLength: undefined }),
-      () =>
-        resume(bob, waiting, [
-          { interruptId: interrupt!.id, status: 'resolved', payload: { choice: 'approve' } },
-        ]),
+      () => approve(bob, waiting, interrupt!.id),
       () => say(bob, 'let me in', contextId),
       () => bob.cancelTask({ tenant: '', id: waiting.id, metadata: undefined }),
     ])
@@ -335,6 +330,13 @@ describe('A2A endpoint', () => {
       alice.sendMessage(request(message([textPart('approve')], { contextId, taskId: waiting.id }))),
     );
     expect(text).toMatchObject({ code: 'text_to_task', message: expect.stringContaining('without taskId') });
+    // Text into the conversation while her decision is open would be read as a typed reply: refused too.
+    const typed = await refusal(say(alice, 'approve', contextId));
+    expect(typed).toMatchObject({
+      code: 'interrupts_unanswered',
+      message: expect.stringContaining(interrupt!.id),
+    });
+    expect(linesIn(contextId, 'p.txt')).toBe(0);
     const file = await refusal(
       alice.sendMessage(
         request(
@@ -384,7 +386,6 @@ describe('A2A endpoint', () => {
             kind: 'message',
             messageId: randomUUID(),
             role: 'user',
-            contextId: context(),
             parts: [{ kind: 'text', text: 'hello from 0.3' }],
           },
         },
