@@ -23,7 +23,15 @@ import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { workflowsOffVersion, type DeploymentVersion } from '../../infra/temporal/deployment';
 import { nondeterminismIn, runsOf } from '../helpers/history';
 import { deployWorkerEnv, nextVersionBundle, versionPair } from '../helpers/next-version';
-import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
+import {
+  freePort,
+  gatewayProcess,
+  gatewayReady,
+  workerProcess,
+  workerReady,
+  type ManagedProcess,
+} from '../helpers/processes';
+import { aguiInput, aguiSay, postAgui } from '../helpers/agui';
 import { TestSession, toolResults } from '../helpers/session';
 import { firedMissionGate, missionAnswered } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
@@ -114,6 +122,26 @@ async function checkNoNondeterminism(
 ): Promise<void> {
   const failures = await nondeterminismIn(env.client, await runsOf(env.client, `TaskQueue = '${taskQueue}'`));
   tally.check(failures.length === 0, label(`no nondeterminism: ${failures.join('; ')}`));
+}
+
+interface A2aTask {
+  id: string;
+  contextId: string;
+  status: { state: string; message?: { parts: { data?: { interrupts: { id: string }[] } }[] } };
+}
+
+/** One A2A 1.0 JSON-RPC call to the gateway as alice. */
+async function a2a(
+  port: number,
+  method: string,
+  params: unknown,
+): Promise<{ result?: Record<string, unknown>; error?: unknown }> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/a2a`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'x-forwarded-user': 'alice' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
 }
 
 const messageOf = (error: unknown) => (error as Error).message.slice(0, 500);
@@ -282,6 +310,129 @@ describe('deploying a version with a changed command sequence', () => {
         }
       }
       tally.finish('deploy: in-place upgrade (npm start) with waits open');
+    },
+    RUNS * 120_000,
+  );
+
+  it(
+    `decides gates opened over AG-UI and A2A on N through a gateway after the rollout to N+1 (${RUNS} runs)`,
+    async () => {
+      const tally = new Tally();
+      for (let run = 0; run < RUNS; run++) {
+        const taskQueue = `protocols-${run}-${randomUUID().slice(0, 8)}`;
+        const [vN, vN1] = versionPair(taskQueue, bundleN, bundleN1);
+        const base = deployWorkerEnv(env.address, taskQueue, { WORKER_DRAIN_INTERVAL: '300ms' });
+        const port = await freePort();
+        const gateway = gatewayProcess({
+          ...base,
+          PORT: String(port),
+          WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
+          WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
+        });
+        const as = { 'x-forwarded-user': 'alice' };
+        const label = (what: string) => () => `run ${run}: ${what}`;
+        const workers = {} as Record<string, ManagedProcess>;
+        try {
+          workers.n = await startWorker(base, bundleN, 'auto');
+          await gateway.start(gatewayReady(port));
+          // An AG-UI thread and an A2A task, each waiting on its approval, opened on N.
+          const thread = `deploy-agui-${run}-${randomUUID().slice(0, 6)}`;
+          const opened = await postAgui(
+            `http://127.0.0.1:${port}/api/agui`,
+            aguiSay(thread, 'run `echo agui >> d.txt`'),
+            as,
+          );
+          const interrupt = opened.events.find((e) => e.type === 'RUN_FINISHED')?.outcome?.interrupts?.[0];
+          const sent = await a2a(port, 'SendMessage', {
+            message: {
+              messageId: randomUUID(),
+              role: 'ROLE_USER',
+              parts: [{ text: 'run `echo a2a >> d.txt`' }],
+            },
+          });
+          const task = sent.result?.task as A2aTask | undefined;
+          const gateId = task?.status.message?.parts.find((p) => p.data)?.data?.interrupts[0]?.id;
+          if (!interrupt || !task || !gateId)
+            throw new Error(`no waits opened: ${JSON.stringify(sent).slice(0, 400)}`);
+          const conversations = [`session:web:${thread}`, `session:web:${task.contextId}`];
+          const versions = async () =>
+            Promise.all(
+              conversations.map(
+                async (id) =>
+                  (await env.client.workflow.getHandle(id).describe()).raw.workflowExecutionInfo
+                    ?.versioningInfo?.deploymentVersion?.buildId,
+              ),
+            );
+          tally.check(
+            (await versions()).every((v) => v === vN.buildId),
+            label('both opened on N'),
+          );
+
+          // The rollout: N+1 started and promoted, everything drained onto it, N stopped.
+          workers.n1 = await startWorker(base, bundleN1, 'manual');
+          await agentctl(base, 'deploy', 'promote', vN1.buildId, '--as', 'release-bot');
+          await drainedOnto(taskQueue, vN1, 'the drain onto N+1');
+          await stopWorker(workers.n);
+          delete workers.n;
+
+          // The people decide now, through the gateway, in each protocol.
+          const resumed = await postAgui(
+            `http://127.0.0.1:${port}/api/agui`,
+            aguiInput(thread, {
+              resume: [{ interruptId: interrupt.id, status: 'resolved', payload: { choice: 'approve' } }],
+            }),
+            as,
+          );
+          const finished = resumed.events.find((e) => e.type === 'RUN_FINISHED');
+          tally.check(
+            finished?.outcome?.type === 'success',
+            label(`the AG-UI resume finished: ${JSON.stringify(resumed.events.at(-1))}`),
+          );
+          const answered = await a2a(port, 'SendMessage', {
+            message: {
+              messageId: randomUUID(),
+              role: 'ROLE_USER',
+              contextId: task.contextId,
+              taskId: task.id,
+              parts: [
+                {
+                  data: {
+                    resume: [{ interruptId: gateId, status: 'resolved', payload: { choice: 'approve' } }],
+                  },
+                },
+              ],
+            },
+          });
+          const state = (answered.result?.task as A2aTask | undefined)?.status.state;
+          tally.check(
+            state === 'TASK_STATE_COMPLETED',
+            label(`the A2A task completed: ${JSON.stringify(answered).slice(0, 300)}`),
+          );
+          for (const id of conversations) {
+            const full = path.join(base.DATA_DIR!, 'workdirs', id.replace(/[^A-Za-z0-9_.-]/g, '_'), 'd.txt');
+            const lines = existsSync(full)
+              ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length
+              : 0;
+            tally.check(lines === 1, label(`${id}'s command ran once (${lines})`));
+          }
+          tally.check(
+            (await versions()).every((v) => v === vN1.buildId),
+            label('both on N+1'),
+          );
+          await checkNoNondeterminism(tally, taskQueue, label);
+        } catch (error) {
+          tally.check(
+            false,
+            label(
+              `the protocols' rollout did not complete: ${messageOf(error)}${problems({ ...workers, gateway })}`,
+            ),
+          );
+        } finally {
+          await gateway.kill('SIGTERM').catch(() => {});
+          for (const worker of Object.values(workers)) await stopWorker(worker).catch(() => {});
+        }
+      }
+      tally.finish('deploy: AG-UI and A2A gates decided after the rollout');
     },
     RUNS * 120_000,
   );
