@@ -24,7 +24,7 @@ export interface ModelActivityDeps {
 }
 
 export function modelActivities({ config, log, streamLog, stream, outboundFor }: ModelActivityDeps) {
-  const complete = createModel(config);
+  const complete = createModel(config, log);
   const resolveTranscript = transcriptResolver(config, log);
   return {
     async callModel(request: ModelRequest): Promise<ModelReply> {
@@ -40,7 +40,9 @@ export function modelActivities({ config, log, streamLog, stream, outboundFor }:
         },
         (signal, onText) => complete(transcript, signal, request.extraTools ?? [], onText),
       );
-      const answer = boundedReply(pricedReply(reply, config.policy.prices[modelNameOf(config.model)]));
+      // Priced as the model that answered (a fallback has its own price).
+      const answered = reply.model?.slice(reply.model.indexOf(':') + 1) ?? modelNameOf(config.model);
+      const answer = boundedReply(pricedReply(reply, config.policy.prices[answered]));
       return resolved?.lastLink ? { ...answer, lastLink: resolved.lastLink } : answer;
     },
 

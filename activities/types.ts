@@ -24,6 +24,8 @@ export interface ModelReply {
   streamRef?: string;
   /** For a chunked request: the last link the worker computed (the session checks it against its own). */
   lastLink?: string;
+  /** `provider:model` that answered (the primary, or a fallback of MODEL_FALLBACKS). */
+  model?: string;
 }
 
 export interface ToolPlanRequest {

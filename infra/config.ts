@@ -356,6 +356,11 @@ const envSchema = z.object({
   /** The scripted model writes its answers word by word at this pace (0: at once), so the quick start streams. */
   SCRIPTED_WORD_MS: z.coerce.number().int().min(0).max(1_000).default(35),
   MODEL: optionalText,
+  /**
+   * Models tried in order when the one before has no capacity (429, 5xx, overloaded, timeouts), never after a
+   * request error or a refusal: `provider:model`, comma-separated, e.g. `anthropic:claude-sonnet-4-5,openai:gpt-4.1`.
+   */
+  MODEL_FALLBACKS: optionalText,
   OPENAI_BASE_URL: z.string().default('https://api.openai.com/v1'),
   OPENAI_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: optionalText,
@@ -467,6 +472,8 @@ export interface AppConfig {
     anthropicApiKey: string | undefined;
     /** The scripted model's pace of writing, per word (0: whole answers at once). */
     scriptedWordMs: number;
+    /** MODEL_FALLBACKS: tried in order when the model before has no capacity (activities/model/fallback.ts). */
+    fallbacks: { provider: 'openai' | 'anthropic'; name: string }[];
   };
   web: {
     /** local: the per-install secret; login: OpenID Connect sign-in; proxy: a trusted reverse proxy's header. */
@@ -684,6 +691,30 @@ function streamConfig(e: z.infer<typeof envSchema>): AppConfig['stream'] {
 const DEFAULT_MODEL_NAMES = { scripted: 'scripted', openai: 'gpt-5-mini', anthropic: 'claude-sonnet-5' };
 
 /** The model a provider is asked for: `MODEL`, or the provider's default. */
+/** MODEL_FALLBACKS as `provider:model` entries, each with the key its provider needs; anything else refused. */
+function modelFallbacks(e: Env): AppConfig['model']['fallbacks'] {
+  if (!e.MODEL_FALLBACKS) return [];
+  return e.MODEL_FALLBACKS.split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const match = /^(openai|anthropic):(\S+)$/.exec(entry);
+      if (!match)
+        throw new AgentError(
+          ErrorCode.ConfigInvalid,
+          `MODEL_FALLBACKS entry "${entry}" is not provider:model (provider openai or anthropic), e.g. anthropic:claude-sonnet-4-5`,
+        );
+      const provider = match[1] as 'openai' | 'anthropic';
+      const key = provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY;
+      if (!key)
+        throw new AgentError(
+          ErrorCode.ConfigInvalid,
+          `MODEL_FALLBACKS names ${entry}, but ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} is not set`,
+        );
+      return { provider, name: match[2]! };
+    });
+}
+
 export function modelNameOf(model: Pick<AppConfig['model'], 'provider' | 'name'>): string {
   return model.name ?? DEFAULT_MODEL_NAMES[model.provider];
 }
@@ -873,6 +904,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
       anthropicApiKey: e.ANTHROPIC_API_KEY,
       scriptedWordMs: e.SCRIPTED_WORD_MS,
+      fallbacks: modelFallbacks(e),
     },
     web: webConfig(e, policy),
     stream: streamConfig(e),

@@ -2,6 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
+import { retryAfterOf } from './classify-error';
 import { callProvider, offeredTools, SDK_CLIENT_OPTIONS } from './provider-call';
 import type { CompleteFn } from './complete-fn';
 import { requestOrder } from './request-order';
@@ -46,7 +47,9 @@ export function createAnthropicModel(options: {
       },
       whole: (requestOptions) => client.messages.create(params, requestOptions),
       apiError: (error) =>
-        error instanceof Anthropic.APIError ? { status: error.status, message: error.message } : undefined,
+        error instanceof Anthropic.APIError
+          ? { status: error.status, message: error.message, retryAfterMs: retryAfterOf(error.headers) }
+          : undefined,
     });
     // A server that sends no usage (some proxies) is estimated rather than left uncounted.
     const usage = response.usage as Partial<Anthropic.Usage> | undefined;

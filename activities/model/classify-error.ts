@@ -18,6 +18,8 @@ export function classifyModelError(
   model: string,
   status: number | undefined,
   message: string,
+  /** The provider's `retry-after` (or `retry-after-ms`), when it sent one. */
+  retryAfterMs?: number,
 ): Error {
   if (status === 401 || status === 403) {
     const key = provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
@@ -51,8 +53,31 @@ export function classifyModelError(
       FailureType.ModelBadRequest,
     );
   }
-  return ApplicationFailure.retryable(
-    `the ${provider} API is unavailable${status ? ` (HTTP ${status})` : ''}: ${message}`,
-    'ModelUnavailable',
-  );
+  // Retried (and, with MODEL_FALLBACKS, passed to the next model): the status and the provider's wait go along.
+  return ApplicationFailure.create({
+    type: 'ModelUnavailable',
+    message: `the ${provider} API is unavailable${status ? ` (HTTP ${status})` : ''}: ${message}`,
+    details: [
+      {
+        ...(status !== undefined ? { status } : {}),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      },
+    ],
+    ...(retryAfterMs !== undefined ? { nextRetryDelay: retryAfterMs } : {}),
+  });
+}
+
+/** `retry-after-ms`, or `retry-after` as seconds or an HTTP date, in milliseconds from `now`; undefined if none. */
+export function retryAfterOf(
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now(),
+): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

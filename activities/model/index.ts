@@ -7,6 +7,8 @@ import { costOf, type Price } from '../../common/budgets';
 import { scriptedModel, writeOut } from './scripted';
 import { estimatedUsage } from './usage';
 import type { CompleteFn } from './complete-fn';
+import { fallbackChain } from './fallback';
+import type { Logger } from '../../infra/log';
 import { DEFAULT_SYSTEM_PROMPT, toolSpecs } from './tool-specs';
 
 export type { CompleteFn } from './complete-fn';
@@ -20,9 +22,24 @@ export function requestOverheadTokens(config: AppConfig): number {
   return Math.ceil((systemPrompt.length + JSON.stringify(toolSpecs()).length) / 3.5);
 }
 
-export function createModel(config: AppConfig): CompleteFn {
+export function createModel(config: AppConfig, log?: Logger): CompleteFn {
+  const primary = { provider: config.model.provider, name: modelNameOf(config.model) };
+  const links = [primary, ...config.model.fallbacks].map((model) => ({
+    label: `${model.provider}:${model.name}`,
+    complete: providerModel(config, model),
+  }));
+  return fallbackChain(links, (from, to, why) =>
+    log?.warn('model fell back', { from, to, why: why.slice(0, 300) }),
+  );
+}
+
+/** One provider's model. */
+function providerModel(
+  config: AppConfig,
+  model: { provider: AppConfig['model']['provider']; name: string },
+): CompleteFn {
   const systemPrompt = config.policy.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-  switch (config.model.provider) {
+  switch (model.provider) {
     case 'scripted':
       return async (transcript, signal, _extraTools, onText) => {
         const reply = withEstimatedUsage(scriptedModel(transcript), transcript);
@@ -38,7 +55,7 @@ export function createModel(config: AppConfig): CompleteFn {
           createOpenAiModel({
             baseUrl: config.model.openaiBaseUrl,
             apiKey: config.model.openaiApiKey,
-            model: modelNameOf(config.model),
+            model: model.name,
             systemPrompt,
           }),
         ),
@@ -49,7 +66,7 @@ export function createModel(config: AppConfig): CompleteFn {
           createAnthropicModel({
             baseUrl: config.model.anthropicBaseUrl,
             apiKey: config.model.anthropicApiKey,
-            model: modelNameOf(config.model),
+            model: model.name,
             systemPrompt,
           }),
         ),
@@ -85,6 +102,7 @@ export function boundedReply(reply: ModelReply): ModelReply {
   return {
     ...(reply.usage ? { usage: reply.usage } : {}),
     ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
+    ...(reply.model ? { model: reply.model } : {}),
     text: bounded(reply.text),
     toolCalls: reply.toolCalls.map((call) => {
       const size = (typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? null)).length;

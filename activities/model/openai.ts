@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Message } from '../../workflows/session/contract';
 import type { ModelReply } from '../types';
+import { retryAfterOf } from './classify-error';
 import { callProvider, offeredTools, SDK_CLIENT_OPTIONS } from './provider-call';
 import type { CompleteFn } from './complete-fn';
 import { requestOrder } from './request-order';
@@ -48,6 +49,7 @@ export function createOpenAiModel(options: {
           ? {
               status: error.status,
               message: error.code ? `${error.message} (${error.code})` : error.message,
+              retryAfterMs: retryAfterOf(error.headers),
             }
           : undefined,
     });

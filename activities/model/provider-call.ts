@@ -28,14 +28,17 @@ export async function callProvider<R>(call: {
     onText: (snapshot: string) => void,
   ) => Promise<R>;
   whole: (requestOptions: { signal: AbortSignal } | undefined) => Promise<R>;
-  apiError: (error: unknown) => { status: number | undefined; message: string } | undefined;
+  apiError: (
+    error: unknown,
+  ) => { status: number | undefined; message: string; retryAfterMs?: number } | undefined;
 }): Promise<R> {
   const requestOptions = call.signal ? { signal: call.signal } : undefined;
   try {
     return call.onText ? await call.streamed(requestOptions, call.onText) : await call.whole(requestOptions);
   } catch (error) {
     const known = call.apiError(error);
-    if (known) throw classifyModelError(call.provider, call.model, known.status, known.message);
+    if (known)
+      throw classifyModelError(call.provider, call.model, known.status, known.message, known.retryAfterMs);
     throw error;
   }
 }

@@ -22,7 +22,7 @@ export interface ChatRequest {
 
 export type Reply =
   | { hang: true }
-  | { status: number; body: unknown }
+  | { status: number; body: unknown; headers?: Record<string, string> }
   | { text: string }
   | { toolCalls: { id: string; name: string; args: unknown }[] };
 
@@ -128,7 +128,9 @@ export class FakeOpenAi {
   private answer(res: ServerResponse, request: ChatRequest, reply: Exclude<Reply, { hang: true }>) {
     if (res.destroyed) return;
     if ('status' in reply) {
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body));
+      res
+        .writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers })
+        .end(JSON.stringify(reply.body));
       return;
     }
     if (request.stream) return void this.stream(res, request, reply);

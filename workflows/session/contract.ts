@@ -190,6 +190,8 @@ export type Message =
       feedback?: { by: string; rating: 'good' | 'bad'; at: number }[];
       /** What the model had written when Stop cut it off (the text ends "(stopped)"; the chat message already shows it). */
       stopped?: boolean;
+      /** `provider:model` that wrote it (absent before fallbacks existed): a fallback of MODEL_FALLBACKS shows here. */
+      model?: string;
     }
   | {
       role: 'tool';

@@ -162,6 +162,7 @@ export class Turn {
           toolCalls: calls,
           at: Date.now(),
           ...(reply.streamRef ? { streamRef: reply.streamRef } : {}),
+          ...(reply.model ? { model: reply.model } : {}),
         });
         if (calls.length === 0) break;
         await playToolStep(run, this, calls);
