@@ -13,6 +13,8 @@ export interface ModelRequest {
   chunked?: ChunkedTranscript;
   /** MCP tools discovered for this session, as the model sees them. */
   extraTools?: { name: string; description: string; parameters: Record<string, unknown> }[];
+  /** `provider:model` that must answer (a tool step goes on with the model that asked for it): no fallback. */
+  model?: string;
 }
 
 export interface ModelReply {

@@ -11,4 +11,6 @@ export type CompleteFn = (
   extraTools?: ToolSpec[],
   /** Streams the answer: called with the text so far as it is written (never with tool calls). */
   onText?: (snapshot: string) => void,
+  /** `provider:model` that must answer (no fallback), when the call goes on with a tool step it started. */
+  only?: string,
 ) => Promise<ModelReply>;

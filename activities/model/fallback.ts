@@ -36,9 +36,12 @@ export function fallbackChain(
   links: readonly ModelLink[],
   onFallback?: (from: string, to: string, why: string) => void,
 ): CompleteFn {
-  return async (transcript, signal, extraTools, onText) => {
+  return async (transcript, signal, extraTools, onText, only) => {
+    // A tool step goes on with the model that started it; one no longer configured leaves the chain as it is.
+    const pinned = only === undefined ? undefined : links.find((link) => link.label === only);
+    const tried = pinned ? [pinned] : links;
     const failures: { label: string; error: ApplicationFailure; details: CapacityDetails }[] = [];
-    for (const link of links) {
+    for (const link of tried) {
       try {
         const reply: ModelReply = await link.complete(transcript, signal, extraTools, onText);
         return { ...reply, model: link.label };
@@ -46,7 +49,7 @@ export function fallbackChain(
         const details = capacityOf(error);
         if (!details || signal?.aborted) throw error;
         failures.push({ label: link.label, error: error as ApplicationFailure, details });
-        const next = links[links.indexOf(link) + 1];
+        const next = tried[tried.indexOf(link) + 1];
         if (next) onFallback?.(link.label, next.label, (error as Error).message);
       }
     }

@@ -168,6 +168,42 @@ describe('model fallback in a session', () => {
     await env?.teardown();
   });
 
+  it('goes on with the model that asked for a tool, even when it is overloaded for that step', async () => {
+    const fake = await fakeBy({
+      big: (index) =>
+        index === 0
+          ? { toolCalls: [{ id: 'call_1', name: 'current_time', args: {} }] }
+          : index === 1
+            ? unavailable(503)
+            : { text: 'the time, from big' },
+      small: () => ({ text: 'from small, which must not continue the step' }),
+    });
+    try {
+      await withWorker(
+        env,
+        async (taskQueue) => {
+          const s = new TestSession(env.client, taskQueue);
+          await s.say('what time is it?');
+          const view = await s.idle();
+          const answers = view.transcript.filter((m) => m.role === 'assistant');
+          expect(answers.at(-1)).toMatchObject({ text: 'the time, from big', model: 'openai:big' });
+          // The step's follow-up was retried on big (Temporal's retry), never sent to small.
+          expect(modelsOf(fake)).toEqual(['big', 'big', 'big']);
+        },
+        {},
+        {
+          MODEL_PROVIDER: 'openai',
+          OPENAI_BASE_URL: fake.url,
+          OPENAI_API_KEY: 'sk-test',
+          MODEL: 'big',
+          MODEL_FALLBACKS: 'openai:small',
+        },
+      );
+    } finally {
+      await fake.stop();
+    }
+  });
+
   it('records in the transcript which model answered each message', async () => {
     // The primary is overloaded for the second message only.
     const fake = await fakeBy({

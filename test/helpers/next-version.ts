@@ -12,10 +12,8 @@ import { testEnv } from './config';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The model call itself (model-step.ts `send`): version N+1 starts a one-millisecond timer first. */
-const ANCHOR =
-  '  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));';
-const CHANGED =
-  '  await wf.sleep(1);\n  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));';
+const ANCHOR = '  return await callModel(request);';
+const CHANGED = '  await wf.sleep(1);\n  return await callModel(request);';
 
 export async function nextVersionBundle(): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'next-version-'));

@@ -91,7 +91,9 @@ async function send(run: Session, requesterId: string, attempts: Attempts): Prom
   const messages = window.toSummarise.length ? await summarised(run, window) : window.messages;
   const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
   attempts.links = links;
-  return await (extraTools.length ? callModel({ chunked, extraTools }) : callModel({ chunked }));
+  // A tool step goes on with the model that asked for it, never another one halfway (MODEL_FALLBACKS).
+  const request = { chunked, ...(extraTools.length ? { extraTools } : {}), ...stepModel(run) };
+  return await callModel(request);
 }
 
 /**
@@ -211,4 +213,16 @@ export function othersWrote(transcript: readonly Message[], requesterId: string)
 /** Whether the conversation the model sees holds a tool result that content from outside could have written. */
 export function readOutsideContent(transcript: readonly Message[]): boolean {
   return transcript.some((m) => m.role === 'tool' && !m.synthetic && !resultIsOwnText(m.name));
+}
+
+/** The model that asked for the tool results the transcript ends with (the step this call continues), if any. */
+function stepModel(run: Session): { model?: string } {
+  const transcript = run.state.transcript;
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const m = transcript[i]!;
+    if (m.role === 'tool') continue;
+    if (m.role === 'assistant' && m.toolCalls.length && m.model) return { model: m.model };
+    return {};
+  }
+  return {};
 }

@@ -147,7 +147,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
           key={`a${m.at}${m.text.length}`}
         >
           <div class="meta">
-            {`agent · ${time(m.at)}`} <CopyButton text={m.text} />
+            {`agent · ${time(m.at)}${m.model ? ` · ${m.model}` : ''}`} <CopyButton text={m.text} />
           </div>
           <Markdown text={m.text} />
         </div>,
