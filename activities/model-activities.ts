@@ -38,7 +38,11 @@ export function modelActivities({ config, log, streamLog, stream, outboundFor }:
           context: () => streamContextOf(transcript),
           log: (message, error) => streamLog.warn(message, { error: error.message }),
         },
-        (signal, onText) => complete(transcript, signal, request.extraTools ?? [], onText, request.model),
+        (signal, onText) =>
+          complete(transcript, signal, request.extraTools ?? [], onText, {
+            ...(request.model ? { only: request.model } : {}),
+            cacheKey: workflowId,
+          }),
       );
       // Priced as the model that answered (a fallback has its own price).
       const answered = reply.model?.slice(reply.model.indexOf(':') + 1) ?? modelNameOf(config.model);

@@ -7,7 +7,7 @@
  * BENCH_ROUNDS (20), BENCH_PARKED ("1000,10000"), BENCH_CACHED (500), BENCH_LONG_TURNS (500), BENCH_TABS (200),
  * BENCH_RECOVERY_RUNS (10), BENCH_MEMORY_WORKFLOWS (200), BENCH_ORG_PARKED (10,000), BENCH_ORG_PEOPLE (1,000), BENCH_ORG_MISSIONS (100,000),
  * BENCH_DRAIN_PARKED (10,000) size the runs, BENCH_DRAIN_RATE (20) paces the drain; BENCH_SECTIONS picks some of
- * latency, floor, memory, parked, replay, history, tabs, recovery, org, drain (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
+ * latency, floor, memory, parked, replay, history, cache, tabs, recovery, org, drain (all); BENCH_PARKED_KINDS some of bare, fair, steps (opt-in), session, session-question
  * (all); BENCH_REPLAYS (500) how often the replay section replays each parked history; BENCH_HISTORY_TURNS (10,100)
  * the two turns whose history cost the history section compares.
  */
@@ -34,6 +34,7 @@ import { measureParked, type ParkedKind } from './floor/parked';
 import { measureReplay, measureWatchdog } from './floor/replay';
 import { measureDiscordAcks } from './discord-acks';
 import { measureHistoryGrowth } from './history-growth';
+import { measurePromptCache } from './prompt-cache';
 import { measureOrg } from './org';
 import { sealingClient } from '../infra/temporal/sealing-interceptor';
 import { measureOrgMissions } from './org-missions';
@@ -333,6 +334,16 @@ async function main(): Promise<void> {
         line(`polling -> click made while down took effect (${sticky})`, recovery[sticky]!.clickAfterPollMs),
       );
     }
+  }
+
+  // What prompt caching saves on turn 20 of a conversation (issue 54), against fakes that report cached tokens.
+  if (want('cache')) {
+    const figures = await measurePromptCache(20);
+    results.promptCache = figures;
+    for (const f of figures)
+      note(
+        `${`${f.provider}: turn ${f.turns} input billed, without / with caching`.padEnd(52)} ${f.billedWithout} / ${f.billedWith} tokens (${f.cachedTokens} of ${f.inputTokens} read from the cache)`,
+      );
   }
 
   // What one turn adds to history early and late in one conversation (issue 36: flat in conversation length).

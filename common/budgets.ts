@@ -9,6 +9,8 @@
 export interface ModelUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those the provider read from its prompt cache (billed at the cached rate). */
+  cachedInputTokens?: number;
   /** In US dollars, from the policy's `prices` for the model; absent when the model has no price there. */
   costUsd?: number;
 }
@@ -19,6 +21,8 @@ export interface Spend {
   costUsd: number;
   /** Model calls counted. */
   calls: number;
+  /** Of `tokens`, input read from the providers' prompt caches (absent before caching was counted). */
+  cachedTokens?: number;
 }
 
 /** A person's spend on one UTC day, across conversations, and where their daily limit was last continued. */
@@ -48,15 +52,26 @@ export interface Budgets {
 export interface Price {
   input: number;
   output: number;
+  /** Input read from the prompt cache (absent: the input price). */
+  cachedInput?: number;
 }
 
 export type BudgetScope = 'turn' | 'conversation' | 'missionRun' | 'day';
 
 export const NO_SPEND: Spend = { tokens: 0, costUsd: 0, calls: 0 };
 
-export function costOf(usage: { inputTokens: number; outputTokens: number }, price: Price | undefined) {
+export function costOf(
+  usage: { inputTokens: number; outputTokens: number; cachedInputTokens?: number },
+  price: Price | undefined,
+) {
   if (!price) return undefined;
-  return (usage.inputTokens * price.input + usage.outputTokens * price.output) / 1_000_000;
+  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  return (
+    ((usage.inputTokens - cached) * price.input +
+      cached * (price.cachedInput ?? price.input) +
+      usage.outputTokens * price.output) /
+    1_000_000
+  );
 }
 
 export function addUsage(spend: Spend, usage: ModelUsage | undefined): Spend {
@@ -65,6 +80,9 @@ export function addUsage(spend: Spend, usage: ModelUsage | undefined): Spend {
     tokens: spend.tokens + usage.inputTokens + usage.outputTokens,
     costUsd: spend.costUsd + (usage.costUsd ?? 0),
     calls: spend.calls + 1,
+    ...(spend.cachedTokens !== undefined || usage.cachedInputTokens
+      ? { cachedTokens: (spend.cachedTokens ?? 0) + (usage.cachedInputTokens ?? 0) }
+      : {}),
   };
 }
 

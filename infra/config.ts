@@ -225,7 +225,12 @@ export const policyFileSchema = z.strictObject({
   prices: z
     .record(
       z.string().min(1).max(200),
-      z.strictObject({ input: z.number().min(0).max(10_000), output: z.number().min(0).max(10_000) }),
+      z.strictObject({
+        input: z.number().min(0).max(10_000),
+        output: z.number().min(0).max(10_000),
+        /** Input read from the provider's prompt cache (absent: billed as input). */
+        cachedInput: z.number().min(0).max(10_000).optional(),
+      }),
     )
     .default({}),
   /**

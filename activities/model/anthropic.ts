@@ -25,8 +25,11 @@ export function createAnthropicModel(options: {
     const params = {
       model: options.model,
       max_tokens: 4096,
-      system: options.systemPrompt,
-      messages: toAnthropic(transcript),
+      // Cache breakpoints: the tools and the system prompt (the same on every call), and the conversation so far.
+      system: [
+        { type: 'text' as const, text: options.systemPrompt, cache_control: { type: 'ephemeral' as const } },
+      ],
+      messages: withCacheBreakpoints(toAnthropic(transcript)),
       tools: offeredTools(extraTools, (spec) => ({
         name: spec.name,
         description: spec.description,
@@ -54,13 +57,14 @@ export function createAnthropicModel(options: {
     // A server that sends no usage (some proxies) is estimated rather than left uncounted.
     const usage = response.usage as Partial<Anthropic.Usage> | undefined;
     const counted = countedUsage(
-      // Cached prompt tokens are billed input too (at their own rates; counted here at the input price).
+      // Cached prompt tokens are billed input too (reads at the policy's cachedInput price, writes at input).
       usage?.input_tokens === undefined
         ? undefined
         : usage.input_tokens +
             (usage.cache_creation_input_tokens ?? 0) +
             (usage.cache_read_input_tokens ?? 0),
       usage?.output_tokens,
+      usage?.cache_read_input_tokens ?? undefined,
     );
     return {
       usage: counted ?? estimatedUsage(transcript, response.content),
@@ -70,6 +74,26 @@ export function createAnthropicModel(options: {
       ),
     };
   };
+}
+
+/**
+ * Two cache breakpoints in the conversation (with the system prompt's, three of Anthropic's four): the end of the
+ * request, written for the next call, and the end of the previous call's request (two messages back: the answer and
+ * the new message or tool results came after it), which that call wrote, read now. Everything before them is the
+ * same on every call of a conversation (the transcript is append-only), so each call reads its prefix from the cache
+ * and pays full price only for what was added.
+ */
+export function withCacheBreakpoints(messages: Anthropic.MessageParam[]): Anthropic.MessageParam[] {
+  const marked = new Set([messages.length - 1, messages.length - 3].filter((i) => i >= 0));
+  return messages.map((message, index) => {
+    if (!marked.has(index) || typeof message.content === 'string' || !message.content.length) return message;
+    const content = [...message.content];
+    content[content.length - 1] = {
+      ...content[content.length - 1],
+      cache_control: { type: 'ephemeral' },
+    } as (typeof content)[number];
+    return { ...message, content } as Anthropic.MessageParam;
+  });
 }
 
 /**

@@ -11,6 +11,12 @@ export type CompleteFn = (
   extraTools?: ToolSpec[],
   /** Streams the answer: called with the text so far as it is written (never with tool calls). */
   onText?: (snapshot: string) => void,
-  /** `provider:model` that must answer (no fallback), when the call goes on with a tool step it started. */
-  only?: string,
+  options?: CallOptions,
 ) => Promise<ModelReply>;
+
+export interface CallOptions {
+  /** `provider:model` that must answer (no fallback), when the call goes on with a tool step it started. */
+  only?: string;
+  /** The conversation's prompt-cache key (its workflow id): its calls share a cached prefix. */
+  cacheKey?: string;
+}

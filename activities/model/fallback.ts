@@ -36,14 +36,15 @@ export function fallbackChain(
   links: readonly ModelLink[],
   onFallback?: (from: string, to: string, why: string) => void,
 ): CompleteFn {
-  return async (transcript, signal, extraTools, onText, only) => {
+  return async (transcript, signal, extraTools, onText, options) => {
+    const only = options?.only;
     // A tool step goes on with the model that started it; one no longer configured leaves the chain as it is.
     const pinned = only === undefined ? undefined : links.find((link) => link.label === only);
     const tried = pinned ? [pinned] : links;
     const failures: { label: string; error: ApplicationFailure; details: CapacityDetails }[] = [];
     for (const link of tried) {
       try {
-        const reply: ModelReply = await link.complete(transcript, signal, extraTools, onText);
+        const reply: ModelReply = await link.complete(transcript, signal, extraTools, onText, options);
         return { ...reply, model: link.label };
       } catch (error) {
         const details = capacityOf(error);

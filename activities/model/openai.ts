@@ -21,9 +21,11 @@ export function createOpenAiModel(options: {
     apiKey: options.apiKey ?? 'not-set',
     ...SDK_CLIENT_OPTIONS,
   });
-  return async function complete(transcript, signal, extraTools = [], onText): Promise<ModelReply> {
+  return async function complete(transcript, signal, extraTools = [], onText, call): Promise<ModelReply> {
     const request = {
       model: options.model,
+      // The conversation's calls go to the same cache: each one's prefix is the last one's, plus what was added.
+      ...(call?.cacheKey ? { prompt_cache_key: call.cacheKey } : {}),
       messages: [
         { role: 'system' as const, content: options.systemPrompt },
         ...requestOrder(transcript).map(toOpenAi),
@@ -56,8 +58,11 @@ export function createOpenAiModel(options: {
     const message = response.choices[0]?.message;
     // Some compatible servers send no usage: the call is estimated rather than left uncounted.
     const usage =
-      countedUsage(response.usage?.prompt_tokens, response.usage?.completion_tokens) ??
-      estimatedUsage(request, message);
+      countedUsage(
+        response.usage?.prompt_tokens,
+        response.usage?.completion_tokens,
+        response.usage?.prompt_tokens_details?.cached_tokens,
+      ) ?? estimatedUsage(request, message);
     return {
       usage,
       text: message?.content ?? '',

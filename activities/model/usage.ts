@@ -8,7 +8,9 @@ export function estimatedUsage(request: unknown, answer: unknown): ModelUsage {
 }
 
 /** A provider's counts when they are whole non-negative numbers; anything else is not a count. */
-export function countedUsage(input: unknown, output: unknown): ModelUsage | undefined {
+export function countedUsage(input: unknown, output: unknown, cachedInput?: unknown): ModelUsage | undefined {
   const count = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
-  return count(input) && count(output) ? { inputTokens: input, outputTokens: output } : undefined;
+  if (!count(input) || !count(output)) return undefined;
+  const cached = count(cachedInput) && cachedInput > 0 ? Math.min(cachedInput, input) : 0;
+  return { inputTokens: input, outputTokens: output, ...(cached ? { cachedInputTokens: cached } : {}) };
 }

@@ -213,7 +213,8 @@ describe('anthropic provider (Messages API)', () => {
           await session.say('time?');
           const view = await session.idle();
           expect(lastAnswer(view)).toMatch(/^anthropic saw 20\d\d$/);
-          expect(view.usage).toEqual({ tokens: 2 * 1_125, costUsd: 0, calls: 2 });
+          // Cache reads are input like any other, and counted apart too.
+          expect(view.usage).toEqual({ tokens: 2 * 1_125, costUsd: 0, calls: 2, cachedTokens: 2 * 1_000 });
         },
       );
     } finally {

@@ -8,14 +8,17 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { latency, requestTokens, type FakeModelOptions } from './fake-openai';
 import { pieces, writeStream } from './fake-stream';
 
-export type AnthropicBlock =
+type CacheControl = { cache_control?: { type: 'ephemeral' } };
+export type AnthropicBlock = (
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: unknown; is_error?: boolean }
+) &
+  CacheControl;
 
 export interface MessagesRequest {
   model: string;
-  system?: string;
+  system?: string | ({ type: 'text'; text: string } & CacheControl)[];
   max_tokens: number;
   messages: { role: 'user' | 'assistant'; content: string | AnthropicBlock[] }[];
   tools?: { name: string }[];
@@ -34,6 +37,13 @@ export class FakeAnthropic {
   readonly refusals: { index: number; message: string }[] = [];
   /** Requests refused as longer than `contextTokens`, by index. */
   readonly contextRefusals: number[] = [];
+  /** Prompt caching as Anthropic's: the prefixes written at cache breakpoints, and each answer's usage. */
+  private readonly cached = new Set<string>();
+  readonly usages: {
+    input_tokens: number;
+    cache_read_input_tokens: number;
+    cache_creation_input_tokens: number;
+  }[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -57,7 +67,7 @@ export class FakeAnthropic {
         this.requests.push(request);
         this.apiKeys.push((req.headers['x-api-key'] as string | undefined) ?? '');
         const index = this.requests.length - 1;
-        const invalid = validateMessages(request.messages);
+        const invalid = validateMessages(request.messages) ?? validateCacheControl(request);
         if (invalid) this.refusals.push({ index, message: invalid });
         const tokens = requestTokens(raw);
         const limit = this.options.contextTokens;
@@ -84,6 +94,44 @@ export class FakeAnthropic {
     return this;
   }
 
+  /**
+   * The request's input as Anthropic counts it with prompt caching: the longest prefix (tools, system, then blocks
+   * in order) that an earlier request wrote at a breakpoint is read from the cache; up to this request's last
+   * breakpoint the rest is written; after it, plain input. Prefixes under 1,024 tokens are never cached.
+   */
+  private cacheUsage(request: MessagesRequest) {
+    const total = requestTokens(JSON.stringify(request));
+    const prefix: unknown[] = [
+      request.tools ?? [],
+      typeof request.system === 'string' ? [request.system] : (request.system ?? []).map((b) => b.text),
+    ];
+    const boundaries: { key: string; tokens: number; breakpoint: boolean }[] = [];
+    const at = (breakpoint: boolean) => {
+      const key = JSON.stringify(prefix, (k, v: unknown) => (k === 'cache_control' ? undefined : v));
+      boundaries.push({ key, tokens: requestTokens(key), breakpoint });
+    };
+    at(Array.isArray(request.system) && request.system.some((b) => b.cache_control));
+    for (const message of request.messages)
+      for (const block of typeof message.content === 'string'
+        ? [{ type: 'text', text: message.content }]
+        : message.content) {
+        prefix.push([message.role, block]);
+        at('cache_control' in block && block.cache_control !== undefined);
+      }
+    const read = Math.max(
+      0,
+      ...boundaries.filter((b) => b.tokens >= 1024 && this.cached.has(b.key)).map((b) => b.tokens),
+    );
+    const lastBreakpoint = Math.max(0, ...boundaries.filter((b) => b.breakpoint).map((b) => b.tokens));
+    for (const b of boundaries) if (b.breakpoint && b.tokens >= 1024) this.cached.add(b.key);
+    const written = lastBreakpoint >= 1024 ? Math.max(0, lastBreakpoint - read) : 0;
+    return {
+      input_tokens: Math.max(0, total - read - written),
+      cache_read_input_tokens: read,
+      cache_creation_input_tokens: written,
+    };
+  }
+
   private answer(
     res: ServerResponse,
     request: MessagesRequest,
@@ -106,9 +154,10 @@ export class FakeAnthropic {
             input: call.args,
           }));
     const usage = {
-      input_tokens: requestTokens(JSON.stringify(request)),
+      ...this.cacheUsage(request),
       output_tokens: Math.ceil(JSON.stringify(content).length / 4),
     };
+    this.usages.push(usage);
     if (request.stream)
       return void this.stream(res, request, content, usage, 'text' in reply ? 'end_turn' : 'tool_use');
     res.writeHead(200, { 'content-type': 'application/json' }).end(
@@ -120,10 +169,7 @@ export class FakeAnthropic {
         content,
         stop_reason: 'text' in reply ? 'end_turn' : 'tool_use',
         stop_sequence: null,
-        usage: {
-          input_tokens: requestTokens(JSON.stringify(request)),
-          output_tokens: Math.ceil(JSON.stringify(content).length / 4),
-        },
+        usage,
       }),
     );
   }
@@ -135,7 +181,12 @@ export class FakeAnthropic {
     content: (
       { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown }
     )[],
-    usage: { input_tokens: number; output_tokens: number },
+    usage: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_read_input_tokens: number;
+      cache_creation_input_tokens: number;
+    },
     stopReason: string,
   ) {
     const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, ...data } });
@@ -149,7 +200,12 @@ export class FakeAnthropic {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+          usage: {
+            input_tokens: usage.input_tokens,
+            cache_read_input_tokens: usage.cache_read_input_tokens,
+            cache_creation_input_tokens: usage.cache_creation_input_tokens,
+            output_tokens: 1,
+          },
         },
       }),
       ...content.flatMap((block, index) =>
@@ -199,6 +255,18 @@ const blocksOf = (content: string | AnthropicBlock[]): AnthropicBlock[] =>
  * a tool_result in the next (user) message, and those results come first in it; every tool_result answers a
  * tool_use of the message right before it. Empty text blocks are refused too.
  */
+/** As the API: at most four blocks with cache_control in one request. */
+function validateCacheControl(request: MessagesRequest): string | undefined {
+  const blocks = [
+    ...(Array.isArray(request.system) ? request.system : []),
+    ...request.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content)),
+  ];
+  const marked = blocks.filter((b) => b.cache_control !== undefined).length;
+  return marked > 4
+    ? `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`
+    : undefined;
+}
+
 export function validateMessages(messages: MessagesRequest['messages']): string | undefined {
   for (const [index, message] of messages.entries()) {
     const blocks = blocksOf(message.content);

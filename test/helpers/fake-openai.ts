@@ -18,6 +18,7 @@ export interface ChatRequest {
   tools?: { function: { name: string } }[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  prompt_cache_key?: string;
 }
 
 export type Reply =
@@ -36,6 +37,12 @@ export interface FakeModelOptions {
   contextTokens?: number;
   /** A streamed answer's pause between events, in ms (default 25). */
   streamGapMs?: number;
+  /**
+   * Prompt caching as OpenAI's: a request whose prefix (the tools, then whole messages) repeats an earlier request
+   * of the same `prompt_cache_key` reads it from the cache, reported as `prompt_tokens_details.cached_tokens`, when
+   * that prefix is 1,024 tokens or more, in steps of 128. Off: no cached tokens ever.
+   */
+  promptCache?: boolean;
 }
 
 /** A rough token count of a whole request body (what a real context window is measured against). */
@@ -53,7 +60,11 @@ export class FakeOpenAi {
   /** Requests whose caller went away before an answer (an aborted call), by index. */
   readonly closedUnanswered: number[] = [];
   /** The usage fields of every answer sent, in order (what a budget must add up to). */
-  readonly usages: { prompt_tokens: number; completion_tokens: number }[] = [];
+  readonly usages: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: { cached_tokens: number };
+  }[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -142,7 +153,7 @@ export class FakeOpenAi {
         created: Math.floor(Date.now() / 1000),
         model: request.model,
         choices: [{ index: 0, message, finish_reason: 'text' in reply ? 'stop' : 'tool_calls' }],
-        usage: this.recordUsage(usageOf(request, message)),
+        usage: this.recordUsage(usageOf(request, message, this.cachedFor(request))),
       }),
     );
   }
@@ -179,9 +190,19 @@ export class FakeOpenAi {
             ),
           ]);
     events.push(chunk({}, 'text' in reply ? 'stop' : 'tool_calls'));
-    const usage = this.recordUsage(usageOf(request, assistantMessage(reply)));
+    const usage = this.recordUsage(usageOf(request, assistantMessage(reply), this.cachedFor(request)));
     if (request.stream_options?.include_usage) events.push({ data: { ...base, choices: [], usage } });
     await writeStream(res, events, this.options.streamGapMs ?? 25, '[DONE]');
+  }
+
+  /** What this request reads from the prompt cache: its prefix shared with earlier requests of its cache key. */
+  private cachedFor(request: ChatRequest): number {
+    if (!this.options.promptCache) return 0;
+    const index = this.requests.indexOf(request);
+    const earlier = this.requests
+      .slice(0, index)
+      .filter((r) => r.prompt_cache_key !== undefined && r.prompt_cache_key === request.prompt_cache_key);
+    return sharedPrefixTokens(request, earlier);
   }
 
   private recordUsage<T extends { prompt_tokens: number; completion_tokens: number }>(usage: T): T {
@@ -213,10 +234,35 @@ function assistantMessage(
 }
 
 /** Like the real API, usage counts the request and the answer (here by characters, as requestTokens does). */
-function usageOf(request: unknown, answer: unknown) {
+function usageOf(request: unknown, answer: unknown, cached = 0) {
   const prompt = requestTokens(JSON.stringify(request));
   const completion = Math.ceil(JSON.stringify(answer).length / 4);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: Math.min(cached, prompt) },
+  };
+}
+
+/** The tokens of the longest prefix (tools, then whole messages) `request` shares with an earlier one. */
+function sharedPrefixTokens(request: ChatRequest, earlier: readonly ChatRequest[]): number {
+  let best = 0;
+  for (const before of earlier) {
+    if (JSON.stringify(before.tools ?? []) !== JSON.stringify(request.tools ?? [])) continue;
+    let same = 0;
+    while (
+      same < before.messages.length &&
+      same < request.messages.length &&
+      JSON.stringify(before.messages[same]) === JSON.stringify(request.messages[same])
+    )
+      same++;
+    const tokens = requestTokens(
+      JSON.stringify({ tools: request.tools ?? [], messages: request.messages.slice(0, same) }),
+    );
+    best = Math.max(best, same ? tokens : 0);
+  }
+  return best >= 1024 ? Math.floor(best / 128) * 128 : 0;
 }
 
 export function latency(range: [number, number] = [30, 150]): number {
