@@ -97,6 +97,10 @@ describe('streamed answers in the web chat', () => {
       .toContain(ANSWER);
     expect(await page.getByTestId('partial-answer').count()).toBe(0);
     expect(await page.getByTestId('assistant-message').count()).toBe(1);
+    // Which model wrote it, beside the time (a fallback of MODEL_FALLBACKS shows its own name here).
+    expect(await page.getByTestId('assistant-message').last().locator('.meta').textContent()).toContain(
+      'openai:gpt-5-mini',
+    );
   });
 
   it('replaces a stream cut by a killed worker, and the answer arrives once', async () => {
