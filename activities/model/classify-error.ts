@@ -54,16 +54,29 @@ export function classifyModelError(
     );
   }
   // Retried (and, with MODEL_FALLBACKS, passed to the next model): the status and the provider's wait go along.
+  return modelUnavailable(
+    `the ${provider} API is unavailable${status ? ` (HTTP ${status})` : ''}: ${message}`,
+    { ...(status !== undefined ? { status } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) },
+  );
+}
+
+/**
+ * A wait longer than this is the conversation's to take, visibly (model-step.ts: a durable timer and a notice of
+ * when), not an activity retry nobody sees: the failure is then final for the activity, and the workflow waits.
+ */
+export const LONG_RETRY_AFTER_MS = 30_000;
+
+export function modelUnavailable(
+  message: string,
+  details: { status?: number; retryAfterMs?: number },
+): Error {
+  const long = details.retryAfterMs !== undefined && details.retryAfterMs > LONG_RETRY_AFTER_MS;
   return ApplicationFailure.create({
     type: 'ModelUnavailable',
-    message: `the ${provider} API is unavailable${status ? ` (HTTP ${status})` : ''}: ${message}`,
-    details: [
-      {
-        ...(status !== undefined ? { status } : {}),
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      },
-    ],
-    ...(retryAfterMs !== undefined ? { nextRetryDelay: retryAfterMs } : {}),
+    message,
+    details: [details],
+    nonRetryable: long,
+    ...(details.retryAfterMs !== undefined && !long ? { nextRetryDelay: details.retryAfterMs } : {}),
   });
 }
 

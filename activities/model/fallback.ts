@@ -10,6 +10,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelReply } from '../types';
 import type { CompleteFn } from './complete-fn';
+import { modelUnavailable } from './classify-error';
 
 export interface ModelLink {
   /** `provider:model`, as MODEL_FALLBACKS writes it and the transcript records it. */
@@ -58,11 +59,9 @@ export function fallbackChain(
     // All out of capacity: retried once the soonest of them said it would answer (none said: the usual backoff).
     const waits = failures.map((f) => f.details.retryAfterMs);
     const soonest = waits.every((w) => w !== undefined) ? Math.min(...(waits as number[])) : undefined;
-    throw ApplicationFailure.create({
-      type: 'ModelUnavailable',
-      message: `no model could answer: ${failures.map((f) => `${f.label}: ${f.error.message}`).join('; ')}`,
-      details: [{ ...(soonest !== undefined ? { retryAfterMs: soonest } : {}) }],
-      ...(soonest !== undefined ? { nextRetryDelay: soonest } : {}),
-    });
+    throw modelUnavailable(
+      `no model could answer: ${failures.map((f) => `${f.label}: ${f.error.message}`).join('; ')}`,
+      soonest !== undefined ? { retryAfterMs: soonest } : {},
+    );
   };
 }

@@ -204,6 +204,60 @@ describe('model fallback in a session', () => {
     }
   });
 
+  it('waits visibly and durably when the provider asks for a long wait, then answers', async () => {
+    // A retry-after past what an activity retry should hide (over 30 s): the conversation waits, and says until when.
+    const fake = await fakeBy({
+      big: (index) => (index === 0 ? unavailable(503, { 'retry-after': '31' }) : { text: 'back again' }),
+    });
+    try {
+      await withWorker(
+        env,
+        async (taskQueue) => {
+          const s = new TestSession(env.client, taskQueue);
+          await s.say('hello');
+          const waiting = await s.waitFor(
+            (v) => v.notices.some((n) => n.text.includes("The model's provider asked us to wait until")),
+            'the notice of the wait',
+          );
+          expect(waiting.status).toBe('running');
+          expect(modelsOf(fake)).toEqual(['big']);
+          const view = await s.waitFor((v) => v.status === 'idle', 'the answer after the wait', 60_000);
+          expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)).toMatchObject({
+            text: 'back again',
+          });
+          // Asked once, then once after the wait: no retries spent meanwhile.
+          expect(modelsOf(fake)).toEqual(['big', 'big']);
+        },
+        {},
+        { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', MODEL: 'big' },
+      );
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  it("says at once when the provider's wait is longer than the conversation waits for a model", async () => {
+    const fake = await fakeBy({ big: () => unavailable(429, { 'retry-after': '86400' }) });
+    try {
+      await withWorker(
+        env,
+        async (taskQueue) => {
+          const s = new TestSession(env.client, taskQueue);
+          await s.say('hello');
+          const view = await s.idle();
+          expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)?.text).toMatch(
+            /^⚠️ The model's provider asked us to wait until \d\d:\d\d UTC, longer than this conversation waits/,
+          );
+          expect(modelsOf(fake)).toEqual(['big']);
+        },
+        { modelOutageTimeout: '1h' },
+        { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', MODEL: 'big' },
+      );
+    } finally {
+      await fake.stop();
+    }
+  });
+
   it('records in the transcript which model answered each message', async () => {
     // The primary is overloaded for the second message only.
     const fake = await fakeBy({

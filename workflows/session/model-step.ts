@@ -34,10 +34,20 @@ const DEFAULT_MODEL_OUTAGE_TIMEOUT_MS = 6 * 3_600_000;
 function isModelOutage(error: unknown): boolean {
   if (!(error instanceof wf.ActivityFailure)) return false;
   const cause = error.cause;
+  // The provider asked for a long wait: final for the activity, an outage for the turn (it waits visibly).
+  if (providerWait(error) !== undefined) return true;
   return !(
     cause instanceof wf.ApplicationFailure &&
     (cause.nonRetryable || PERMANENT_MODEL_FAILURES.includes(cause.type ?? ''))
   );
+}
+
+/** How long the provider asked us to wait (its retry-after, carried by the failure), if it asked. */
+function providerWait(error: unknown): number | undefined {
+  const cause = error instanceof wf.ActivityFailure ? error.cause : undefined;
+  if (!(cause instanceof wf.ApplicationFailure) || cause.type !== 'ModelUnavailable') return undefined;
+  const wait = (cause.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof wait === 'number' && wait > 0 ? wait : undefined;
 }
 
 type ModelAnswer = Awaited<ReturnType<typeof callModel>>;
@@ -114,7 +124,21 @@ async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promi
   }
   // An outage (not a refusal like a bad key) keeps the turn waiting, up to modelOutageTimeout.
   const budget = run.settings.modelOutageTimeoutMs ?? DEFAULT_MODEL_OUTAGE_TIMEOUT_MS;
-  if (isModelOutage(error) && Date.now() - (attempts.outageSince ?? Date.now()) < budget) {
+  const asked = providerWait(error);
+  // A provider's wait that ends past what this conversation waits for a model: said now, not waited out first.
+  const withinBudget = Date.now() - (attempts.outageSince ?? Date.now()) + (asked ?? 0) < budget;
+  if (isModelOutage(error) && withinBudget) {
+    if (asked !== undefined) {
+      // Durable: a timer in the workflow, across restarts and deploys; Stop ends it like any wait of a turn.
+      const until = Date.now() + asked;
+      attempts.outageSince ??= Date.now();
+      state.notify(
+        `The model's provider asked us to wait until ${clock(until)} (${failureMessage(error)}). Your message is kept and will be answered then; Stop ends the wait.`,
+      );
+      run.setStatus('running', `model provider asked to wait until ${clock(until)}`);
+      await wf.sleep(asked);
+      return true;
+    }
     if (attempts.outageSince === undefined) {
       attempts.outageSince = Date.now();
       state.notify(
@@ -125,6 +149,15 @@ async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promi
     await wf.sleep(attempts.retryIn);
     attempts.retryIn = Math.min(attempts.retryIn * 2, MODEL_OUTAGE_MAX_RETRY_MS);
     return true;
+  }
+  if (asked !== undefined && isModelOutage(error)) {
+    const until = Date.now() + asked;
+    state.appendAssistantNote(
+      `⚠️ The model's provider asked us to wait until ${clock(until)}, longer than this conversation waits for a model (the policy's modelOutageTimeout); send your message again then. (${failureMessage(error)})`,
+    );
+    run.fail(`the model's provider asked to wait until ${clock(until)}`);
+    if (attempts.outageSince !== undefined) run.setStatus('running');
+    return false;
   }
   state.appendAssistantNote(`⚠️ I could not get an answer from the model: ${failureMessage(error)}`);
   run.fail(`the model failed: ${failureMessage(error)}`);
