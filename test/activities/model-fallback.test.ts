@@ -168,6 +168,32 @@ describe('model fallback in a session', () => {
     await env?.teardown();
   });
 
+  /**
+   * A session on a real worker whose model is `fake`'s "big" (with `fallbacks`), the fake stopped afterwards.
+   */
+  async function inSession(
+    fake: FakeOpenAi,
+    options: { fallbacks?: string; policy?: Record<string, unknown> },
+    body: (s: TestSession) => Promise<void>,
+  ): Promise<void> {
+    try {
+      await withWorker(
+        env,
+        async (taskQueue) => await body(new TestSession(env.client, taskQueue)),
+        options.policy ?? {},
+        {
+          MODEL_PROVIDER: 'openai',
+          OPENAI_BASE_URL: fake.url,
+          OPENAI_API_KEY: 'sk-test',
+          MODEL: 'big',
+          ...(options.fallbacks ? { MODEL_FALLBACKS: options.fallbacks } : {}),
+        },
+      );
+    } finally {
+      await fake.stop();
+    }
+  }
+
   it('goes on with the model that asked for a tool, even when it is overloaded for that step', async () => {
     const fake = await fakeBy({
       big: (index) =>
@@ -178,30 +204,14 @@ describe('model fallback in a session', () => {
             : { text: 'the time, from big' },
       small: () => ({ text: 'from small, which must not continue the step' }),
     });
-    try {
-      await withWorker(
-        env,
-        async (taskQueue) => {
-          const s = new TestSession(env.client, taskQueue);
-          await s.say('what time is it?');
-          const view = await s.idle();
-          const answers = view.transcript.filter((m) => m.role === 'assistant');
-          expect(answers.at(-1)).toMatchObject({ text: 'the time, from big', model: 'openai:big' });
-          // The step's follow-up was retried on big (Temporal's retry), never sent to small.
-          expect(modelsOf(fake)).toEqual(['big', 'big', 'big']);
-        },
-        {},
-        {
-          MODEL_PROVIDER: 'openai',
-          OPENAI_BASE_URL: fake.url,
-          OPENAI_API_KEY: 'sk-test',
-          MODEL: 'big',
-          MODEL_FALLBACKS: 'openai:small',
-        },
-      );
-    } finally {
-      await fake.stop();
-    }
+    await inSession(fake, { fallbacks: 'openai:small' }, async (s) => {
+      await s.say('what time is it?');
+      const view = await s.idle();
+      const answers = view.transcript.filter((m) => m.role === 'assistant');
+      expect(answers.at(-1)).toMatchObject({ text: 'the time, from big', model: 'openai:big' });
+      // The step's follow-up was retried on big (Temporal's retry), never sent to small.
+      expect(modelsOf(fake)).toEqual(['big', 'big', 'big']);
+    });
   });
 
   it('waits visibly and durably when the provider asks for a long wait, then answers', async () => {
@@ -209,53 +219,33 @@ describe('model fallback in a session', () => {
     const fake = await fakeBy({
       big: (index) => (index === 0 ? unavailable(503, { 'retry-after': '31' }) : { text: 'back again' }),
     });
-    try {
-      await withWorker(
-        env,
-        async (taskQueue) => {
-          const s = new TestSession(env.client, taskQueue);
-          await s.say('hello');
-          const waiting = await s.waitFor(
-            (v) => v.notices.some((n) => n.text.includes("The model's provider asked us to wait until")),
-            'the notice of the wait',
-          );
-          expect(waiting.status).toBe('running');
-          expect(modelsOf(fake)).toEqual(['big']);
-          const view = await s.waitFor((v) => v.status === 'idle', 'the answer after the wait', 60_000);
-          expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)).toMatchObject({
-            text: 'back again',
-          });
-          // Asked once, then once after the wait: no retries spent meanwhile.
-          expect(modelsOf(fake)).toEqual(['big', 'big']);
-        },
-        {},
-        { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', MODEL: 'big' },
+    await inSession(fake, {}, async (s) => {
+      await s.say('hello');
+      const waiting = await s.waitFor(
+        (v) => v.notices.some((n) => n.text.includes("The model's provider asked us to wait until")),
+        'the notice of the wait',
       );
-    } finally {
-      await fake.stop();
-    }
+      expect(waiting.status).toBe('running');
+      expect(modelsOf(fake)).toEqual(['big']);
+      const view = await s.waitFor((v) => v.status === 'idle', 'the answer after the wait', 60_000);
+      expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)).toMatchObject({
+        text: 'back again',
+      });
+      // Asked once, then once after the wait: no retries spent meanwhile.
+      expect(modelsOf(fake)).toEqual(['big', 'big']);
+    });
   });
 
   it("says at once when the provider's wait is longer than the conversation waits for a model", async () => {
     const fake = await fakeBy({ big: () => unavailable(429, { 'retry-after': '86400' }) });
-    try {
-      await withWorker(
-        env,
-        async (taskQueue) => {
-          const s = new TestSession(env.client, taskQueue);
-          await s.say('hello');
-          const view = await s.idle();
-          expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)?.text).toMatch(
-            /^⚠️ The model's provider asked us to wait until \d\d:\d\d UTC, longer than this conversation waits/,
-          );
-          expect(modelsOf(fake)).toEqual(['big']);
-        },
-        { modelOutageTimeout: '1h' },
-        { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', MODEL: 'big' },
+    await inSession(fake, { policy: { modelOutageTimeout: '1h' } }, async (s) => {
+      await s.say('hello');
+      const view = await s.idle();
+      expect(view.transcript.filter((m) => m.role === 'assistant').at(-1)?.text).toMatch(
+        /^⚠️ The model's provider asked us to wait until \d\d:\d\d UTC, longer than this conversation waits/,
       );
-    } finally {
-      await fake.stop();
-    }
+      expect(modelsOf(fake)).toEqual(['big']);
+    });
   });
 
   it('records in the transcript which model answered each message', async () => {
@@ -264,32 +254,16 @@ describe('model fallback in a session', () => {
       big: (index) => (index === 1 ? unavailable(529) : { text: 'from big' }),
       small: () => ({ text: 'from small' }),
     });
-    try {
-      await withWorker(
-        env,
-        async (taskQueue) => {
-          const s = new TestSession(env.client, taskQueue);
-          await s.say('first');
-          await s.idle();
-          await s.say('second');
-          const view = await s.idle();
-          const answers = view.transcript.filter((m) => m.role === 'assistant');
-          expect(answers.map((m) => [m.text, (m as { model?: string }).model])).toEqual([
-            ['from big', 'openai:big'],
-            ['from small', 'openai:small'],
-          ]);
-        },
-        {},
-        {
-          MODEL_PROVIDER: 'openai',
-          OPENAI_BASE_URL: fake.url,
-          OPENAI_API_KEY: 'sk-test',
-          MODEL: 'big',
-          MODEL_FALLBACKS: 'openai:small',
-        },
-      );
-    } finally {
-      await fake.stop();
-    }
+    await inSession(fake, { fallbacks: 'openai:small' }, async (s) => {
+      await s.say('first');
+      await s.idle();
+      await s.say('second');
+      const view = await s.idle();
+      const answers = view.transcript.filter((m) => m.role === 'assistant');
+      expect(answers.map((m) => [m.text, (m as { model?: string }).model])).toEqual([
+        ['from big', 'openai:big'],
+        ['from small', 'openai:small'],
+      ]);
+    });
   });
 });
