@@ -164,7 +164,8 @@ describe('an interrupted session, imported and continued', () => {
           expect(sent[2]!.content).toEqual([
             expect.objectContaining({ type: 'tool_result', tool_use_id: 'call_ls', is_error: false }),
             expect.objectContaining({ type: 'tool_result', tool_use_id: 'call_pwd', is_error: true }),
-            { type: 'text', text: 'are you still there?' },
+            // The end of the previous call's request: a prompt-cache breakpoint (activities/model/anthropic.ts).
+            { type: 'text', text: 'are you still there?', cache_control: { type: 'ephemeral' } },
           ]);
         },
         {},
