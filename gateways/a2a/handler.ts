@@ -6,7 +6,7 @@
  * click sends (sealed by this gateway, checked by the workflow). A blocking call returns once the task ended or
  * waits on the caller (or after BLOCKING_MS, still working: GetTask or SubscribeToTask then follow it).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   Role,
   TaskState,
@@ -45,7 +45,7 @@ import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
 import type { Gate, SessionView } from '../../workflows/session/contract';
 import { tooMany, type WebApi } from '../web/api-context';
 import { LatestEvent } from '../web/latest-event';
-import { deliverMessage } from '../web/message-route';
+import { clientMessageId, deliverMessage, NOT_ANSWERING } from '../web/message-route';
 import { gateInterrupt, resumeAction, type ResumeAction } from '../agui/interrupts';
 import { refusedResume, resumeSettled, sendResume } from '../agui/route';
 import {
@@ -73,9 +73,6 @@ const LIST_PAGE = 50;
 /** Where the route puts the request's abort signal in the call's context (a caller gone ends its waits). */
 export const ABORT_KEY = 'a2a.abort';
 
-export const NOT_ANSWERING =
-  "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
-
 const refused = (code: string, message: string) =>
   new UnsupportedOperationError({ message, metadata: { code } });
 const malformed = (message: string) => new RequestMalformedError({ message });
@@ -85,13 +82,6 @@ function callerOf(context: ServerCallContext): string {
   const user = context.user;
   if (!user?.isAuthenticated) throw new Error('unauthenticated A2A call reached the handler');
   return user.userName;
-}
-
-/** The page's message ids: the client's own when it fits, else one made from it (the same each time it is sent). */
-function messageIdOf(given: string): string {
-  return /^[A-Za-z0-9_-]{1,64}$/.test(given)
-    ? given
-    : `a2a-${createHash('sha256').update(given).digest('hex').slice(0, 40)}`;
 }
 
 /** What a message says: its text, and the resume entries of its data parts. Other kinds of content are refused. */
@@ -314,7 +304,7 @@ export class ConversationTasks implements A2ARequestHandler {
           `answer the open interrupts first, with a resume to their task: ${open.map((g) => g.id).join(', ')}`,
         );
     }
-    const messageId = messageIdOf(message.messageId);
+    const messageId = clientMessageId(message.messageId, 'a2a');
     const delivery = await deliverMessage(this.api, userId, contextId, { messageId, text });
     if (delivery.kind === 'hidden') throw new TaskNotFoundError(`no conversation ${contextId}`);
     if (delivery.kind === 'limited') throw refused('rate_limited', tooMany(delivery));

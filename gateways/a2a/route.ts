@@ -12,7 +12,8 @@ import { stream } from 'hono/streaming';
 import { tooMany, type ApiEnv, type WebApi } from '../web/api-context';
 import { RateLimiter } from '../web/auth/rate-limit';
 import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
-import { ABORT_KEY, ConversationTasks, NOT_ANSWERING } from './handler';
+import { NOT_ANSWERING } from '../web/message-route';
+import { ABORT_KEY, ConversationTasks } from './handler';
 import { guarded } from './guarded';
 
 /** A person's A2A calls a minute, per gateway (each reads or signals a workflow): an agent's pace, never a flood. */

@@ -10,7 +10,6 @@
  * through another gateway, decides it exactly as a click would. Same sign-in modes, host and origin rules and rate
  * limits as the rest of the web API (routes.ts guards it); CORS only for the origins AGUI_ALLOWED_ORIGINS names.
  */
-import { createHash } from 'node:crypto';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
@@ -21,7 +20,7 @@ import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
 import type { Gate, Notice, SessionView } from '../../workflows/session/contract';
 import { hidden, tooMany, type ApiEnv, type WebApi } from '../web/api-context';
-import { deliverMessage } from '../web/message-route';
+import { clientMessageId, deliverMessage, NOT_ANSWERING } from '../web/message-route';
 import { LatestEvent } from '../web/latest-event';
 import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
 import { readMemoGates } from '../web/inbox-memo';
@@ -35,9 +34,6 @@ const BASELINE_WAIT_MS = 3_000;
 const PROTOCOL_VERSION = '1.0';
 /** No gate prompt asks more at once than this; a longer resume is refused before anything is sent. */
 const MAX_RESUME_ENTRIES = 50;
-
-const NOT_ANSWERING =
-  "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
 
 /** The run's verdict on input that cannot start: an HTTP error before any event (the client shows it). */
 const refuse = (c: Context<ApiEnv>, status: 400 | 404 | 429 | 503, error: string) =>
@@ -320,11 +316,7 @@ function newUserText(
     return { error: 'only text messages are taken here (no images, audio or files)' };
   if (!text.trim()) return { error: 'the last user message is empty' };
   if (text.length > 20_000) return { error: 'the last user message is longer than 20,000 characters' };
-  // The page's message ids: the client's own when it fits, else one made from it (the same id each time it is sent).
-  const messageId = /^[A-Za-z0-9_-]{1,64}$/.test(last.id)
-    ? last.id
-    : `agui-${createHash('sha256').update(last.id).digest('hex').slice(0, 40)}`;
-  return { messageId, text: text.trim() };
+  return { messageId: clientMessageId(last.id, 'agui'), text: text.trim() };
 }
 
 /** The open gates as the workflow's memo keeps them: the server answers with no worker running. */

@@ -2,7 +2,7 @@
  * A person's message: starts the conversation if it is new (its first message starts the workflow, owned
  * by the sender) or signals it, within the person's rate limits. Accepted means recorded by Temporal.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { webSessionWorkflowId } from '../../common/ids';
@@ -53,6 +53,20 @@ export async function postMessage(api: WebApi, c: Context<ApiEnv>) {
     messageId: message.messageId,
   });
   return c.json({ accepted: true, messageId: message.messageId }, 202);
+}
+
+/** What the web API's protocol edges (AG-UI, A2A) say when Temporal did not take what the caller sent. */
+export const NOT_ANSWERING =
+  "The agent's server (Temporal) is not answering right now. Nothing was sent; try again in a moment.";
+
+/**
+ * A message id from a client's own: kept when it fits the page's ids, else one made from it with `prefix` (the same id
+ * each time it is sent, so a message sent again is taken once).
+ */
+export function clientMessageId(given: string, prefix: string): string {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(given)
+    ? given
+    : `${prefix}-${createHash('sha256').update(given).digest('hex').slice(0, 40)}`;
 }
 
 export type Delivery =
