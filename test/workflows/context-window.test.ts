@@ -138,6 +138,53 @@ describe('the context window', () => {
     expect(pairsIntact(window.messages)).toBe(true);
   });
 
+  it("keeps a long turn's own request verbatim after the summary, summarising only its tool steps", () => {
+    // One turn of 60 tool steps after a long conversation: the cut falls inside the turn, twice.
+    const request = user('rename every file under src/ to kebab-case, then run the tests');
+    const steps = Array.from({ length: 60 }, (_, i) => [
+      assistant(`step ${i}`, [`t${i}`]),
+      result(`t${i}`, `renamed file ${i} ${'r'.repeat(300)}`),
+    ]).flat();
+    let transcript: Message[] = [...conversation(4, 500), request];
+    for (const [i, step] of steps.entries()) {
+      transcript.push(step);
+      const window = buildContextWindow(transcript, 4_000);
+      // The runtime summarises when told to: the summary covers what it was handed, the request included.
+      if (window.toSummarise.length)
+        transcript = [...transcript, summaryOf(window.summariseThroughId!, `summary at step ${i}`)];
+      const sent = buildContextWindow(transcript, 4_000).messages;
+      const opening = sent.findIndex(
+        (m) => m.role === 'user' && m.text === (request as { text: string }).text,
+      );
+      expect(opening, `the request is sent verbatim at step ${i}`).toBeGreaterThanOrEqual(0);
+      expect(sent.slice(opening + 1).some((m) => m.role === 'user')).toBe(false);
+      expect(pairsIntact(sent)).toBe(true);
+      expect(tokens(sent)).toBeLessThanOrEqual(4_000);
+    }
+    const made = transcript.filter(isSummary);
+    expect(made.length).toBeGreaterThanOrEqual(2);
+    // After the summaries the request still opens the turn, right after the summary, ahead of the recent steps.
+    const last = buildContextWindow(transcript, 4_000).messages;
+    expect(last[0]!.role === 'user' && last[0]!.text).toContain('[Summary of the earlier conversation');
+    expect(last[1]).toEqual(request);
+    expect(last[2]!.role).toBe('assistant');
+  });
+
+  it('shortens a pinned request larger than its share, saying so', () => {
+    const request = user(`deploy ${'p'.repeat(40_000)}`);
+    const steps = Array.from({ length: 40 }, (_, i) => [
+      assistant(`step ${i}`, [`p${i}`]),
+      result(`p${i}`, 'x'.repeat(400)),
+    ]).flat();
+    const transcript: Message[] = [request, ...steps];
+    transcript.push(summaryOf(transcript[transcript.length - 10]!.id, 'earlier steps'));
+    const sent = buildContextWindow(transcript, 4_000).messages;
+    const pinned = sent[1]!;
+    expect(pinned.role === 'user' && pinned.text.startsWith('deploy ppp')).toBe(true);
+    expect(pinned.role === 'user' && pinned.text).toContain("shortened for the model's context");
+    expect(tokens(sent)).toBeLessThanOrEqual(4_000);
+  });
+
   it('keeps a summary through an export and an import of the transcript', () => {
     const transcript = conversation(2, 10);
     transcript.push(summaryOf(transcript[3]!.id, 'the first turn'));

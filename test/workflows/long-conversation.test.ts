@@ -148,4 +148,65 @@ describe('a conversation longer than the context window', () => {
       await fake.stop();
     }
   });
+
+  it("keeps a long turn's own request in every call, even after the turn is summarised twice", async () => {
+    const INSTRUCTION =
+      'Check the time 90 times, one call at a time, then answer with the word done and nothing else.';
+    const STEPS = 90;
+    const missing: number[] = [];
+    let toolReplies = 0;
+    // Like a careful real model: without the person's request for this turn it stops instead of guessing.
+    const fake = await new FakeOpenAi(
+      (request, index) => {
+        const last = request.messages.at(-1)!;
+        if (typeof last.content === 'string' && last.content.startsWith(SUMMARY_PROMPT))
+          return { text: `Summary #${index}: alice asked things; the time was checked several times.` };
+        if (last.role === 'user' && typeof last.content === 'string' && last.content.startsWith('message '))
+          return { text: `answer ${index}` };
+        if (!JSON.stringify(request.messages).includes(INSTRUCTION)) {
+          missing.push(index);
+          return { text: 'I no longer know what you asked me to do in this turn, so I stop here.' };
+        }
+        if (toolReplies >= STEPS) return { text: 'done' };
+        toolReplies++;
+        return { toolCalls: [{ id: `call_${index}`, name: 'current_time', args: {} }] };
+      },
+      { latency: [5, 20] },
+    ).start();
+    try {
+      await withWorker(
+        env,
+        async (taskQueue) => {
+          const s = new TestSession(env.client, taskQueue);
+          await converse(s, 2);
+          const before = summaries(await s.state()).length;
+          await s.say(INSTRUCTION);
+          const view = await s.waitFor(
+            (v) =>
+              v.status === 'idle' &&
+              v.queued === 0 &&
+              v.transcript.filter((m) => m.role === 'user').length === 3 &&
+              v.transcript.at(-1)?.role === 'assistant',
+            'the long turn to finish',
+            120_000,
+          );
+          expect(missing).toEqual([]);
+          const answer = view.transcript.at(-1)!;
+          expect(answer.role === 'assistant' && answer.text).toBe('done');
+          expect(view.transcript.filter((m) => m.role === 'tool' && m.name === 'current_time')).toHaveLength(
+            STEPS,
+          );
+          expect(summaries(view).length - before).toBeGreaterThanOrEqual(2);
+          // The last request: the summary, then the person's request verbatim, then the latest steps.
+          const lastRequest = fake.requests.at(-1)!.messages.filter((m) => m.role !== 'system');
+          expect(lastRequest[0]!.content).toContain('[Summary of the earlier conversation');
+          expect(lastRequest[1]!.content).toBe(INSTRUCTION);
+        },
+        { contextTokens: 4_000, maxSteps: 100 },
+        { MODEL_PROVIDER: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'k' },
+      );
+    } finally {
+      await fake.stop();
+    }
+  });
 });

@@ -4,6 +4,12 @@
  * verbatim as fit, with long tool results shortened for the request only. The cut falls only before a user or
  * assistant message, never between a tool call and its results, so both providers accept every request.
  *
+ * The current turn's request (the latest user message) is always sent verbatim, right after the summary: a long
+ * turn of many tool steps can outgrow the window by itself, and then the cut falls inside the turn; the tool
+ * steps before the cut are summarised, never the person's instruction, which the model would otherwise see only as
+ * its own paraphrase. It is added on top of the verbatim tail (bounded by `PINNED_SHARE`), so when to summarise
+ * and what is summarised are decided exactly as before, and running conversations replay unchanged.
+ *
  * Token counts are an estimate (characters / 4 plus a per-message overhead): deterministic, dependency-free
  * and conservative for English and code; the budget leaves headroom for the error, and a provider that still
  * refuses the request as too long makes the turn summarise harder and try once more.
@@ -28,6 +34,8 @@ const LOW_WATER = 0.45;
 /** The summary itself is asked to stay under this share. */
 export const SUMMARY_SHARE = 0.15;
 const MIN_TOOL_RESULT_CHARS = 600;
+/** The pinned request of the current turn may take this share of the messages' room; longer is shortened. */
+const PINNED_SHARE = 0.2;
 
 export function estimateTokens(message: Message): number {
   let chars: number;
@@ -87,8 +95,17 @@ export function buildContextWindow(
   const total = costs.reduce((a, b) => a + b, 0);
   const summaryTokens = summary ? estimateTokens(summary) : 0;
 
+  // The current turn's request, when a summary already covers it (a long turn that has been summarised).
+  const turnAt = transcript.findLastIndex((m) => m.role === 'user');
+  const pinnedCap = Math.floor(available * PINNED_SHARE * 4);
+  const pin = (tail: Message[]): Message[] =>
+    turnAt < 0 || tail.some((m) => m.id === transcript[turnAt]!.id)
+      ? tail
+      : [shortenText(transcript[turnAt]!, pinnedCap), ...tail];
+
   if (total + summaryTokens <= available * HIGH_WATER || shortened.length === 0) {
-    return windowOf(summary, shortened, [], undefined, total + summaryTokens);
+    const messages = pin(shortened);
+    return windowOf(summary, messages, [], undefined, tokensOf(messages) + summaryTokens);
   }
   // Keep the newest messages up to the low-water mark, cutting only where a request may start.
   const target = available * LOW_WATER;
@@ -102,15 +119,13 @@ export function buildContextWindow(
     }
   }
   if (start === shortened.length) start = 0;
-  const tail = fitOversizedTail(shortened.slice(start), available * HIGH_WATER);
+  const tail = pin(fitOversizedTail(shortened.slice(start), available * HIGH_WATER));
   const older = live.slice(0, start);
-  return windowOf(
-    summary,
-    tail,
-    older,
-    older.at(-1)?.id,
-    tail.reduce((sum, m) => sum + estimateTokens(m), summaryTokens),
-  );
+  return windowOf(summary, tail, older, older.at(-1)?.id, tokensOf(tail) + summaryTokens);
+}
+
+function tokensOf(messages: readonly Message[]): number {
+  return messages.reduce((sum, m) => sum + estimateTokens(m), 0);
 }
 
 function windowOf(
@@ -159,6 +174,11 @@ function leftOutTurn(count: number, at: number): Message {
 function shortenToolResult(message: Message, maxChars: number): Message {
   if (message.role !== 'tool' || message.content.length <= maxChars) return message;
   return { ...message, content: truncatedForModel(message.content, maxChars) };
+}
+
+function shortenText(message: Message, maxChars: number): Message {
+  if (message.role === 'tool' || message.text.length <= maxChars) return message;
+  return { ...message, text: truncatedForModel(message.text, maxChars) };
 }
 
 function truncatedForModel(text: string, maxChars: number): string {
