@@ -36,6 +36,9 @@ export const AgentCostUsd = defineSearchAttributeKey('AgentCostUsd', SearchAttri
 /** The ratings people gave the agent's answers in a conversation (`good`, `bad`): find the ones to look at. */
 export const AgentFeedback = defineSearchAttributeKey('AgentFeedback', SearchAttributeType.KEYWORD_LIST);
 
+/** A fork's original conversation (its workflow id), set at the fork's start: find every fork of a conversation. */
+export const AgentForkedFrom = defineSearchAttributeKey('AgentForkedFrom', SearchAttributeType.KEYWORD);
+
 /**
  * Attributes added after the first release: a namespace set up by hand (Temporal Cloud) may not have them yet,
  * so workflows set them only where the worker found them registered (settings).
@@ -46,6 +49,7 @@ export const OPTIONAL_SEARCH_ATTRIBUTES = [
   'AgentFeedback',
   'AgentDeciders',
   'AgentSharedMission',
+  'AgentForkedFrom',
 ];
 
 export const customSearchAttributes = [
@@ -60,6 +64,7 @@ export const customSearchAttributes = [
   AgentTokens,
   AgentCostUsd,
   AgentFeedback,
+  AgentForkedFrom,
 ] as const;
 
 export const credentialWaitValue = (userId: string, provider: string): string => `${userId}:${provider}`;

@@ -15,7 +15,11 @@ import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attribut
 import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
 import type { Grant } from '../common/grants';
 import { withinDeadline } from '../infra/temporal/deadline';
-import { registerSearchAttributesPatiently } from '../infra/temporal/search-attributes';
+import { forksOf, startFork, type ForkRequest, type ForkSummary, type StartedFork } from './forks';
+import {
+  isUnknownSearchAttribute,
+  registerSearchAttributesPatiently,
+} from '../infra/temporal/search-attributes';
 import {
   answerDraftSignal,
   answerSignal,
@@ -251,6 +255,21 @@ export class Sessions {
     await this.within(() => this.handle(workflowId).signal(repostPendingSignal, { userId }));
   }
 
+  /** A new conversation forked from `request.from` (gateways/forks.ts): reads the original (needs a worker). */
+  async fork(request: ForkRequest): Promise<StartedFork> {
+    return await startFork(
+      this.client,
+      this.taskQueue,
+      request,
+      Math.max(this.deadlineMs, QUERY_DEADLINE_MS),
+    );
+  }
+
+  /** The conversation's forks, from visibility (no worker needed). */
+  async forks(workflowId: string): Promise<ForkSummary[]> {
+    return await forksOf(this.client, workflowId, Math.max(this.deadlineMs, QUERY_DEADLINE_MS));
+  }
+
   /** The session's view (needs a worker); without a run id, the latest run's. */
   async state(workflowId: string, runId?: string): Promise<SessionView> {
     return await this.within(
@@ -399,10 +418,4 @@ export class Sessions {
 export function conversationTitle(text: string): string {
   const line = text.trim().split('\n')[0]!.replace(/\s+/g, ' ');
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
-}
-
-/** The server's INVALID_ARGUMENT for a search attribute the namespace does not know. */
-export function isUnknownSearchAttribute(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  return cause?.code === 3 && /search attribute/i.test(String(cause.message));
 }

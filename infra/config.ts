@@ -724,6 +724,13 @@ export function modelNameOf(model: Pick<AppConfig['model'], 'provider' | 'name'>
   return model.name ?? DEFAULT_MODEL_NAMES[model.provider];
 }
 
+/** The deployment's models as `provider:model`, the primary first, then MODEL_FALLBACKS: what a fork may choose. */
+export function modelLabels(model: AppConfig['model']): string[] {
+  return [{ provider: model.provider, name: modelNameOf(model) }, ...model.fallbacks].map(
+    (m) => `${m.provider}:${m.name}`,
+  );
+}
+
 type Env = z.infer<typeof envSchema>;
 
 /** APPROVERS added to the policy's, then what no deployment could ever satisfy is refused with the fix. */

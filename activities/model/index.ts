@@ -24,6 +24,7 @@ export function requestOverheadTokens(config: AppConfig): number {
 
 export function createModel(config: AppConfig, log?: Logger): CompleteFn {
   const primary = { provider: config.model.provider, name: modelNameOf(config.model) };
+  // The same labels as modelLabels(config.model), which a fork's chosen model is checked against.
   const links = [primary, ...config.model.fallbacks].map((model) => ({
     label: `${model.provider}:${model.name}`,
     complete: providerModel(config, model),

@@ -16,6 +16,7 @@ import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
 import { Inbox } from './inbox';
 import { Sessions, WEB_DEADLINE_MS } from '../sessions';
+import { modelLabels } from '../../infra/config';
 
 const STATIC_DIR = path.join(__dirname, 'static');
 const ASSETS: Record<string, string> = {
@@ -73,6 +74,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,
       demoModel: deps.config.model.provider === 'scripted',
+      models: modelLabels(deps.config.model),
       log: deps.log,
       credentials: deps.credentials,
       connectUrl: (userId, provider, expiresAt) =>

@@ -30,6 +30,8 @@ export interface WebRouteDeps {
   namespace: string;
   /** The scripted demo model answers (no MODEL_PROVIDER set): the first screen says so, and how to connect one. */
   demoModel: boolean;
+  /** The deployment's models (`provider:model`, primary first): what a retry may ask for. */
+  models: readonly string[];
   log: Logger;
   /** A personal "Connect <provider>" link for this user. */
   connectUrl: (userId: string, provider: string, expiresAt?: number) => string;

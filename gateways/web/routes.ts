@@ -20,6 +20,7 @@ import { answerFromInbox, decideFromInbox, listInbox } from './inbox-routes';
 import { mountInboxStream } from './inbox-stream-route';
 import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
+import { forkSession, listForks } from './fork-routes';
 import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
 import { mountStream } from './stream-route';
 import { aguiCors, aguiCorsHeaders, aguiRun } from '../agui/route';
@@ -56,6 +57,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
       temporalUiUrl: deps.temporalUiUrl ?? null,
       namespace: deps.namespace,
       demoModel: deps.demoModel,
+      models: deps.models,
     }),
   );
   app.get('/credentials', (c) => listCredentials(api, c));
@@ -68,6 +70,8 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   app.post('/decisions', (c) => postDecision(api, c));
   app.post('/sessions/:id/stop', (c) => stopTurn(api, c));
   app.post('/sessions/:id/archive', (c) => archiveSession(api, c));
+  app.post('/sessions/:id/fork', (c) => forkSession(api, c));
+  app.get('/sessions/:id/forks', (c) => listForks(api, c));
   app.post('/answers', (c) => postAnswers(api, c));
   app.get('/conversations/:workflowId', (c) => showConversation(api, c));
   app.get('/inbox', (c) => listInbox(api, c));

@@ -89,3 +89,9 @@ export async function registerSearchAttributesPatiently(
     wait = Math.min(wait * 2, 4_000);
   }
 }
+
+/** The server's INVALID_ARGUMENT for a search attribute the namespace does not know. */
+export function isUnknownSearchAttribute(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  return cause?.code === 3 && /search attribute/i.test(String(cause.message));
+}

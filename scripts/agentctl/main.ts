@@ -7,17 +7,21 @@
  *   agentctl stop <workflow> --as <operator>        stop the turn running there
  *   agentctl export <session>                      the transcript as JSON Lines on stdout
  *   agentctl import <file> --session <id> [--owner <user>]   start a web session from a JSONL transcript
+ *   agentctl fork <session|workflow id> --at <message id> --as <user> [--retry] [--model provider:model]
+ *                                                  a new web conversation up to that message (README, "Fork and retry")
+ *   agentctl forks <session|workflow id>           a conversation's forks
  *   agentctl deploy status | promote <build id> --as <operator> | drain   the Worker Deployment (docs/VERSIONING.md)
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
  */
 import { readOperatorKey } from '../../infra/operator-claim';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../infra/config';
+import { loadConfig, modelLabels } from '../../infra/config';
 import { dataConverterFor } from '../../infra/temporal/codec';
 import { connectClient } from '../../infra/temporal/connect';
 import { listWorkflows, resolveGate, showWorkflow, stopTurn, stuck } from './operate';
-import { exportTranscript, importTranscript } from './transcripts';
+import { exportTranscript, importTranscript, resolveSessionWorkflowId } from './transcripts';
+import { checkForkModel, forksOf, startFork } from '../../gateways/forks';
 import { deployDrain, deployPromote, deployStatus } from './deploy';
 
 const USAGE = `usage:
@@ -28,6 +32,8 @@ const USAGE = `usage:
   agentctl stop <workflow> --as <operator>
   agentctl export <session>
   agentctl import <file> --session <id> [--owner <user>]
+  agentctl fork <session | workflow id> --at <message id> --as <user> [--retry] [--model <provider:model>]
+  agentctl forks <session | workflow id>
   agentctl deploy status
   agentctl deploy promote <build id> --as <operator>
   agentctl deploy drain [--rate <per second>]`;
@@ -44,6 +50,9 @@ async function main(argv: string[]): Promise<void> {
       missions: { type: 'boolean' },
       as: { type: 'string' },
       reason: { type: 'string' },
+      at: { type: 'string' },
+      retry: { type: 'boolean' },
+      model: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -101,6 +110,35 @@ async function main(argv: string[]): Promise<void> {
         ...(values.owner ? { owner: values.owner } : {}),
       });
       process.stdout.write(`imported ${result.messages} messages into ${result.workflowId}\n`);
+    } else if (command === 'fork' && target && values.at && values.as) {
+      checkForkModel(values.model, modelLabels(config.model));
+      const fork = await startFork(
+        client,
+        config.temporal.taskQueue,
+        {
+          from: resolveSessionWorkflowId(target),
+          messageId: values.at,
+          mode: values.retry ? 'retry' : 'through',
+          by: values.as,
+          ...(values.model ? { model: values.model } : {}),
+        },
+        10_000,
+      );
+      process.stdout.write(
+        `forked ${fork.forkedFrom.workflowId} at ${values.at} into ${fork.workflowId} (owner @${values.as})\n`,
+      );
+    } else if (command === 'forks' && target) {
+      const forks = await forksOf(client, resolveSessionWorkflowId(target), 10_000, 100);
+      process.stdout.write(
+        forks.length
+          ? forks
+              .map(
+                (f) =>
+                  `${f.workflowId}  by @${f.by ?? '?'} at ${f.messageId ?? '?'}${f.mode === 'retry' ? ' (retry)' : ''}${f.model ? ` with ${f.model}` : ''}  ${f.startTime}\n`,
+              )
+              .join('')
+          : 'no forks\n',
+      );
     } else if (command === 'deploy' && config.temporal.deployment) {
       const deployment = {
         client,

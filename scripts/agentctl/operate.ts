@@ -93,15 +93,22 @@ export async function showWorkflow(client: Client, target: string, lines = 20): 
   const workflowId = target.includes(':') ? target : webSessionWorkflowId(target);
   const view = await client.workflow.getHandle(workflowId).query(stateQuery);
   const open = view.gates.filter((g) => g.status === 'pending');
+  // Each line starts with the message's id: what `agentctl fork --at` takes.
   const transcript = view.transcript.slice(-lines).map((m) => {
-    if (m.role === 'user') return `@${m.userId}: ${m.text}`;
+    if (m.role === 'user') return `${m.id}  @${m.userId}: ${m.text}`;
     if (m.role === 'assistant')
-      return `agent: ${m.text}${m.toolCalls.length ? ` [calls ${m.toolCalls.map((c) => c.name).join(', ')}]` : ''}`;
-    return `tool ${m.name} (${m.status}): ${m.content.slice(0, 200)}`;
+      return `${m.id}  agent${m.model ? ` (${m.model})` : ''}: ${m.text}${m.toolCalls.length ? ` [calls ${m.toolCalls.map((c) => c.name).join(', ')}]` : ''}`;
+    return `${m.id}  tool ${m.name} (${m.status}): ${m.content.slice(0, 200)}`;
   });
+  const origin = view.forkedFrom;
   return (
     [
       `${workflowId} — ${view.status}, owner @${view.ownerId}, channel ${view.channel}`,
+      ...(origin
+        ? [
+            `forked from ${origin.workflowId} at ${origin.messageId} by @${origin.by}${origin.mode === 'retry' ? ' (retry)' : ''}${origin.model ? ` with ${origin.model}` : ''}`,
+          ]
+        : []),
       `usage: ${view.usage?.calls ? `${formatSpend(view.usage)} in ${view.usage.calls} model call${view.usage.calls === 1 ? '' : 's'}` : 'none counted'}`,
       `open gates: ${open.length ? '' : 'none'}`,
       ...open.map((g) => `  ${g.id}  ${describeGate(g)}`),

@@ -33,7 +33,7 @@ describe('Temporal connection', () => {
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     await registerSearchAttributes(connection, 'default', (m) => messages.push(m));
     expect(messages).toEqual([
-      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits, AgentDeciders, AgentMissionName, AgentMissionStatus, AgentSharedMission, AgentTokens, AgentCostUsd, AgentFeedback',
+      'registered search attributes: AgentStatus, AgentChannel, AgentOwner, AgentCredentialWaits, AgentDeciders, AgentMissionName, AgentMissionStatus, AgentSharedMission, AgentTokens, AgentCostUsd, AgentFeedback, AgentForkedFrom',
     ]);
     const listed = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(Object.keys(listed.customAttributes ?? {})).toEqual(

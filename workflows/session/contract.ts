@@ -352,6 +352,24 @@ export interface Notice {
   about?: string;
 }
 
+export type ForkMode = 'through' | 'retry';
+
+/** What a fork records of where it came from: shown on both sides and kept in the memo. */
+export interface ForkOrigin {
+  /** The original conversation's workflow id. */
+  workflowId: string;
+  /** The message the fork was made at: the last one it holds, or (retry) the answer it writes again. */
+  messageId: string;
+  mode: ForkMode;
+  /** Who forked: the new conversation's owner. */
+  by: string;
+  at: number;
+  /** `provider:model` the fork answers with (absent: the deployment's chain). */
+  model?: string;
+  /** A retry: the answer it writes again, for the side-by-side view. */
+  original?: { text: string; model?: string };
+}
+
 export interface SessionInput {
   sessionId: string;
   channel: 'web' | 'slack' | 'discord' | 'mission';
@@ -363,6 +381,8 @@ export interface SessionInput {
     /** A shared mission: others see and may fire it; its runs still act as the owner, with the owner's credentials. */
     shared?: boolean;
   };
+  /** A fork of another conversation (common/fork.ts): where it came from, and the model it answers with. */
+  fork?: ForkOrigin;
   /** Carried across continue-as-new. */
   carried?: CarriedState;
 }
@@ -410,6 +430,8 @@ export interface SessionView {
   queued: number;
   /** Model usage of this conversation (absent before budgets existed). */
   usage?: Spend;
+  /** This conversation is a fork of another (common/fork.ts). */
+  forkedFrom?: ForkOrigin;
 }
 
 export const gatewaySealSchema = schemas.gatewaySeal;

@@ -102,7 +102,7 @@ async function send(run: Session, requesterId: string, attempts: Attempts): Prom
   const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
   attempts.links = links;
   // A tool step goes on with the model that asked for it, never another one halfway (MODEL_FALLBACKS).
-  const request = { chunked, ...(extraTools.length ? { extraTools } : {}), ...stepModel(run) };
+  const request = { chunked, ...(extraTools.length ? { extraTools } : {}), ...modelFor(run) };
   return await callModel(request);
 }
 
@@ -246,6 +246,15 @@ export function othersWrote(transcript: readonly Message[], requesterId: string)
 /** Whether the conversation the model sees holds a tool result that content from outside could have written. */
 export function readOutsideContent(transcript: readonly Message[]): boolean {
   return transcript.some((m) => m.role === 'tool' && !m.synthetic && !resultIsOwnText(m.name));
+}
+
+/**
+ * The model this call must use: a fork's chosen model (a retry "with model X" answers with X from its first call),
+ * else the one whose tool step this call continues; none: the deployment's chain (MODEL_FALLBACKS).
+ */
+function modelFor(run: Session): { model?: string } {
+  const chosen = run.input.fork?.model;
+  return chosen ? { model: chosen } : stepModel(run);
 }
 
 /** The model that asked for the tool results the transcript ends with (the step this call continues), if any. */

@@ -251,6 +251,7 @@ export class SessionState {
       notices: this.notices,
       queued: this.inbox.length + this.arriving(),
       usage: this.usage,
+      ...(this.input.fork ? { forkedFrom: this.input.fork } : {}),
     };
   }
 }

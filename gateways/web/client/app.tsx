@@ -115,6 +115,7 @@ export function App() {
           start={(text) => void newConversation(text).catch(failed)}
           say={(text) => void send(text, crypto.randomUUID()).catch(failed)}
           demoModel={me?.demoModel === true}
+          models={me?.models ?? []}
         />
         {/* One composer for every conversation: what is typed while another opens is kept, and sent where it shows. */}
         {route !== '/inbox' && !foreign && (
@@ -172,6 +173,7 @@ function Page(props: {
   /** Into the open conversation (a new one's examples). */
   say: (text: string) => void;
   demoModel: boolean;
+  models: readonly string[];
 }) {
   const { route, foreign, sessionId } = props;
   if (route === '/inbox') return <InboxView inbox={props.inbox} reload={props.loadInbox} />;
@@ -184,6 +186,7 @@ function Page(props: {
         summary={props.sessions.find((s) => s.sessionId === sessionId)}
         onView={props.onView}
         onArchive={props.onArchive}
+        models={props.models}
         empty={<Welcome start={props.say} demoModel={props.demoModel} />}
       />
     );

@@ -7,6 +7,7 @@ import { GateActionsContext, type GateActions } from './gates';
 import { useLiveSession, visiblePartial } from './live-session';
 import { Transcript } from './transcript';
 import type { SessionSummary, WebView } from './types';
+import { ForkContext, Lineage, useForkActions, useForks } from './forks';
 
 export function Conversation({
   sessionId,
@@ -14,8 +15,11 @@ export function Conversation({
   onView,
   onArchive,
   empty,
+  models = [],
 }: {
   sessionId: string;
+  /** The deployment's models, for Retry. */
+  models?: readonly string[];
   /** The person's own conversation in their list (undefined: not theirs, or not listed yet). */
   summary: SessionSummary | undefined;
   /** Every view that arrives (the sidebar's grants and list follow it). */
@@ -29,6 +33,9 @@ export function Conversation({
   const scroller = useRef<HTMLDivElement>(null);
   const view = live.view;
   const actions = useGateActions(`session:web:${sessionId}`, setProblem);
+  const [forkGeneration, setForkGeneration] = useState(0);
+  const forks = useForks(sessionId, forkGeneration);
+  const forkActions = useForkActions(sessionId, models, setProblem, () => setForkGeneration((n) => n + 1));
 
   useEffect(() => setProblem(null), [sessionId]);
   // Keep the newest in sight while the person is at the bottom.
@@ -41,35 +48,38 @@ export function Conversation({
   const title = summary?.title ?? view?.transcript.find((m) => m.role === 'user')?.text.slice(0, 80);
   return (
     <GateActionsContext.Provider value={actions}>
-      <ConversationHeader
-        sessionId={sessionId}
-        title={title ?? (live.absent ? 'New conversation' : `Conversation ${sessionId.slice(0, 8)}`)}
-        view={view}
-        summary={summary}
-        onArchive={onArchive}
-        setProblem={setProblem}
-      />
-      {live.info && (
-        <div id="banner" class="banner" data-testid="banner" role="status">
-          {live.info}
-        </div>
-      )}
-      <div
-        id="transcript"
-        data-testid="transcript"
-        ref={scroller}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }}
-      >
-        {view ? (
-          <Transcript view={view} partial={visiblePartial(view, live.partial)} />
-        ) : (
-          live.absent && empty
+      <ForkContext.Provider value={view ? forkActions : null}>
+        <ConversationHeader
+          sessionId={sessionId}
+          title={title ?? (live.absent ? 'New conversation' : `Conversation ${sessionId.slice(0, 8)}`)}
+          view={view}
+          summary={summary}
+          onArchive={onArchive}
+          setProblem={setProblem}
+        />
+        <Lineage view={view} forks={forks} />
+        {live.info && (
+          <div id="banner" class="banner" data-testid="banner" role="status">
+            {live.info}
+          </div>
         )}
-      </div>
-      <Notices view={view} problem={problem} clearProblem={() => setProblem(null)} />
+        <div
+          id="transcript"
+          data-testid="transcript"
+          ref={scroller}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          }}
+        >
+          {view ? (
+            <Transcript view={view} partial={visiblePartial(view, live.partial)} />
+          ) : (
+            live.absent && empty
+          )}
+        </div>
+        <Notices view={view} problem={problem} clearProblem={() => setProblem(null)} />
+      </ForkContext.Provider>
     </GateActionsContext.Provider>
   );
 }

@@ -8,6 +8,7 @@ import { isBudgetGate } from '../../../common/gates/words';
 import { GateCard } from './gates';
 import { time } from './format';
 import type { ApprovalGate, ToolCall, ToolResult, WebGate, WebView } from './types';
+import { MessageActions, SideBySide } from './forks';
 
 function waitingWord(gate: WebGate | undefined): string {
   if (!gate || gate.status !== 'pending') return 'queued';
@@ -132,7 +133,9 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
     if (m.role === 'user') {
       nodes.push(
         <div class="msg user" data-testid="user-message" key={`u${m.at}${m.text.length}`}>
-          <div class="meta">{`@${m.userId} · ${time(m.at)}`}</div>
+          <div class="meta">
+            {`@${m.userId} · ${time(m.at)}`} <MessageActions message={m} />
+          </div>
           <div class="text">{m.text}</div>
         </div>,
       );
@@ -148,6 +151,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
         >
           <div class="meta">
             {`agent · ${time(m.at)}${m.model ? ` · ${m.model}` : ''}`} <CopyButton text={m.text} />
+            <MessageActions message={m} />
           </div>
           <Markdown text={m.text} />
         </div>,
@@ -165,6 +169,7 @@ export function Transcript({ view, partial }: { view: WebView; partial: string |
       );
   }
   flushBudgetGates(Infinity);
+  nodes.push(<SideBySide view={view} key="side-by-side" />);
   if (partial)
     nodes.push(
       <div class="msg assistant streaming" data-testid="partial-answer" key="partial" aria-live="polite">

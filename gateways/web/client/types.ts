@@ -35,6 +35,8 @@ export interface Me {
   mode: string;
   /** The scripted demo model answers, not a real one. */
   demoModel?: boolean;
+  /** The deployment's models (`provider:model`, primary first): what a retry may use. */
+  models?: string[];
 }
 
 /** The answer being written (streamed), and how long the transcript was when it began. */
