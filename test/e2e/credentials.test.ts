@@ -27,6 +27,8 @@ beforeAll(async () => {
     policy: {
       // The protected API listens on 127.0.0.1: http_request reaches it only because the policy says so.
       allowHosts: [new URL(provider.apiUrl).host],
+      // fiona may decide in anyone's conversation: she can read and fork them (and is never given their tokens).
+      approvers: ['fiona'],
       providers: {
         acme: {
           type: 'oauth2',
@@ -84,6 +86,8 @@ async function finished(sessionId: string, user = 'alice'): Promise<SessionView>
       sessionId,
       (v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant' && toolResult(v) !== undefined,
       'the tool result',
+      60_000,
+      user,
     )
     .then(() => view(sessionId, user));
 }
@@ -190,6 +194,37 @@ describe('credential gates', () => {
     const daves = await view(daveSession, dave);
     expect(daves.status).toBe('waiting_credential');
     expect(toolResult(daves)).toBeUndefined();
+  });
+
+  it("runs a fork as the person who forked it: their own sign-in is asked for, never the owner's token used", async () => {
+    const owner = `erin-${randomBytes(3).toString('hex')}`;
+    const sessionId = `cred-f-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(sessionId, `fetch ${provider.apiUrl}/files with acme`, owner);
+    const gate = await waitingGate(sessionId, owner);
+    expect((await new Browser(stack.web.headers(owner)).signIn(gate.connectUrl!)).status).toBe(200);
+    const done = await finished(sessionId, owner);
+    const answer = done.transcript.findLast((m) => m.role === 'assistant')!;
+    // fiona may decide here (an approver), so she may read and fork the owner's conversation.
+    const made = await stack.web.request(
+      'POST',
+      `/sessions/${sessionId}/fork`,
+      { messageId: answer.id },
+      'fiona',
+    );
+    expect(made.status).toBe(201);
+    const forkId = made.body.sessionId as string;
+    const forked = await stack.web.waitFor(forkId, (v) => v.status === 'idle', 'the fork', 30_000, 'fiona');
+    // The owner's result is there as a record; fiona's own request asks for fiona's sign-in.
+    expect(toolResult(forked)).toMatchObject({
+      status: 'ok',
+      content: expect.stringContaining('hello johndoe'),
+    });
+    await stack.web.say(forkId, `fetch ${provider.apiUrl}/files with acme`, 'fiona');
+    const asked = await waitingGate(forkId, 'fiona');
+    expect(asked).toMatchObject({ provider: 'acme', requesterId: 'fiona' });
+    expect(asked.connectUrl).toMatch(/\/oauth\/acme\/start\?ticket=/);
+    const waiting = await view(forkId, 'fiona');
+    expect(waiting.transcript.filter((m) => m.role === 'tool')).toHaveLength(1);
   });
 
   it('explains every failed sign-in and changes nothing', async () => {
