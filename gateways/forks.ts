@@ -69,6 +69,9 @@ export async function startFork(
     ...(request.model ? { model: request.model } : {}),
     ...(cut.original ? { original: cut.original } : {}),
   };
+  // A retry, or a fork through a person's message, answers at once: its turn starts where a turn waits before its
+  // next model call (the message is not left looking interrupted).
+  const answersNow = request.mode === 'retry' || cut.messages.at(-1)?.role === 'user';
   const title = typeof described.memo?.title === 'string' ? described.memo.title : undefined;
   const input: SessionInput = {
     sessionId,
@@ -81,9 +84,8 @@ export async function startFork(
       grants: [],
       inbox: [],
       gates: [],
-      notices: [{ id: randomUUID(), text: forkNotice(forkedFrom, title), at }],
-      // A retry answers at once: its turn starts where a turn waits before its next model call.
-      ...(request.mode === 'retry'
+      notices: [{ id: randomUUID(), text: forkNotice(forkedFrom, title, answersNow), at }],
+      ...(answersNow
         ? { turn: { requesterId: request.by, step: 0, atBudgetGate: true as const } }
         : {}),
     },
@@ -96,7 +98,7 @@ export async function startFork(
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         typedSearchAttributes: [
-          { key: AgentStatus, value: request.mode === 'retry' ? 'running' : 'idle' },
+          { key: AgentStatus, value: answersNow ? 'running' : 'idle' },
           { key: AgentChannel, value: 'web' },
           { key: AgentOwner, value: request.by },
           ...(lineage ? [{ key: AgentForkedFrom, value: request.from }] : []),
@@ -118,12 +120,12 @@ export async function startFork(
 }
 
 /** What the fork says first: where it came from, and what it did not bring along. */
-function forkNotice(origin: ForkOrigin, title: string | undefined): string {
+function forkNotice(origin: ForkOrigin, title: string | undefined, answersNow: boolean): string {
   const from = title ? `"${title}"` : origin.workflowId;
   const what =
     origin.mode === 'retry'
       ? `up to the answer being written again${origin.model ? ` with ${origin.model}` : ''}`
-      : 'up to the chosen message';
+      : `up to the chosen message${answersNow ? ', which is answered again now' : ''}`;
   return [
     `Forked by @${origin.by} from ${from}, ${what}.`,
     'Nothing above runs again: tool results are copied as records. Approvals given there are not carried over, and',
