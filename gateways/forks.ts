@@ -20,6 +20,8 @@ import { isUnknownSearchAttribute } from '../infra/temporal/search-attributes';
 export interface ForkRequest {
   /** The original conversation's workflow id. */
   from: string;
+  /** The new conversation's id (an AG-UI client names its thread); absent: a new random one. */
+  sessionId?: string;
   messageId: string;
   mode: ForkMode;
   /** Who forks: the new conversation's owner. */
@@ -32,6 +34,8 @@ export interface StartedFork {
   sessionId: string;
   workflowId: string;
   forkedFrom: ForkOrigin;
+  /** Its first turn started at once (a retry, or a fork through a person's message). */
+  answersNow: boolean;
 }
 
 /** A fork that cannot be made as asked: said to the person as it is (400). */
@@ -57,7 +61,7 @@ export async function startFork(
   );
   const cut = forkTranscript(transcript, request.messageId, request.mode);
   if (!cut.ok) throw new ForkRefused(cut.error);
-  const sessionId = randomUUID();
+  const sessionId = request.sessionId ?? randomUUID();
   const workflowId = webSessionWorkflowId(sessionId);
   const at = Date.now();
   const forkedFrom: ForkOrigin = {
@@ -85,9 +89,7 @@ export async function startFork(
       inbox: [],
       gates: [],
       notices: [{ id: randomUUID(), text: forkNotice(forkedFrom, title, answersNow), at }],
-      ...(answersNow
-        ? { turn: { requesterId: request.by, step: 0, atBudgetGate: true as const } }
-        : {}),
+      ...(answersNow ? { turn: { requesterId: request.by, step: 0, atBudgetGate: true as const } } : {}),
     },
   };
   const start = (lineage: boolean) =>
@@ -116,7 +118,7 @@ export async function startFork(
     if (!isUnknownSearchAttribute(error)) throw error;
     await start(false);
   }
-  return { sessionId, workflowId, forkedFrom };
+  return { sessionId, workflowId, forkedFrom, answersNow };
 }
 
 /** What the fork says first: where it came from, and what it did not bring along. */

@@ -26,6 +26,7 @@ import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
 import { readMemoGates } from '../web/inbox-memo';
 import { mayDecide } from '../../common/gates/deciders';
 import { checkCoverage, gateInterrupt, resumeAction, type ResumeAction } from './interrupts';
+import { forkForRun } from './fork';
 import { RunEvents, transcriptMessages } from './run-events';
 
 const KEEPALIVE_MS = 20_000;
@@ -36,7 +37,7 @@ const PROTOCOL_VERSION = '1.0';
 const MAX_RESUME_ENTRIES = 50;
 
 /** The run's verdict on input that cannot start: an HTTP error before any event (the client shows it). */
-const refuse = (c: Context<ApiEnv>, status: 400 | 404 | 429 | 503, error: string) =>
+const refuse = (c: Context<ApiEnv>, status: 400 | 404 | 409 | 429 | 503, error: string) =>
   c.json({ error }, status);
 
 /**
@@ -94,6 +95,17 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
     const said = newUserText(input.messages);
     if (said && 'error' in said) return refuse(c, 400, said.error);
 
+    // A fork (forwardedProps.fork) makes this thread first; the run then goes on in it as in any conversation.
+    let forkAnswerFrom: number | undefined;
+    try {
+      const forked = await forkForRun(api, userId, sessionId.data, input.forwardedProps, !!said);
+      if (forked.kind === 'refused') return refuse(c, forked.status, forked.error);
+      if (forked.kind === 'started' && forked.fork.answersNow) forkAnswerFrom = forked.fork.forkedFrom.at;
+    } catch (error) {
+      if (!isTemporalNotAnswering(error)) throw error;
+      return refuse(c, 503, NOT_ANSWERING);
+    }
+
     let access;
     let openGates: Gate[] = [];
     try {
@@ -132,8 +144,8 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
       );
       const keepalive = setInterval(() => void out.write(': keepalive\n\n').catch(() => {}), KEEPALIVE_MS);
       let lastStatus: SessionView['status'] | undefined;
-      /** This run sent what set the turn going (its message or resume): only then is cancelling it Stop. */
-      let startedTurn = false;
+      /** This run sent what set the turn going (its message, resume or fork): only then is cancelling it Stop. */
+      let startedTurn = forkAnswerFrom !== undefined;
       out.onAbort(() => {
         feed.close();
         // The person cancelled the run they started: Stop, as the page's Stop button does; what was written stays.
@@ -243,6 +255,13 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
             await fail(refusal.code, refusal.message);
             return true;
           }
+          // A fork answering at once: not finished before its first answer (or gate) is there.
+          if (
+            forkAnswerFrom !== undefined &&
+            !view.transcript.some((m) => m.role === 'assistant' && m.at >= forkAnswerFrom!) &&
+            !view.gates.some((g) => g.status === 'pending')
+          )
+            return false;
           if (waitingFor || view.queued > 0 || !resumeSettled(view, resumed, userId)) return false;
           if (view.status === 'running') return false;
           await write(...events.finish());

@@ -322,4 +322,75 @@ describe('AG-UI endpoint', () => {
     expect(allowed.status).toBe(200);
     expect(linesIn(threadId, 'c.txt')).toBe(0);
   });
+
+  it('forks a thread over AG-UI (forwardedProps.fork): nothing runs again, a new message goes through the gates, a retry writes the answer again', async () => {
+    const original = thread();
+    const t = agent(original);
+    const { interrupts } = await t.say('run `echo once >> runs.txt`');
+    const approved = await t.run([
+      { interruptId: interrupts[0]!.id, status: 'resolved', payload: { choice: 'approve' } },
+    ]);
+    expect(approved.finished?.outcome).toEqual({ type: 'success' });
+    expect(linesIn(original, 'runs.txt')).toBe(1);
+    const answerId = (await view(original)).transcript.findLast((m) => m.role === 'assistant')!.id;
+
+    // Fork through the answer, with a new message: an edit-and-send-again, as a chat front end does it.
+    const forkThread = thread();
+    const f = agent(forkThread);
+    f.a.addMessage({ id: randomUUID(), role: 'user', content: 'run `echo again >> runs.txt`' });
+    const forked = await f.a
+      .runAgent({
+        runId: randomUUID(),
+        forwardedProps: { fork: { threadId: original, messageId: answerId } },
+      })
+      .then(() => f.events);
+    const finished = forked.find((e) => e.type === 'RUN_FINISHED') as
+      (BaseEvent & { outcome?: { type: string; interrupts?: Interrupt[] } }) | undefined;
+    expect(forked[0]).toMatchObject({ type: 'RUN_STARTED', threadId: forkThread });
+    // The fork's own gate for the new call: nothing approved in the original carries over.
+    expect(finished?.outcome?.type).toBe('interrupt');
+    const gate = finished!.outcome!.interrupts![0]!;
+    expect(JSON.stringify(gate)).toContain('echo again');
+    // The client now holds the original's messages (a snapshot) and its new one.
+    expect(f.a.messages.some((m) => m.id === answerId)).toBe(true);
+    expect(linesIn(forkThread, 'runs.txt')).toBe(0);
+    const done = await f.run([{ interruptId: gate.id, status: 'resolved', payload: { choice: 'approve' } }]);
+    expect(done.finished?.outcome).toEqual({ type: 'success' });
+    expect(linesIn(forkThread, 'runs.txt')).toBe(1);
+    expect(linesIn(original, 'runs.txt')).toBe(1);
+    expect((await view(forkThread)).forkedFrom).toMatchObject({
+      workflowId: `session:web:${original}`,
+      by: 'alice',
+    });
+
+    // A retry: the answer written again at once, from the recorded result (the command does not run again).
+    const retryThread = thread();
+    const r = agent(retryThread);
+    await r.a.runAgent({
+      runId: randomUUID(),
+      forwardedProps: { fork: { threadId: original, messageId: answerId, mode: 'retry' } },
+    });
+    const retried = r.events.find((e) => e.type === 'RUN_FINISHED') as BaseEvent & {
+      outcome?: { type: string };
+    };
+    expect(retried?.outcome).toEqual({ type: 'success' });
+    expect(textOf(r.events).length).toBeGreaterThan(0);
+    expect(linesIn(retryThread, 'runs.txt')).toBe(0);
+    expect(linesIn(original, 'runs.txt')).toBe(1);
+
+    // Refused: another person's thread (as if it did not exist), a taken threadId, a bad fork, a retry with a message.
+    const post = (threadId: string, fork: unknown, user = 'alice', extra: Record<string, unknown> = {}) =>
+      postAgui(url(), aguiInput(threadId, { forwardedProps: { fork }, ...extra }), stack.web.headers(user));
+    expect((await post(thread(), { threadId: original, messageId: answerId }, 'bob')).status).toBe(404);
+    expect((await post(forkThread, { threadId: original, messageId: answerId })).status).toBe(409);
+    expect((await post(thread(), { threadId: original })).status).toBe(400);
+    expect((await post(thread(), { threadId: original, messageId: 'nope' })).status).toBe(400);
+    const withMessage = await post(
+      thread(),
+      { threadId: original, messageId: answerId, mode: 'retry' },
+      'alice',
+      { messages: [{ id: randomUUID(), role: 'user', content: 'hi' }] },
+    );
+    expect(withMessage.status).toBe(400);
+  });
 });
