@@ -28,6 +28,7 @@ import {
   pendingGatesQuery,
   repostPendingSignal,
   stopSignal,
+  tryModelNowSignal,
   archiveSignal,
   feedbackSignal,
   type Feedback,
@@ -236,6 +237,11 @@ export class Sessions {
   /** A person's rating of an answer (Slack's feedback buttons). */
   async rate(workflowId: string, feedback: Feedback): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(feedbackSignal, feedback));
+  }
+
+  /** Try every model now instead of waiting out a provider's retry-after (the workflow checks who may). */
+  async tryModelNow(workflowId: string, userId: string): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(tryModelNowSignal, { userId }));
   }
 
   /** Stop the running turn (the workflow checks who may, and tells anyone else). */

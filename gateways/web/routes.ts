@@ -21,7 +21,7 @@ import { mountInboxStream } from './inbox-stream-route';
 import { postMessage } from './message-route';
 import { createSession, listSessions, showSession, viewFor } from './session-routes';
 import { forkSession, listForks } from './fork-routes';
-import { archiveSession, postAnswers, postDecision, stopTurn } from './signal-routes';
+import { archiveSession, postAnswers, postDecision, stopTurn, tryModelNow } from './signal-routes';
 import { mountStream } from './stream-route';
 import { aguiCors, aguiCorsHeaders, aguiRun } from '../agui/route';
 import { a2aRpc } from '../a2a/route';
@@ -69,6 +69,7 @@ export function webRoutes(deps: WebRouteDeps): Hono<{ Variables: { userId: strin
   mountStream(app, deps, viewFor(api));
   app.post('/decisions', (c) => postDecision(api, c));
   app.post('/sessions/:id/stop', (c) => stopTurn(api, c));
+  app.post('/sessions/:id/try-model-now', (c) => tryModelNow(api, c));
   app.post('/sessions/:id/archive', (c) => archiveSession(api, c));
   app.post('/sessions/:id/fork', (c) => forkSession(api, c));
   app.get('/sessions/:id/forks', (c) => listForks(api, c));

@@ -89,6 +89,20 @@ export async function stopTurn(api: WebApi, c: Context<ApiEnv>) {
   });
 }
 
+/** "Try the fallback now": ends a provider's retry-after wait of the running turn (the workflow checks who may). */
+export async function tryModelNow(api: WebApi, c: Context<ApiEnv>) {
+  const id = sessionParam(c);
+  if (!id.success) return c.json({ error: 'invalid session id' }, 400);
+  const workflowId = webSessionWorkflowId(id.data);
+  return await acceptSignal(
+    api,
+    c,
+    'try-model-now',
+    () => api.deps.sessions.tryModelNow(workflowId, c.get('userId')),
+    { workflowId },
+  );
+}
+
 export async function postAnswers(api: WebApi, c: Context<ApiEnv>) {
   const body = await parseBody(c, answersBodySchema);
   if (!body.ok) return c.json({ error: body.error }, 400);

@@ -2,8 +2,9 @@
  * Model fallback under chaos, on real processes (a worker and a gateway started as `npm start`'s are, a real
  * Temporal server) against a model server strict as OpenAI's: the primary answers a tool call, then 429 for the
  * step's follow-up, then 503 with `retry-after: 86400`. The step stays with the model that started it and waits
- * visibly, across a worker SIGKILL; a new turn meanwhile is answered by the fallback. Each tool runs once and the
- * usage ledger is exactly what the server billed. "Lost": a tool run twice, a wait nobody was told of, an answer
+ * visibly, across a worker SIGKILL; a new turn meanwhile is answered by the fallback; then the person chooses "try
+ * the fallback now" (someone who may not is refused) and the step finishes on the fallback. Each tool runs once and
+ * the usage ledger is exactly what the server billed. "Lost": a tool run twice, a wait nobody was told of, an answer
  * from the wrong model, or a token the ledger and the server disagree on.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -112,8 +113,30 @@ describe('model fallback under chaos', () => {
             answer?.text === 'answered by the fallback' && answer.model === 'openai:small',
             label(`the fallback answered: ${JSON.stringify(answer)}`),
           );
+          // The wait is in the view, with whose turn it holds; a day away.
+          tally.check(
+            after.modelWait?.requesterId === 'alice' && after.modelWait.until > Date.now() + 3_600_000,
+            label(`the wait is shown: ${JSON.stringify(after.modelWait)}`),
+          );
+          // Someone who may not use the conversation cannot end the wait; alice can, and the fallback finishes.
+          const stranger = await web.request('POST', `/sessions/${stepped}/try-model-now`, {}, 'bob');
+          tally.check(stranger.status === 404, label(`a stranger is refused: ${stranger.status}`));
+          const chosen = await web.request('POST', `/sessions/${stepped}/try-model-now`, {});
+          tally.check(chosen.status === 202, label(`the choice is accepted: ${chosen.status}`));
+          const finished = await web.waitFor(
+            stepped,
+            (v) => v.status === 'idle' && v.transcript.at(-1)?.role === 'assistant',
+            'the step finished on the fallback',
+          );
+          const last = finished.transcript.at(-1) as { text: string; model?: string };
+          tally.check(
+            last.text === 'answered by the fallback' && last.model === 'openai:small',
+            label(`the step finished on the fallback: ${JSON.stringify(last)}`),
+          );
+          tally.check(toolRuns(finished) === 1, label(`the tool still ran once (${toolRuns(finished)})`));
+          tally.check(finished.modelWait === undefined, label('the wait is gone from the view'));
           // The ledger: every token the server billed is counted once, across both conversations and the kill.
-          const counted = (after.usage?.tokens ?? 0) + (answered.usage?.tokens ?? 0);
+          const counted = (finished.usage?.tokens ?? 0) + (answered.usage?.tokens ?? 0);
           tally.check(counted === billed(fake), label(`usage ${counted} = billed ${billed(fake)}`));
         } catch (error) {
           tally.check(
@@ -125,7 +148,9 @@ describe('model fallback under chaos', () => {
           await fake.stop();
         }
       }
-      tally.finish('model: a tool step keeps its model through 429, retry-after 86400 and a worker SIGKILL');
+      tally.finish(
+        'model: a tool step keeps its model through 429, retry-after 86400 and a worker SIGKILL, until its person chooses the fallback',
+      );
     },
     RUNS * 90_000,
   );

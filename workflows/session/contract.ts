@@ -128,6 +128,8 @@ const schemas = sharedSchemas('session-contract', () => {
 
   /** Archive (or bring back) a conversation in its owner's list: only the owner may; nothing else changes. */
   const archive = z.strictObject({ userId, archived: z.boolean() });
+  /** While a provider's retry-after holds the turn: try the models now (the fallbacks too) instead of waiting. */
+  const tryModelNow = z.strictObject({ userId });
   /** A gateway's seal of a signal in a person's name (infra/gateway-seal.ts): a MAC and its time, no secret. */
   const gatewaySeal = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
   return {
@@ -143,6 +145,7 @@ const schemas = sharedSchemas('session-contract', () => {
     stop,
     feedback,
     credentialProvided,
+    tryModelNow,
   };
 });
 
@@ -432,6 +435,8 @@ export interface SessionView {
   usage?: Spend;
   /** This conversation is a fork of another (common/fork.ts). */
   forkedFrom?: ForkOrigin;
+  /** The turn waits until `until` because the model's provider asked to (retry-after); tryModelNow ends it. */
+  modelWait?: { until: number; requesterId: string };
 }
 
 export const gatewaySealSchema = schemas.gatewaySeal;
@@ -453,6 +458,14 @@ export type StopRequest = z.infer<typeof stopSchema>;
  * open gates close as stopped; queued messages stay queued. Typing `stop` in the conversation does the same.
  */
 export const stopSignal = defineSignal<[StopRequest]>('stop');
+
+export const tryModelNowSchema = schemas.tryModelNow;
+/**
+ * "Try the fallback now": ends the wait a provider's retry-after set (SessionView.modelWait) and asks every model of
+ * the chain at once, the step's own model no longer required. The turn's requester or an approver may; anyone else
+ * is told who may.
+ */
+export const tryModelNowSignal = defineSignal<[z.infer<typeof tryModelNowSchema>]>('tryModelNow');
 
 export const archiveSchema = schemas.archive;
 export type ArchiveRequest = z.infer<typeof archiveSchema>;

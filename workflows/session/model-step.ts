@@ -63,6 +63,8 @@ interface Attempts {
   resent: boolean;
   /** The links of the messages the last attempt sent (transcript-chunks.ts). */
   links: string[];
+  /** Someone chose "try the fallback now" during a provider's wait: every model of the chain may answer. */
+  anyModel?: boolean;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function askModel(run: Session, requesterId: string): Promise<Model
     try {
       answer = await send(run, requesterId, attempts);
     } catch (error) {
-      if (await tryAgain(run, attempts, error)) continue;
+      if (await tryAgain(run, attempts, error, requesterId)) continue;
       return undefined;
     }
     run.transcriptChunks.stored(attempts.links, answer.lastLink);
@@ -102,7 +104,11 @@ async function send(run: Session, requesterId: string, attempts: Attempts): Prom
   const { transcript: chunked, links } = run.transcriptChunks.requestOf(messages);
   attempts.links = links;
   // A tool step goes on with the model that asked for it, never another one halfway (MODEL_FALLBACKS).
-  const request = { chunked, ...(extraTools.length ? { extraTools } : {}), ...modelFor(run) };
+  const request = {
+    chunked,
+    ...(extraTools.length ? { extraTools } : {}),
+    ...(attempts.anyModel ? {} : modelFor(run)),
+  };
   return await callModel(request);
 }
 
@@ -110,7 +116,12 @@ async function send(run: Session, requesterId: string, attempts: Attempts): Prom
  * After a failed attempt: whether to try again (a shorter window, every message whole, or after an outage's wait,
  * taken here); if not, the transcript says why.
  */
-async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promise<boolean> {
+async function tryAgain(
+  run: Session,
+  attempts: Attempts,
+  error: unknown,
+  requesterId: string,
+): Promise<boolean> {
   const { state } = run;
   if (wf.isCancellation(error)) throw error;
   if (!attempts.shrink && failureType(error) === FailureType.ContextTooLong) {
@@ -133,10 +144,10 @@ async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promi
       const until = Date.now() + asked;
       attempts.outageSince ??= Date.now();
       state.notify(
-        `The model's provider asked us to wait until ${clock(until)} (${failureMessage(error)}). Your message is kept and will be answered then; Stop ends the wait.`,
+        `The model's provider asked us to wait until ${clock(until)} (${failureMessage(error)}). Your message is kept and will be answered then; "Try the fallback now" asks the other models at once, Stop ends the wait.`,
       );
       run.setStatus('running', `model provider asked to wait until ${clock(until)}`);
-      await wf.sleep(asked);
+      await waitOrTryNow(run, attempts, { until, requesterId }, asked);
       return true;
     }
     if (attempts.outageSince === undefined) {
@@ -163,6 +174,31 @@ async function tryAgain(run: Session, attempts: Attempts, error: unknown): Promi
   run.fail(`the model failed: ${failureMessage(error)}`);
   if (attempts.outageSince !== undefined) run.setStatus('running');
   return false;
+}
+
+/**
+ * The provider's wait, kept as a timer (the same command as a sleep), ended early when someone may and does choose
+ * to try the models now: the next attempt then lets any model of the chain answer, this step's own included.
+ */
+async function waitOrTryNow(
+  run: Session,
+  attempts: Attempts,
+  wait: { until: number; requesterId: string },
+  ms: number,
+): Promise<void> {
+  const { state } = run;
+  state.modelWait = wait;
+  state.touch();
+  try {
+    const early = await wf.condition(() => state.modelWait?.tryNowBy !== undefined, ms);
+    if (early) {
+      attempts.anyModel = true;
+      state.notify(`@${state.modelWait!.tryNowBy} chose not to wait: trying every model now.`);
+    }
+  } finally {
+    state.modelWait = undefined;
+    state.touch();
+  }
 }
 
 /** What the model had written when Stop cancelled its call: the activity's cancellation carries it. */

@@ -25,6 +25,7 @@ import {
   repostPendingSchema,
   revokeGrantSchema,
   stopSchema,
+  tryModelNowSchema,
   archiveSchema,
   userMessageSchema,
   type AnswerSubmission,
@@ -409,6 +410,22 @@ export class SessionRun implements Session {
     await this.asOperator({ kind: 'stop', target, operator: userId }, claim, () => {
       if (this.turn) this.stop(`operator:${userId}`, true);
     });
+  }
+
+  /** "Try the fallback now" during a provider's wait (model-step.ts), for the turn's requester or an approver. */
+  onTryModelNow(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = tryModelNowSchema.safeParse(raw);
+    if (!parsed.success) return;
+    const { userId } = parsed.data;
+    const wait = this.state.modelWait;
+    if (!wait) return this.state.notify('Nothing waits for the model now.', userId);
+    if (userId !== wait.requesterId && !(this.settings.approvers ?? []).includes(userId))
+      return this.state.notify(
+        `Only @${wait.requesterId}, who asked, or an approver can choose not to wait for the model.`,
+        userId,
+      );
+    wait.tryNowBy ??= userId;
   }
 
   /** Stops the running turn, for its requester, an approver or an operator; anyone else is told who may. */

@@ -98,6 +98,12 @@ export class SessionState {
   }
 
   /** A model call's usage, added to the conversation's (a mission run's) spend. */
+  /**
+   * A provider's retry-after the turn waits out (model-step.ts), and who asked to try the models now instead
+   * (tryModelNow); absent while no such wait runs.
+   */
+  modelWait: { until: number; requesterId: string; tryNowBy?: string } | undefined;
+
   addUsage(usage: ModelUsage): void {
     this.usage = addUsage(this.usage, usage);
     this.touch();
@@ -252,6 +258,9 @@ export class SessionState {
       queued: this.inbox.length + this.arriving(),
       usage: this.usage,
       ...(this.input.fork ? { forkedFrom: this.input.fork } : {}),
+      ...(this.modelWait
+        ? { modelWait: { until: this.modelWait.until, requesterId: this.modelWait.requesterId } }
+        : {}),
     };
   }
 }

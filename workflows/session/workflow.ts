@@ -21,6 +21,7 @@ import {
   archiveSignal,
   feedbackSignal,
   transcriptQuery,
+  tryModelNowSignal,
   userMessageSignal,
   type Message,
   type SessionInput,
@@ -113,6 +114,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
   wf.setHandler(userMessageSignal, (raw, seal) => run.onUserMessage(raw, seal));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
+  wf.setHandler(tryModelNowSignal, (raw) => run.onTryModelNow(raw));
   wf.setHandler(archiveSignal, (raw) => run.onArchive(raw));
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }

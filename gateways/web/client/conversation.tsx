@@ -164,6 +164,21 @@ function ConversationHeader({
           ■ Stop
         </button>
       )}
+      {/* A provider asked to wait (retry-after): the other models can be asked now instead. */}
+      {view?.modelWait && (
+        <button
+          type="button"
+          data-testid="try-model-now"
+          title={`The model's provider asked to wait until ${time(view.modelWait.until)}`}
+          onClick={() =>
+            void api(`/sessions/${sessionId}/try-model-now`, { method: 'POST', body: '{}' }).catch(
+              (error: unknown) => setProblem(`Not sent: ${messageOf(error)}`),
+            )
+          }
+        >
+          Try the fallback now
+        </button>
+      )}
       {summary && (
         <button
           type="button"
