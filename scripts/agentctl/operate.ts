@@ -110,6 +110,10 @@ export async function showWorkflow(client: Client, target: string, lines = 20): 
           ]
         : []),
       `usage: ${view.usage?.calls ? `${formatSpend(view.usage)} in ${view.usage.calls} model call${view.usage.calls === 1 ? '' : 's'}` : 'none counted'}`,
+      ...Object.entries(view.usageByModel ?? {}).map(
+        ([model, spend]) =>
+          `  ${model}: ${formatSpend(spend)} in ${spend.calls} call${spend.calls === 1 ? '' : 's'}`,
+      ),
       `open gates: ${open.length ? '' : 'none'}`,
       ...open.map((g) => `  ${g.id}  ${describeGate(g)}`),
       `transcript (last ${transcript.length}):`,

@@ -244,6 +244,11 @@ describe('fork and retry', () => {
       'olivia',
     );
     expect(answers(later).at(-1)).toMatchObject({ text: 'hello from gpt-b', model: 'openai:gpt-b' });
+    // Usage by the model that answered: the fork's two calls on gpt-b, the original's on gpt-a; and in the memo.
+    expect(later.usageByModel).toEqual({ 'openai:gpt-b': expect.objectContaining({ calls: 2 }) });
+    expect(Object.keys((await view(original.sessionId)).usageByModel ?? {})).toEqual(['openai:gpt-a']);
+    const memo = (await env.client.workflow.getHandle(`session:web:${forkId}`).describe()).memo;
+    expect(memo?.models).toEqual(['openai:gpt-b']);
   });
 
   it('refuses, in words, forks it cannot make, and hides conversations the caller may not use', async () => {

@@ -24,12 +24,12 @@ export class TestSession {
   /** How often waitFor polls the workflow's state (benchmarks poll faster for finer figures). */
   pollMs = 150;
 
-  private readonly client: Client;
+  readonly client: Client;
 
   /** Plays a gateway: what it sends in a person's name is sealed with the tests' gateway key. */
   constructor(
     client: Client,
-    private readonly taskQueue: string,
+    readonly taskQueue: string,
   ) {
     this.client = sealingClient(client, TEST_GATEWAY_KEY);
   }

@@ -21,6 +21,7 @@ import {
   decideSignal,
   credentialProvidedSignal,
   stopSignal,
+  stateQuery,
   feedbackSignal,
   type AnswerDraft,
 } from '../../workflows/session/contract';
@@ -35,6 +36,7 @@ import { FakeSlack } from '../helpers/fake-slack';
 import { TestSession } from '../helpers/session';
 import { firedMissionGate, missionAnswered, missionRecordsOf } from '../helpers/missions';
 import { startTestTemporal } from '../helpers/temporal';
+import { startFork } from '../../gateways/forks';
 
 /** A scenario may name more workflows to record (label -> workflow id), e.g. a mission and its run. */
 type Scenario = (
@@ -194,6 +196,32 @@ const scenarios: Record<string, Scenario> = {
       (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length === 2,
       'the time',
     );
+  },
+  // A retry of an answer by another person: the fork starts with its turn carried, answers from the recorded result.
+  'fork-retry': async (s) => {
+    await s.say('run `echo forked`');
+    const [gate] = await s.pendingGate();
+    await s.decide({ gateId: gate!.id, choice: 'approve' });
+    const done = await s.idle();
+    const answer = done.transcript.findLast((m) => m.role === 'assistant')!;
+    const fork = await startFork(
+      s.client,
+      s.taskQueue,
+      { from: s.workflowId, messageId: answer.id, mode: 'retry', by: 'bob' },
+      10_000,
+    );
+    const forked = s.client.workflow.getHandle(fork.workflowId);
+    for (let i = 0; i < 100; i++) {
+      const v = await forked.query(stateQuery);
+      if (
+        v.status === 'idle' &&
+        v.transcript.at(-1)?.role === 'assistant' &&
+        v.transcript.at(-1)!.id !== answer.id
+      )
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { fork: fork.workflowId };
   },
   'approve-then-answer': async (s) => {
     await s.say('run `echo recorded`');
@@ -632,6 +660,12 @@ async function record(
       for (const [index, runId] of runs.reverse().entries()) {
         const history = await env.client.workflow.getHandle(session.workflowId, runId).fetchHistory();
         const file = runs.length === 1 ? `${name}.json` : `${name}-run${index + 1}.json`;
+        // A run whose first workflow task has not run yet replays nothing (the replayer would wait for it): the
+        // file recorded before stays.
+        if (!history.events?.some((e) => e.workflowTaskCompletedEventAttributes)) {
+          process.stdout.write(`skipped ${file}: its first workflow task had not run\n`);
+          continue;
+        }
         writeFileSync(path.join(__dirname, file), historyToJSON(history));
         process.stdout.write(`recorded ${file}: ${history.events?.length} events\n`);
       }

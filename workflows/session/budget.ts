@@ -40,10 +40,11 @@ export async function countUsage(
   turn: TurnSpend,
   requesterId: string,
   usage: ModelUsage | undefined,
+  model?: string,
 ): Promise<void> {
   if (!usage) return;
   turn.spend = addUsage(turn.spend, usage);
-  run.state.addUsage(usage);
+  run.state.addUsage(usage, model);
   if (run.settings.budgets?.perPersonPerDay) await run.ledger.refresh(run.state, requesterId, { usage });
 }
 

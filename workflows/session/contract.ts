@@ -400,6 +400,8 @@ export interface CarriedState {
   turn?: CarriedTurn;
   /** What the conversation (or mission run) has spent on model calls, and budget allowances approved. */
   usage?: Spend;
+  /** The same by the model that answered (`provider:model`). */
+  usageByModel?: Record<string, Spend>;
   budgetContinuedAt?: Continued;
 }
 
@@ -433,6 +435,8 @@ export interface SessionView {
   queued: number;
   /** Model usage of this conversation (absent before budgets existed). */
   usage?: Spend;
+  /** The same by the model that answered (`provider:model`): which models wrote this conversation's answers. */
+  usageByModel?: Record<string, Spend>;
   /** This conversation is a fork of another (common/fork.ts). */
   forkedFrom?: ForkOrigin;
   /** The turn waits until `until` because the model's provider asked to (retry-after); tryModelNow ends it. */

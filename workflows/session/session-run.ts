@@ -78,7 +78,8 @@ export class SessionRun implements Session {
   readonly emitsToPlatform: boolean;
   settings: SessionSettings = { maxSteps: 12 };
   /** What `setStatus` last wrote to search attributes and memo in this run, and whether it skips a repeat. */
-  private lastWritten: { attributes: Map<string, unknown>; waitingFor: string | null } | undefined;
+  private lastWritten:
+    { attributes: Map<string, unknown>; waitingFor: string | null; models: string } | undefined;
   /** When this run last read the settings (workflow time). */
   private settingsReadAt: number | undefined;
   /** Why a mission run did not reach its goal (the model failed, or the step limit). */
@@ -177,10 +178,15 @@ export class SessionRun implements Session {
       ? attributes.filter(({ key, value }) => last.attributes.get(key.name) !== value)
       : attributes;
     if (changed.length) wf.upsertSearchAttributes([...changed]);
-    if (!last || waiting !== last.waitingFor) wf.upsertMemo({ waitingFor: waiting });
+    // Which models answered here (MODEL_FALLBACKS, a fork's model), for the Temporal UI: written when one is added.
+    const models = Object.keys(this.state.usageByModel).sort();
+    const newModels = models.join(',') !== (last?.models ?? '');
+    if (!last || waiting !== last.waitingFor || newModels)
+      wf.upsertMemo({ waitingFor: waiting, ...(models.length ? { models } : {}) });
     this.lastWritten = {
       attributes: new Map(attributes.map(({ key, value }) => [key.name, value])),
       waitingFor: waiting,
+      models: models.join(','),
     };
     this.state.touch();
   }

@@ -51,6 +51,8 @@ export class SessionState {
   version = 0;
   /** Model usage of the conversation (a mission run: of the run), and budget allowances approved for it. */
   usage: Spend;
+  /** The same, by the model that answered (`provider:model`; calls before models were recorded are not in it). */
+  usageByModel: Record<string, Spend>;
   /** Set once a conversation (or mission run) budget gate was approved: the limit counts from there. */
   budgetContinuedAt: Continued | undefined;
   /** Set when the requester's new message cancelled an open approval: the turn ends and the message goes next. */
@@ -77,6 +79,7 @@ export class SessionState {
     this.inbox = [...(carried?.inbox ?? [])];
     this.notices = [...(carried?.notices ?? [])];
     this.usage = carried?.usage ?? NO_SPEND;
+    this.usageByModel = { ...(carried?.usageByModel ?? {}) };
     this.budgetContinuedAt = carried?.budgetContinuedAt;
   }
 
@@ -104,8 +107,9 @@ export class SessionState {
    */
   modelWait: { until: number; requesterId: string; tryNowBy?: string } | undefined;
 
-  addUsage(usage: ModelUsage): void {
+  addUsage(usage: ModelUsage, model?: string): void {
     this.usage = addUsage(this.usage, usage);
+    if (model) this.usageByModel[model] = addUsage(this.usageByModel[model] ?? NO_SPEND, usage);
     this.touch();
   }
 
@@ -240,6 +244,7 @@ export class SessionState {
       notices: this.notices,
       gates,
       ...(this.usage.calls ? { usage: this.usage } : {}),
+      ...(Object.keys(this.usageByModel).length ? { usageByModel: this.usageByModel } : {}),
       ...(this.budgetContinuedAt ? { budgetContinuedAt: this.budgetContinuedAt } : {}),
     };
   }
@@ -257,6 +262,7 @@ export class SessionState {
       notices: this.notices,
       queued: this.inbox.length + this.arriving(),
       usage: this.usage,
+      ...(Object.keys(this.usageByModel).length ? { usageByModel: this.usageByModel } : {}),
       ...(this.input.fork ? { forkedFrom: this.input.fork } : {}),
       ...(this.modelWait
         ? { modelWait: { until: this.modelWait.until, requesterId: this.modelWait.requesterId } }

@@ -153,7 +153,7 @@ export class Turn {
         if (!within) break;
         const reply = await askModel(run, this.requesterId);
         if (!reply) break;
-        await countUsage(run, this.spent, this.requesterId, reply.usage);
+        await countUsage(run, this.spent, this.requesterId, reply.usage, reply.model);
         const calls = this.withDistinctIds(reply.toolCalls);
         state.append({
           role: 'assistant',

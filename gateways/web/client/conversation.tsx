@@ -148,7 +148,17 @@ function ConversationHeader({
           {view.status.replace('_', ' ')}
         </span>
       )}
-      <span class="usage" data-testid="usage" title="What this conversation's model calls used">
+      <span
+        class="usage"
+        data-testid="usage"
+        title={[
+          "What this conversation's model calls used",
+          ...Object.entries(view?.usageByModel ?? {}).map(
+            ([model, spend]) =>
+              `${model}: ${spendText(spend)} in ${spend.calls} call${spend.calls === 1 ? '' : 's'}`,
+          ),
+        ].join('\n')}
+      >
         {view?.usage?.calls ? spendText(view.usage) : ''}
       </span>
       {/* Stop shows while a turn runs or waits on a gate; the workflow decides whether this person may stop it. */}
