@@ -9,8 +9,8 @@
  *   or the reserved `local`, becomes `web:<name>`. Names with `:` are therefore always ours, never a person's.
  */
 import type { PolicyFile } from '../infra/config';
+import { DISCORD_USER_ID, SLACK_USER_ID } from './chat-ids';
 
-const CHAT_ID = /^(?:[UW][A-Z0-9]{6,}|\d{5,})$/;
 const PROXY_NAME = /^[A-Za-z0-9._@-]{1,120}$/;
 const SUBJECT = /^[\x21-\x7e]{1,255}$/;
 /** The longest user id grants, gates and the vault take (common/grants.ts, the transcript format). */
@@ -22,7 +22,7 @@ export type UsersTable = PolicyFile['users'];
 export function proxyUserId(name: string, users: UsersTable): string | undefined {
   if (!PROXY_NAME.test(name)) return undefined;
   if (Object.hasOwn(users, name)) return name;
-  return CHAT_ID.test(name) || name === 'local' ? `web:${name}` : name;
+  return SLACK_USER_ID.test(name) || DISCORD_USER_ID.test(name) || name === 'local' ? `web:${name}` : name;
 }
 
 /** Who a signed-in person is, from the provider's subject alone; undefined when the subject is unusable. */

@@ -9,6 +9,7 @@ import type { Grant } from '../grants';
 import type { Question } from '../tools/ask-user';
 import type { ApprovalGate, Gate, GateOutcome } from '../../workflows/session/contract';
 import { approvalRules, approverIds, isProtected } from './deciders';
+import { whereDecided } from '../chat-ids';
 
 /** How a channel writes a person and a time: the only things about words it chooses. */
 export interface Voice {
@@ -68,7 +69,7 @@ export function alreadyDecided(gate: Gate, voice: Voice = PLAIN_VOICE): string {
       : gate.kind === 'question'
         ? 'question'
         : `${gate.providerName} sign-in`;
-  return `This ${thing} was already ${describeOutcome(gate, voice)}.`;
+  return `This ${thing} was already ${describeOutcome(gate, voice, { where: true })}.`;
 }
 
 /** An approval's two buttons: a budget's more spending is continued or stopped, a call approved or denied. */
@@ -93,7 +94,11 @@ const OUTCOME_WORDS: Record<GateOutcome, string> = {
  * What happened to a gate, in one line ("approved by @alice at 14:05 UTC"), or what it still waits for. Lower case:
  * it follows a tool's name in messages; a channel that shows it alone starts it with a capital.
  */
-export function describeOutcome(gate: Gate, voice: Voice = PLAIN_VOICE): string {
+export function describeOutcome(
+  gate: Gate,
+  voice: Voice = PLAIN_VOICE,
+  options: { where?: boolean } = {},
+): string {
   const r = gate.resolution;
   if (!r)
     return gate.kind === 'question'
@@ -114,7 +119,11 @@ export function describeOutcome(gate: Gate, voice: Voice = PLAIN_VOICE): string 
       ? (gate.approvals ?? []).map((a) => a.by)
       : [];
   const by = approvers.length > 1 ? approvers : [r.by];
-  return `${outcomeWord(gate, r.outcome)} by ${by.map(voice.mention).join(' and ')} at ${at}`;
+  // "approved by @bob in Slack": where each decider decided, for a click that came too late elsewhere.
+  const who = by.map((id) =>
+    options.where ? `${voice.mention(id)} ${whereDecided(id)}` : voice.mention(id),
+  );
+  return `${outcomeWord(gate, r.outcome)} by ${who.join(' and ')} at ${at}`;
 }
 
 function outcomeWord(gate: Gate, outcome: GateOutcome): string {

@@ -361,7 +361,7 @@ describe('web chat in a browser', () => {
     await stale.reload();
     await expect
       .poll(() => stale.getByTestId('notice').last().textContent())
-      .toMatch(/already approved by @alice at \d\d:\d\d UTC\. Nothing changed/);
+      .toMatch(/already approved by @alice on the web at \d\d:\d\d UTC\. Nothing changed/);
     expect(await stale.getByTestId('tool-result').count()).toBe(1);
     await stale.close();
   });

@@ -212,7 +212,7 @@ describe('A2A endpoint', () => {
     const twice = await refusal(approve(fresh, waiting, interrupt!.id));
     expect(twice).toMatchObject({
       code: 'interrupt_already_decided',
-      message: expect.stringMatching(/already approved by @alice at \d\d:\d\d UTC/),
+      message: expect.stringMatching(/already approved by @alice on the web at \d\d:\d\d UTC/),
     });
     expect(linesIn(contextId, 'once.txt')).toBe(1);
   });
@@ -250,7 +250,7 @@ describe('A2A endpoint', () => {
     const late = await refusal(approve(client, waiting, interrupt!.id));
     expect(late).toMatchObject({
       code: 'interrupt_already_decided',
-      message: expect.stringMatching(/already denied by @alice at \d\d:\d\d UTC/),
+      message: expect.stringMatching(/already denied by @alice on the web at \d\d:\d\d UTC/),
     });
     expect(linesIn(contextId, 'e.txt')).toBe(0);
   });

@@ -201,7 +201,7 @@ describe('AG-UI endpoint', () => {
     ]);
     expect(late.failed).toMatchObject({
       code: 'interrupt_already_decided',
-      message: expect.stringMatching(/already denied by @alice at \d\d:\d\d UTC/),
+      message: expect.stringMatching(/already denied by @alice on the web at \d\d:\d\d UTC/),
     });
     expect(linesIn(threadId, 'e.txt')).toBe(0);
   });

@@ -286,7 +286,7 @@ describe('resume entries as decisions', () => {
     expect(decided).toEqual({
       kind: 'refused',
       code: 'interrupt_already_decided',
-      message: 'This shell_execute call was already approved by @bob at 12:00 UTC.',
+      message: 'This shell_execute call was already approved by @bob on the web at 12:00 UTC.',
     });
   });
 

@@ -105,8 +105,25 @@ describe('approval gates', () => {
     g.resolution = { outcome: 'approved', by: 'bob', at: NOW };
     expect(decide(g, { choice: 'deny' })).toEqual({
       ok: false,
-      notice: 'This shell_execute call was already approved by @bob at 14:05 UTC. Nothing changed.',
+      notice:
+        'This shell_execute call was already approved by @bob on the web at 14:05 UTC. Nothing changed.',
     });
+  });
+
+  it('says where the decision was made, from the decider id alone', () => {
+    const g = gate();
+    g.status = 'resolved';
+    for (const [by, where] of [
+      ['U07ABCDEF', 'in Slack'],
+      ['123456789012345678', 'in Discord'],
+      ['operator:olga', 'with agentctl'],
+      ['oidc:abc', 'on the web'],
+    ]) {
+      g.resolution = { outcome: 'denied', by: by!, at: NOW };
+      expect(decide(g, { choice: 'approve' })).toMatchObject({
+        notice: `This shell_execute call was already denied by @${by} ${where} at 14:05 UTC. Nothing changed.`,
+      });
+    }
   });
 
   it('refuses an unknown gate', () => {

@@ -299,7 +299,7 @@ describe('session workflow', () => {
         'an "already" notice',
       );
       expect(view.notices.find((n) => n.text.includes('already'))!.text).toMatch(
-        /already approved by @alice at \d\d:\d\d UTC/,
+        /already approved by @alice on the web at \d\d:\d\d UTC/,
       );
       expect(view.gates[0]!.resolution!.outcome).toBe('approved');
       expect(toolResults(view)).toHaveLength(1);

@@ -19,7 +19,7 @@ import {
   approvalProgress,
   clock,
   decidersLine,
-  describeOutcome,
+  alreadyDecided,
   decidedThing,
   decidersList,
   isBudgetGate,
@@ -299,7 +299,7 @@ function openApprovalFor(
   if (gate.status !== 'pending')
     return {
       ok: false,
-      notice: `This ${decidedThing(gate)} was already ${describeOutcome(gate)}. Nothing changed.`,
+      notice: `${alreadyDecided(gate)} Nothing changed.`,
     };
   if (!decision.operator && !mayDecide(gate, decision.userId))
     return {
@@ -310,8 +310,7 @@ function openApprovalFor(
 }
 
 function declineServerQuestion(gate: QuestionGate, decision: Decision, now: number): ApprovalCheck {
-  if (gate.status !== 'pending')
-    return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };
+  if (gate.status !== 'pending') return { ok: false, notice: `${alreadyDecided(gate)} Nothing changed.` };
   if (!mayDecide(gate, decision.userId))
     return {
       ok: false,
@@ -365,8 +364,7 @@ export function evaluateAnswer(
   if (!gate) return { ok: false, notice: 'That question is not part of this conversation (unknown gate).' };
   if (gate.kind !== 'question')
     return { ok: false, notice: 'That is an approval, not a question. Nothing changed.' };
-  if (gate.status !== 'pending')
-    return { ok: false, notice: `This question was already ${describeOutcome(gate)}. Nothing changed.` };
+  if (gate.status !== 'pending') return { ok: false, notice: `${alreadyDecided(gate)} Nothing changed.` };
   if (!mayDecide(gate, submission.userId)) {
     return {
       ok: false,
