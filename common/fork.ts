@@ -27,6 +27,12 @@ export function forkTranscript(transcript: readonly Message[], messageId: string
   if (mode === 'retry') {
     if (message.role !== 'assistant' || message.synthetic)
       return { ok: false, error: 'only an answer of the agent can be retried; fork from other messages' };
+    if (message.toolCalls.length)
+      return {
+        ok: false,
+        error:
+          'this message called tools: retrying it would run them again. Fork from it instead (its results are kept), or retry the answer after them',
+      };
     const messages = pairSafe(transcript.slice(0, at), transcript);
     // A retry needs something to answer: the request ends with the person's message or a step's results.
     while (messages.length && messages.at(-1)!.role === 'assistant') messages.pop();

@@ -28,7 +28,14 @@ export interface ForkRequest {
   by: string;
   /** `provider:model`, one of `models`. */
   model?: string;
+  /** Every id of the person forking (their web, Slack and Discord ids): whose messages are theirs. */
+  byIds?: readonly string[];
+  /** The id of a message the caller sends into the fork at once (AG-UI): refused if the cut holds it already. */
+  newMessageId?: string;
 }
+
+/** Temporal refuses a start input over 2 MB; a fork's is refused before that, in words. */
+export const MAX_FORK_BYTES = 1_900_000;
 
 export interface StartedFork {
   sessionId: string;
@@ -61,6 +68,18 @@ export async function startFork(
   );
   const cut = forkTranscript(transcript, request.messageId, request.mode);
   if (!cut.ok) throw new ForkRefused(cut.error);
+  // A turn that starts at once acts on the last person's message, as whoever forked: only on their own words (an
+  // approver's retry of someone else's message would run that person's instruction with the approver's sign-ins).
+  const lastAsked = cut.messages.findLast((m) => m.role === 'user');
+  const ownWords = lastAsked?.role === 'user' && (request.byIds ?? [request.by]).includes(lastAsked.userId);
+  if (request.mode === 'retry' && !ownWords)
+    throw new ForkRefused(
+      `only @${lastAsked?.role === 'user' ? lastAsked.userId : '?'}, who wrote the message this answers, can retry it: the retry would act on their words as you. Fork from it instead and write your own message.`,
+    );
+  if (request.newMessageId && cut.messages.some((m) => m.id === request.newMessageId))
+    throw new ForkRefused(
+      'the new message has the id of a message the fork already holds: send it with a new id',
+    );
   const sessionId = request.sessionId ?? randomUUID();
   const workflowId = webSessionWorkflowId(sessionId);
   const at = Date.now();
@@ -73,9 +92,13 @@ export async function startFork(
     ...(request.model ? { model: request.model } : {}),
     ...(cut.original ? { original: cut.original } : {}),
   };
-  // A retry, or a fork through a person's message, answers at once: its turn starts where a turn waits before its
-  // next model call (the message is not left looking interrupted).
-  const answersNow = request.mode === 'retry' || cut.messages.at(-1)?.role === 'user';
+  // A retry, or a fork through the forker's own message, answers at once: its turn starts where a turn waits before
+  // its next model call. Through someone else's message, the fork waits for the forker's own.
+  const answersNow = request.mode === 'retry' || (cut.messages.at(-1)?.role === 'user' && ownWords);
+  if (answersNow && request.newMessageId)
+    throw new ForkRefused(
+      'this fork answers the message it was made at by itself: send no new message with it (or fork from an answer)',
+    );
   const title = typeof described.memo?.title === 'string' ? described.memo.title : undefined;
   const input: SessionInput = {
     sessionId,
@@ -88,10 +111,21 @@ export async function startFork(
       grants: [],
       inbox: [],
       gates: [],
-      notices: [{ id: randomUUID(), text: forkNotice(forkedFrom, title, answersNow), at }],
+      notices: [
+        {
+          id: randomUUID(),
+          text: forkNotice(forkedFrom, title, answersNow, cut.messages.at(-1)?.role === 'user' && !ownWords),
+          at,
+        },
+      ],
       ...(answersNow ? { turn: { requesterId: request.by, step: 0, atBudgetGate: true as const } } : {}),
     },
   };
+  const bytes = Buffer.byteLength(JSON.stringify(input));
+  if (bytes > MAX_FORK_BYTES)
+    throw new ForkRefused(
+      `the conversation up to that message is too large to fork (${(bytes / 1e6).toFixed(1)} MB; a fork starts with at most ${(MAX_FORK_BYTES / 1e6).toFixed(1)} MB)`,
+    );
   const start = (lineage: boolean) =>
     withinDeadline(client, deadlineMs, () =>
       client.workflow.start('sessionWorkflow', {
@@ -122,12 +156,17 @@ export async function startFork(
 }
 
 /** What the fork says first: where it came from, and what it did not bring along. */
-function forkNotice(origin: ForkOrigin, title: string | undefined, answersNow: boolean): string {
+function forkNotice(
+  origin: ForkOrigin,
+  title: string | undefined,
+  answersNow: boolean,
+  othersLastWord: boolean,
+): string {
   const from = title ? `"${title}"` : origin.workflowId;
   const what =
     origin.mode === 'retry'
       ? `up to the answer being written again${origin.model ? ` with ${origin.model}` : ''}`
-      : `up to the chosen message${answersNow ? ', which is answered again now' : ''}`;
+      : `up to the chosen message${answersNow ? ', which is answered again now' : othersLastWord ? ", someone else's: it is answered when you write, since this conversation acts as you" : ''}`;
   return [
     `Forked by @${origin.by} from ${from}, ${what}.`,
     'Nothing above runs again: tool results are copied as records. Approvals given there are not carried over, and',

@@ -18,6 +18,18 @@ const forkPropsSchema = z.strictObject({
   model: z.string().min(3).max(200).optional(),
 });
 
+/** Whether `workflowId` is already this very fork (same original, message and mode), made by an earlier send. */
+async function sameFork(
+  api: WebApi,
+  workflowId: string,
+  from: string,
+  asked: { messageId: string; mode: string },
+): Promise<boolean> {
+  const origin = (await api.deps.sessions.memo(workflowId))?.forkedFrom as
+    { workflowId?: string; messageId?: string; mode?: string } | undefined;
+  return origin?.workflowId === from && origin.messageId === asked.messageId && origin.mode === asked.mode;
+}
+
 export type AguiFork =
   | { kind: 'none' }
   | { kind: 'started'; fork: StartedFork }
@@ -29,7 +41,7 @@ export async function forkForRun(
   userId: string,
   sessionId: string,
   forwardedProps: unknown,
-  hasNewMessage: boolean,
+  newMessageId: string | undefined,
 ): Promise<AguiFork> {
   const asked = (forwardedProps as { fork?: unknown } | undefined)?.fork;
   if (asked === undefined) return { kind: 'none' };
@@ -40,24 +52,30 @@ export async function forkForRun(
       status: 400,
       error: `forwardedProps.fork: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'fork'}: ${i.message}`).join('; ')}`,
     };
-  const from = webSessionWorkflowId(parsed.data.threadId);
-  if ((await api.deps.access.check(from, userId)) !== 'allowed')
-    return { kind: 'refused', status: 404, error: 'no such conversation to fork' };
-  if ((await api.deps.access.check(webSessionWorkflowId(sessionId), userId)) !== 'absent')
-    return { kind: 'refused', status: 409, error: 'a fork needs a new threadId: this one is taken' };
+  // Taken first: every check below costs a Temporal call.
   const wait = api.sessionRate.take(userId);
   if (wait !== undefined)
     return { kind: 'refused', status: 429, error: `too many new conversations: try again in ${wait} s` };
+  const from = webSessionWorkflowId(parsed.data.threadId);
+  if ((await api.deps.access.check(from, userId)) !== 'allowed')
+    return { kind: 'refused', status: 404, error: 'no such conversation to fork' };
+  const target = webSessionWorkflowId(sessionId);
+  const existing = await api.deps.access.check(target, userId);
+  if (existing === 'allowed' && (await sameFork(api, target, from, parsed.data)))
+    // The same run sent again (its answer was lost on the way): the fork exists, the run follows it.
+    return { kind: 'none' };
+  if (existing !== 'absent')
+    return { kind: 'refused', status: 409, error: 'a fork needs a new threadId: this one is taken' };
   try {
     checkForkModel(parsed.data.model, api.deps.models);
-    if (hasNewMessage && parsed.data.mode === 'retry')
-      throw new ForkRefused('a retry writes the answer again: send no new message with it');
     const fork = await api.deps.sessions.fork({
       from,
       sessionId,
       messageId: parsed.data.messageId,
       mode: parsed.data.mode,
       by: userId,
+      byIds: api.deps.access.idsOf(userId),
+      ...(newMessageId ? { newMessageId } : {}),
       ...(parsed.data.model ? { model: parsed.data.model } : {}),
     });
     return { kind: 'started', fork };

@@ -98,7 +98,13 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
     // A fork (forwardedProps.fork) makes this thread first; the run then goes on in it as in any conversation.
     let forkAnswerFrom: number | undefined;
     try {
-      const forked = await forkForRun(api, userId, sessionId.data, input.forwardedProps, !!said);
+      const forked = await forkForRun(
+        api,
+        userId,
+        sessionId.data,
+        input.forwardedProps,
+        said && !('error' in said) ? said.messageId : undefined,
+      );
       if (forked.kind === 'refused') return refuse(c, forked.status, forked.error);
       if (forked.kind === 'started' && forked.fork.answersNow) forkAnswerFrom = forked.fork.forkedFrom.at;
     } catch (error) {

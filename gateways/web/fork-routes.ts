@@ -30,7 +30,13 @@ export async function forkSession(api: WebApi, c: Context<ApiEnv>) {
   if (refused) return refused;
   try {
     checkForkModel(body.value.model, api.deps.models);
-    const fork = await api.deps.sessions.fork({ from, ...body.value, by: c.get('userId') });
+    const userId = c.get('userId');
+    const fork = await api.deps.sessions.fork({
+      from,
+      ...body.value,
+      by: userId,
+      byIds: api.deps.access.idsOf(userId),
+    });
     return c.json({ ...fork, temporalUrl: api.link(fork.workflowId) ?? null }, 201);
   } catch (error) {
     if (error instanceof ForkRefused) return c.json({ error: error.message }, 400);
@@ -45,8 +51,18 @@ export async function listForks(api: WebApi, c: Context<ApiEnv>) {
   if (!id.success) return c.json({ error: 'invalid session id' }, 400);
   const workflowId = webSessionWorkflowId(id.data);
   if (!(await mayUse(api, c, workflowId))) return hidden(c);
+  // Each read costs the namespace's visibility rate, as "Needs you" does.
+  const refused = limited(c, api.inboxRate, 'reads of forks');
+  if (refused) return refused;
+  const userId = c.get('userId');
+  const ids = api.deps.access.idsOf(userId);
   try {
-    return c.json({ forks: await api.deps.sessions.forks(workflowId) });
+    const forks = await api.deps.sessions.forks(workflowId);
+    // Someone else's fork is theirs: listed only to the policy's approvers, who may read every conversation.
+    const visible = api.deps.access.isApprover(userId)
+      ? forks
+      : forks.filter((f) => f.by !== undefined && ids.includes(f.by));
+    return c.json({ forks: visible });
   } catch {
     return c.json({ error: NOT_ANSWERING }, 503);
   }

@@ -12,7 +12,7 @@ import {
   decisionSchema,
   gateButtonValueSchema,
 } from '../../workflows/session/contract';
-import { mayUse, parseBody, sessionParam, type ApiEnv, type WebApi } from './api-context';
+import { limited, mayUse, parseBody, sessionParam, type ApiEnv, type WebApi } from './api-context';
 
 const decisionBodySchema = gateButtonValueSchema.extend({
   workflowId: z
@@ -94,6 +94,9 @@ export async function tryModelNow(api: WebApi, c: Context<ApiEnv>) {
   const id = sessionParam(c);
   if (!id.success) return c.json({ error: 'invalid session id' }, 400);
   const workflowId = webSessionWorkflowId(id.data);
+  // Each one asks the providers again at once: bounded like messages.
+  const refused = limited(c, api.messageRate, 'tries');
+  if (refused) return refused;
   return await acceptSignal(
     api,
     c,

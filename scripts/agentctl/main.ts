@@ -22,6 +22,7 @@ import { connectClient } from '../../infra/temporal/connect';
 import { listWorkflows, resolveGate, showWorkflow, stopTurn, stuck } from './operate';
 import { exportTranscript, importTranscript, resolveSessionWorkflowId } from './transcripts';
 import { checkForkModel, forksOf, startFork } from '../../gateways/forks';
+import { aliasesOf } from '../../common/identities';
 import { deployDrain, deployPromote, deployStatus } from './deploy';
 
 const USAGE = `usage:
@@ -120,6 +121,7 @@ async function main(argv: string[]): Promise<void> {
           messageId: values.at,
           mode: values.retry ? 'retry' : 'through',
           by: values.as,
+          byIds: aliasesOf(values.as, config.policy.users),
           ...(values.model ? { model: values.model } : {}),
         },
         10_000,

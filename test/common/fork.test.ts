@@ -92,6 +92,7 @@ describe('forkTranscript', () => {
       error: 'no message nope in this conversation',
     });
     expect(forkTranscript(transcript, 'u1', 'retry')).toMatchObject({ ok: false, error: /only an answer/ });
+    expect(forkTranscript(transcript, 'a1', 'retry')).toMatchObject({ ok: false, error: /run them again/ });
     const note = [
       assistant('n1', 'a note', [], { synthetic: true }),
       user('u1', 'hi'),

@@ -382,7 +382,17 @@ describe('AG-UI endpoint', () => {
     const post = (threadId: string, fork: unknown, user = 'alice', extra: Record<string, unknown> = {}) =>
       postAgui(url(), aguiInput(threadId, { forwardedProps: { fork }, ...extra }), stack.web.headers(user));
     expect((await post(thread(), { threadId: original, messageId: answerId }, 'bob')).status).toBe(404);
-    expect((await post(forkThread, { threadId: original, messageId: answerId })).status).toBe(409);
+    // The same fork sent again (its answer lost on the way) follows the fork it made; another one there is refused.
+    const again = await post(forkThread, { threadId: original, messageId: answerId });
+    expect(again.status).toBe(200);
+    expect(again.events.at(-1)?.type).toBe('RUN_FINISHED');
+    expect((await post(original, { threadId: forkThread, messageId: answerId })).status).toBe(409);
+    // A new message with the id of one the fork holds would be taken as that one, and lost: refused.
+    const firstId = (await view(original)).transcript[0]!.id;
+    const reused = await post(thread(), { threadId: original, messageId: answerId }, 'alice', {
+      messages: [{ id: firstId, role: 'user', content: 'edited' }],
+    });
+    expect(reused.status).toBe(400);
     expect((await post(thread(), { threadId: original })).status).toBe(400);
     expect((await post(thread(), { threadId: original, messageId: 'nope' })).status).toBe(400);
     const withMessage = await post(

@@ -198,30 +198,34 @@ describe('fork and retry', () => {
   it('retries an answer with another model as the person who asked, from the recorded results, side by side', async () => {
     const original = await conversationWithThreeRuns();
     const requestsBefore = fake.requests.length;
-    // olivia (an approver) retries alice's answer with the fallback model.
-    const made = await stack.web.request(
+    // olivia (an approver) may not retry alice's answer: it would act on alice's words with olivia's sign-ins.
+    const refused = await stack.web.request(
       'POST',
       `/sessions/${original.sessionId}/fork`,
-      { messageId: original.answerId, mode: 'retry', model: 'openai:gpt-b' },
+      { messageId: original.answerId, mode: 'retry' },
       'olivia',
     );
+    expect(refused).toMatchObject({ status: 400, body: { error: expect.stringContaining('only @alice') } });
+    // alice retries her own with the fallback model.
+    const made = await stack.web.request('POST', `/sessions/${original.sessionId}/fork`, {
+      messageId: original.answerId,
+      mode: 'retry',
+      model: 'openai:gpt-b',
+    });
     expect(made.status).toBe(201);
     const forkId = made.body.sessionId as string;
     const retried = await stack.web.waitFor(
       forkId,
       (v) => v.status === 'idle' && answers(v).length > 0,
       'the retried answer',
-      60_000,
-      'olivia',
     );
-    expect(retried.ownerId).toBe('olivia');
     expect(answers(retried)).toEqual([
       expect.objectContaining({ text: '3 commands ran, says gpt-b', model: 'openai:gpt-b' }),
     ]);
     expect(retried.forkedFrom).toMatchObject({
       mode: 'retry',
       model: 'openai:gpt-b',
-      by: 'olivia',
+      by: 'alice',
       original: { text: '3 commands ran, says gpt-a', model: 'openai:gpt-a' },
     });
     // One model call, to the chosen model, carrying the three recorded results; no tool ran.
@@ -230,18 +234,12 @@ describe('fork and retry', () => {
     expect(sent[0]!.messages.filter((m) => m.role === 'tool')).toHaveLength(3);
     expect(await activitiesOf(forkId)).not.toContain('runTool');
     expect(fake.refusals).toEqual([]);
-
-    // The fork is olivia's: alice, the original's owner, does not see it; the original is still alice's alone.
-    expect((await stack.web.request('GET', `/sessions/${forkId}`, undefined, 'alice')).status).toBe(404);
-    expect((await view(original.sessionId)).ownerId).toBe('alice');
     // Later turns of the retry keep its model.
-    await stack.web.say(forkId, 'and now?', 'olivia');
+    await stack.web.say(forkId, 'and now?');
     const later = await stack.web.waitFor(
       forkId,
       (v) => v.status === 'idle' && answers(v).length === 2,
       'a later answer',
-      60_000,
-      'olivia',
     );
     expect(answers(later).at(-1)).toMatchObject({ text: 'hello from gpt-b', model: 'openai:gpt-b' });
     // Usage by the model that answered: the fork's two calls on gpt-b, the original's on gpt-a; and in the memo.
@@ -249,6 +247,44 @@ describe('fork and retry', () => {
     expect(Object.keys((await view(original.sessionId)).usageByModel ?? {})).toEqual(['openai:gpt-a']);
     const memo = (await env.client.workflow.getHandle(`session:web:${forkId}`).describe()).memo;
     expect(memo?.models).toEqual(['openai:gpt-b']);
+  });
+
+  it("forks another person's conversation as the forker: nothing is answered on the owner's words, and the fork is the forker's", async () => {
+    const original = await conversationWithThreeRuns();
+    const firstMessage = (await view(original.sessionId)).transcript[0]!.id;
+    const requestsBefore = fake.requests.length;
+    const made = await stack.web.request(
+      'POST',
+      `/sessions/${original.sessionId}/fork`,
+      { messageId: firstMessage },
+      'olivia',
+    );
+    expect(made.status).toBe(201);
+    const forkId = made.body.sessionId as string;
+    const forked = await stack.web.waitFor(forkId, (v) => v.status === 'idle', 'the fork', 60_000, 'olivia');
+    expect(forked.ownerId).toBe('olivia');
+    // alice's message is there, unanswered and not marked interrupted: it waits for olivia's own words.
+    expect(forked.transcript).toEqual([
+      expect.objectContaining({ id: firstMessage, role: 'user', userId: 'alice' }),
+    ]);
+    expect(forked.notices.map((n) => n.text).join(' ')).toContain("someone else's");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(fake.requests.length).toBe(requestsBefore);
+    // The fork is olivia's: alice, the original's owner, does not see it, nor find it among the original's forks;
+    // olivia (an approver) sees every fork.
+    expect((await stack.web.request('GET', `/sessions/${forkId}`, undefined, 'alice')).status).toBe(404);
+    let seen: { sessionId: string }[] = [];
+    for (let i = 0; i < 50 && !seen.length; i++) {
+      seen = (await stack.web.request('GET', `/sessions/${original.sessionId}/forks`, undefined, 'olivia'))
+        .body.forks;
+      if (!seen.length) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(seen.map((f) => f.sessionId)).toEqual([forkId]);
+    expect((await stack.web.request('GET', `/sessions/${original.sessionId}/forks`)).body.forks).toEqual([]);
+    // olivia's own message is answered as olivia, and its command asks olivia's approval.
+    await stack.web.say(forkId, 'run `echo mine >> runs.txt`', 'olivia');
+    const gate = await stack.web.pendingGate(forkId, 'olivia');
+    expect(gate).toMatchObject({ kind: 'approval', requesterId: 'olivia' });
   });
 
   it('refuses, in words, forks it cannot make, and hides conversations the caller may not use', async () => {
@@ -268,6 +304,14 @@ describe('fork and retry', () => {
     expect(await fork({ messageId: firstUser, mode: 'retry' })).toMatchObject({
       status: 400,
       body: { error: expect.stringContaining('only an answer') },
+    });
+    // A step that called tools cannot be retried: that would run them again.
+    const step = (await view(original.sessionId)).transcript.find(
+      (m) => m.role === 'assistant' && m.toolCalls.length > 0,
+    )!;
+    expect(await fork({ messageId: step.id, mode: 'retry' })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('retrying it would run them again') },
     });
     expect(await fork({ messageId: original.answerId, extra: 1 })).toMatchObject({ status: 400 });
     expect(await fork('not json at all')).toMatchObject({ status: 400 });

@@ -67,7 +67,8 @@ function repairTail(run: Session): void {
       liveCallIds: live,
       userTurnIsLive,
     });
-  let { transcript, report } = repair(false);
+  // A fork through someone else's message waits for its owner's own (gateways/forks.ts): not an interruption.
+  let { transcript, report } = repair(input.fork !== undefined && !input.carried?.turn);
   // A turn carried at a budget gate before its first model call looks unanswered but is being answered.
   if (report.recoveredUserTurn && input.carried?.turn) ({ transcript, report } = repair(true));
   if (report.interruptedCalls.length || report.recoveredUserTurn) {
