@@ -70,7 +70,14 @@ async function main(): Promise<void> {
       Date.now() + 600_000,
     );
     const redirectUri = `${PUBLIC_URL}/oauth/${provider}/callback`;
-    const authorize = await client.authorizationUrl({ redirectUri, state, verifier });
+    // As the gateway's sign-in does: scopes a tool server asked for beyond the current sign-in's (step-up) too.
+    const wanted = (await credentials.vault.get(PERSON, provider))?.wantScope;
+    const authorize = await client.authorizationUrl({
+      redirectUri,
+      state,
+      verifier,
+      ...(wanted ? { scopes: wanted.split(' ') } : {}),
+    });
     const answer = await fetch(authorize, { redirect: 'manual' });
     const location = answer.headers.get('location');
     if (!location?.startsWith(redirectUri))

@@ -9,6 +9,7 @@
  * Either way a missing or rejected token becomes a credential gate, never a failed call.
  */
 import type { McpServerConfig } from '../../infra/config';
+import { insufficientScopeOf } from '../../infra/credentials/mcp-authorization';
 import { mcpProviderName } from '../../infra/credentials/providers';
 import type { CredentialService } from '../../infra/credentials/service';
 import type { McpDiscovery, McpToolSpec } from '../../common/tools/mcp';
@@ -48,6 +49,8 @@ type Connected = {
   perPersonProcess: boolean;
   busy: number;
   lastUsed: number;
+  /** The scopes the server's latest 403 asked for (insufficient_scope), read from its answer by our fetch. */
+  stepUp: { scopes?: string[] };
 };
 
 /** A person's own stdio server process is stopped after this long unused (started again on next use). */
@@ -80,6 +83,9 @@ async function loadSdk(): Promise<McpSdk> {
 /** 401 only: a 403 is a refusal of a valid token (missing permission), and signing in again would not help. */
 const isUnauthorized = (error: unknown) =>
   sdk !== undefined && error instanceof sdk.StreamableHTTPError && error.code === 401;
+/** A 403: signing in again helps only when the server said which scopes it wants (a step-up). */
+const is403 = (error: unknown) =>
+  sdk !== undefined && error instanceof sdk.StreamableHTTPError && error.code === 403;
 
 /** The server's question, raised as an error (URL mode): asked like one made as a request. */
 const urlQuestionIn = (error: unknown) =>
@@ -223,6 +229,46 @@ export class McpPool {
     return outcome;
   }
 
+  /**
+   * MCP's scope step-up: the stored sign-in is kept (it still works for what it grants) and marked with the scopes
+   * the server asked for, which the next sign-in asks for too (gateways/oauth/flow-start.ts); the call waits at a
+   * credential gate meanwhile. A sign-in that already holds every scope asked for is not asked again: the call is
+   * refused in words instead of looping.
+   */
+  private async askForScopes(name: string, userId: string, asked: string[]): Promise<ToolRunResult> {
+    const providerName = this.providerOf(name)!;
+    const credentials = this.credentials();
+    const provider = credentials.provider(providerName)!;
+    const stored = await credentials.vault.get(userId, providerName);
+    const held = (stored?.scope ?? '').split(' ').filter(Boolean);
+    if (asked.length && held.length && asked.every((scope) => held.includes(scope)))
+      return {
+        status: 'error',
+        content: `the "${name}" tool server refused this call for lack of permission, although the sign-in grants what it asks for (${asked.join(' ')})`,
+      };
+    const wanted = [...new Set([...held, ...asked])];
+    if (stored) {
+      const { userId: _user, provider: _provider, expiresAt, updatedAt: _updated, ...secret } = stored;
+      await credentials.vault.put(
+        userId,
+        providerName,
+        { ...secret, wantScope: wanted.join(' ') },
+        expiresAt,
+      );
+    }
+    this.drop(name, userId);
+    return {
+      status: 'credential_required',
+      content: `the "${name}" tool server needs more access than the current sign-in grants (${asked.join(', ') || 'more scopes'}): nothing ran; the user must sign in to ${provider.displayName} again to grant it.`,
+      credential: {
+        provider: providerName,
+        providerName: provider.displayName,
+        kind: 'oauth2',
+        note: `The "${name}" tool server needs more access: ${asked.join(', ') || 'more scopes'}.`,
+      },
+    };
+  }
+
   /** A missing or rejected token: the credential gate, after forgetting a token the server no longer takes. */
   private async signInAgain(name: string, userId: string): Promise<ToolRunResult> {
     const provider = this.providerOf(name)!;
@@ -323,6 +369,10 @@ export class McpPool {
       // Cut short because the server asked the person something: the session asks, then calls again.
       const asked = asking.asked ?? urlAskFromError(name, urlQuestionIn(error));
       if (asked) return this.inputRequired(name, userId, used, asked);
+      // The token is good but grants too little for this call (a 403 asking for more scopes): nothing ran; the
+      // person signs in again, asked for those scopes too.
+      if (is403(error) && used?.stepUp.scopes && this.providerOf(name))
+        return await this.askForScopes(name, userId, used.stepUp.scopes);
       // The server refused the token (revoked, expired on its side): nothing ran; sign in again.
       // (A renewed token refused as the connection opens is the same: SignInRequired.)
       if ((isUnauthorized(error) || error instanceof SignInRequired) && this.providerOf(name))
@@ -542,6 +592,7 @@ export class McpPool {
     let transport;
     let stderrTail = '';
     let token: string | undefined;
+    const stepUp: Connected['stepUp'] = {};
     if (server.command) {
       // The server is the operator's program, not ours: what the worker's own starter left open (a log file,
       // a job runner's pipe) is not its to read or write. Node marks only low-numbered inherited descriptors
@@ -592,7 +643,16 @@ export class McpPool {
           token = auth.token;
         }
       }
-      transport = new StreamableHTTPClientTransport(new URL(server.url!), { requestInit: { headers } });
+      // The SDK's error for a 403 carries no headers: the answer is read here for a scope step-up's challenge.
+      transport = new StreamableHTTPClientTransport(new URL(server.url!), {
+        requestInit: { headers },
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          const scopes = await insufficientScopeOf(response);
+          if (scopes) stepUp.scopes = scopes;
+          return response;
+        },
+      });
     }
     try {
       await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
@@ -608,6 +668,7 @@ export class McpPool {
         perPersonProcess: !!server.command && this.key(name, userId) !== name,
         busy: 0,
         lastUsed: Date.now(),
+        stepUp,
       };
     } catch (error) {
       if (error instanceof MisnamedTool) {

@@ -13,17 +13,20 @@ import { BROWSER_COOKIE, FLOW_TTL_MS, page, sha256, type OAuthRouteContext } fro
 import type { CheckedLink } from './route-context';
 
 export async function startFlow(ctx: OAuthRouteContext, c: Context, link: CheckedLink) {
-  const { name, provider, credentials } = link;
+  const { name, provider, credentials, userId } = link;
   const flowId = randomBytes(24).toString('base64url');
   const browser = getCookie(c, BROWSER_COOKIE) ?? randomBytes(24).toString('base64url');
   const verifier = OAuthClient.newVerifier();
   const expiresAt = Date.now() + FLOW_TTL_MS;
   let location: URL;
   try {
+    // A tool server that asked for more than this person's sign-in grants (MCP scope step-up): asked for too.
+    const wanted = (await credentials.vault.get(userId, name).catch(() => undefined))?.wantScope;
     location = await credentials.client(name)!.authorizationUrl({
       redirectUri: `${ctx.base}/oauth/${name}/callback`,
       state: signState(credentials.keys.signing, flowId, expiresAt),
       verifier,
+      ...(wanted ? { scopes: wanted.split(' ') } : {}),
     });
   } catch (error) {
     ctx.deps.log.warn('oauth provider unreachable', { provider: name, error: describeOAuthError(error) });

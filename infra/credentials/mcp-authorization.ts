@@ -28,6 +28,16 @@ export interface McpAuthorization {
 /** Why discovery failed, in words for the person and the operator; never a secret. */
 export class McpAuthorizationError extends Error {}
 
+/**
+ * A 403 that asks for more scopes (`WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`, MCP's scope
+ * step-up): the scopes it asks for; undefined for any other answer.
+ */
+export async function insufficientScopeOf(response: Response): Promise<string[] | undefined> {
+  if (response.status !== 403) return undefined;
+  const { error, scope } = (await mcpAuth()).extractWWWAuthenticateParams(response);
+  return error === 'insufficient_scope' ? (scope ?? '').split(' ').filter(Boolean) : undefined;
+}
+
 /** What the server says when asked without a token: where its metadata is, and which scope it wants. */
 async function probeChallenge(serverUrl: string): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
   const response = await fetch(serverUrl, {

@@ -114,9 +114,12 @@ export class OAuthClient {
     verifier: string;
     /** Sign-in to the web chat: OpenID scopes and a nonce bound to this browser. */
     signIn?: { nonce: string };
+    /** Asked for besides the provider's own (a tool server's scope step-up). */
+    scopes?: readonly string[];
   }): Promise<URL> {
     const p = this.provider;
-    const { config, scopes, resource } = await this.config();
+    const { config, scopes: configured, resource } = await this.config();
+    const scopes = [...new Set([...configured, ...(options.scopes ?? [])])];
     const scope = options.signIn ? [...new Set(['openid', 'profile', ...scopes])] : scopes;
     const params: Record<string, string> = {
       redirect_uri: options.redirectUri,

@@ -15,6 +15,11 @@ export interface StoredSecret {
   refreshToken?: string;
   tokenType?: string;
   scope?: string;
+  /**
+   * Scopes a tool server asked for beyond this token's (MCP scope step-up): the next sign-in asks for them too, and
+   * its tokens replace this record (and this field) as a whole.
+   */
+  wantScope?: string;
 }
 
 export interface Credential extends StoredSecret {

@@ -111,7 +111,9 @@ describe('fork and retry on the page', () => {
     await expect.poll(() => page.getByTestId('forked-from').textContent()).toContain('Fork of');
     await page.getByTestId('tool-call').filter({ hasText: 'waiting for approval' }).waitFor();
     expect(await page.getByTestId('user-message').count()).toBe(1);
-    expect(await page.getByTestId('assistant-message').filter({ hasText: 'The command ran' }).count()).toBe(0);
+    expect(await page.getByTestId('assistant-message').filter({ hasText: 'The command ran' }).count()).toBe(
+      0,
+    );
     await page.screenshot({ path: path.join(ARTIFACTS, 'fork-from-message.png') });
   });
 });
