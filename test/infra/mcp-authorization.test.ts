@@ -6,7 +6,11 @@
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { discoverMcpAuthorization, McpAuthorizationError } from '../../infra/credentials/mcp-authorization';
+import {
+  discoverMcpAuthorization,
+  insufficientScopeOf,
+  McpAuthorizationError,
+} from '../../infra/credentials/mcp-authorization';
 import { resolveMcpProviders, type OAuthProvider } from '../../infra/credentials/providers';
 import { SqliteVault } from '../../infra/credentials/sqlite-vault';
 import { tempDir, testConfig } from '../helpers/config';
@@ -121,6 +125,27 @@ describe('MCP authorization discovery', () => {
 });
 
 describe('configuration of remote MCP servers', () => {
+  it("reads a 403's scope step-up, and nothing else, as scopes to ask for", async () => {
+    const answer = (status: number, challenge?: string) =>
+      new Response(null, { status, headers: challenge ? { 'www-authenticate': challenge } : {} });
+    expect(
+      await insufficientScopeOf(
+        answer(
+          403,
+          'Bearer error="insufficient_scope", scope="files.read files.write", resource_metadata="x"',
+        ),
+      ),
+    ).toEqual(['files.read', 'files.write']);
+    expect(await insufficientScopeOf(answer(403, 'Bearer error="insufficient_scope"'))).toEqual([]);
+    // A plain refusal, a 401 or a success asks for nothing.
+    expect(await insufficientScopeOf(answer(403, 'Bearer error="invalid_token"'))).toBeUndefined();
+    expect(await insufficientScopeOf(answer(403))).toBeUndefined();
+    expect(
+      await insufficientScopeOf(answer(401, 'Bearer error="insufficient_scope", scope="a"')),
+    ).toBeUndefined();
+    expect(await insufficientScopeOf(answer(200))).toBeUndefined();
+  });
+
   it('gives every remote server without "auth" its own mcp-<server> provider', () => {
     const config = testConfig(
       {
