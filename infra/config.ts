@@ -181,6 +181,8 @@ export const policyFileSchema = z.strictObject({
   /** Chat platforms: post a still-open gate again after this long ("never" to turn reminders off). */
   reminderAfter: durationSchema.default(3_600_000),
   maxSteps: z.number().int().min(1).max(100).default(12),
+  /** The model fallback chain, as MODEL_FALLBACKS writes it (`provider:model` each); MODEL_FALLBACKS wins when set. */
+  modelFallbacks: z.array(z.string().min(3).max(200)).max(10).optional(),
   /** History events after which an idle session continues as new (Temporal warns at 10,240). */
   continueAsNewAfterEvents: z.number().int().min(20).max(40_000).default(10_000),
   systemPrompt: z.string().max(20_000).optional(),
@@ -696,10 +698,14 @@ function streamConfig(e: z.infer<typeof envSchema>): AppConfig['stream'] {
 const DEFAULT_MODEL_NAMES = { scripted: 'scripted', openai: 'gpt-5-mini', anthropic: 'claude-sonnet-5' };
 
 /** The model a provider is asked for: `MODEL`, or the provider's default. */
-/** MODEL_FALLBACKS as `provider:model` entries, each with the key its provider needs; anything else refused. */
-function modelFallbacks(e: Env): AppConfig['model']['fallbacks'] {
-  if (!e.MODEL_FALLBACKS) return [];
-  return e.MODEL_FALLBACKS.split(',')
+/**
+ * MODEL_FALLBACKS (or, unset, the policy file's `modelFallbacks`) as `provider:model` entries, each with the key its
+ * provider needs; anything else refused, naming where it was written.
+ */
+function modelFallbacks(e: Env, fromPolicy: readonly string[] | undefined): AppConfig['model']['fallbacks'] {
+  const listed = e.MODEL_FALLBACKS ? e.MODEL_FALLBACKS.split(',') : (fromPolicy ?? []);
+  const source = e.MODEL_FALLBACKS ? 'MODEL_FALLBACKS' : "the policy file's modelFallbacks";
+  return listed
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map((entry) => {
@@ -707,14 +713,14 @@ function modelFallbacks(e: Env): AppConfig['model']['fallbacks'] {
       if (!match)
         throw new AgentError(
           ErrorCode.ConfigInvalid,
-          `MODEL_FALLBACKS entry "${entry}" is not provider:model (provider openai or anthropic), e.g. anthropic:claude-sonnet-4-5`,
+          `${source} entry "${entry}" is not provider:model (provider openai or anthropic), e.g. anthropic:claude-sonnet-4-5`,
         );
       const provider = match[1] as 'openai' | 'anthropic';
       const key = provider === 'openai' ? e.OPENAI_API_KEY : e.ANTHROPIC_API_KEY;
       if (!key)
         throw new AgentError(
           ErrorCode.ConfigInvalid,
-          `MODEL_FALLBACKS names ${entry}, but ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} is not set`,
+          `${source} names ${entry}, but ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} is not set`,
         );
       return { provider, name: match[2]! };
     });
@@ -916,7 +922,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       anthropicBaseUrl: e.ANTHROPIC_BASE_URL,
       anthropicApiKey: e.ANTHROPIC_API_KEY,
       scriptedWordMs: e.SCRIPTED_WORD_MS,
-      fallbacks: modelFallbacks(e),
+      fallbacks: modelFallbacks(e, policy.modelFallbacks),
     },
     web: webConfig(e, policy),
     stream: streamConfig(e),

@@ -147,6 +147,18 @@ describe('model fallback chain', () => {
     expect(() => testConfig({}, { MODEL_FALLBACKS: 'anthropic:claude-sonnet-4-5' })).toThrow(
       /ANTHROPIC_API_KEY is not set/,
     );
+    // The policy file may name the chain instead; MODEL_FALLBACKS, when set, wins, and bad entries say where they are.
+    const keys = { MODEL_PROVIDER: 'openai', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a' };
+    expect(testConfig({ modelFallbacks: ['anthropic:claude-x'] }, keys).model.fallbacks).toEqual([
+      { provider: 'anthropic', name: 'claude-x' },
+    ]);
+    expect(
+      testConfig({ modelFallbacks: ['anthropic:claude-x'] }, { ...keys, MODEL_FALLBACKS: 'openai:small' })
+        .model.fallbacks,
+    ).toEqual([{ provider: 'openai', name: 'small' }]);
+    expect(() => testConfig({ modelFallbacks: ['claude-x'] }, keys)).toThrow(
+      /the policy file's modelFallbacks entry "claude-x" is not provider:model/,
+    );
   });
 
   it('reads retry-after as seconds, as a date, and retry-after-ms', () => {
