@@ -34,7 +34,7 @@ export function Conversation({
   const view = live.view;
   const actions = useGateActions(`session:web:${sessionId}`, setProblem);
   const [forkGeneration, setForkGeneration] = useState(0);
-  const forks = useForks(sessionId, forkGeneration);
+  const forks = useForks(sessionId, forkGeneration, view !== null);
   const forkActions = useForkActions(sessionId, models, setProblem, () => setForkGeneration((n) => n + 1));
 
   useEffect(() => setProblem(null), [sessionId]);

@@ -52,10 +52,14 @@ export function useForkActions(
   };
 }
 
-/** This conversation's forks (read once when it opens, and again after one is made here). */
-export function useForks(sessionId: string, generation: number): ForkSummary[] {
+/**
+ * This conversation's forks (read once it exists, and again after one is made here): a conversation not started yet
+ * has none, and asking would only be a 404 in the console.
+ */
+export function useForks(sessionId: string, generation: number, exists: boolean): ForkSummary[] {
   const [forks, setForks] = useState<ForkSummary[]>([]);
   useEffect(() => {
+    if (!exists) return;
     let live = true;
     api<{ forks: ForkSummary[] }>(`/sessions/${sessionId}/forks`).then(
       (body) => live && setForks(body.forks),
@@ -64,7 +68,7 @@ export function useForks(sessionId: string, generation: number): ForkSummary[] {
     return () => {
       live = false;
     };
-  }, [sessionId, generation]);
+  }, [sessionId, generation, exists]);
   return forks;
 }
 
