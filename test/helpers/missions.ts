@@ -19,10 +19,16 @@ export async function firedMissionGate(s: TestSession, name: string): Promise<Ga
 }
 
 /** Waits for run `run` of the mission to post its result in this conversation. */
-export function missionAnswered(s: TestSession, name: string, run = 1): Promise<SessionView> {
+export function missionAnswered(
+  s: TestSession,
+  name: string,
+  run = 1,
+  timeoutMs?: number,
+): Promise<SessionView> {
   return s.waitFor(
     (v) => v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith(`**${name}** (run ${run})`)),
     `run ${run} of ${name}`,
+    timeoutMs,
   );
 }
 
