@@ -185,15 +185,22 @@ export interface ForkSummary {
   startTime: string;
 }
 
-/** A conversation's forks, newest first (one visibility query on AgentForkedFrom, bounded). */
+/**
+ * A conversation's forks, newest first (one visibility query on AgentForkedFrom, bounded); `owners`: only forks
+ * made by those ids, filtered by the query itself, so nobody's own forks are crowded out by others'.
+ */
 export async function forksOf(
   client: Client,
   workflowId: string,
   deadlineMs: number,
-  limit = 20,
+  options: { limit?: number; owners?: readonly string[] } = {},
 ): Promise<ForkSummary[]> {
-  const id = workflowId.replace(/['"\\]/g, '');
-  const query = `WorkflowType = 'sessionWorkflow' AND AgentForkedFrom = '${id}'`;
+  const limit = options.limit ?? 20;
+  const quoted = (value: string) => `'${value.replace(/['"\\]/g, '')}'`;
+  const query = [
+    `WorkflowType = 'sessionWorkflow' AND AgentForkedFrom = ${quoted(workflowId)}`,
+    ...(options.owners ? [`AgentOwner IN (${options.owners.map(quoted).join(', ')})`] : []),
+  ].join(' AND ');
   return await withinDeadline(client, deadlineMs, async () => {
     const out: ForkSummary[] = [];
     for await (const info of client.workflow.list({ query, pageSize: limit })) {

@@ -272,8 +272,10 @@ export class Sessions {
   }
 
   /** The conversation's forks, from visibility (no worker needed). */
-  async forks(workflowId: string): Promise<ForkSummary[]> {
-    return await forksOf(this.client, workflowId, Math.max(this.deadlineMs, QUERY_DEADLINE_MS));
+  async forks(workflowId: string, owners?: readonly string[]): Promise<ForkSummary[]> {
+    return await forksOf(this.client, workflowId, Math.max(this.deadlineMs, QUERY_DEADLINE_MS), {
+      ...(owners ? { owners } : {}),
+    });
   }
 
   /** The session's view (needs a worker); without a run id, the latest run's. */

@@ -57,12 +57,12 @@ export async function listForks(api: WebApi, c: Context<ApiEnv>) {
   const userId = c.get('userId');
   const ids = api.deps.access.idsOf(userId);
   try {
-    const forks = await api.deps.sessions.forks(workflowId);
     // Someone else's fork is theirs: listed only to the policy's approvers, who may read every conversation.
-    const visible = api.deps.access.isApprover(userId)
-      ? forks
-      : forks.filter((f) => f.by !== undefined && ids.includes(f.by));
-    return c.json({ forks: visible });
+    const forks = await api.deps.sessions.forks(
+      workflowId,
+      api.deps.access.isApprover(userId) ? undefined : ids,
+    );
+    return c.json({ forks });
   } catch {
     return c.json({ error: NOT_ANSWERING }, 503);
   }

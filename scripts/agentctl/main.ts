@@ -130,7 +130,7 @@ async function main(argv: string[]): Promise<void> {
         `forked ${fork.forkedFrom.workflowId} at ${values.at} into ${fork.workflowId} (owner @${values.as})\n`,
       );
     } else if (command === 'forks' && target) {
-      const forks = await forksOf(client, resolveSessionWorkflowId(target), 10_000, 100);
+      const forks = await forksOf(client, resolveSessionWorkflowId(target), 10_000, { limit: 100 });
       process.stdout.write(
         forks.length
           ? forks
