@@ -21,6 +21,7 @@ import {
   type SealVerdict,
 } from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
+import { a2aPusher } from './a2a-push';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
@@ -176,6 +177,9 @@ export function createActivities(deps: ActivityDeps) {
   const gatewayKey = () => (sealKey ??= loadGatewayKey(config.dataDir, config.gatewayKey));
   return {
     ...modelActivities({ config, log, streamLog, stream, outboundFor }),
+
+    /** A2A push notifications of a conversation's tasks (workflows/session/a2a-push.ts). */
+    pushA2aTasks: a2aPusher({ config, client, credentials, log }),
 
     async loadSettings(): Promise<SessionSettings> {
       return await readSettings();

@@ -31,6 +31,7 @@ import {
   tryModelNowSignal,
   archiveSignal,
   feedbackSignal,
+  a2aPushSignal,
   type Feedback,
   revokeGrantSignal,
   stateQuery,
@@ -237,6 +238,11 @@ export class Sessions {
   /** A person's rating of an answer (Slack's feedback buttons). */
   async rate(workflowId: string, feedback: Feedback): Promise<void> {
     await this.within(() => this.handle(workflowId).signal(feedbackSignal, feedback));
+  }
+
+  /** Have the conversation push an A2A task's changes (its push configs are in the vault). */
+  async followA2aTask(workflowId: string, taskId: string): Promise<void> {
+    await this.within(() => this.handle(workflowId).signal(a2aPushSignal, { taskId }));
   }
 
   /** Try every model now instead of waiting out a provider's retry-after (the workflow checks who may). */

@@ -393,6 +393,8 @@ const envSchema = z.object({
   WEB_RATE_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(10),
   /** AG-UI front ends on other origins (comma-separated `https://app.example.com`) allowed by CORS; none unless set. */
   AGUI_ALLOWED_ORIGINS: optionalText,
+  /** Hosts (patterns, CIDRs, host:port) an A2A push notification may reach though not public; plain http only to these. */
+  A2A_PUSH_ALLOW_HOSTS: optionalText,
   SLACK_BOT_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
@@ -498,6 +500,8 @@ export interface AppConfig {
     rate: { messagesPerMinute: number; sessionsPerMinute: number };
     /** Origins of AG-UI front ends served elsewhere, allowed to call POST /api/agui (CORS); empty: same origin only. */
     aguiOrigins: string[];
+    /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS); public https ones need no entry. */
+    a2aPushAllowHosts: string[];
   };
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
   slack:
@@ -646,6 +650,10 @@ function webConfig(e: z.infer<typeof envSchema>, policy: PolicyFile): AppConfig[
     sessionTtlMs: e.WEB_SESSION_TTL,
     rate: { messagesPerMinute: e.WEB_RATE_MESSAGES, sessionsPerMinute: e.WEB_RATE_SESSIONS },
     aguiOrigins: aguiOrigins(e.AGUI_ALLOWED_ORIGINS),
+    a2aPushAllowHosts: (e.A2A_PUSH_ALLOW_HOSTS ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
   };
 }
 

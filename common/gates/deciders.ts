@@ -10,6 +10,11 @@ export function mayDecide(gate: Gate, userId: string): boolean {
   return gate.requesterId === userId || gate.approvers.includes(userId);
 }
 
+/** A gate this person can answer: a sign-in only its requester; anything else whoever may decide it. */
+export function mayActOn(gate: Gate, userId: string): boolean {
+  return gate.kind === 'credential' ? gate.requesterId === userId : mayDecide(gate, userId);
+}
+
 /**
  * Whether this gate lets a person read its conversation: while it waits, whoever may decide it; once decided, only
  * its requester and the approvers its rules named. A hand-over or an escalation lends the right to decide, and the

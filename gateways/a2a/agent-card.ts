@@ -77,7 +77,7 @@ export function agentCard(config: AppConfig, auth: WebAuth): AgentCard {
     ],
     provider: undefined,
     version: VERSION,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: schemes,
     securityRequirements: Object.keys(schemes).map((name) => ({ schemes: { [name]: { list: [] } } })),
     defaultInputModes: ['text/plain', 'application/json'],

@@ -6,7 +6,7 @@
  * click sends (sealed by this gateway, checked by the workflow). A blocking call returns once the task ended or
  * waits on the caller (or after BLOCKING_MS, still working: GetTask or SubscribeToTask then follow it).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   Role,
   TaskState,
@@ -28,7 +28,6 @@ import {
 } from '@a2a-js/sdk';
 import {
   ExtendedAgentCardNotConfiguredError,
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -42,6 +41,8 @@ import { z } from 'zod';
 import { webSessionIdSchema, webSessionWorkflowId } from '../../common/ids';
 import { describeWaiting } from '../../common/gates/words';
 import { isTemporalNotAnswering } from '../../infra/temporal/deadline';
+import { MAX_PUSH_CONFIGS, type PushConfig } from '../../infra/credentials/vault';
+import { vetPushUrl } from '../../infra/a2a-push-destination';
 import type { Gate, SessionView } from '../../workflows/session/contract';
 import { tooMany, type WebApi } from '../web/api-context';
 import { LatestEvent } from '../web/latest-event';
@@ -110,6 +111,69 @@ function contentOf(message: Message): { text: string; resume: ResumeEntry[] } {
   return { text, resume };
 }
 
+/** A push config's fields, bounded; an authentication needs both its scheme and its credentials. */
+function parsePushConfig(params: TaskPushNotificationConfig): {
+  id: string;
+  url: string;
+  token?: string;
+  authentication?: { scheme: string; credentials: string };
+} {
+  const parsed = z
+    .object({
+      id: z
+        .string()
+        .max(64)
+        .regex(/^[A-Za-z0-9_.-]*$/, 'letters, digits, _ . -'),
+      url: z.string().min(1, 'a push config names its url'),
+      token: z.string().max(1_024).optional(),
+      authentication: z
+        .object({
+          scheme: z
+            .string()
+            .regex(/^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]{0,31}$/, 'an HTTP auth scheme, e.g. Bearer'),
+          credentials: z
+            .string()
+            .min(1)
+            .max(4_096)
+            .regex(/^[\x20-\x7e]*$/, 'printable ASCII'),
+        })
+        .optional(),
+    })
+    .safeParse({
+      id: params.id ?? '',
+      url: params.url ?? '',
+      token: params.token || undefined,
+      authentication: params.authentication?.scheme ? params.authentication : undefined,
+    });
+  if (!parsed.success)
+    throw malformed(
+      `push config: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ')}`,
+    );
+  if (/[\r\n]/.test(parsed.data.token ?? '')) throw malformed('push config: the token is one line');
+  return {
+    id: parsed.data.id,
+    url: parsed.data.url,
+    ...(parsed.data.token ? { token: parsed.data.token } : {}),
+    ...(parsed.data.authentication ? { authentication: parsed.data.authentication } : {}),
+  };
+}
+
+type VettedPush = ReturnType<typeof parsePushConfig>;
+
+/** A stored config as it is read back: the token and credentials stay in the vault, never shown again. */
+function shownPushConfig(config: PushConfig): TaskPushNotificationConfig {
+  return {
+    tenant: '',
+    id: config.id,
+    taskId: config.taskId,
+    url: config.url,
+    token: '',
+    authentication: config.authentication
+      ? { scheme: config.authentication.scheme, credentials: '' }
+      : undefined,
+  };
+}
+
 /** What a send waits for before its task is worth returning. */
 interface Sent {
   contextId: string;
@@ -143,7 +207,7 @@ export class ConversationTasks implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const userId = callerOf(context);
-    const sent = { ...(await this.send(params, userId)), abort: abortOf(context) };
+    const sent = { ...(await this.sendWithPush(params, userId)), abort: abortOf(context) };
     const history = params.configuration?.historyLength;
     if (params.configuration?.returnImmediately)
       return withHistoryLength(
@@ -160,7 +224,7 @@ export class ConversationTasks implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const userId = callerOf(context);
-    const sent = { ...(await this.send(params, userId)), abort: abortOf(context) };
+    const sent = { ...(await this.sendWithPush(params, userId)), abort: abortOf(context) };
     yield* this.stream(sent, userId);
   }
 
@@ -242,33 +306,117 @@ export class ConversationTasks implements A2ARequestHandler {
     return last.task;
   }
 
-  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError(
-      'push notifications are not offered: follow a task with SubscribeToTask or GetTask',
-    );
-  }
-  async getTaskPushNotificationConfig(
-    _: GetTaskPushNotificationConfigRequest,
+  /**
+   * Push notifications: the conversation itself has its task's changes posted to the URL (workflows/session/
+   * a2a-push.ts), read as this caller reads the task, days later and across restarts. The URL is judged now (public
+   * https, or a host in A2A_PUSH_ALLOW_HOSTS) and again at each push; the token or credentials are kept sealed in
+   * the vault, never in the workflow's history, and never read back.
+   */
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+    const userId = callerOf(context);
+    const ids = parseTaskId(params.taskId);
+    if (!ids) throw new TaskNotFoundError(`no task ${params.taskId}`);
+    const read = await this.read(ids.contextId, ids.messageId, userId);
+    if (TERMINAL.has(read.task.status!.state))
+      throw refused('task_ended', `task ${params.taskId} has ended: nothing more will be pushed`);
+    return await this.savePush(params, userId);
   }
+
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    const mine = await this.pushConfigsOf(params.taskId, callerOf(context));
+    const config = mine.find((c) => c.id === params.id);
+    if (!config) throw new TaskNotFoundError(`no push config ${params.id} on task ${params.taskId}`);
+    return shownPushConfig(config);
+  }
+
   async listTaskPushNotificationConfigs(
-    _: ListTaskPushNotificationConfigsRequest,
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+    const mine = await this.pushConfigsOf(params.taskId, callerOf(context));
+    return { configs: mine.map(shownPushConfig), nextPageToken: '' };
   }
-  async deleteTaskPushNotificationConfig(_: DeleteTaskPushNotificationConfigRequest): Promise<void> {
-    throw new PushNotificationNotSupportedError('push notifications are not offered');
+
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    const mine = await this.pushConfigsOf(params.taskId, callerOf(context));
+    if (!mine.some((c) => c.id === params.id))
+      throw new TaskNotFoundError(`no push config ${params.id} on task ${params.taskId}`);
+    await this.api.deps.credentials().vault.deletePushConfig(params.taskId, params.id);
+  }
+
+  /** This caller's push configs of a task they may read (another person's are not theirs to see). */
+  private async pushConfigsOf(taskId: string, userId: string): Promise<PushConfig[]> {
+    const ids = parseTaskId(taskId);
+    if (!ids) throw new TaskNotFoundError(`no task ${taskId}`);
+    await this.read(ids.contextId, ids.messageId, userId);
+    const all = await this.api.deps.credentials().vault.pushConfigs(taskId);
+    return all.filter((c) => c.userId === userId);
+  }
+
+  /** A config's fields and address judged before anything happens (a refused config sends no message either). */
+  private async vetPush(params: TaskPushNotificationConfig): Promise<VettedPush> {
+    const config = parsePushConfig(params);
+    const vetted = await vetPushUrl(config.url, this.api.deps.a2aPushAllowHosts);
+    if (!vetted.ok) throw refused('push_url_refused', vetted.reason);
+    return { ...config, url: vetted.url.href };
+  }
+
+  private async savePush(
+    params: TaskPushNotificationConfig,
+    userId: string,
+    vetted?: VettedPush,
+  ): Promise<TaskPushNotificationConfig> {
+    const ids = parseTaskId(params.taskId)!;
+    const config = vetted ?? (await this.vetPush(params));
+    const vault = this.api.deps.credentials().vault;
+    const id = config.id || randomUUID();
+    // An id another person chose on this task is theirs: not replaced, and not told apart from a full task.
+    const existing = (await vault.pushConfigs(params.taskId)).find((c) => c.id === id);
+    const saved =
+      (!existing || existing.userId === userId) &&
+      (await vault.savePushConfig({
+        ...config,
+        id,
+        taskId: params.taskId,
+        userId,
+        createdAt: existing?.createdAt ?? Date.now(),
+      }));
+    if (!saved)
+      throw refused(
+        'push_configs_full',
+        `task ${params.taskId} has ${MAX_PUSH_CONFIGS} push configs already, or that id is taken: remove one, or choose another id`,
+      );
+    const workflowId = webSessionWorkflowId(ids.contextId);
+    await this.temporal(() => this.api.deps.sessions.followA2aTask(workflowId, params.taskId));
+    this.api.deps.log.info('a2a push config set', { workflowId, userId, taskId: params.taskId });
+    return shownPushConfig({ ...config, id, taskId: params.taskId, userId, createdAt: 0 });
   }
 
   // ---- sending ----
+
+  /** A push config sent with the message, judged before the message is sent: then kept for the task it starts. */
+  private async sendWithPush(params: SendMessageRequest, userId: string): Promise<Sent> {
+    const push = params.configuration?.taskPushNotificationConfig;
+    const vetted = push ? await this.vetPush(push) : undefined;
+    const sent = await this.send(params, userId);
+    if (push && vetted)
+      await this.savePush({ ...push, taskId: taskIdOf(sent.contextId, sent.messageId) }, userId, vetted);
+    return sent;
+  }
 
   private async send(params: SendMessageRequest, userId: string): Promise<Sent> {
     const message = params.message;
     if (!message) throw malformed('SendMessage carries a message');
     if (message.role !== Role.ROLE_USER) throw malformed('a message to this agent has the user role');
-    if (params.configuration?.taskPushNotificationConfig)
-      throw new PushNotificationNotSupportedError('push notifications are not offered');
     const { text, resume } = contentOf(message);
     if (message.taskId) {
       const ids = parseTaskId(message.taskId);

@@ -13,7 +13,7 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
 import type { Interrupt } from '@ag-ui/core';
 import { describeWaiting, promptHeadline } from '../../common/gates/words';
-import { mayActOn } from '../agui/route';
+import { mayActOn } from '../../common/gates/deciders';
 import type { Gate, Message as TranscriptMessage, SessionView } from '../../workflows/session/contract';
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;

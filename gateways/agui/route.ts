@@ -24,7 +24,7 @@ import { clientMessageId, deliverMessage, NOT_ANSWERING } from '../web/message-r
 import { LatestEvent } from '../web/latest-event';
 import { StreamCap, TOO_MANY_STREAMS } from '../web/stream-cap';
 import { readMemoGates } from '../web/inbox-memo';
-import { mayDecide } from '../../common/gates/deciders';
+import { mayActOn } from '../../common/gates/deciders';
 import { checkCoverage, gateInterrupt, resumeAction, type ResumeAction } from './interrupts';
 import { forkForRun } from './fork';
 import { RunEvents, transcriptMessages } from './run-events';
@@ -313,11 +313,6 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
       }
     });
   };
-}
-
-/** A gate this person can answer: a sign-in only its requester; anything else whoever may decide it. */
-export function mayActOn(gate: Gate, userId: string): boolean {
-  return gate.kind === 'credential' ? gate.requesterId === userId : mayDecide(gate, userId);
 }
 
 /** The run's new user message: the last message, when it is the caller's (text parts only); undefined when none. */

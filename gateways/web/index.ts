@@ -70,6 +70,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       rate: deps.config.web.rate,
       aguiOrigins: deps.config.web.aguiOrigins,
       a2aCard: card,
+      a2aPushAllowHosts: deps.config.web.a2aPushAllowHosts,
       closing: () => closing,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,

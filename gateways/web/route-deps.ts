@@ -24,6 +24,8 @@ export interface WebRouteDeps {
   aguiOrigins: readonly string[];
   /** The A2A agent card (gateways/a2a/agent-card.ts): what POST /api/a2a says it is. */
   a2aCard: AgentCard;
+  /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS). */
+  a2aPushAllowHosts: readonly string[];
   /** True once the gateway shuts down (its connections are about to be cut). */
   closing: () => boolean;
   temporalUiUrl: string | undefined;

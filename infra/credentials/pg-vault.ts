@@ -42,6 +42,14 @@ const MIGRATIONS: string[] = [
      created_at BIGINT NOT NULL,
      PRIMARY KEY (provider, authorization_server, redirect_uri)
    );`,
+  `CREATE TABLE push_configs (
+     task_id TEXT NOT NULL,
+     id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     config BYTEA NOT NULL,
+     created_at BIGINT NOT NULL,
+     PRIMARY KEY (task_id, id)
+   );`,
 ];
 
 const lockKey = (name: string) => ({ text: 'hashtextextended($1, 0)', value: `agent-vault\n${name}` });

@@ -10,6 +10,8 @@ import {
   type ConsumedFlow,
   type Credential,
   type OAuthFlow,
+  type PushConfig,
+  MAX_PUSH_CONFIGS,
   type RefreshClaim,
   type RegisteredClient,
   type StoredSecret,
@@ -247,6 +249,58 @@ export class SqlVault implements Vault {
       ],
     );
     return await this.registeredClient(provider, authorizationServer, redirectUri);
+  }
+
+  async savePushConfig(config: PushConfig): Promise<boolean> {
+    const { userId, taskId, id, createdAt, ...secret } = config;
+    const { rows } = await this.query<{ id: string }>('SELECT id FROM push_configs WHERE task_id = ?', [
+      taskId,
+    ]);
+    if (!rows.some((r) => r.id === id) && rows.length >= MAX_PUSH_CONFIGS) return false;
+    await this.query(
+      `INSERT INTO push_configs (task_id, id, user_id, config, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (task_id, id) DO UPDATE SET user_id = excluded.user_id, config = excluded.config`,
+      [
+        taskId,
+        id,
+        userId,
+        this.cipher.seal(JSON.stringify(secret), VaultCipher.pushContext(taskId, id)),
+        createdAt,
+      ],
+    );
+    return true;
+  }
+
+  async pushConfigs(taskId: string): Promise<PushConfig[]> {
+    const { rows } = await this.query<{
+      id: string;
+      user_id: string;
+      config: Uint8Array;
+      created_at: string | number;
+    }>('SELECT id, user_id, config, created_at FROM push_configs WHERE task_id = ? ORDER BY created_at, id', [
+      taskId,
+    ]);
+    const configs: PushConfig[] = [];
+    for (const row of rows) {
+      const secret = this.cipher.openJson<Omit<PushConfig, 'id' | 'taskId' | 'userId' | 'createdAt'>>(
+        row.config,
+        VaultCipher.pushContext(taskId, row.id),
+      );
+      if (!secret) {
+        await this.deletePushConfig(taskId, row.id);
+        continue;
+      }
+      configs.push({ ...secret, id: row.id, taskId, userId: row.user_id, createdAt: ms(row.created_at)! });
+    }
+    return configs;
+  }
+
+  async deletePushConfig(taskId: string, id: string): Promise<boolean> {
+    const { changed } = await this.query('DELETE FROM push_configs WHERE task_id = ? AND id = ?', [
+      taskId,
+      id,
+    ]);
+    return changed > 0;
   }
 
   close(): Promise<void> {

@@ -45,6 +45,14 @@ const SCHEMA = `
     created_at INTEGER NOT NULL,
     PRIMARY KEY (provider, authorization_server, redirect_uri)
   );
+  CREATE TABLE IF NOT EXISTS push_configs (
+    task_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    config BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, id)
+  );
 `;
 
 class SqliteStore implements SqlStore {

@@ -45,6 +45,21 @@ export interface RegisteredClient {
   clientSecret?: string;
 }
 
+/**
+ * Where an A2A client wants a task's changes pushed (A2A push notifications), with the token or credentials it
+ * gave for them: kept here, sealed, never in a workflow's history. The session workflow knows only the task's id.
+ */
+export interface PushConfig {
+  id: string;
+  taskId: string;
+  /** Who set it: pushes carry the task as this person reads it, and only they read or remove it. */
+  userId: string;
+  url: string;
+  token?: string;
+  authentication?: { scheme: string; credentials: string };
+  createdAt: number;
+}
+
 export type ConsumedFlow =
   { status: 'ok'; flow: OAuthFlow } | { status: 'unknown' | 'used' | 'other_browser' };
 
@@ -89,8 +104,16 @@ export interface Vault {
     redirectUri: string,
     client: RegisteredClient,
   ): Promise<RegisteredClient>;
+  /** Adds or replaces (same task and id) a push config; false when the task has MAX_PUSH_CONFIGS others. */
+  savePushConfig(config: PushConfig): Promise<boolean>;
+  /** A task's push configs, oldest first (those that do not decrypt are removed and left out). */
+  pushConfigs(taskId: string): Promise<PushConfig[]>;
+  deletePushConfig(taskId: string, id: string): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** Push configs one task may have: a few receivers, not a fan-out. */
+export const MAX_PUSH_CONFIGS = 5;
 
 /**
  * A stored credential that does not decrypt (written with another VAULT_KEY, or corrupted). The store has
@@ -153,6 +176,7 @@ export class VaultCipher {
 
   static credentialContext = (userId: string, provider: string) => `${userId}\n${provider}`;
   static flowContext = (id: string) => `flow\n${id}`;
+  static pushContext = (taskId: string, id: string) => `push\n${taskId}\n${id}`;
   static clientContext = (provider: string, authorizationServer: string, redirectUri: string) =>
     `client\n${provider}\n${authorizationServer}\n${redirectUri}`;
 }

@@ -145,7 +145,7 @@ describe('A2A endpoint', () => {
       ['/api/a2a', '1.0'],
       ['/api/a2a', '0.3'],
     ]);
-    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false });
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: true });
     expect(card.securitySchemes.proxy?.scheme).toMatchObject({
       $case: 'apiKeySecurityScheme',
       value: { location: 'header', name: 'identity' },

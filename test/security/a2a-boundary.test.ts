@@ -21,7 +21,8 @@ const tally = new Tally();
 
 beforeAll(async () => {
   env = await startTestTemporal();
-  stack = await startStack({ temporalAddress: env.address });
+  // Port 9 (discard) on loopback is the one non-public push address allowed: nothing listens there.
+  stack = await startStack({ temporalAddress: env.address, env: { A2A_PUSH_ALLOW_HOSTS: '127.0.0.1:9' } });
 });
 
 afterAll(async () => {
@@ -282,12 +283,12 @@ describe('A2A boundary', () => {
             },
             'alice',
           ),
-        (a) => a.error?.code === -32003,
+        (a) => a.error?.data?.[0]?.metadata?.code === 'push_url_refused',
       ],
       [
-        'a push config on its own',
-        () => rpc('CreateTaskPushNotificationConfig', { taskId: 'x.y', url: 'http://127.0.0.1:1/' }, 'alice'),
-        (a) => a.error?.code === -32003,
+        'a push config on a task that does not exist',
+        () => rpc('CreateTaskPushNotificationConfig', { taskId: 'x.y', url: 'http://127.0.0.1:9/' }, 'alice'),
+        (a) => a.error?.code === TASK_NOT_FOUND,
       ],
       [
         'a file part',
@@ -315,5 +316,148 @@ describe('A2A boundary', () => {
       absent.status === 404,
       () => `a refused message started the conversation: ${absent.status}`,
     );
+  });
+
+  it('push configs: nobody sets, reads or removes another person’s, reads a secret back, or reaches an address that is not public', async () => {
+    const { taskId } = await waitingTask('echo pushed >> push.txt');
+    const token = `tok-${randomUUID()}`;
+    const mine = await rpc(
+      'CreateTaskPushNotificationConfig',
+      { taskId, id: 'mine', url: 'http://127.0.0.1:9/hook', token },
+      'alice',
+    );
+    expect(mine.error).toBeUndefined();
+    const config = (id: string) => ({ taskId, id });
+    const attempts: [string, () => Promise<RpcAnswer>, (a: RpcAnswer) => boolean][] = [
+      [
+        "another person sets a push on alice's task",
+        () => rpc('CreateTaskPushNotificationConfig', { taskId, url: 'http://127.0.0.1:9/m' }, 'mallory'),
+        (a) => a.error?.code === TASK_NOT_FOUND,
+      ],
+      [
+        "another person replaces alice's config by its id",
+        () =>
+          rpc(
+            'CreateTaskPushNotificationConfig',
+            { taskId, id: 'mine', url: 'http://127.0.0.1:9/m' },
+            'mallory',
+          ),
+        (a) => a.error?.code === TASK_NOT_FOUND,
+      ],
+      [
+        "another person reads alice's config",
+        () => rpc('GetTaskPushNotificationConfig', config('mine'), 'mallory'),
+        (a) => a.error?.code === TASK_NOT_FOUND && !a.raw.includes(token),
+      ],
+      [
+        "another person lists alice's configs",
+        () => rpc('ListTaskPushNotificationConfigs', { taskId }, 'mallory'),
+        (a) => a.error?.code === TASK_NOT_FOUND && !a.raw.includes('127.0.0.1'),
+      ],
+      [
+        "another person removes alice's config",
+        () => rpc('DeleteTaskPushNotificationConfig', config('mine'), 'mallory'),
+        (a) => a.error?.code === TASK_NOT_FOUND,
+      ],
+      [
+        'the owner reads the token back',
+        () => rpc('GetTaskPushNotificationConfig', config('mine'), 'alice'),
+        (a) => !a.error && !a.raw.includes(token) && a.raw.includes('127.0.0.1:9'),
+      ],
+      [
+        'the owner lists the token back',
+        () => rpc('ListTaskPushNotificationConfigs', { taskId }, 'alice'),
+        (a) => !a.error && !a.raw.includes(token),
+      ],
+      [
+        'a token with a line break (header injection)',
+        () =>
+          rpc(
+            'CreateTaskPushNotificationConfig',
+            { taskId, url: 'http://127.0.0.1:9/h', token: 'a\r\nX-Injected: 1' },
+            'alice',
+          ),
+        (a) => !!a.error,
+      ],
+      [
+        'credentials with a line break',
+        () =>
+          rpc(
+            'CreateTaskPushNotificationConfig',
+            {
+              taskId,
+              url: 'http://127.0.0.1:9/h',
+              authentication: { scheme: 'Bearer', credentials: 'x\nX-Injected: 1' },
+            },
+            'alice',
+          ),
+        (a) => !!a.error,
+      ],
+      [
+        'an auth scheme that is no token',
+        () =>
+          rpc(
+            'CreateTaskPushNotificationConfig',
+            { taskId, url: 'http://127.0.0.1:9/h', authentication: { scheme: 'Bearer x', credentials: 'y' } },
+            'alice',
+          ),
+        (a) => !!a.error,
+      ],
+    ];
+    const urls = [
+      'http://127.0.0.1:1/',
+      'http://127.0.0.1/',
+      'https://localhost:9/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1:9/',
+      'http://[::1]:9/',
+      'http://[::ffff:127.0.0.1]:9/',
+      'http://169.254.169.254/latest/meta-data',
+      'http://metadata.google.internal/',
+      'http://0x7f000001:9/',
+      'http://2130706433:9/',
+      'https://user:pw@127.0.0.1:9/',
+      'file:///etc/passwd',
+      'gopher://127.0.0.1:9/',
+      `http://127.0.0.1:9/${'a'.repeat(3_000)}`,
+      'not a url',
+    ];
+    for (const url of urls)
+      attempts.push([
+        `a push to ${url.slice(0, 60)}`,
+        () => rpc('CreateTaskPushNotificationConfig', { taskId, url }, 'alice'),
+        (a) => !!a.error,
+      ]);
+    for (let n = 0; n < 5; n++)
+      await rpc(
+        'CreateTaskPushNotificationConfig',
+        { taskId, id: `more-${n}`, url: 'http://127.0.0.1:9/more' },
+        'alice',
+      );
+    attempts.push([
+      'a sixth config on one task',
+      () =>
+        rpc(
+          'CreateTaskPushNotificationConfig',
+          { taskId, id: 'sixth', url: 'http://127.0.0.1:9/six' },
+          'alice',
+        ),
+      (a) => a.error?.data?.[0]?.metadata?.code === 'push_configs_full',
+    ]);
+    for (const [what, attempt, refused] of attempts) {
+      const answer = await attempt();
+      tally.attempt(refused(answer), () => `${what}: ${answer.status} ${answer.raw.slice(0, 300)}`);
+    }
+    // Alice's own config is still hers, untouched by every attempt above.
+    const still = await rpc('GetTaskPushNotificationConfig', config('mine'), 'alice');
+    tally.attempt(
+      (still.result as { url?: string } | undefined)?.url === 'http://127.0.0.1:9/hook',
+      () => `alice's config changed: ${still.raw.slice(0, 300)}`,
+    );
+    // The token is in no workflow history.
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(`session:web:${taskId.split('.')[0]}`).fetchHistory(),
+    );
+    tally.attempt(!history.includes(token), () => 'the push token is in the workflow history');
   });
 });

@@ -130,6 +130,8 @@ const schemas = sharedSchemas('session-contract', () => {
   const archive = z.strictObject({ userId, archived: z.boolean() });
   /** While a provider's retry-after holds the turn: try the models now (the fallbacks too) instead of waiting. */
   const tryModelNow = z.strictObject({ userId });
+  /** `<contextId>.<messageId>`, as gateways/a2a/tasks.ts makes it. */
+  const a2aPush = z.strictObject({ taskId: z.string().regex(/^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}$/) });
   /** A gateway's seal of a signal in a person's name (infra/gateway-seal.ts): a MAC and its time, no secret. */
   const gatewaySeal = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
   return {
@@ -146,6 +148,7 @@ const schemas = sharedSchemas('session-contract', () => {
     feedback,
     credentialProvided,
     tryModelNow,
+    a2aPush,
   };
 });
 
@@ -392,6 +395,8 @@ export interface SessionInput {
 
 export interface CarriedState {
   transcript: Message[];
+  /** A2A tasks whose changes are pushed, and the state last pushed for each (a2a-push.ts). */
+  a2aPush?: { taskId: string; sent?: string }[];
   grants: Grant[];
   inbox: UserMessage[];
   notices: Notice[];
@@ -470,6 +475,14 @@ export const tryModelNowSchema = schemas.tryModelNow;
  * is told who may.
  */
 export const tryModelNowSignal = defineSignal<[z.infer<typeof tryModelNowSchema>]>('tryModelNow');
+
+export const a2aPushSchema = schemas.a2aPush;
+/**
+ * "Push this task's changes": an A2A client set a push config for it (kept in the vault with its token, never
+ * here). The workflow then has its changes pushed by an activity, which reads the configs; the signal carries no
+ * person's authority, only a task id, so it needs no seal.
+ */
+export const a2aPushSignal = defineSignal<[z.infer<typeof a2aPushSchema>]>('a2aPush');
 
 export const archiveSchema = schemas.archive;
 export type ArchiveRequest = z.infer<typeof archiveSchema>;

@@ -93,6 +93,21 @@ export const { deliver } = wf.proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
+/**
+ * A2A push notifications (a2a-push.ts): a receiver that does not answer is asked again for a few minutes; a
+ * receiver the address policy refuses is not (the activity fails it without retry).
+ */
+export const { pushA2aTasks } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['PushRefused'],
+  },
+});
+
 /** What an activity failure says, for the conversation and the logs. */
 export function failureMessage(error: unknown): string {
   if (error instanceof wf.ActivityFailure && error.cause) return error.cause.message;

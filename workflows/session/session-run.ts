@@ -26,6 +26,7 @@ import {
   revokeGrantSchema,
   stopSchema,
   tryModelNowSchema,
+  a2aPushSchema,
   archiveSchema,
   userMessageSchema,
   type AnswerSubmission,
@@ -42,6 +43,7 @@ import { DayLedger } from './day-ledger';
 import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
+import { A2aPushes } from './a2a-push';
 import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
 import { SealCheck } from './seal-check';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
@@ -70,6 +72,8 @@ export class SessionRun implements Session {
   readonly state: SessionState;
   readonly outbox: Outbox;
   readonly mcp: McpTools;
+  /** A2A tasks of this conversation whose changes are pushed to their clients. */
+  readonly pushes: A2aPushes;
   /** Which messages the worker's transcript store holds: model calls name those by digest. */
   readonly transcriptChunks = new TranscriptChunks();
   /** Set when this is a mission run: its one turn is the goal, its result goes back to the mission. */
@@ -118,6 +122,7 @@ export class SessionRun implements Session {
     this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
     this.outbox = new Outbox(this.sessionId, this.runOf, (gateId, ref) => this.gates.recordPost(gateId, ref));
     this.mcp = new McpTools(this.state);
+    this.pushes = new A2aPushes(this.sessionId, this.state, input.carried?.a2aPush);
     if (this.emitsToPlatform) {
       this.state.listener = {
         assistantText: (text, id, answer, streamRef) =>
@@ -419,6 +424,13 @@ export class SessionRun implements Session {
   }
 
   /** "Try the fallback now" during a provider's wait (model-step.ts), for the turn's requester or an approver. */
+  /** An A2A client set a push config on one of this conversation's tasks (the vault holds it). */
+  onA2aPush(raw: unknown): void {
+    this.signalsThisRun++;
+    const parsed = a2aPushSchema.safeParse(raw);
+    if (parsed.success && !this.runOf && !this.emitsToPlatform) this.pushes.follow(parsed.data.taskId);
+  }
+
   onTryModelNow(raw: unknown): void {
     this.signalsThisRun++;
     const parsed = tryModelNowSchema.safeParse(raw);
@@ -603,11 +615,14 @@ export class SessionRun implements Session {
 
   /** The state the next run starts from; the transcript is bounded so the carried payload stays under 2 MB. */
   carry() {
-    return this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } });
+    return {
+      ...this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } }),
+      ...this.pushes.carry(),
+    };
   }
 
   /** Nothing left to hand over: every handler finished and the outbox delivered. */
   readyToHandOver(): boolean {
-    return wf.allHandlersFinished() && this.outbox.drained && !this.gates.forwarding;
+    return wf.allHandlersFinished() && this.outbox.drained && !this.gates.forwarding && this.pushes.idle;
   }
 }

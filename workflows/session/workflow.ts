@@ -22,6 +22,7 @@ import {
   feedbackSignal,
   transcriptQuery,
   tryModelNowSignal,
+  a2aPushSignal,
   userMessageSignal,
   type Message,
   type SessionInput,
@@ -115,6 +116,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(userMessageSignal, (raw, seal) => run.onUserMessage(raw, seal));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
   wf.setHandler(tryModelNowSignal, (raw) => run.onTryModelNow(raw));
+  wf.setHandler(a2aPushSignal, (raw) => run.onA2aPush(raw));
   wf.setHandler(archiveSignal, (raw) => run.onArchive(raw));
   wf.setHandler(feedbackSignal, (raw) => run.onFeedback(raw));
 }
