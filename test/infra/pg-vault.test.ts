@@ -63,9 +63,19 @@ describe('the vault in PostgreSQL', () => {
   it('migrates a fresh database once when several processes open it at the same moment', async () => {
     const url = await server.createDatabase();
     await Promise.all([1, 2, 3, 4, 5].map(() => open(url).ready()));
-    expect(await sql(url, 'SELECT version FROM vault_migrations')).toEqual([{ version: 1 }]);
+    expect(await sql(url, 'SELECT version FROM vault_migrations ORDER BY version')).toEqual([
+      { version: 1 },
+      { version: 2 },
+    ]);
     await open(url).ready(); // a restart finds it migrated
-    expect(await sql(url, 'SELECT version FROM vault_migrations')).toHaveLength(1);
+    expect(await sql(url, 'SELECT version FROM vault_migrations')).toHaveLength(2);
+    // A database of the first version (before push configs) takes only the second migration.
+    const older = await server.createDatabase();
+    await open(older).ready();
+    await sql(older, 'DROP TABLE push_configs');
+    await sql(older, 'DELETE FROM vault_migrations WHERE version = 2');
+    await open(older).ready();
+    expect(await sql(older, 'SELECT count(*)::int AS n FROM push_configs')).toEqual([{ n: 0 }]);
   });
 
   it('says which database it cannot reach', async () => {
@@ -108,6 +118,46 @@ describe('the vault in PostgreSQL', () => {
     // A row that does not decrypt is forgotten as it is read (test/infra/unreadable-credentials.test.ts).
     expect(await gateway.has('alice', 'acme')).toBe(false);
     expect(await gateway.has('bob', 'acme')).toBe(false);
+  });
+
+  it('keeps A2A push configs sealed, bound to their task and id, at most five a task, for every process', async () => {
+    const url = await server.createDatabase();
+    const gateway = open(url);
+    const worker = open(url);
+    const config = (id: string, taskId = 'ctx.msg') => ({
+      id,
+      taskId,
+      userId: 'alice',
+      url: `https://hooks.example.com/${id}`,
+      token: `push-token-${id}`,
+      createdAt: 1_000,
+    });
+    for (const id of ['a', 'b', 'c', 'd', 'e']) expect(await gateway.savePushConfig(config(id))).toBe(true);
+    // A sixth is refused; replacing one of the five is not a sixth.
+    expect(await gateway.savePushConfig(config('f'))).toBe(false);
+    expect(await gateway.savePushConfig({ ...config('a'), url: 'https://hooks.example.com/a2' })).toBe(true);
+    expect(await gateway.savePushConfig(config('x', 'other.task'))).toBe(true);
+    const read = await worker.pushConfigs('ctx.msg');
+    expect(read.map((c) => [c.id, c.url, c.token])).toEqual([
+      ['a', 'https://hooks.example.com/a2', 'push-token-a'],
+      ['b', 'https://hooks.example.com/b', 'push-token-b'],
+      ['c', 'https://hooks.example.com/c', 'push-token-c'],
+      ['d', 'https://hooks.example.com/d', 'push-token-d'],
+      ['e', 'https://hooks.example.com/e', 'push-token-e'],
+    ]);
+    const rows = await sql<{ config: Buffer }>(url, 'SELECT config FROM push_configs');
+    const bytes = Buffer.concat(rows.map((r) => r.config)).toString('latin1');
+    expect(bytes).not.toContain('push-token-');
+    expect(bytes).not.toContain('hooks.example.com');
+    // Another task's ciphertext moved into this task's row does not decrypt: that row is dropped, not misread.
+    await sql(
+      url,
+      "UPDATE push_configs SET config = (SELECT config FROM push_configs WHERE task_id = 'other.task') WHERE task_id = 'ctx.msg' AND id = 'b'",
+    );
+    expect((await worker.pushConfigs('ctx.msg')).map((c) => c.id)).toEqual(['a', 'c', 'd', 'e']);
+    expect(await worker.deletePushConfig('ctx.msg', 'a')).toBe(true);
+    expect(await gateway.deletePushConfig('ctx.msg', 'a')).toBe(false);
+    expect((await gateway.pushConfigs('ctx.msg')).map((c) => c.id)).toEqual(['c', 'd', 'e']);
   });
 
   it('hands an OAuth flow out once when callbacks race on two gateways, and only to its browser', async () => {
