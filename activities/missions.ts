@@ -139,6 +139,28 @@ export class MissionTools {
     return described !== undefined && described.status.name !== 'RUNNING';
   }
 
+  /**
+   * Fires a mission for someone outside a conversation (an A2A caller), exactly as mission_fire would for them:
+   * found among the missions they may see, the same refusals, `fireId` taken once. The mission it fired, or why not.
+   */
+  async fireFor(
+    userId: string,
+    address: MissionAddress,
+    fireId: string,
+    context?: string,
+  ): Promise<{ ok: true; record: MissionRecord; said: string } | { ok: false; error: string }> {
+    const found = resolveMission(await this.records(userId, address), userId, address);
+    if (!found.ok) return found;
+    const result = await this.run(
+      'fire',
+      { id: found.record.id, ...(context ? { context } : {}) },
+      { userId, sessionId: '', idempotencyKey: fireId },
+    );
+    return result.status === 'ok'
+      ? { ok: true, record: found.record, said: result.content }
+      : { ok: false, error: result.content };
+  }
+
   async run(op: MissionOp, args: Args, who: Who): Promise<ToolRunResult> {
     switch (op) {
       case 'create':

@@ -49,6 +49,7 @@ import { LatestEvent } from '../web/latest-event';
 import { clientMessageId, deliverMessage, NOT_ANSWERING } from '../web/message-route';
 import { gateInterrupt, resumeAction, type ResumeAction } from '../agui/interrupts';
 import { refusedResume, resumeSettled, sendResume } from '../agui/route';
+import { missionContextId, missionFireId, missionOfContext, recordedTask, standOf } from './mission-tasks';
 import {
   parseTaskId,
   readTask,
@@ -70,6 +71,8 @@ const VIEW_WAIT_MS = 20_000;
 const MAX_TEXT = 20_000;
 const MAX_RESUME_ENTRIES = 50;
 const LIST_PAGE = 50;
+/** How often a mission task is read again while a call follows it. */
+const MISSION_POLL_MS = 1_000;
 
 /** Where the route puts the request's abort signal in the call's context (a caller gone ends its waits). */
 export const ABORT_KEY = 'a2a.abort';
@@ -86,19 +89,26 @@ function callerOf(context: ServerCallContext): string {
 }
 
 /** What a message says: its text, and the resume entries of its data parts. Other kinds of content are refused. */
-function contentOf(message: Message): { text: string; resume: ResumeEntry[] } {
+function contentOf(message: Message): { text: string; resume: ResumeEntry[]; mission?: string } {
   const texts: string[] = [];
   const resume: ResumeEntry[] = [];
+  let mission: string | undefined;
   for (const part of message.parts) {
     const content = part.content;
     if (content?.$case === 'text') texts.push(content.value);
     else if (content?.$case === 'data') {
+      const fire = z.strictObject({ mission: z.string().trim().min(1).max(200) }).safeParse(content.value);
+      if (fire.success) {
+        if (mission !== undefined) throw malformed('a message fires one mission');
+        mission = fire.data.mission;
+        continue;
+      }
       const entries = z
         .object({ resume: z.array(ResumeEntrySchema).max(MAX_RESUME_ENTRIES) })
         .safeParse(content.value);
       if (!entries.success)
         throw malformed(
-          `a data part carries {"resume": [{"interruptId", "status": "resolved" | "cancelled", "payload"}]} (at most ${MAX_RESUME_ENTRIES})`,
+          `a data part carries {"resume": [{"interruptId", "status": "resolved" | "cancelled", "payload"}]} (at most ${MAX_RESUME_ENTRIES}), or {"mission": "<name or id>"} to fire a mission`,
         );
       resume.push(...entries.data.resume);
     } else throw malformed('only text parts and a resume data part are taken here (no files or links)');
@@ -108,7 +118,7 @@ function contentOf(message: Message): { text: string; resume: ResumeEntry[] } {
   const text = texts.join('\n').trim();
   if (text.length > MAX_TEXT)
     throw malformed(`the text is longer than ${MAX_TEXT.toLocaleString('en')} characters`);
-  return { text, resume };
+  return { text, resume, ...(mission !== undefined ? { mission } : {}) };
 }
 
 /** A push config's fields, bounded; an authentication needs both its scheme and its credentials. */
@@ -174,10 +184,18 @@ function shownPushConfig(config: PushConfig): TaskPushNotificationConfig {
   };
 }
 
+/** A task as read: a mission task's run (when the caller may follow it) comes with its conversation's view. */
+interface AnyRead extends TaskRead {
+  view?: SessionView;
+  run?: { workflowId: string; turnMessageId: string };
+}
+
 /** What a send waits for before its task is worth returning. */
 interface Sent {
   contextId: string;
   messageId: string;
+  /** A mission task's run, once known: the workflow its turn runs in, and the user message that starts it. */
+  run?: { workflowId: string; turnMessageId: string };
   /** A new message: until the conversation took it. */
   awaitsMessage: boolean;
   /** A resume: the gates it decided, until each settled (or the workflow refused one). */
@@ -235,7 +253,7 @@ export class ConversationTasks implements A2ARequestHandler {
     const userId = callerOf(context);
     const ids = parseTaskId(params.id);
     if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
-    const read = await this.read(ids.contextId, ids.messageId, userId);
+    const read = await this.readAny(ids.contextId, ids.messageId, userId);
     if (TERMINAL.has(read.task.status!.state))
       throw new UnsupportedOperationError(`task ${params.id} has ended; GetTask shows how`);
     yield* this.stream(
@@ -249,7 +267,7 @@ export class ConversationTasks implements A2ARequestHandler {
     const ids = parseTaskId(params.id);
     if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
     return withHistoryLength(
-      (await this.read(ids.contextId, ids.messageId, userId)).task,
+      (await this.readAny(ids.contextId, ids.messageId, userId)).task,
       params.historyLength,
     );
   }
@@ -258,6 +276,8 @@ export class ConversationTasks implements A2ARequestHandler {
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const userId = callerOf(context);
     if (!params.contextId) throw malformed('name the conversation: ListTasks takes a contextId');
+    const missionId = missionOfContext(params.contextId);
+    if (missionId) return await this.listMissionTasks(missionId, params, userId);
     const view = await this.view(params.contextId, userId);
     const ids = view.transcript
       .filter((m) => m.role === 'user')
@@ -289,13 +309,18 @@ export class ConversationTasks implements A2ARequestHandler {
     const userId = callerOf(context);
     const ids = parseTaskId(params.id);
     if (!ids) throw new TaskNotFoundError(`no task ${params.id}`);
-    const read = await this.read(ids.contextId, ids.messageId, userId);
+    const read = await this.readAny(ids.contextId, ids.messageId, userId);
     if (TERMINAL.has(read.task.status!.state))
       throw new TaskNotCancelableError(`task ${params.id} has already ended`);
-    const workflowId = webSessionWorkflowId(ids.contextId);
+    const missionRun = missionOfContext(ids.contextId) ? read.run : undefined;
+    if (missionOfContext(ids.contextId) && !missionRun)
+      throw new TaskNotCancelableError(
+        `task ${params.id} is a mission's run that acts as its owner: they (or an approver) may stop it`,
+      );
+    const workflowId = missionRun?.workflowId ?? webSessionWorkflowId(ids.contextId);
     await this.temporal(() => this.api.deps.sessions.stop(workflowId, userId));
     this.api.deps.live.nudge(workflowId);
-    let last = read;
+    let last: TaskRead = read;
     for await (const next of this.follow(
       { ...ids, awaitsMessage: false, resumed: new Map(), seenNotices: new Set(), abort: abortOf(context) },
       userId,
@@ -319,7 +344,12 @@ export class ConversationTasks implements A2ARequestHandler {
     const userId = callerOf(context);
     const ids = parseTaskId(params.taskId);
     if (!ids) throw new TaskNotFoundError(`no task ${params.taskId}`);
-    const read = await this.read(ids.contextId, ids.messageId, userId);
+    const read = await this.readAny(ids.contextId, ids.messageId, userId);
+    if (missionOfContext(ids.contextId))
+      throw refused(
+        'push_not_for_missions',
+        'push notifications are for conversation tasks: follow a mission task with SubscribeToTask or GetTask',
+      );
     if (TERMINAL.has(read.task.status!.state))
       throw refused('task_ended', `task ${params.taskId} has ended: nothing more will be pushed`);
     return await this.savePush(params, userId);
@@ -357,7 +387,8 @@ export class ConversationTasks implements A2ARequestHandler {
   private async pushConfigsOf(taskId: string, userId: string): Promise<PushConfig[]> {
     const ids = parseTaskId(taskId);
     if (!ids) throw new TaskNotFoundError(`no task ${taskId}`);
-    await this.read(ids.contextId, ids.messageId, userId);
+    await this.readAny(ids.contextId, ids.messageId, userId);
+    if (missionOfContext(ids.contextId)) return [];
     const all = await this.api.deps.credentials().vault.pushConfigs(taskId);
     return all.filter((c) => c.userId === userId);
   }
@@ -406,6 +437,11 @@ export class ConversationTasks implements A2ARequestHandler {
   /** A push config sent with the message, judged before the message is sent: then kept for the task it starts. */
   private async sendWithPush(params: SendMessageRequest, userId: string): Promise<Sent> {
     const push = params.configuration?.taskPushNotificationConfig;
+    if (push && params.message && contentOf(params.message).mission !== undefined)
+      throw refused(
+        'push_not_for_missions',
+        'push notifications are for conversation tasks: follow a mission task with SubscribeToTask or GetTask',
+      );
     const vetted = push ? await this.vetPush(push) : undefined;
     const sent = await this.send(params, userId);
     if (push && vetted)
@@ -417,7 +453,12 @@ export class ConversationTasks implements A2ARequestHandler {
     const message = params.message;
     if (!message) throw malformed('SendMessage carries a message');
     if (message.role !== Role.ROLE_USER) throw malformed('a message to this agent has the user role');
-    const { text, resume } = contentOf(message);
+    const { text, resume, mission } = contentOf(message);
+    if (mission !== undefined) {
+      if (message.taskId || resume.length)
+        throw malformed('a mission is fired by a new message (no taskId) carrying only {"mission"} and text');
+      return await this.fireMission(message, mission, text, userId);
+    }
     if (message.taskId) {
       const ids = parseTaskId(message.taskId);
       if (!ids || (message.contextId && message.contextId !== ids.contextId))
@@ -470,8 +511,24 @@ export class ConversationTasks implements A2ARequestHandler {
     resume: ResumeEntry[],
     userId: string,
   ): Promise<Sent> {
-    const view = await this.view(contextId, userId);
-    const read = readTask(view, contextId, messageId, userId, this.interrupt(userId));
+    const missionId = missionOfContext(contextId);
+    let view: SessionView;
+    let read: TaskRead | undefined;
+    let run: AnyRead['run'];
+    if (missionId) {
+      const got = await this.readMission(missionId, contextId, messageId, userId);
+      // A run the caller may not follow has no interrupts for them: its gates wait on its owner.
+      if (!got.view)
+        throw refused(
+          'interrupt_unknown',
+          `this mission's run acts as its owner, and its gates are theirs (or an approver's) to decide`,
+        );
+      ({ view, run } = got);
+      read = got;
+    } else {
+      view = await this.view(contextId, userId);
+      read = readTask(view, contextId, messageId, userId, this.interrupt(userId));
+    }
     if (!read) throw new TaskNotFoundError(`no task ${taskIdOf(contextId, messageId)}`);
     // Each entry first: a gate decided elsewhere is told with who decided and when, even once the task has ended.
     const seen = new Set<string>();
@@ -503,7 +560,7 @@ export class ConversationTasks implements A2ARequestHandler {
       );
     const wait = this.api.messageRate.take(userId);
     if (wait !== undefined) throw refused('rate_limited', tooMany({ what: 'messages', wait }));
-    const workflowId = webSessionWorkflowId(contextId);
+    const workflowId = run?.workflowId ?? webSessionWorkflowId(contextId);
     const notSent = await sendResume(this.api, workflowId, userId, resumed);
     if (notSent) throw new Error(notSent);
     this.api.deps.live.nudge(workflowId);
@@ -511,10 +568,105 @@ export class ConversationTasks implements A2ARequestHandler {
     return {
       contextId,
       messageId,
+      ...(run ? { run } : {}),
       awaitsMessage: false,
       resumed,
       seenNotices: new Set(view.notices.map((n) => n.id)),
     };
+  }
+
+  // ---- missions ----
+
+  /** Fires a mission as the caller (mission_fire's rules); its task is `mission-<id>.<messageId>`. */
+  private async fireMission(message: Message, mission: string, text: string, userId: string): Promise<Sent> {
+    if (!message.messageId) throw malformed('the message has no messageId');
+    if (message.contextId)
+      throw malformed(
+        'a mission fire starts its own task: send it without contextId (the task names the mission)',
+      );
+    const wait = this.api.messageRate.take(userId);
+    if (wait !== undefined) throw refused('rate_limited', tooMany({ what: 'messages', wait }));
+    const messageId = clientMessageId(message.messageId, 'a2a');
+    const fired = await this.temporal(() =>
+      this.api.deps.missions.fireFor(
+        userId,
+        { mission },
+        missionFireId(userId, messageId),
+        text || undefined,
+      ),
+    );
+    if (!fired.ok) throw refused('mission_refused', fired.error);
+    const contextId = missionContextId(fired.record.id);
+    this.api.deps.log.info('a2a mission fired', { missionId: fired.record.id, userId, messageId });
+    return { contextId, messageId, awaitsMessage: false, resumed: new Map(), seenNotices: new Set() };
+  }
+
+  /**
+   * A mission task as this caller may read it: from the mission's record before its run, when it was skipped, when
+   * its run ended, or for someone the run does not act as; from the run's own conversation for its owner (and the
+   * policy's approvers) while it goes on, with its gates as interrupts.
+   */
+  private async readMission(
+    missionId: string,
+    contextId: string,
+    messageId: string,
+    userId: string,
+  ): Promise<AnyRead> {
+    const mission = await this.temporal(() => this.api.deps.missions.view(missionId));
+    const stand = standOf(mission, missionFireId(userId, messageId));
+    if (stand.kind === 'unknown') throw new TaskNotFoundError(`no task ${taskIdOf(contextId, messageId)}`);
+    const recorded: AnyRead = { task: recordedTask(mission, contextId, messageId, stand), open: [] };
+    if (stand.kind !== 'run') return recorded;
+    const { run } = stand;
+    const access = await this.temporal(() => this.api.deps.access.check(run.workflowId, userId));
+    if (access !== 'allowed') return recorded;
+    const ended = run.endedAt !== undefined;
+    const view = ended
+      ? await this.temporal(() => this.api.deps.missions.runView(run.workflowId)).catch(() => undefined)
+      : await this.viewOf(run.workflowId);
+    const turn = view?.transcript.find((m) => m.role === 'user');
+    if (!view || !turn) return recorded;
+    const read = readTask(
+      view,
+      contextId,
+      turn.id,
+      userId,
+      this.interrupt(userId),
+      taskIdOf(contextId, messageId),
+    );
+    const located = { view, run: { workflowId: run.workflowId, turnMessageId: turn.id } };
+    if (!read) return { ...recorded, ...located };
+    // An ended run's outcome is the mission's (a denied gate fails it); its words are the run's own.
+    if (ended && read.task.status!.state !== recorded.task.status!.state)
+      return { ...recorded, ...located, task: { ...recorded.task, history: read.task.history } };
+    return { ...read, ...located, task: { ...read.task, metadata: recorded.task.metadata } };
+  }
+
+  /** This caller's fires of one mission, newest first (others' fires are theirs). */
+  private async listMissionTasks(
+    missionId: string,
+    params: ListTasksRequest,
+    userId: string,
+  ): Promise<ListTasksResponse> {
+    const mission = await this.temporal(() => this.api.deps.missions.view(missionId));
+    const prefix = missionFireId(userId, '');
+    const mine = [
+      ...mission.runs.map((r) => ({ fireId: r.fireId, at: r.startedAt })),
+      ...mission.skipped.map((s) => ({ fireId: s.fireId, at: s.at })),
+    ]
+      .filter((f): f is { fireId: string; at: number } => !!f.fireId?.startsWith(prefix))
+      .sort((a, b) => b.at - a.at);
+    const tasks = mine
+      .slice(0, LIST_PAGE)
+      .map(({ fireId }) => {
+        const stand = standOf(mission, fireId);
+        return stand.kind === 'unknown'
+          ? undefined
+          : recordedTask(mission, params.contextId, fireId.slice(prefix.length), stand);
+      })
+      .filter((t): t is Task => !!t)
+      .filter((t) => !params.status || t.status?.state === params.status);
+    return { tasks, nextPageToken: '', pageSize: LIST_PAGE, totalSize: mine.length };
   }
 
   // ---- reading ----
@@ -544,6 +696,11 @@ export class ConversationTasks implements A2ARequestHandler {
     const workflowId = webSessionWorkflowId(contextId);
     const access = await this.temporal(() => this.api.deps.access.check(workflowId, userId));
     if (access !== 'allowed') throw new TaskNotFoundError(`no context ${contextId}`);
+    return await this.viewOf(workflowId);
+  }
+
+  /** A session workflow's view (a conversation, or a mission's run), for a caller already allowed to read it. */
+  private async viewOf(workflowId: string): Promise<SessionView> {
     // Through the live feed, which asks again while a worker restarts (a first query can wait on a dead worker's
     // sticky queue), rather than one query that gives up.
     const feed = new LatestEvent();
@@ -558,6 +715,14 @@ export class ConversationTasks implements A2ARequestHandler {
     }
   }
 
+  /** Any task: a conversation's turn, or a mission's fire. */
+  private async readAny(contextId: string, messageId: string, userId: string): Promise<AnyRead> {
+    const missionId = missionOfContext(contextId);
+    return missionId
+      ? await this.readMission(missionId, contextId, messageId, userId)
+      : await this.read(contextId, messageId, userId);
+  }
+
   private async read(contextId: string, messageId: string, userId: string): Promise<TaskRead> {
     const view = await this.view(contextId, userId);
     const read = readTask(view, contextId, messageId, userId, this.interrupt(userId));
@@ -566,6 +731,7 @@ export class ConversationTasks implements A2ARequestHandler {
   }
 
   private async current(sent: Sent, userId: string): Promise<TaskRead | undefined> {
+    if (missionOfContext(sent.contextId)) return await this.readAny(sent.contextId, sent.messageId, userId);
     const view = await this.view(sent.contextId, userId);
     return readTask(view, sent.contextId, sent.messageId, userId, this.interrupt(userId));
   }
@@ -581,6 +747,7 @@ export class ConversationTasks implements A2ARequestHandler {
     ms: number,
     until: ReadonlySet<TaskState> = SETTLED,
   ): AsyncGenerator<TaskRead, void, undefined> {
+    if (missionOfContext(sent.contextId)) return yield* this.followMission(sent, userId, ms, until);
     const workflowId = webSessionWorkflowId(sent.contextId);
     const feed = new LatestEvent();
     const leave = this.api.deps.live.subscribe(workflowId, (e) => feed.put(e));
@@ -625,6 +792,48 @@ export class ConversationTasks implements A2ARequestHandler {
       sent.abort?.removeEventListener('abort', gone);
       feed.close();
       leave();
+    }
+  }
+
+  /**
+   * A mission task as it moves: read again every second (the mission's record, and its run's conversation while it
+   * goes on) until it reaches one of `until` or `ms` pass; a resume the run refused ends it with the run's words.
+   */
+  private async *followMission(
+    sent: Sent,
+    userId: string,
+    ms: number,
+    until: ReadonlySet<TaskState>,
+  ): AsyncGenerator<TaskRead, void, undefined> {
+    const deadline = Date.now() + ms;
+    let lastKey = '';
+    for (;;) {
+      if (sent.abort?.aborted) return;
+      const read = await this.readAny(sent.contextId, sent.messageId, userId);
+      if (read.view && sent.resumed.size) {
+        const refusal = refusedResume(read.view, sent.resumed, userId, sent.seenNotices);
+        if (refusal) throw refused(refusal.code, refusal.message);
+      }
+      const key = `${read.task.status!.state}:${read.task.status!.message?.messageId ?? ''}:${read.task.artifacts.length}`;
+      if (key !== lastKey) {
+        lastKey = key;
+        yield read;
+      }
+      const settled = !sent.resumed.size || !read.view || resumeSettled(read.view, sent.resumed, userId);
+      if (settled && until.has(read.task.status!.state)) return;
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(MISSION_POLL_MS, left));
+        sent.abort?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
     }
   }
 

@@ -92,6 +92,8 @@ export function readTask(
   messageId: string,
   userId: string,
   interrupt: (gate: Gate) => Interrupt,
+  /** The task's own id, when it is not `<contextId>.<messageId>` (a mission task names its fire, not the run's message). */
+  taskId = taskIdOf(contextId, messageId),
 ): TaskRead | undefined {
   const transcript = view.transcript;
   const start = transcript.findIndex((m) => m.role === 'user' && m.id === messageId);
@@ -99,7 +101,6 @@ export function readTask(
   const next = transcript.findIndex((m, i) => i > start && m.role === 'user');
   const end = next < 0 ? transcript.length : next;
   const turn = transcript.slice(start, end);
-  const taskId = taskIdOf(contextId, messageId);
   const startedAt = transcript[start]!.at;
   const endedAt = next < 0 ? Infinity : transcript[next]!.at;
   const gates = view.gates.filter((g) => g.createdAt >= startedAt && g.createdAt < endedAt);

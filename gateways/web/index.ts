@@ -11,6 +11,7 @@ import { bundlePageScript } from './page-script';
 import { webRoutes } from './routes';
 import { agentCard } from '../a2a/agent-card';
 import { a2aCard } from '../a2a/route';
+import { a2aMissions } from '../a2a/mission-tasks';
 import { mountTemporalUi } from './temporal-ui';
 import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
@@ -71,6 +72,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       aguiOrigins: deps.config.web.aguiOrigins,
       a2aCard: card,
       a2aPushAllowHosts: deps.config.web.a2aPushAllowHosts,
+      missions: a2aMissions(deps.client, deps.config),
       closing: () => closing,
       temporalUiUrl: deps.config.temporal.uiUrl,
       namespace: deps.config.temporal.namespace,

@@ -1,5 +1,6 @@
 /** What the web API's routes are given by the gateway (gateways/serve.ts). */
 import type { AgentCard } from '@a2a-js/sdk';
+import type { A2aMissions } from '../a2a/mission-tasks';
 import type { Logger } from '../../infra/log';
 import type { CredentialService } from '../../infra/credentials/service';
 import type { StreamHub } from '../stream-hub';
@@ -24,6 +25,8 @@ export interface WebRouteDeps {
   aguiOrigins: readonly string[];
   /** The A2A agent card (gateways/a2a/agent-card.ts): what POST /api/a2a says it is. */
   a2aCard: AgentCard;
+  /** Missions fired over A2A (gateways/a2a/mission-tasks.ts): fired as the caller, read from the mission. */
+  missions: A2aMissions;
   /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS). */
   a2aPushAllowHosts: readonly string[];
   /** True once the gateway shuts down (its connections are about to be cut). */

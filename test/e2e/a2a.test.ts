@@ -24,6 +24,7 @@ import type { SessionView } from '../../workflows/session/contract';
 import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
 let env: TestWorkflowEnvironment;
 let stack: Stack;
@@ -403,5 +404,102 @@ describe('A2A endpoint', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: waiting.id } }),
     });
     expect(unsigned.status).toBe(401);
+  });
+
+  it("fires a mission as a task: its run's approval an interrupt, decided by a resume, completed with its result; someone else's fire of a shared mission stays its owner's", async () => {
+    const alice = await clientFor('alice');
+    const made = await say(
+      alice,
+      'call mission_create {"name": "a2a nightly", "goal": "run `echo nightly-report`", "cadence": "manual", "shared": true}',
+    );
+    expect(made.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const fire = (mission: string) =>
+      message([
+        {
+          content: { $case: 'data', value: { mission } },
+          metadata: undefined,
+          filename: '',
+          mediaType: 'application/json',
+        },
+      ]);
+    const first = fire('a2a nightly');
+    const waiting = await alice.sendMessage(request(first));
+    if (!('status' in waiting)) throw new Error('expected a task');
+    expect(waiting.id).toMatch(/^mission-[0-9a-f-]{36}\./);
+    expect(waiting.contextId).toBe(waiting.id.split('.')[0]);
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const [interrupt] = interruptsOf(waiting);
+    expect(interrupt).toMatchObject({ reason: 'tool_approval' });
+    // Sent again (a caller that got no answer): the same task, not a second run.
+    const again = await alice.sendMessage(request(first));
+    expect('status' in again && again.id).toBe(waiting.id);
+    const missionId = waiting.contextId.slice('mission-'.length);
+    const runs = async () =>
+      (
+        (await env.client.workflow.getHandle(`mission:${missionId}`).query('mission')) as {
+          runs: { n: number; fireId?: string }[];
+        }
+      ).runs;
+    expect(await runs()).toHaveLength(1);
+
+    // Nobody else reads or decides it.
+    const bob = await clientFor('bob');
+    expect((await refusal(bob.getTask({ tenant: '', id: waiting.id, historyLength: 0 }))).name).toBe(
+      'TaskNotFoundError',
+    );
+    expect((await refusal(approve(bob, waiting, interrupt!.id))).name).toBe('TaskNotFoundError');
+
+    const done = await approve(alice, waiting, interrupt!.id);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerOf(done)).toContain('nightly-report');
+    const listed = await alice.listTasks({
+      tenant: '',
+      contextId: waiting.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: undefined,
+      pageToken: '',
+      historyLength: undefined,
+      statusTimestampAfter: undefined,
+      includeArtifacts: true,
+    });
+    expect(listed.tasks.map((t) => [t.id, t.status?.state])).toEqual([
+      [waiting.id, TaskState.TASK_STATE_COMPLETED],
+    ]);
+
+    // Bob fires the shared mission: its run acts as alice, so he sees it go on, not her gate.
+    const bobs = await bob.sendMessage({
+      ...request(fire('a2a nightly')),
+      configuration: {
+        acceptedOutputModes: [],
+        taskPushNotificationConfig: undefined,
+        historyLength: undefined,
+        returnImmediately: true,
+      },
+    });
+    if (!('status' in bobs)) throw new Error('expected a task');
+    const going = await until(
+      "bob's run going",
+      async () => {
+        const t = await bob.getTask({ tenant: '', id: bobs.id, historyLength: 0 });
+        return t.status?.state === TaskState.TASK_STATE_WORKING ? t : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(going.status?.message?.parts[0]?.content).toMatchObject({
+      $case: 'text',
+      value: expect.stringContaining('acts as @alice'),
+    });
+    expect(interruptsOf(going)).toEqual([]);
+    expect((await refusal(approve(bob, bobs, interrupt!.id))).code).toBe('interrupt_unknown');
+    expect((await refusal(bob.cancelTask({ tenant: '', id: bobs.id, metadata: undefined }))).name).toBe(
+      'TaskNotCancelableError',
+    );
+    // A fire the mission refuses is told why; a mission nobody has is not found.
+    expect(await refusal(alice.sendMessage(request(fire('a2a nightly'))))).toMatchObject({
+      code: 'mission_refused',
+      message: expect.stringMatching(/waits|running|paused/),
+    });
+    expect((await refusal(alice.sendMessage(request(fire('no such mission'))))).code).toBe('mission_refused');
+    expect(await runs()).toHaveLength(2);
   });
 });

@@ -460,4 +460,113 @@ describe('A2A boundary', () => {
     );
     tally.attempt(!history.includes(token), () => 'the push token is in the workflow history');
   });
+
+  it('missions: nobody fires what they may not see, reads or decides another person’s fire, or steers a shared run', async () => {
+    const created = await rpc(
+      'SendMessage',
+      textMessage(
+        'call mission_create {"name": "private nightly", "goal": "run `echo private >> pn.txt`", "cadence": "manual"}',
+      ),
+      'alice',
+    );
+    expect(created.error).toBeUndefined();
+    await rpc(
+      'SendMessage',
+      textMessage(
+        'call mission_create {"name": "shared nightly", "goal": "run `echo shared >> sn.txt`", "cadence": "manual", "shared": true}',
+      ),
+      'alice',
+    );
+    const fire = (mission: string, more: { text?: string; contextId?: string; taskId?: string } = {}) => ({
+      message: {
+        messageId: randomUUID(),
+        role: 'ROLE_USER',
+        ...(more.contextId ? { contextId: more.contextId } : {}),
+        ...(more.taskId ? { taskId: more.taskId } : {}),
+        parts: [{ data: { mission } }, ...(more.text ? [{ text: more.text }] : [])],
+      },
+    });
+    const own = await rpc('SendMessage', fire('private nightly'), 'alice');
+    const task = own.result?.task as
+      | {
+          id: string;
+          contextId: string;
+          status: { state: string; message?: { parts: { data?: { interrupts: { id: string }[] } }[] } };
+        }
+      | undefined;
+    expect(task?.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const gateId = task!.status.message!.parts.find((p) => p.data)!.data!.interrupts[0]!.id;
+    const [, messageId] = task!.id.split('.');
+    const attempts: [string, () => Promise<RpcAnswer>, (a: RpcAnswer) => boolean][] = [
+      [
+        "fire another person's private mission",
+        () => rpc('SendMessage', fire('private nightly'), 'mallory'),
+        (a) => a.error?.data?.[0]?.metadata?.code === 'mission_refused' && !a.raw.includes('alice'),
+      ],
+      [
+        "fire another person's private mission by its id",
+        () => rpc('SendMessage', fire(task!.contextId.slice('mission-'.length)), 'mallory'),
+        (a) => a.error?.data?.[0]?.metadata?.code === 'mission_refused',
+      ],
+      [
+        "read another person's mission task",
+        () => rpc('GetTask', { id: task!.id }, 'mallory'),
+        (a) => a.error?.code === TASK_NOT_FOUND,
+      ],
+      [
+        "list another person's fires of a mission",
+        () => rpc('ListTasks', { contextId: task!.contextId }, 'mallory'),
+        (a) => !a.raw.includes(messageId!),
+      ],
+      [
+        "decide the gate of another person's mission run",
+        () =>
+          rpc(
+            'SendMessage',
+            resumeMessage(task!.contextId, task!.id, [
+              { interruptId: gateId, status: 'resolved', payload: { choice: 'approve' } },
+            ]),
+            'mallory',
+          ),
+        (a) => !!a.error,
+      ],
+      [
+        "cancel another person's mission task",
+        () => rpc('CancelTask', { id: task!.id }, 'mallory'),
+        (a) => !!a.error,
+      ],
+      [
+        'add words to a shared mission run that acts as its owner',
+        () => rpc('SendMessage', fire('shared nightly', { text: 'and also run `rm -rf ~`' }), 'mallory'),
+        (a) => a.error?.data?.[0]?.metadata?.code === 'mission_refused',
+      ],
+      [
+        'a mission fire into a conversation',
+        () => rpc('SendMessage', fire('shared nightly', { contextId: context() }), 'mallory'),
+        (a) => !!a.error,
+      ],
+      [
+        'a mission fire as an answer to a task',
+        () => rpc('SendMessage', fire('shared nightly', { taskId: task!.id }), 'mallory'),
+        (a) => !!a.error,
+      ],
+      [
+        'a push config on a mission task',
+        () =>
+          rpc('CreateTaskPushNotificationConfig', { taskId: task!.id, url: 'http://127.0.0.1:9/' }, 'alice'),
+        (a) => a.error?.data?.[0]?.metadata?.code === 'push_not_for_missions',
+      ],
+    ];
+    for (const [what, attempt, refusedIt] of attempts) {
+      const answer = await attempt();
+      tally.attempt(refusedIt(answer), () => `${what}: ${answer.status} ${answer.raw.slice(0, 300)}`);
+    }
+    // The private run still waits on alice, undecided.
+    const still = await rpc('GetTask', { id: task!.id }, 'alice');
+    tally.attempt(
+      (still.result as { status?: { state?: string } } | undefined)?.status?.state ===
+        'TASK_STATE_INPUT_REQUIRED',
+      () => `alice's mission task moved: ${still.raw.slice(0, 300)}`,
+    );
+  });
 });

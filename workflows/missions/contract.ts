@@ -63,8 +63,17 @@ export interface RunRecord {
   endedAt?: number;
   outcome?: 'ok' | 'failed' | 'cancelled';
   summary?: string;
+  /** The fire that started it, when it carried an id (an A2A task reads its run by it). */
+  fireId?: string;
   /** What people decided on the run's gates, in order (the latest 10): mission_history shows them. */
   decisions?: RunDecision[];
+}
+
+/** A fire or tick that started no run, and why; `fireId` when the fire carried one (an A2A task names its fire). */
+export interface SkippedFire {
+  at: number;
+  reason: string;
+  fireId?: string;
 }
 
 export interface RunDecision {
@@ -89,7 +98,7 @@ export interface MissionCarried {
   status: MissionStatus;
   reason: string | null;
   runs: RunRecord[];
-  skipped: { at: number; reason: string }[];
+  skipped: SkippedFire[];
   consecutiveFailures: number;
   runCount: number;
   /** A run still in flight when the mission continued as new: its end arrives as `runEnded`. */
@@ -125,7 +134,7 @@ export interface MissionView {
   status: MissionStatus;
   reason: string | null;
   runs: RunRecord[];
-  skipped: { at: number; reason: string }[];
+  skipped: SkippedFire[];
   consecutiveFailures: number;
   running: string | null;
   gate: RecordedGate | null;

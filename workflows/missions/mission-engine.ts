@@ -134,11 +134,11 @@ export class MissionEngine {
       if (this.fireIds.length > MAX_FIRE_IDS) this.fireIds.splice(0, this.fireIds.length - MAX_FIRE_IDS);
     }
     if (request.trigger === 'webhook' && this.settings.cadence.kind !== 'webhook')
-      return this.skip(`webhook call refused: the cadence is ${this.settings.cadence.kind}`);
+      return this.skip(`webhook call refused: the cadence is ${this.settings.cadence.kind}`, request.fireId);
     if (request.trigger === 'manual' && request.by !== this.input.ownerId) {
       // Others may run a shared mission as its owner wrote it, never add to the instructions of a run acting as them.
       if (!this.settings.shared)
-        return this.skip(`fire by @${request.by} refused: the mission is not shared`);
+        return this.skip(`fire by @${request.by} refused: the mission is not shared`, request.fireId);
       const { context: _dropped, ...asWritten } = request;
       return void this.fires.push(asWritten);
     }
@@ -325,7 +325,12 @@ export class MissionEngine {
     if (this.fires.length) await this.checkRunStillGoing();
     while (this.fires.length) {
       const fire = this.fires.shift()!;
-      await this.tryStart(fire.trigger, fire.context, fire.trigger === 'manual' ? fire.by : undefined);
+      await this.tryStart(
+        fire.trigger,
+        fire.context,
+        fire.trigger === 'manual' ? fire.by : undefined,
+        fire.fireId,
+      );
     }
   }
 
@@ -402,9 +407,14 @@ export class MissionEngine {
     return undefined;
   }
 
-  private async tryStart(trigger: RunRecord['trigger'], context?: string, firedBy?: string): Promise<void> {
+  private async tryStart(
+    trigger: RunRecord['trigger'],
+    context?: string,
+    firedBy?: string,
+    fireId?: string,
+  ): Promise<void> {
     const refused = this.refusal(trigger);
-    if (refused) return this.skip(refused);
+    if (refused) return this.skip(refused, fireId);
     const n = ++this.runCount;
     const runWorkflowId = missionRunWorkflowId(this.missionId, n);
     let handle;
@@ -430,7 +440,10 @@ export class MissionEngine {
       });
     } catch (error) {
       if (wf.isCancellation(error)) throw error;
-      return this.skip(`${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`);
+      return this.skip(
+        `${trigger} fire skipped: run ${n} could not start (${failureMessage(error)})`,
+        fireId,
+      );
     }
     const record: RunRecord = {
       n,
@@ -438,6 +451,7 @@ export class MissionEngine {
       trigger,
       startedAt: Date.now(),
       ...(firedBy && firedBy !== this.input.ownerId ? { firedBy } : {}),
+      ...(fireId ? { fireId } : {}),
     };
     this.runs.push(record);
     if (this.runs.length > MAX_RUN_RECORDS) this.runs.splice(0, this.runs.length - MAX_RUN_RECORDS);
@@ -573,8 +587,8 @@ export class MissionEngine {
     return false;
   }
 
-  private skip(why: string): void {
-    this.skipped.push({ at: Date.now(), reason: why });
+  private skip(why: string, fireId?: string): void {
+    this.skipped.push({ at: Date.now(), reason: why, ...(fireId ? { fireId } : {}) });
     if (this.skipped.length > MAX_SKIP_RECORDS)
       this.skipped.splice(0, this.skipped.length - MAX_SKIP_RECORDS);
   }
