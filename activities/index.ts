@@ -22,6 +22,7 @@ import {
 } from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
 import { a2aPusher } from './a2a-push';
+import { gateMailer } from './gate-mail';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
@@ -124,6 +125,7 @@ function settingsReader(
     ...(config.policy.contextTokens ? { contextTokens: config.policy.contextTokens } : {}),
     requestOverheadTokens: requestOverheadTokens(config),
     ...(hasBudgets(config.policy.budgets) ? { budgets: config.policy.budgets } : {}),
+    ...(config.email ? { email: true } : {}),
     ...(await registeredAttributes().then(
       (names) => ({ optionalSearchAttributes: names }),
       () => ({}),
@@ -180,6 +182,8 @@ export function createActivities(deps: ActivityDeps) {
 
     /** A2A push notifications of a conversation's tasks (workflows/session/a2a-push.ts). */
     pushA2aTasks: a2aPusher({ config, client, credentials, log }),
+    /** Gates e-mailed to the people who may decide them (workflows/session/gate-mail.ts). */
+    mailGates: gateMailer({ config, credentials, log }),
 
     async loadSettings(): Promise<SessionSettings> {
       return await readSettings();

@@ -3,6 +3,7 @@ import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
 import { createDiscordPlatform } from '../platforms/discord';
 import { mountCodec } from './codec';
+import { mountEmail } from './email';
 import { mountMissions } from './missions';
 import { mountOAuth } from './oauth';
 import { createSlackPlatform } from '../platforms/slack';
@@ -13,6 +14,7 @@ export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) =>
   { name: 'oauth', mount: mountOAuth },
   { name: 'missions', mount: mountMissions },
   { name: 'codec', mount: mountCodec },
+  { name: 'email', mount: mountEmail },
 ];
 
 /** Platforms whose SDK brings its own transport (Slack's Bolt: an HTTP receiver, or Socket Mode; Discord: interactions plus the discord.js connection). */

@@ -172,6 +172,8 @@ export const policyFileSchema = z.strictObject({
         sub: z.array(z.string().min(1).max(255)).default([]),
         slack: z.array(z.string().regex(/^[A-Z0-9]{2,40}$/)).default([]),
         discord: z.array(z.string().regex(/^\d{5,25}$/)).default([]),
+        /** Their e-mail address, as the operator verified it: gates they may decide are mailed here (SMTP_URL). */
+        email: z.email().max(254).optional(),
       }),
     )
     .default({}),
@@ -396,6 +398,11 @@ const envSchema = z.object({
   /** Hosts (patterns, CIDRs, host:port) an A2A push notification may reach though not public; plain http only to these. */
   A2A_PUSH_ALLOW_HOSTS: optionalText,
   SLACK_BOT_TOKEN: optionalText,
+  /** E-mail as a channel of every gate: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://host:465. */
+  SMTP_URL: optionalText,
+  EMAIL_FROM: optionalText,
+  /** How long a gate's e-mailed link works (it is single-use either way). */
+  EMAIL_LINK_TTL: durationSchema.pipe(z.number()).default(3 * 24 * 3_600_000),
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
   SLACK_APP_TOKEN: optionalText,
@@ -503,6 +510,8 @@ export interface AppConfig {
     /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS); public https ones need no entry. */
     a2aPushAllowHosts: string[];
   };
+  /** Present when SMTP_URL is set: gates are mailed to the people who may decide them (policy users' `email`). */
+  email: { smtpUrl: string; from: string; linkTtlMs: number } | undefined;
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
   slack:
     | {
@@ -819,6 +828,31 @@ function temporalConfig(e: Env): AppConfig['temporal'] {
   };
 }
 
+function emailConfig(e: Env): AppConfig['email'] {
+  if (!e.SMTP_URL) return undefined;
+  let url: URL;
+  try {
+    url = new URL(e.SMTP_URL);
+  } catch {
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'SMTP_URL is smtp://user:password@host:587 or smtps://host:465',
+    );
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'SMTP_URL is smtp://user:password@host:587 or smtps://host:465',
+    );
+  const from = e.EMAIL_FROM ?? `agent@${url.hostname}`;
+  if (!z.email().safeParse(from.replace(/^.*<([^>]+)>\s*$/, '$1')).success)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'EMAIL_FROM is an address, e.g. "Agent <agent@example.com>"',
+    );
+  return { smtpUrl: e.SMTP_URL, from, linkTtlMs: e.EMAIL_LINK_TTL };
+}
+
 function slackConfig(e: Env): AppConfig['slack'] {
   if (!e.SLACK_BOT_TOKEN) return undefined;
   return {
@@ -935,6 +969,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     web: webConfig(e, policy),
     stream: streamConfig(e),
     slack: slackConfig(e),
+    email: emailConfig(e),
     discord: discordConfig(e),
     credentials: credentialsConfig(e, policy, env),
     codec: codecConfig(e),

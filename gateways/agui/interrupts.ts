@@ -107,7 +107,7 @@ export function gateInterrupt(
  * What an approval gate offers this person, as every channel offers it: no Always allow under four-eyes or quorum, no
  * Edit under quorum; someone who may only deny it (the requester under four-eyes) is offered Deny alone.
  */
-function approvalChoices(gate: Gate & { kind: 'approval' }, userId: string): Decision['choice'][] {
+export function approvalChoices(gate: Gate & { kind: 'approval' }, userId: string): Decision['choice'][] {
   if (!approverIds(gate).includes(userId)) return ['deny'];
   if (isBudgetGate(gate)) return ['approve', 'deny'];
   return [

@@ -135,3 +135,42 @@ export function verifyLoginFlow(key: Buffer, token: string, now = Date.now()): V
   const { s, n, v, e } = parsed.data;
   return { ok: true, value: { state: s, nonce: n, verifier: v, expiresAt: e } };
 }
+
+const gateLinkSchema = z.strictObject({
+  w: z.string().min(1).max(200),
+  g: z.string().min(1).max(100),
+  u: z.string().min(1).max(128),
+  e: z.number(),
+  n: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
+});
+/**
+ * A gate's e-mailed link: which conversation and gate, whom it was sent to, until when, and a nonce that makes it
+ * single-use (the vault's used tickets). It names; it never decides: only a POST from its page, signed in, does.
+ */
+export type GateLink = {
+  workflowId: string;
+  gateId: string;
+  userId: string;
+  expiresAt: number;
+  nonce: string;
+};
+
+export function signGateLink(key: Buffer, link: GateLink): string {
+  return sign(key, 'gate-link', {
+    w: link.workflowId,
+    g: link.gateId,
+    u: link.userId,
+    e: link.expiresAt,
+    n: link.nonce,
+  });
+}
+
+export function verifyGateLink(key: Buffer, token: string, now = Date.now()): Verified<GateLink> {
+  const checked = verify(key, 'gate-link', token);
+  if (!checked.ok) return checked;
+  const parsed = gateLinkSchema.safeParse(checked.value);
+  if (!parsed.success) return { ok: false, reason: 'invalid' };
+  if (parsed.data.e < now) return { ok: false, reason: 'expired' };
+  const { w, g, u, e, n } = parsed.data;
+  return { ok: true, value: { workflowId: w, gateId: g, userId: u, expiresAt: e, nonce: n } };
+}

@@ -395,6 +395,8 @@ export interface SessionInput {
 
 export interface CarriedState {
   transcript: Message[];
+  /** Open gates already e-mailed to their deciders (gate-mail.ts). */
+  mailedGates?: string[];
   /** A2A tasks whose changes are pushed, and the state last pushed for each (a2a-push.ts). */
   a2aPush?: { taskId: string; sent?: string }[];
   grants: Grant[];

@@ -108,6 +108,17 @@ export const { pushA2aTasks } = wf.proxyActivities<Activities>({
   },
 });
 
+/** Gates mailed to their deciders (gate-mail.ts): an SMTP server that does not answer is asked again for minutes. */
+export const { mailGates } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 minutes',
+    maximumAttempts: 8,
+  },
+});
+
 /** What an activity failure says, for the conversation and the logs. */
 export function failureMessage(error: unknown): string {
   if (error instanceof wf.ActivityFailure && error.cause) return error.cause.message;

@@ -44,6 +44,7 @@ import { McpTools } from './mcp-tools';
 import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
 import { A2aPushes } from './a2a-push';
+import { GateMail } from './gate-mail';
 import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
 import { SealCheck } from './seal-check';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
@@ -74,6 +75,8 @@ export class SessionRun implements Session {
   readonly mcp: McpTools;
   /** A2A tasks of this conversation whose changes are pushed to their clients. */
   readonly pushes: A2aPushes;
+  /** Gates e-mailed to their deciders (SMTP configured). */
+  readonly mail: GateMail;
   /** Which messages the worker's transcript store holds: model calls name those by digest. */
   readonly transcriptChunks = new TranscriptChunks();
   /** Set when this is a mission run: its one turn is the goal, its result goes back to the mission. */
@@ -123,6 +126,13 @@ export class SessionRun implements Session {
     this.outbox = new Outbox(this.sessionId, this.runOf, (gateId, ref) => this.gates.recordPost(gateId, ref));
     this.mcp = new McpTools(this.state);
     this.pushes = new A2aPushes(this.sessionId, this.state, input.carried?.a2aPush);
+    this.mail = new GateMail(
+      this.sessionId,
+      input.channel,
+      this.state,
+      () => this.settings,
+      input.carried?.mailedGates,
+    );
     if (this.emitsToPlatform) {
       this.state.listener = {
         assistantText: (text, id, answer, streamRef) =>
@@ -618,11 +628,18 @@ export class SessionRun implements Session {
     return {
       ...this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } }),
       ...this.pushes.carry(),
+      ...this.mail.carry(),
     };
   }
 
   /** Nothing left to hand over: every handler finished and the outbox delivered. */
   readyToHandOver(): boolean {
-    return wf.allHandlersFinished() && this.outbox.drained && !this.gates.forwarding && this.pushes.idle;
+    return (
+      wf.allHandlersFinished() &&
+      this.outbox.drained &&
+      !this.gates.forwarding &&
+      this.pushes.idle &&
+      this.mail.idle
+    );
   }
 }

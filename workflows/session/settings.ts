@@ -27,6 +27,8 @@ export interface SessionSettings {
   budgets?: Budgets;
   /** The optional search attributes the namespace has (absent: unknown, so none is set). */
   optionalSearchAttributes?: string[];
+  /** Gates are e-mailed to the people who may decide them (SMTP_URL is set; absent: no mail). */
+  email?: boolean;
 }
 
 /**

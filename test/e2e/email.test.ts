@@ -1,0 +1,230 @@
+/**
+ * E-mail as a channel of every gate, against a real SMTP server (`smtp-server`, mails parsed with `mailparser`): a
+ * gate is mailed to each person who may decide it, in one thread per conversation, with a link to a confirm page;
+ * a link-scanner bot that opens every link of every mail (signed in or not) decides nothing; only a POST from the page,
+ * as the person the mail was sent to, decides, once; the SMTP password is in no workflow history.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionWorkdir } from '../../activities/tools/shell';
+import { Tally } from '../chaos/summary';
+import { freePort } from '../helpers/processes';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+let smtp: SMTPServer;
+const mails: ParsedMail[] = [];
+const SMTP_PASSWORD = `smtp-secret-${randomUUID()}`;
+const tally = new Tally();
+
+beforeAll(async () => {
+  const smtpPort = await freePort();
+  smtp = new SMTPServer({
+    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: true,
+    onAuth(auth, _session, callback) {
+      if (auth.username === 'agent' && auth.password === SMTP_PASSWORD) callback(null, { user: 'agent' });
+      else callback(new Error('wrong SMTP credentials'));
+    },
+    onData(stream, _session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          mails.push(mail);
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+  env = await startTestTemporal();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: {
+      approvers: ['bob'],
+      users: {
+        alice: { email: 'alice@example.com' },
+        bob: { email: 'bob@example.com' },
+        mallory: { email: 'mallory@example.com' },
+      },
+    },
+    env: {
+      SMTP_URL: `smtp://agent:${SMTP_PASSWORD}@127.0.0.1:${smtpPort}`,
+      EMAIL_FROM: 'Agent <agent@agent.example>',
+    },
+  });
+});
+
+afterAll(async () => {
+  try {
+    if (tally.runs) tally.finish('email: link scanners and other people decide nothing');
+  } finally {
+    await stack?.stop();
+    await env?.teardown();
+    smtp?.close();
+  }
+});
+
+const linksIn = (mail: ParsedMail) => [
+  ...new Set(
+    [...`${mail.text ?? ''} ${mail.html || ''}`.matchAll(/https?:\/\/[^\s"'<>]+/g)].map((m) =>
+      m[0].replace(/&amp;/g, '&'),
+    ),
+  ),
+];
+const to = (mail: ParsedMail) => (Array.isArray(mail.to) ? mail.to : [mail.to]).map((a) => a?.text).join(',');
+const lines = (contextId: string, file: string) => {
+  const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${contextId}`), file);
+  return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
+};
+
+/** The page's form, posted as a browser posts it: from the page's origin, as `user`. */
+async function post(
+  link: string,
+  user: string | undefined,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  const url = new URL(link);
+  const response = await fetch(`http://127.0.0.1:${stack.port}/email/gate`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: url.origin,
+      host: url.host,
+      ...(user ? stack.web.headers(user) : {}),
+      ...headers,
+    },
+    body: new URLSearchParams({ t: url.searchParams.get('t')!, ...fields }).toString(),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+async function open(link: string, user: string | undefined, method = 'GET') {
+  const url = new URL(link);
+  const response = await fetch(`http://127.0.0.1:${stack.port}${url.pathname}${url.search}`, {
+    method,
+    headers: { host: url.host, ...(user ? stack.web.headers(user) : {}) },
+    redirect: 'manual',
+  });
+  return { status: response.status, text: method === 'HEAD' ? '' : await response.text() };
+}
+
+describe('e-mail as a channel of every gate', () => {
+  it('mails an approval to who may decide it; scanners decide nothing; the page decides once, as its person', async () => {
+    const contextId = `mail-${randomUUID().slice(0, 8)}`;
+    await stack.web.say(contextId, 'run `echo mailed >> mail.txt`', 'alice');
+    const gate = await stack.web.pendingGate(contextId, 'alice');
+    const mailed = await until(
+      'the two mails',
+      () => (mails.filter((m) => m.subject?.includes('shell_execute')).length >= 2 ? mails : undefined),
+      { timeoutMs: 60_000 },
+    );
+    const forGate = mailed.filter((m) => m.subject?.includes('shell_execute'));
+    expect(forGate.map(to).sort()).toEqual(['alice@example.com', 'bob@example.com']);
+    const bobs = forGate.find((m) => to(m) === 'bob@example.com')!;
+    expect(bobs.subject).toBe('Approval needed: shell_execute requested by @alice');
+    expect(bobs.text).toContain('echo mailed >> mail.txt');
+    expect(bobs.html).toContain('Open the decision page');
+    expect(bobs.from?.text).toContain('agent@agent.example');
+    // One conversation, one thread.
+    expect(new Set(forGate.map((m) => JSON.stringify(m.references)))).toHaveLength(1);
+    expect(forGate[0]!.inReplyTo).toBe(forGate[0]!.references);
+    const [bobLink] = linksIn(bobs).filter((l) => l.includes('/email/gate'));
+    const [aliceLink] = linksIn(forGate.find((m) => to(m) === 'alice@example.com')!).filter((l) =>
+      l.includes('/email/gate'),
+    );
+    expect(bobLink).toBeDefined();
+
+    // The link scanner: every link of every mail, opened with GET and HEAD, signed in or not, by anyone.
+    for (const mail of forGate)
+      for (const link of linksIn(mail))
+        for (const user of [undefined, 'mallory', 'bob', 'alice'])
+          for (const method of ['GET', 'HEAD']) {
+            const opened = await open(link, user, method);
+            tally.attempt(opened.status < 500, () => `${method} ${link} as ${user}: ${opened.status}`);
+          }
+    const page = await open(bobLink!, 'bob');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Approve');
+    expect(page.text).toContain('echo mailed');
+    expect((await open(bobLink!, 'mallory')).status).toBe(403);
+    expect((await open(bobLink!, undefined)).status).toBe(401);
+    const still = await stack.web.pendingGate(contextId, 'alice');
+    tally.attempt(still.id === gate.id && still.status === 'pending', () => 'a GET decided the gate');
+    tally.attempt(lines(contextId, 'mail.txt') === 0, () => 'the command ran after the scanner');
+
+    // Posts that are not the page's, or not its person's, decide nothing.
+    const refusedPosts: [string, () => Promise<{ status: number }>][] = [
+      ['a post without Origin', () => post(bobLink!, 'bob', { choice: 'approve' }, { origin: '' })],
+      [
+        'a post from another site',
+        () => post(bobLink!, 'bob', { choice: 'approve' }, { origin: 'https://evil.example' }),
+      ],
+      [
+        'a post as JSON',
+        () => post(bobLink!, 'bob', { choice: 'approve' }, { 'content-type': 'application/json' }),
+      ],
+      ['a post by someone else', () => post(bobLink!, 'mallory', { choice: 'approve' })],
+      [
+        "a post by the requester with the approver's link",
+        () => post(bobLink!, 'alice', { choice: 'approve' }),
+      ],
+      ['a post without sign-in', () => post(bobLink!, undefined, { choice: 'approve' })],
+      [
+        'a post with a forged link',
+        () => post(bobLink!.replace(/t=[^&]{10}/, 't=AAAAAAAAAA'), 'bob', { choice: 'approve' }),
+      ],
+      ['a choice the page does not offer', () => post(bobLink!, 'bob', { choice: 'always' })],
+    ];
+    for (const [what, attempt] of refusedPosts) {
+      const answer = await attempt();
+      tally.attempt(answer.status >= 400, () => `${what} was taken: ${answer.status}`);
+    }
+    tally.attempt(
+      (await stack.web.pendingGate(contextId, 'alice')).status === 'pending',
+      () => 'a refused post decided the gate',
+    );
+
+    const decided = await post(bobLink!, 'bob', { choice: 'approve' });
+    expect(decided.status).toBe(200);
+    expect(decided.text).toMatch(/approved by @bob/);
+    await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the approved command', 60_000, 'alice');
+    expect(lines(contextId, 'mail.txt')).toBe(1);
+    const replay = await post(bobLink!, 'bob', { choice: 'approve' });
+    tally.attempt(replay.status === 409, () => `the same link posted again: ${replay.status}`);
+    const late = await post(aliceLink!, 'alice', { choice: 'deny' });
+    tally.attempt(
+      late.status === 409 && late.text.includes('Nothing waits'),
+      () => `a late post: ${late.status}`,
+    );
+    expect(lines(contextId, 'mail.txt')).toBe(1);
+
+    // A second gate in the same conversation is in the same thread.
+    await stack.web.say(contextId, 'run `echo again >> mail.txt`', 'alice');
+    const second = await until(
+      'the second gate mails',
+      () => {
+        const more = mails.filter((m) => m.subject?.includes('shell_execute'));
+        return more.length >= 4 ? more : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(new Set(second.map((m) => JSON.stringify(m.references)))).toHaveLength(1);
+
+    // The SMTP password reached the SMTP server only: no history has it.
+    const history = JSON.stringify(
+      await env.client.workflow.getHandle(`session:web:${contextId}`).fetchHistory(),
+    );
+    expect(history).not.toContain(SMTP_PASSWORD);
+    expect(stack.worker.output).not.toContain(SMTP_PASSWORD);
+  });
+});
