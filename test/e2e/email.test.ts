@@ -220,6 +220,22 @@ describe('e-mail as a channel of every gate', () => {
     );
     expect(new Set(second.map((m) => JSON.stringify(m.references)))).toHaveLength(1);
 
+    // Decided from the page while no worker runs: taken, and the command runs once the worker is back.
+    const againLink = linksIn(second.filter((m) => to(m) === 'bob@example.com').at(-1)!).find((l) =>
+      l.includes('/email/gate'),
+    )!;
+    await stack.worker.kill('SIGKILL');
+    const offline = await post(againLink, 'bob', { choice: 'approve' });
+    expect(offline.status).toBe(202);
+    expect(offline.text).toContain('Your decision was sent');
+    expect(lines(contextId, 'mail.txt')).toBe(1);
+    await stack.restartWorker();
+    await until('the second command', () => lines(contextId, 'mail.txt') === 2 || undefined, {
+      timeoutMs: 90_000,
+    });
+    await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the second answer', 60_000, 'alice');
+    expect(lines(contextId, 'mail.txt')).toBe(2);
+
     // The SMTP password reached the SMTP server only: no history has it.
     const history = JSON.stringify(
       await env.client.workflow.getHandle(`session:web:${contextId}`).fetchHistory(),
