@@ -5,8 +5,9 @@
  * vault; what was pushed to whom is kept in the activity's heartbeat, so a retry after a receiver failed posts only
  * what is still owed. A person who may no longer read the conversation loses their receivers.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { StreamResponse, type Task } from '@a2a-js/sdk';
 import { aliasesOf } from '../common/identities';
 import type { AppConfig } from '../infra/config';
@@ -17,6 +18,7 @@ import { parseTaskId, readTask, TERMINAL } from '../gateways/a2a/tasks';
 import { gateInterrupt } from '../gateways/agui/interrupts';
 import { connectUrl } from '../gateways/oauth/links';
 import { stateQuery, type SessionView } from '../workflows/session/contract';
+import { webSessionWorkflowId } from '../common/ids';
 import type { Logger } from '../infra/log';
 
 export interface PushRequest {
@@ -29,11 +31,25 @@ export interface PushedTask {
   sent?: string;
   /** The task ended and every receiver was told, or it has no receivers left: it is no longer followed. */
   done?: true;
+  /** A receiver did not take its push: the workflow asks again later. */
+  owed?: true;
 }
 
-/** What a receiver's reading of the task is: a change of it is pushed. */
+/**
+ * What a receiver's reading of the task is, from its content (not the view's version, which moves with every change
+ * of the conversation): a change of it is pushed, the same reading never twice.
+ */
 const stateKey = (task: Task) =>
-  `${task.status?.state ?? 0}:${task.status?.message?.messageId ?? ''}:${task.artifacts.length}`;
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        task.status?.state ?? 0,
+        task.status?.message?.parts.map((p) => p.content) ?? [],
+        task.artifacts.map((a) => a.parts.map((p) => p.content)),
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 22);
 
 export function a2aPusher(deps: {
   config: AppConfig;
@@ -46,6 +62,7 @@ export function a2aPusher(deps: {
     ...config.policy.approvers,
     ...Object.values(config.policy.tools).flatMap((tool) => tool.approvers ?? []),
   ]);
+  const pushHosts = { allowHosts: config.web.a2aPushAllowHosts, denyHosts: config.policy.denyHosts };
   const mayRead = (view: SessionView, userId: string) => {
     const ids = aliasesOf(userId, config.policy.users);
     return ids.includes(view.ownerId) || ids.some((id) => approvers.has(id));
@@ -60,15 +77,22 @@ export function a2aPusher(deps: {
     const vault = deps.credentials().vault;
     const view = await client.workflow.getHandle(request.workflowId).query(stateQuery);
     const results: PushedTask[] = [];
-    const failures: string[] = [];
     for (const { taskId, sent } of request.tasks) {
       const ids = parseTaskId(taskId);
-      const configs = ids ? await vault.pushConfigs(taskId) : [];
-      if (!ids || !configs.length) {
+      // Only this conversation's own tasks: a task id naming another conversation is never read or pushed here.
+      if (!ids || webSessionWorkflowId(ids.contextId) !== request.workflowId) {
         results.push({ taskId, done: true });
         continue;
       }
-      const last: Record<string, string> = sent ? (JSON.parse(sent) as Record<string, string>) : {};
+      const configs = await vault.pushConfigs(taskId);
+      if (!configs.length) {
+        results.push({ taskId, done: true });
+        continue;
+      }
+      const earlier: Record<string, string> = sent ? (JSON.parse(sent) as Record<string, string>) : {};
+      // Only the receivers there are now: a removed one's entry goes.
+      const last: Record<string, string> = {};
+      for (const c of configs) if (earlier[c.id] !== undefined) last[c.id] = earlier[c.id]!;
       let ended = true;
       let owed = 0;
       for (const receiver of configs) {
@@ -109,17 +133,14 @@ export function a2aPusher(deps: {
             continue;
           }
           owed++;
-          failures.push(`${taskId}: ${(error as Error).message}`);
+          log.warn('a2a push not taken; owed', { taskId, error: (error as Error).message });
         }
       }
       if (ended && owed === 0) {
         for (const receiver of configs) await vault.deletePushConfig(taskId, receiver.id);
         results.push({ taskId, done: true });
-      } else results.push({ taskId, sent: JSON.stringify(last) });
+      } else results.push({ taskId, sent: JSON.stringify(last), ...(owed ? { owed: true as const } : {}) });
     }
-    // Asked again (a retry) for what is still owed; what was told is in the heartbeat, not told twice.
-    if (failures.length)
-      throw ApplicationFailure.retryable(failures.join('; ').slice(0, 1_000), 'PushFailed');
     return results;
   };
 
@@ -129,6 +150,6 @@ export function a2aPusher(deps: {
       headers.authorization = `${receiver.authentication.scheme} ${receiver.authentication.credentials}`;
     else if (receiver.token) headers['x-a2a-notification-token'] = receiver.token;
     const body = JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'task', value: task } }));
-    await postPush(receiver.url, config.web.a2aPushAllowHosts, headers, body);
+    await postPush(receiver.url, pushHosts, headers, body);
   }
 }

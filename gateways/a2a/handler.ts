@@ -73,6 +73,7 @@ const MAX_RESUME_ENTRIES = 50;
 const LIST_PAGE = 50;
 /** How often a mission task is read again while a call follows it. */
 const MISSION_POLL_MS = 1_000;
+const ENDED_RUNS_KEPT = 200;
 
 /** Where the route puts the request's abort signal in the call's context (a caller gone ends its waits). */
 export const ABORT_KEY = 'a2a.abort';
@@ -135,7 +136,11 @@ function parsePushConfig(params: TaskPushNotificationConfig): {
         .max(64)
         .regex(/^[A-Za-z0-9_.-]*$/, 'letters, digits, _ . -'),
       url: z.string().min(1, 'a push config names its url'),
-      token: z.string().max(1_024).optional(),
+      token: z
+        .string()
+        .max(1_024)
+        .regex(/^[\x21-\x7e]*$/, 'printable ASCII without spaces')
+        .optional(),
       authentication: z
         .object({
           scheme: z
@@ -208,6 +213,9 @@ interface Sent {
 const abortOf = (context: ServerCallContext) => context.state.get(ABORT_KEY) as AbortSignal | undefined;
 
 export class ConversationTasks implements A2ARequestHandler {
+  /** Ended mission runs' views, read once each (the newest ENDED_RUNS_KEPT). */
+  private readonly endedRuns = new Map<string, SessionView>();
+
   constructor(
     private readonly api: WebApi,
     private readonly card: AgentCard,
@@ -396,8 +404,11 @@ export class ConversationTasks implements A2ARequestHandler {
   /** A config's fields and address judged before anything happens (a refused config sends no message either). */
   private async vetPush(params: TaskPushNotificationConfig): Promise<VettedPush> {
     const config = parsePushConfig(params);
-    const vetted = await vetPushUrl(config.url, this.api.deps.a2aPushAllowHosts);
-    if (!vetted.ok) throw refused('push_url_refused', vetted.reason);
+    const vetted = await vetPushUrl(config.url, this.api.deps.a2aPushHosts);
+    if (!vetted.ok) {
+      if (vetted.detail) this.api.deps.log.info('a2a push url refused', { detail: vetted.detail });
+      throw refused('push_url_refused', vetted.reason);
+    }
     return { ...config, url: vetted.url.href };
   }
 
@@ -437,7 +448,13 @@ export class ConversationTasks implements A2ARequestHandler {
   /** A push config sent with the message, judged before the message is sent: then kept for the task it starts. */
   private async sendWithPush(params: SendMessageRequest, userId: string): Promise<Sent> {
     const push = params.configuration?.taskPushNotificationConfig;
-    if (push && params.message && contentOf(params.message).mission !== undefined)
+    const toTask = params.message?.taskId ? parseTaskId(params.message.taskId) : undefined;
+    if (
+      push &&
+      params.message &&
+      (contentOf(params.message).mission !== undefined ||
+        (toTask && missionOfContext(toTask.contextId) !== undefined))
+    )
       throw refused(
         'push_not_for_missions',
         'push notifications are for conversation tasks: follow a mission task with SubscribeToTask or GetTask',
@@ -621,9 +638,7 @@ export class ConversationTasks implements A2ARequestHandler {
     const access = await this.temporal(() => this.api.deps.access.check(run.workflowId, userId));
     if (access !== 'allowed') return recorded;
     const ended = run.endedAt !== undefined;
-    const view = ended
-      ? await this.temporal(() => this.api.deps.missions.runView(run.workflowId)).catch(() => undefined)
-      : await this.viewOf(run.workflowId);
+    const view = ended ? await this.endedRunView(run.workflowId) : await this.viewOf(run.workflowId);
     const turn = view?.transcript.find((m) => m.role === 'user');
     if (!view || !turn) return recorded;
     const read = readTask(
@@ -642,6 +657,17 @@ export class ConversationTasks implements A2ARequestHandler {
     return { ...read, ...located, task: { ...read.task, metadata: recorded.task.metadata } };
   }
 
+  /** An ended run's view does not change: read once (a query of a closed workflow replays it), then kept. */
+  private async endedRunView(workflowId: string): Promise<SessionView | undefined> {
+    const kept = this.endedRuns.get(workflowId);
+    if (kept) return kept;
+    const view = await this.temporal(() => this.api.deps.missions.runView(workflowId)).catch(() => undefined);
+    if (!view) return undefined;
+    this.endedRuns.set(workflowId, view);
+    while (this.endedRuns.size > ENDED_RUNS_KEPT) this.endedRuns.delete(this.endedRuns.keys().next().value!);
+    return view;
+  }
+
   /** This caller's fires of one mission, newest first (others' fires are theirs). */
   private async listMissionTasks(
     missionId: string,
@@ -654,7 +680,10 @@ export class ConversationTasks implements A2ARequestHandler {
       ...mission.runs.map((r) => ({ fireId: r.fireId, at: r.startedAt })),
       ...mission.skipped.map((s) => ({ fireId: s.fireId, at: s.at })),
     ]
-      .filter((f): f is { fireId: string; at: number } => !!f.fireId?.startsWith(prefix))
+      .filter(
+        (f): f is { fireId: string; at: number } =>
+          !!f.fireId?.startsWith(prefix) && /^[A-Za-z0-9_-]{1,64}$/.test(f.fireId.slice(prefix.length)),
+      )
       .sort((a, b) => b.at - a.at);
     const tasks = mine
       .slice(0, LIST_PAGE)
@@ -824,15 +853,18 @@ export class ConversationTasks implements A2ARequestHandler {
       const left = deadline - Date.now();
       if (left <= 0) return;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(MISSION_POLL_MS, left));
-        sent.abort?.addEventListener(
-          'abort',
+        const gone = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(
           () => {
-            clearTimeout(timer);
+            sent.abort?.removeEventListener('abort', gone);
             resolve();
           },
-          { once: true },
+          Math.min(MISSION_POLL_MS, left),
         );
+        sent.abort?.addEventListener('abort', gone, { once: true });
       });
     }
   }

@@ -71,7 +71,10 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
       rate: deps.config.web.rate,
       aguiOrigins: deps.config.web.aguiOrigins,
       a2aCard: card,
-      a2aPushAllowHosts: deps.config.web.a2aPushAllowHosts,
+      a2aPushHosts: {
+        allowHosts: deps.config.web.a2aPushAllowHosts,
+        denyHosts: deps.config.policy.denyHosts,
+      },
       missions: a2aMissions(deps.client, deps.config),
       closing: () => closing,
       temporalUiUrl: deps.config.temporal.uiUrl,

@@ -27,8 +27,8 @@ export interface WebRouteDeps {
   a2aCard: AgentCard;
   /** Missions fired over A2A (gateways/a2a/mission-tasks.ts): fired as the caller, read from the mission. */
   missions: A2aMissions;
-  /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS). */
-  a2aPushAllowHosts: readonly string[];
+  /** Non-public hosts A2A push notifications may reach (A2A_PUSH_ALLOW_HOSTS), and the policy's denied hosts. */
+  a2aPushHosts: { allowHosts: readonly string[]; denyHosts: readonly string[] };
   /** True once the gateway shuts down (its connections are about to be cut). */
   closing: () => boolean;
   temporalUiUrl: string | undefined;

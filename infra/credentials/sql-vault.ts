@@ -259,16 +259,22 @@ export class SqlVault implements Vault {
     if (!rows.some((r) => r.id === id) && rows.length >= MAX_PUSH_CONFIGS) return false;
     await this.query(
       `INSERT INTO push_configs (task_id, id, user_id, config, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (task_id, id) DO UPDATE SET user_id = excluded.user_id, config = excluded.config`,
+       ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config
+       WHERE push_configs.user_id = excluded.user_id`,
       [
         taskId,
         id,
         userId,
-        this.cipher.seal(JSON.stringify(secret), VaultCipher.pushContext(taskId, id)),
+        this.cipher.seal(JSON.stringify(secret), VaultCipher.pushContext(taskId, id, userId)),
         createdAt,
       ],
     );
-    return true;
+    // Another person's config under that id stays theirs (two people saving one id at once): not saved.
+    const { rows: kept } = await this.query<{ user_id: string }>(
+      'SELECT user_id FROM push_configs WHERE task_id = ? AND id = ?',
+      [taskId, id],
+    );
+    return kept[0]?.user_id === userId;
   }
 
   async pushConfigs(taskId: string): Promise<PushConfig[]> {
@@ -284,7 +290,7 @@ export class SqlVault implements Vault {
     for (const row of rows) {
       const secret = this.cipher.openJson<Omit<PushConfig, 'id' | 'taskId' | 'userId' | 'createdAt'>>(
         row.config,
-        VaultCipher.pushContext(taskId, row.id),
+        VaultCipher.pushContext(taskId, row.id, row.user_id),
       );
       if (!secret) {
         await this.deletePushConfig(taskId, row.id);

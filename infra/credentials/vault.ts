@@ -176,7 +176,7 @@ export class VaultCipher {
 
   static credentialContext = (userId: string, provider: string) => `${userId}\n${provider}`;
   static flowContext = (id: string) => `flow\n${id}`;
-  static pushContext = (taskId: string, id: string) => `push\n${taskId}\n${id}`;
+  static pushContext = (taskId: string, id: string, userId: string) => `push\n${taskId}\n${id}\n${userId}`;
   static clientContext = (provider: string, authorizationServer: string, redirectUri: string) =>
     `client\n${provider}\n${authorizationServer}\n${redirectUri}`;
 }

@@ -22,6 +22,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { freePort } from '../helpers/processes';
+import { historyText } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -177,7 +178,7 @@ describe('A2A push notifications', () => {
     expect(states.filter((s) => s === TaskState.TASK_STATE_COMPLETED)).toHaveLength(1);
 
     // The token is in no workflow history; the task's configs are gone once its end was pushed.
-    const history = JSON.stringify(
+    const history = historyText(
       await env.client.workflow.getHandle(`session:web:${waiting.contextId}`).fetchHistory(),
     );
     expect(history).not.toContain(token);

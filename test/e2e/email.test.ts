@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { Tally } from '../chaos/summary';
 import { freePort } from '../helpers/processes';
+import { historyText } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -237,7 +238,7 @@ describe('e-mail as a channel of every gate', () => {
     expect(lines(contextId, 'mail.txt')).toBe(2);
 
     // The SMTP password reached the SMTP server only: no history has it.
-    const history = JSON.stringify(
+    const history = historyText(
       await env.client.workflow.getHandle(`session:web:${contextId}`).fetchHistory(),
     );
     expect(history).not.toContain(SMTP_PASSWORD);

@@ -12,6 +12,7 @@ import type { CredentialGate, QuestionGate, SessionView } from '../../workflows/
 import { RemoteMcpServer } from '../helpers/mcp-http-server';
 import { Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { until } from '../helpers/until';
+import { historyText } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { mcpFixture, serverDir } from '../helpers/mcp-fixtures';
@@ -181,7 +182,7 @@ describe('MCP tool servers', () => {
     before = await callTool(sessionId, 'remote__whoami', {});
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(remote.tokensSeen.size).toBeGreaterThan(0);
-    const history = JSON.stringify(
+    const history = historyText(
       await env.client.workflow.getHandle(`session:web:${sessionId}`).fetchHistory(),
     );
     const logs = stack.worker.output + stack.gateway.output;
@@ -259,7 +260,7 @@ describe('MCP tool servers', () => {
     expect(await resultAfter(sessionId, before)).toMatchObject({ status: 'ok', content: 'you are johndoe' });
     expect(provider.registrations).toHaveLength(1); // the registered client is kept and reused
 
-    const history = JSON.stringify(
+    const history = historyText(
       await env.client.workflow.getHandle(`session:web:${sessionId}`).fetchHistory(),
     );
     const logs = stack.worker.output + stack.gateway.output;

@@ -398,7 +398,7 @@ export interface CarriedState {
   /** Open gates already e-mailed to their deciders (gate-mail.ts). */
   mailedGates?: string[];
   /** A2A tasks whose changes are pushed, and the state last pushed for each (a2a-push.ts). */
-  a2aPush?: { taskId: string; sent?: string }[];
+  a2aPush?: { taskId: string; sent?: string; owedSince?: number }[];
   grants: Grant[];
   inbox: UserMessage[];
   notices: Notice[];

@@ -94,17 +94,17 @@ export const { deliver } = wf.proxyActivities<Activities>({
 });
 
 /**
- * A2A push notifications (a2a-push.ts): a receiver that does not answer is asked again for a few minutes; a
- * receiver the address policy refuses is not (the activity fails it without retry).
+ * A2A push notifications (a2a-push.ts): the activity tells which receivers it still owes (the workflow asks again on
+ * its own back-off); retried here only when the conversation or the vault could not be read.
  */
 export const { pushA2aTasks } = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: ['PushRefused'],
+    maximumInterval: '30 seconds',
+    maximumAttempts: 3,
   },
 });
 

@@ -638,7 +638,7 @@ export class SessionRun implements Session {
       wf.allHandlersFinished() &&
       this.outbox.drained &&
       !this.gates.forwarding &&
-      this.pushes.idle &&
+      // A push in flight is not waited for: the next run pushes again from what was carried.
       this.mail.idle
     );
   }
