@@ -61,7 +61,7 @@ export function createOutbounds(
 ): OutboundFor {
   // A platform's client and renderer are loaded only on a worker configured for it, when it first delivers
   // (Discord's REST client and Slack's markdown converter are 0.3 s of a worker's start otherwise).
-  const { slack, discord } = config;
+  const { slack, discord, teams } = config;
   const outbounds: Record<string, (() => Promise<Outbound>) | undefined> = {
     slack: slack
       ? once(async () => {
@@ -85,6 +85,17 @@ export function createOutbounds(
           });
         })
       : undefined,
+    teams: teams
+      ? once(async () => {
+          const { TeamsOutbound } = await import('../platforms/teams/outbound.js');
+          return new TeamsOutbound({
+            appId: teams.appId,
+            appPassword: teams.appPassword,
+            tokenUrl: teams.tokenUrl,
+            users: config.policy.users,
+          });
+        })
+      : undefined,
   };
   return async (sessionId) => await outbounds[/^session:([a-z]+):/.exec(sessionId)?.[1] ?? '']?.();
 }
@@ -97,7 +108,7 @@ export function createDeliver(
     const outbound = await outboundFor(sessionId);
     if (!outbound) {
       throw ApplicationFailure.nonRetryable(
-        `no outbound for ${platform || sessionId}: is the platform configured on this worker (e.g. SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN)?`,
+        `no outbound for ${platform || sessionId}: is the platform configured on this worker (e.g. SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN, TEAMS_APP_ID)?`,
         'PlatformNotConfigured',
       );
     }

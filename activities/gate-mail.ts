@@ -32,7 +32,12 @@ export function mailRecipients(
   const found = new Map<string, { userId: string; address: string }>();
   for (const [name, person] of Object.entries(users)) {
     if (!person.email) continue;
-    const ids = [name, ...person.slack, ...person.discord];
+    const ids = [
+      name,
+      ...person.slack,
+      ...person.discord,
+      ...(person.teams ?? []).map((id) => `teams:${id.toLowerCase()}`),
+    ];
     const decider = deciders.find((id) => ids.includes(id));
     if (decider === undefined || (gate.kind !== 'credential' && !mayDecide(gate, decider))) continue;
     found.set(person.email.toLowerCase(), { userId: name, address: person.email });

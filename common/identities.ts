@@ -40,14 +40,22 @@ export function signInUserId(provider: string, sub: string, users: UsersTable): 
 /** Every id this person has: the web identity and its mapped Slack and Discord ids. */
 export function aliasesOf(userId: string, users: UsersTable): string[] {
   const entry = Object.hasOwn(users, userId) ? users[userId] : undefined;
-  return [userId, ...(entry?.slack ?? []), ...(entry?.discord ?? [])];
+  return [
+    userId,
+    ...(entry?.slack ?? []),
+    ...(entry?.discord ?? []),
+    ...(entry?.teams ?? []).map((id) => `teams:${id.toLowerCase()}`),
+  ];
 }
 
 /** The person a web, Slack or Discord id belongs to: their `users` name when listed, else the id itself. */
 export function personOf(userId: string, users: UsersTable): string {
   if (Object.hasOwn(users, userId)) return userId;
   const listed = Object.entries(users).find(
-    ([, entry]) => entry.slack.includes(userId) || entry.discord.includes(userId),
+    ([, entry]) =>
+      entry.slack.includes(userId) ||
+      entry.discord.includes(userId) ||
+      (entry.teams ?? []).some((id) => `teams:${id.toLowerCase()}` === userId),
   );
   return listed ? listed[0] : userId;
 }

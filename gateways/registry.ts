@@ -7,6 +7,7 @@ import { mountEmail } from './email';
 import { mountMissions } from './missions';
 import { mountOAuth } from './oauth';
 import { createSlackPlatform } from '../platforms/slack';
+import { createTeamsPlatform } from '../platforms/teams';
 import { mountWeb } from './web';
 
 export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) => void }[] = [
@@ -21,4 +22,5 @@ export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) =>
 export const nodePlatforms: { name: string; create: (deps: GatewayDeps) => NodePlatform | undefined }[] = [
   { name: 'slack', create: createSlackPlatform },
   { name: 'discord', create: createDiscordPlatform },
+  { name: 'teams', create: createTeamsPlatform },
 ];

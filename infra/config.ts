@@ -172,6 +172,10 @@ export const policyFileSchema = z.strictObject({
         sub: z.array(z.string().min(1).max(255)).default([]),
         slack: z.array(z.string().regex(/^[A-Z0-9]{2,40}$/)).default([]),
         discord: z.array(z.string().regex(/^\d{5,25}$/)).default([]),
+        /** Their Microsoft Entra object ids (Teams' `from.aadObjectId`), e.g. 00000000-0000-0000-0000-000000000000. */
+        teams: z
+          .array(z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i))
+          .optional(),
         /** Their e-mail address, as the operator verified it: gates they may decide are mailed here (SMTP_URL). */
         email: z.email().max(254).optional(),
       }),
@@ -412,6 +416,14 @@ const envSchema = z.object({
   STREAM_URL: optionalText,
   /** The secret workers present to gateways' /internal/stream (at least 16 characters; set on both). */
   STREAM_TOKEN: optionalText,
+  /** Microsoft Teams: the bot's app (client) id and secret from its Azure Bot registration. */
+  TEAMS_APP_ID: optionalText,
+  TEAMS_APP_PASSWORD: optionalText,
+  /** Single-tenant bots: the tenant id (tokens come from that tenant); unset: multi-tenant (botframework.com). */
+  TEAMS_TENANT_ID: optionalText,
+  /** Where the Bot Connector publishes its signing keys, and where the bot gets its tokens (tests point them home). */
+  TEAMS_OPENID_METADATA: optionalText,
+  TEAMS_TOKEN_URL: optionalText,
   DISCORD_BOT_TOKEN: optionalText,
   DISCORD_PUBLIC_KEY: optionalText,
   DISCORD_APPLICATION_ID: optionalText,
@@ -525,6 +537,16 @@ export interface AppConfig {
     | undefined;
   /** Streamed answers (infra/stream-relay.ts): where workers send partial text, and the shared secret. */
   stream: { urls: string[]; token: string | undefined };
+  /** Present when TEAMS_APP_ID is set (with TEAMS_APP_PASSWORD): the Teams channel at /teams/messages. */
+  teams:
+    | {
+        appId: string;
+        appPassword: string;
+        tenantId: string | undefined;
+        openIdMetadataUrl: string;
+        tokenUrl: string;
+      }
+    | undefined;
   /** Present when DISCORD_BOT_TOKEN is set; HTTP interactions also need DISCORD_PUBLIC_KEY. */
   discord:
     | {
@@ -853,6 +875,23 @@ function emailConfig(e: Env): AppConfig['email'] {
   return { smtpUrl: e.SMTP_URL, from, linkTtlMs: e.EMAIL_LINK_TTL };
 }
 
+function teamsConfig(e: Env): AppConfig['teams'] {
+  if (!e.TEAMS_APP_ID) return undefined;
+  if (!e.TEAMS_APP_PASSWORD)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      'TEAMS_APP_PASSWORD is missing: the client secret of the Azure Bot registration whose app id is TEAMS_APP_ID (or unset TEAMS_APP_ID to turn Teams off)',
+    );
+  const tenant = e.TEAMS_TENANT_ID ?? 'botframework.com';
+  return {
+    appId: e.TEAMS_APP_ID,
+    appPassword: e.TEAMS_APP_PASSWORD,
+    tenantId: e.TEAMS_TENANT_ID,
+    openIdMetadataUrl: e.TEAMS_OPENID_METADATA ?? 'https://login.botframework.com/v1/.well-known/openidconfiguration',
+    tokenUrl: e.TEAMS_TOKEN_URL ?? `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/token`,
+  };
+}
+
 function slackConfig(e: Env): AppConfig['slack'] {
   if (!e.SLACK_BOT_TOKEN) return undefined;
   return {
@@ -970,6 +1009,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     stream: streamConfig(e),
     slack: slackConfig(e),
     email: emailConfig(e),
+    teams: teamsConfig(e),
     discord: discordConfig(e),
     credentials: credentialsConfig(e, policy, env),
     codec: codecConfig(e),

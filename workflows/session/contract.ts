@@ -378,7 +378,7 @@ export interface ForkOrigin {
 
 export interface SessionInput {
   sessionId: string;
-  channel: 'web' | 'slack' | 'discord' | 'mission';
+  channel: 'web' | 'slack' | 'discord' | 'teams' | 'mission';
   ownerId: string;
   /** A mission run: one turn on the goal, gates reported to the mission, then the result is returned. */
   run?: {

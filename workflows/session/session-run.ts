@@ -122,7 +122,8 @@ export class SessionRun implements Session {
     this.runOf = input.run;
     this.gates = new Gates(this, input.carried?.turn?.told);
     this.state.arriving = () => this.sealCheck.waiting('userMessage');
-    this.emitsToPlatform = input.channel === 'slack' || input.channel === 'discord';
+    this.emitsToPlatform =
+      input.channel === 'slack' || input.channel === 'discord' || input.channel === 'teams';
     this.outbox = new Outbox(this.sessionId, this.runOf, (gateId, ref) => this.gates.recordPost(gateId, ref));
     this.mcp = new McpTools(this.state);
     this.pushes = new A2aPushes(this.sessionId, this.state, input.carried?.a2aPush);

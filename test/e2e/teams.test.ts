@@ -1,0 +1,212 @@
+/**
+ * The Teams channel against a fake Bot Connector at its protocol boundary (test/helpers/fake-teams.ts), with
+ * activities signed as the connector signs them (RS256, keys from its OpenID metadata): a message starts a session,
+ * its approval is an Adaptive Card; a click (Universal Actions' invoke) is answered with no worker running, and the
+ * tool runs once when the worker is back, the posted card edited in place to the decision; forged, expired,
+ * wrong-audience, wrong-issuer, re-targeted and replayed activities get nothing through.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionWorkdir } from '../../activities/tools/shell';
+import { teamsSessionWorkflowId } from '../../platforms/teams/ids';
+import type { SessionView } from '../../workflows/session/contract';
+import { stateQuery } from '../../workflows/session/contract';
+import { Tally } from '../chaos/summary';
+import { FakeTeams, teamsCardAction, teamsMessage } from '../helpers/fake-teams';
+import { historyText } from '../helpers/history';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+const teams = new FakeTeams();
+const tally = new Tally();
+const ALICE = randomUUID();
+const BOB = randomUUID();
+const MALLORY = randomUUID();
+
+beforeAll(async () => {
+  await teams.start();
+  env = await startTestTemporal();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: { approvers: [`teams:${BOB}`], users: { alice: { teams: [ALICE] }, bob: { teams: [BOB] } } },
+    env: teams.env(),
+  });
+});
+
+afterAll(async () => {
+  try {
+    if (tally.runs) tally.finish('teams: forged, expired, wrong-audience and replayed activities');
+  } finally {
+    await stack?.stop();
+    await env?.teardown();
+    await teams.stop();
+  }
+});
+
+async function send(activity: Record<string, unknown>, token?: string) {
+  const response = await fetch(`http://127.0.0.1:${stack.port}/teams/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify(activity),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+}
+const signed = async (activity: Record<string, unknown>) =>
+  await send(activity, await teams.token(activity.serviceUrl as string));
+
+const workflowOf = (conversationId: string) =>
+  teamsSessionWorkflowId({ serviceUrl: teams.serviceUrl, conversationId });
+const viewOf = async (conversationId: string) =>
+  (await env.client.workflow.getHandle(workflowOf(conversationId)).query(stateQuery)) as SessionView;
+const lines = (conversationId: string, file: string) => {
+  const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowOf(conversationId)), file);
+  return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
+};
+const cardText = (card: Record<string, unknown>) => JSON.stringify(card);
+
+describe('Microsoft Teams', () => {
+  it('posts an approval as an Adaptive Card; a click with no worker is answered and the tool runs once after', async () => {
+    const conversationId = `19:${randomUUID()}@thread.v2`;
+    expect(
+      (
+        await signed(
+          teamsMessage(teams.serviceUrl, conversationId, ALICE, '<at>Agent</at> run `echo teams >> t.txt`'),
+        )
+      ).status,
+    ).toBe(200);
+    const [posted] = await until('the approval card', () => {
+      const cards = teams.cards(conversationId).filter((c) => c.method === 'POST');
+      return cards.length ? cards : undefined;
+    });
+    expect(cardText(posted!.card)).toContain('Approval needed: shell_execute requested by @alice');
+    expect(cardText(posted!.card)).toContain('echo teams >> t.txt');
+    const actions = (posted!.card.actions as { type: string; verb: string; data: { g: string } }[]) ?? [];
+    expect(actions.map((a) => [a.type, a.verb])).toEqual([
+      ['Action.Execute', 'gate.approve'],
+      ['Action.Execute', 'gate.deny'],
+      ['Action.Execute', 'gate.always'],
+    ]);
+    const gateId = actions[0]!.data.g;
+    // The bot got its token from the token endpoint with its own credentials; it never sent the secret anywhere else.
+    expect(teams.tokenRequests.at(-1)?.get('scope')).toBe('https://api.botframework.com/.default');
+
+    // Attacks on the endpoint: none is taken.
+    const click = teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.approve', { g: gateId });
+    const { privateKey: otherKey } = await generateKeyPair('RS256');
+    const attacks: [string, () => Promise<{ status: number }>][] = [
+      ['no token', () => send(click)],
+      [
+        'a token signed by another key',
+        async () => send(click, await teams.token(teams.serviceUrl, { key: otherKey })),
+      ],
+      ['an expired token', async () => send(click, await teams.token(teams.serviceUrl, { expiresIn: -600 }))],
+      [
+        'a token for another bot',
+        async () => send(click, await teams.token(teams.serviceUrl, { audience: randomUUID() })),
+      ],
+      [
+        'a token from another issuer',
+        async () => send(click, await teams.token(teams.serviceUrl, { issuer: 'https://evil.example' })),
+      ],
+      [
+        "a token whose serviceurl is not the activity's",
+        async () =>
+          send({ ...click, serviceUrl: 'http://127.0.0.1:9/' }, await teams.token(teams.serviceUrl)),
+      ],
+      [
+        'a token with alg none',
+        async () =>
+          send(
+            click,
+            `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ aud: teams.appId, iss: 'https://api.botframework.com', serviceurl: teams.serviceUrl, exp: 9999999999 })).toString('base64url')}.`,
+          ),
+      ],
+      [
+        'a token with an unknown key id',
+        async () => send(click, await teams.token(teams.serviceUrl, { kid: 'nope' })),
+      ],
+    ];
+    for (const [what, attempt] of attacks) {
+      const answer = await attempt();
+      tally.attempt(answer.status === 401, () => `${what} was taken: ${answer.status}`);
+    }
+    tally.attempt(
+      (await viewOf(conversationId)).gates.find((g) => g.id === gateId)?.status === 'pending',
+      () => 'a forged click decided the gate',
+    );
+
+    // Someone who may not decide it clicks: the card tells them; nothing runs.
+    const mallory = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, MALLORY, 'gate.approve', { g: gateId }),
+    );
+    expect(mallory.status).toBe(200);
+    expect(JSON.stringify(mallory.body)).toMatch(/may|only|not/i);
+    expect((await viewOf(conversationId)).gates.find((g) => g.id === gateId)?.status).toBe('pending');
+
+    // The worker is gone; bob approves: answered at once, kept, run once when the worker is back.
+    await stack.worker.kill('SIGKILL');
+    const offline = await signed(click);
+    expect(offline.status).toBe(200);
+    expect(offline.body).toMatchObject({ statusCode: 200, type: 'application/vnd.microsoft.card.adaptive' });
+    expect(JSON.stringify(offline.body)).toContain(
+      'Sent: the agent acts on it as soon as it is running again',
+    );
+    expect(lines(conversationId, 't.txt')).toBe(0);
+    await stack.restartWorker();
+    await until('the command', () => lines(conversationId, 't.txt') === 1 || undefined, {
+      timeoutMs: 90_000,
+    });
+    // The posted card is edited in place to the decision, for everyone.
+    const edited = await until('the card edited to the decision', () =>
+      teams
+        .cards(conversationId)
+        .find(
+          (c) =>
+            c.method === 'PUT' &&
+            c.activityId === posted!.activityId &&
+            cardText(c.card).includes('approved'),
+        ),
+    );
+    expect(cardText(edited.card)).toMatch(/approved by @bob in Teams at \d\d:\d\d UTC/);
+    expect(edited.card.actions).toBeUndefined();
+    // The same click again: told it was decided, nothing runs twice.
+    const again = await signed(click);
+    expect(JSON.stringify(again.body)).toMatch(/approved/);
+    await until('the answer', async () =>
+      (await viewOf(conversationId)).status === 'idle' ? true : undefined,
+    );
+    expect(lines(conversationId, 't.txt')).toBe(1);
+    expect(teams.texts(conversationId).join('\n')).toMatch(/shell_execute/);
+
+    // A replayed message (same activity, same token) is one message.
+    const hello = teamsMessage(teams.serviceUrl, conversationId, ALICE, 'hello once');
+    const token = await teams.token(teams.serviceUrl);
+    await send(hello, token);
+    await send(hello, token);
+    await until('the reply', async () =>
+      (await viewOf(conversationId)).status === 'idle' ? true : undefined,
+    );
+    const said = (await viewOf(conversationId)).transcript.filter(
+      (m) => m.role === 'user' && m.text === 'hello once',
+    );
+    tally.attempt(said.length === 1, () => `a replayed activity was taken ${said.length} times`);
+
+    // The bot's secret and tokens are in no history.
+    const history = historyText(
+      await env.client.workflow.getHandle(workflowOf(conversationId)).fetchHistory(),
+    );
+    expect(history).not.toContain(teams.appPassword);
+    expect(history).not.toContain('bot-token-');
+  }, 300_000);
+});

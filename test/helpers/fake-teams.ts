@@ -1,0 +1,174 @@
+/**
+ * A fake Microsoft Bot Connector at its protocol boundary: the OpenID metadata and signing keys incoming activities
+ * are verified with, the identity platform's token endpoint (client credentials, checked), and the connector's
+ * `POST/PUT /v3/conversations/{id}/activities` the bot answers through (refused without a token it issued; answered
+ * after a realistic delay). It signs activities as the real connector does (RS256 JWT, issuer
+ * https://api.botframework.com, audience the app id, the activity's serviceUrl as a claim).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+
+export interface SentActivity {
+  method: 'POST' | 'PUT';
+  conversationId: string;
+  activityId?: string;
+  body: {
+    type: string;
+    text?: string;
+    attachments?: { contentType: string; content: Record<string, unknown> }[];
+  };
+}
+
+export class FakeTeams {
+  readonly appId = randomUUID();
+  readonly appPassword = `teams-secret-${randomUUID()}`;
+  readonly sent: SentActivity[] = [];
+  readonly tokenRequests: URLSearchParams[] = [];
+  private server!: Server;
+  private key!: { privateKey: CryptoKey; kid: string };
+  private readonly issued = new Set<string>();
+  private next = 1;
+  port = 0;
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+  /** Where conversations are served (the activities' serviceUrl). */
+  get serviceUrl(): string {
+    return `${this.url}/`;
+  }
+
+  env(): Record<string, string> {
+    return {
+      TEAMS_APP_ID: this.appId,
+      TEAMS_APP_PASSWORD: this.appPassword,
+      TEAMS_OPENID_METADATA: `${this.url}/openid`,
+      TEAMS_TOKEN_URL: `${this.url}/token`,
+    };
+  }
+
+  async start(): Promise<void> {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const kid = randomUUID();
+    this.key = { privateKey, kid };
+    const jwk = { ...(await exportJWK(publicKey)), kid, use: 'sig', alg: 'RS256' };
+    this.server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', this.url);
+        const json = (status: number, body: unknown) => {
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        };
+        if (req.method === 'GET' && url.pathname === '/openid')
+          return json(200, { jwks_uri: `${this.url}/keys` });
+        if (req.method === 'GET' && url.pathname === '/keys') return json(200, { keys: [jwk] });
+        if (req.method === 'POST' && url.pathname === '/token') {
+          const form = new URLSearchParams(raw);
+          this.tokenRequests.push(form);
+          if (form.get('client_id') !== this.appId || form.get('client_secret') !== this.appPassword)
+            return json(401, { error: 'invalid_client' });
+          const token = `bot-token-${randomUUID()}`;
+          this.issued.add(token);
+          return json(200, { access_token: token, token_type: 'Bearer', expires_in: 3600 });
+        }
+        const match = /^\/v3\/conversations\/([^/]+)\/activities(?:\/([^/]+))?$/.exec(url.pathname);
+        if (!match) return json(404, { error: 'not found' });
+        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        if (!token || !this.issued.has(token)) return json(401, { error: 'unauthorized' });
+        const conversationId = decodeURIComponent(match[1]!);
+        const activityId = match[2] ? decodeURIComponent(match[2]) : undefined;
+        // The connector answers after a moment, as the real one does.
+        setTimeout(() => {
+          if (req.method === 'POST' && !activityId) {
+            const id = `act-${this.next++}`;
+            this.sent.push({ method: 'POST', conversationId, activityId: id, body: JSON.parse(raw) });
+            return json(201, { id });
+          }
+          if (req.method === 'PUT' && activityId) {
+            this.sent.push({ method: 'PUT', conversationId, activityId, body: JSON.parse(raw) });
+            return json(200, { id: activityId });
+          }
+          json(405, { error: 'method' });
+        }, 25);
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  /** A token as the connector signs one for an activity; `change` makes it wrong in one way. */
+  async token(
+    serviceUrl: string,
+    change: { audience?: string; issuer?: string; expiresIn?: number; key?: CryptoKey; kid?: string } = {},
+  ): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return await new SignJWT({ serviceurl: serviceUrl })
+      .setProtectedHeader({ alg: 'RS256', kid: change.kid ?? this.key.kid })
+      .setIssuer(change.issuer ?? 'https://api.botframework.com')
+      .setAudience(change.audience ?? this.appId)
+      .setIssuedAt(now - 10)
+      .setNotBefore(now - 10)
+      .setExpirationTime(now + (change.expiresIn ?? 3600))
+      .sign(change.key ?? this.key.privateKey);
+  }
+
+  /** Cards posted or edited in a conversation, newest last. */
+  cards(conversationId: string): { activityId: string; method: string; card: Record<string, unknown> }[] {
+    return this.sent
+      .filter((s) => s.conversationId === conversationId && s.body.attachments?.length)
+      .map((s) => ({ activityId: s.activityId!, method: s.method, card: s.body.attachments![0]!.content }));
+  }
+
+  texts(conversationId: string): string[] {
+    return this.sent
+      .filter((s) => s.conversationId === conversationId && s.body.text)
+      .map((s) => s.body.text!);
+  }
+}
+
+/** A message activity from a person in a conversation. */
+export function teamsMessage(
+  serviceUrl: string,
+  conversationId: string,
+  aadObjectId: string,
+  text: string,
+  id = `msg-${randomUUID()}`,
+) {
+  return {
+    type: 'message',
+    id,
+    channelId: 'msteams',
+    serviceUrl,
+    conversation: { id: conversationId },
+    from: { id: `29:${aadObjectId}`, aadObjectId },
+    recipient: { id: '28:bot' },
+    text,
+  };
+}
+
+/** A card click (Universal Actions) from a person. */
+export function teamsCardAction(
+  serviceUrl: string,
+  conversationId: string,
+  aadObjectId: string,
+  verb: string,
+  data: Record<string, unknown>,
+) {
+  return {
+    type: 'invoke',
+    name: 'adaptiveCard/action',
+    id: `inv-${randomUUID()}`,
+    channelId: 'msteams',
+    serviceUrl,
+    conversation: { id: conversationId },
+    from: { id: `29:${aadObjectId}`, aadObjectId },
+    value: { action: { type: 'Action.Execute', verb, data }, trigger: 'manual' },
+  };
+}
