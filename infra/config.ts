@@ -887,7 +887,8 @@ function teamsConfig(e: Env): AppConfig['teams'] {
     appId: e.TEAMS_APP_ID,
     appPassword: e.TEAMS_APP_PASSWORD,
     tenantId: e.TEAMS_TENANT_ID,
-    openIdMetadataUrl: e.TEAMS_OPENID_METADATA ?? 'https://login.botframework.com/v1/.well-known/openidconfiguration',
+    openIdMetadataUrl:
+      e.TEAMS_OPENID_METADATA ?? 'https://login.botframework.com/v1/.well-known/openidconfiguration',
     tokenUrl: e.TEAMS_TOKEN_URL ?? `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/token`,
   };
 }
