@@ -209,4 +209,39 @@ describe('Microsoft Teams', () => {
     expect(history).not.toContain(teams.appPassword);
     expect(history).not.toContain('bot-token-');
   }, 300_000);
+
+  it("asks a question as a card with its choices, and the card's Submit answers it as the clicker", async () => {
+    const conversationId = `a:${randomUUID()}`;
+    await signed(teamsMessage(teams.serviceUrl, conversationId, ALICE, 'ask one'));
+    const [posted] = await until('the question card', () => {
+      const cards = teams.cards(conversationId).filter((c) => c.method === 'POST');
+      return cards.length ? cards : undefined;
+    });
+    const card = posted!.card as {
+      body: { type: string; id?: string; choices?: { value: string }[] }[];
+      actions: { verb: string; data: { g: string } }[];
+    };
+    const choiceSet = card.body.find((e) => e.type === 'Input.ChoiceSet')!;
+    expect(choiceSet.choices!.length).toBeGreaterThan(0);
+    expect(card.actions.map((a) => a.verb)).toEqual(['gate.answer']);
+    const gateId = card.actions[0]!.data.g;
+    // The card's inputs come back merged into the action's data, as Teams sends them.
+    const answered = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, ALICE, 'gate.answer', {
+        g: gateId,
+        [choiceSet.id!]: choiceSet.choices![0]!.value,
+      }),
+    );
+    expect(answered.status).toBe(200);
+    expect(JSON.stringify(answered.body)).toMatch(/answered by @alice/);
+    await until('the answer', async () =>
+      (await viewOf(conversationId)).status === 'idle' ? true : undefined,
+    );
+    const view = await viewOf(conversationId);
+    expect(view.gates.find((g) => g.id === gateId)?.resolution).toMatchObject({ outcome: 'answered' });
+    expect(view.transcript.at(-1)).toMatchObject({
+      role: 'assistant',
+      text: expect.stringContaining('Thanks!'),
+    });
+  }, 120_000);
 });
