@@ -24,6 +24,9 @@ export const VERBS = {
   approve: 'gate.approve',
   deny: 'gate.deny',
   always: 'gate.always',
+  /** Opens the edit form (for the clicker); `editApprove` approves with the edited arguments. */
+  edit: 'gate.edit',
+  editApprove: 'gate.editApprove',
   answer: 'gate.answer',
   connect: 'gate.connect',
 } as const;
@@ -87,6 +90,7 @@ export function openGateCard(gate: Gate, note?: string, voice: Voice = PLAIN_VOI
         execute(labels.approve, VERBS.approve, g),
         execute(labels.deny, VERBS.deny, g),
         ...(budget || isProtected(gate) ? [] : [execute('Always allow here', VERBS.always, g)]),
+        ...(budget || (gate.approvalsNeeded ?? 1) > 1 ? [] : [execute('Edit & approve…', VERBS.edit, g)]),
       ],
     );
   }
@@ -140,6 +144,31 @@ export function decidedGateCard(gate: Gate, voice: Voice = PLAIN_VOICE): Element
       : []),
     text(describeOutcome(gate, voice, { where: true })),
   ]);
+}
+
+/** The clicker's edit form: the call's arguments as JSON, approved as edited (the workflow checks them). */
+export function editCard(
+  gate: Gate & { kind: 'approval' },
+  args: unknown,
+  voice: Voice = PLAIN_VOICE,
+): Element {
+  return card(
+    [
+      text(promptHeadline(gate, voice), { weight: 'Bolder' }),
+      text('Edit the arguments (JSON), then approve the call as edited:'),
+      {
+        type: 'Input.Text',
+        id: 'args',
+        isMultiline: true,
+        maxLength: 20_000,
+        value: JSON.stringify(args, null, 2),
+      },
+    ],
+    [
+      execute('Approve as edited', VERBS.editApprove, { g: gate.id }),
+      execute('Back', VERBS.edit, { g: gate.id, back: true }),
+    ],
+  );
 }
 
 /** A card for the clicker only: a sign-in link (never shown to the rest of the conversation). */

@@ -14,7 +14,7 @@ import type { Sessions } from '../../gateways/sessions';
 import { GATE_MEMO_KEY, type MemoGate } from '../../workflows/session/gate-memo';
 import type { Gate } from '../../workflows/session/contract';
 import type { ConnectorAuth } from './auth';
-import { CARD_CONTENT_TYPE, connectCard, decidedGateCard, openGateCard, VERBS } from './cards';
+import { CARD_CONTENT_TYPE, connectCard, decidedGateCard, editCard, openGateCard, VERBS } from './cards';
 import { teamsSessionWorkflowId, teamsUserId, validConversation, type TeamsConversation } from './ids';
 
 const MAX_BODY = 256 * 1024;
@@ -159,6 +159,37 @@ async function cardAction(
   const reason =
     typeof data.reason === 'string' && data.reason.trim() ? data.reason.trim().slice(0, 2_000) : undefined;
   switch (verb) {
+    case VERBS.edit: {
+      if (gate.kind !== 'approval')
+        return invokeMessage(c, 'That card action is not one of ours; nothing was done.');
+      if (data.back === true) return invokeAnswer(c, openGateCard(gate, undefined, deps.voice));
+      // The memo keeps arguments up to a size; longer ones are edited in the web app.
+      if (!('args' in gate) || gate.args === undefined)
+        return invokeAnswer(
+          c,
+          openGateCard(gate, 'These arguments are too long to edit here: use the web app.', deps.voice),
+        );
+      return invokeAnswer(c, editCard(gate, gate.args, deps.voice));
+    }
+    case VERBS.editApprove: {
+      if (gate.kind !== 'approval')
+        return invokeMessage(c, 'That card action is not one of ours; nothing was done.');
+      let args: unknown;
+      try {
+        args = JSON.parse(typeof data.args === 'string' ? data.args : '');
+      } catch {
+        args = undefined;
+      }
+      if (!args || typeof args !== 'object' || Array.isArray(args))
+        return invokeAnswer(c, editCard(gate, gate.args, deps.voice));
+      await deps.sessions.decide(workflowId, {
+        gateId,
+        userId,
+        choice: 'edit',
+        args: args as Record<string, unknown>,
+      });
+      break;
+    }
     case VERBS.approve:
     case VERBS.deny:
     case VERBS.always:

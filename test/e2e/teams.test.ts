@@ -96,6 +96,7 @@ describe('Microsoft Teams', () => {
       ['Action.Execute', 'gate.approve'],
       ['Action.Execute', 'gate.deny'],
       ['Action.Execute', 'gate.always'],
+      ['Action.Execute', 'gate.edit'],
     ]);
     const gateId = actions[0]!.data.g;
     // The bot got its token from the token endpoint with its own credentials; it never sent the secret anywhere else.
@@ -243,5 +244,42 @@ describe('Microsoft Teams', () => {
       role: 'assistant',
       text: expect.stringContaining('Thanks!'),
     });
+  }, 120_000);
+
+  it("edits and approves a call from the card: the form is the clicker's, the edited command runs", async () => {
+    const conversationId = `a:${randomUUID()}`;
+    await signed(teamsMessage(teams.serviceUrl, conversationId, ALICE, 'run `echo first >> e.txt`'));
+    const [posted] = await until('the approval card', () => {
+      const cards = teams.cards(conversationId).filter((c) => c.method === 'POST');
+      return cards.length ? cards : undefined;
+    });
+    const gateId = (posted!.card.actions as { data: { g: string } }[])[0]!.data.g;
+    const form = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.edit', { g: gateId }),
+    );
+    const formCard = (form.body as { value: { body: { id?: string; value?: string }[] } }).value;
+    const argsInput = formCard.body.find((e) => e.id === 'args')!;
+    expect(JSON.parse(argsInput.value!)).toEqual({ command: 'echo first >> e.txt' });
+    // Not JSON: the form again, nothing decided.
+    const bad = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.editApprove', {
+        g: gateId,
+        args: '{nope',
+      }),
+    );
+    expect(JSON.stringify(bad.body)).toContain('Approve as edited');
+    expect((await viewOf(conversationId)).gates.find((g) => g.id === gateId)?.status).toBe('pending');
+    const done = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.editApprove', {
+        g: gateId,
+        args: JSON.stringify({ command: 'echo edited >> e.txt' }),
+      }),
+    );
+    expect(JSON.stringify(done.body)).toMatch(/approved/);
+    await until('the edited command', () => lines(conversationId, 'e.txt') === 1 || undefined, {
+      timeoutMs: 60_000,
+    });
+    const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowOf(conversationId)), 'e.txt');
+    expect(readFileSync(full, 'utf8').trim()).toBe('edited');
   }, 120_000);
 });
