@@ -137,7 +137,7 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
         }),
       ).message ?? promptHeadline(gate);
     if (gate.kind === 'credential') {
-      const url = connectUrl(deps.credentials(), deps.config.publicUrl, userId, gate.providerName, {
+      const url = connectUrl(deps.credentials(), deps.config.publicUrl, userId, gate.provider, {
         channel: 'web',
         ...(gate.expiresAt ? { expiresAt: gate.expiresAt } : {}),
       });

@@ -233,8 +233,8 @@ async function cardAction(
             deps.voice,
           ),
         );
-      const link = deps.connect(userId, gate.providerName);
-      if (!link) return invokeMessage(c, `No provider "${gate.providerName}" is configured on this gateway.`);
+      const link = deps.connect(userId, gate.provider);
+      if (!link) return invokeMessage(c, `No provider "${gate.provider}" is configured on this gateway.`);
       return invokeAnswer(c, connectCard(gate, link.url, link.providerName));
     }
     default:

@@ -50,6 +50,9 @@ beforeAll(async () => {
   stack = await startStack({
     temporalAddress: env.address,
     policy: {
+      providers: {
+        weather: { type: 'api_key', displayName: 'Weather', header: 'X-Api-Key', apiHosts: ['127.0.0.1:9'] },
+      },
       approvers: ['bob'],
       users: {
         alice: { email: 'alice@example.com' },
@@ -243,5 +246,21 @@ describe('e-mail as a channel of every gate', () => {
     );
     expect(history).not.toContain(SMTP_PASSWORD);
     expect(stack.worker.output).not.toContain(SMTP_PASSWORD);
+  });
+
+  it('mails a sign-in only to who asked; its page holds their own Connect link', async () => {
+    const contextId = `mail-${randomUUID().slice(0, 8)}`;
+    const before = mails.length;
+    await stack.web.say(contextId, 'fetch http://127.0.0.1:9/forecast with weather', 'alice');
+    const [mail] = await until('the sign-in mail', () => {
+      const fresh = mails.slice(before).filter((m) => m.subject?.includes('Weather'));
+      return fresh.length ? fresh : undefined;
+    });
+    expect(to(mail!)).toBe('alice@example.com');
+    const link = linksIn(mail!).find((l) => l.includes('/email/gate'))!;
+    const page = await open(link, 'alice');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Connect Weather');
+    expect((await open(link, 'bob')).status).toBe(403);
   });
 });

@@ -35,7 +35,13 @@ beforeAll(async () => {
   env = await startTestTemporal();
   stack = await startStack({
     temporalAddress: env.address,
-    policy: { approvers: [`teams:${BOB}`], users: { alice: { teams: [ALICE] }, bob: { teams: [BOB] } } },
+    policy: {
+      approvers: [`teams:${BOB}`],
+      users: { alice: { teams: [ALICE] }, bob: { teams: [BOB] } },
+      providers: {
+        weather: { type: 'api_key', displayName: 'Weather', header: 'X-Api-Key', apiHosts: ['127.0.0.1:9'] },
+      },
+    },
     env: teams.env(),
   });
 });
@@ -281,5 +287,35 @@ describe('Microsoft Teams', () => {
     });
     const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, workflowOf(conversationId)), 'e.txt');
     expect(readFileSync(full, 'utf8').trim()).toBe('edited');
+  }, 120_000);
+
+  it('asks for a sign-in with a Connect card: only who asked gets their own link, on a card for them alone', async () => {
+    const conversationId = `a:${randomUUID()}`;
+    await signed(
+      teamsMessage(teams.serviceUrl, conversationId, ALICE, 'fetch http://127.0.0.1:9/forecast with weather'),
+    );
+    const [posted] = await until('the sign-in card', () => {
+      const cards = teams.cards(conversationId).filter((c) => c.method === 'POST');
+      return cards.length ? cards : undefined;
+    });
+    const action = (posted!.card.actions as { verb: string; data: { g: string } }[] | undefined)?.[0];
+    if (!action) throw new Error(`no action on ${cardText(posted!.card)}`);
+    expect(action.verb).toBe('gate.connect');
+    const bobs = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.connect', action.data),
+    );
+    expect(JSON.stringify(bobs.body)).toContain('Only @alice, who asked, can connect');
+    expect(JSON.stringify(bobs.body)).not.toContain('Action.OpenUrl');
+    const alices = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, ALICE, 'gate.connect', action.data),
+    );
+    const open = (alices.body as { value: { actions: { type: string; url: string }[] } }).value.actions[0]!;
+    expect(open.type).toBe('Action.OpenUrl');
+    expect(
+      open.url.startsWith(`http://localhost:${stack.port}/`) ||
+        open.url.startsWith(`http://127.0.0.1:${stack.port}/`),
+    ).toBe(true);
+    // Her link is not on the conversation's card.
+    expect(teams.cards(conversationId).some((c) => cardText(c.card).includes(open.url))).toBe(false);
   }, 120_000);
 });
