@@ -263,4 +263,39 @@ describe('e-mail as a channel of every gate', () => {
     expect(page.text).toContain('Connect Weather');
     expect((await open(link, 'bob')).status).toBe(403);
   });
+
+  it("mails a mission run's gate to its owner; the page decides it, and the run goes on", async () => {
+    const contextId = `mail-${randomUUID().slice(0, 8)}`;
+    await stack.web.say(
+      contextId,
+      'call mission_create {"name": "mailed mission", "goal": "run `echo mission-mailed`", "cadence": "manual"}',
+      'alice',
+    );
+    await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the mission created', 60_000, 'alice');
+    const before = mails.length;
+    await stack.web.say(contextId, 'call mission_fire "mailed mission"', 'alice');
+    const [mail] = await until(
+      'the run gate mail',
+      () => {
+        const fresh = mails
+          .slice(before)
+          .filter((m) => m.subject?.includes('shell_execute') && to(m) === 'alice@example.com');
+        return fresh.length ? fresh : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(mail!.text).toContain('echo mission-mailed');
+    const link = linksIn(mail!).find((l) => l.includes('/email/gate'))!;
+    const decided = await post(link, 'alice', { choice: 'approve' });
+    expect(decided.status).toBe(200);
+    expect(decided.text).toMatch(/approved by @alice/);
+    await stack.web.waitFor(
+      contextId,
+      (v) =>
+        v.transcript.some((m) => m.role === 'assistant' && m.text.startsWith('**mailed mission** (run 1)')),
+      'the run report',
+      90_000,
+      'alice',
+    );
+  }, 180_000);
 });
