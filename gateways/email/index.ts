@@ -55,10 +55,11 @@ const para = (text: string) =>
     .map((line) => `<p>${escapeHtml(line)}</p>`)
     .join('');
 
-const formSchema = z.strictObject({
+const formSchema = z.object({
   t: z.string().min(1).max(2_000),
-  choice: z.enum(['approve', 'deny']),
+  choice: z.enum(['approve', 'deny', 'always', 'edit', 'answer']),
   reason: z.string().max(2_000).optional(),
+  args: z.string().max(20_000).optional(),
 });
 
 export function mountEmail(app: Hono, deps: GatewayDeps): void {
@@ -148,23 +149,44 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
         `${para(words)}<p><a href="${escapeHtml(url)}">Connect ${escapeHtml(gate.providerName)}</a></p>`,
       );
     }
-    if (gate.kind !== 'approval')
+    const hidden = `<input type="hidden" name="t" value="${escapeHtml(c.req.query('t') ?? '')}">`;
+    if (gate.kind === 'question') {
+      const fields = gate.questions
+        .map((q, index) => {
+          const options = q.options
+            .map(
+              (o) =>
+                `<label><input type="${q.multi_select ? 'checkbox' : 'radio'}" name="q${index}" value="${escapeHtml(o.label)}"> ${escapeHtml(o.label)}</label><br>`,
+            )
+            .join('');
+          const other =
+            q.allow_custom || !q.options.length
+              ? `<label>${q.options.length ? 'Other' : 'Your answer'}<br><input type="text" name="q${index}.other" maxlength="2000" size="60"></label>`
+              : '';
+          return `<fieldset><legend>${escapeHtml(q.label)}: ${escapeHtml(q.prompt)}</legend>${options}${other}</fieldset>`;
+        })
+        .join('');
       return page(
         c,
         200,
         promptHeadline(gate),
-        `${para(words)}<p>Answer it in the conversation or in "Needs you" in the web app.</p>`,
+        `${para(words)}<form method="post" action="/email/gate">${hidden}${fields}<p><button type="submit" name="choice" value="answer">Submit</button></p></form>`,
       );
-    const offered = approvalChoices(gate, userId).filter(
-      (choice) => choice === 'approve' || choice === 'deny',
-    );
+    }
+    if (gate.kind !== 'approval')
+      return page(c, 200, promptHeadline(gate), `${para(words)}<p>Answer it in the conversation.</p>`);
+    const offered = approvalChoices(gate, userId);
     const button = (choice: string, label: string) =>
       `<button type="submit" name="choice" value="${choice}">${escapeHtml(label)}</button>`;
+    const edit =
+      offered.includes('edit') && gate.args !== undefined
+        ? `<p><label>Edit the arguments (JSON), then choose Edit &amp; approve<br><textarea name="args" maxlength="20000" rows="8" cols="60">${escapeHtml(JSON.stringify(gate.args, null, 2))}</textarea></label></p>`
+        : '';
     return page(
       c,
       200,
       promptHeadline(gate),
-      `${para(words)}<form method="post" action="/email/gate"><input type="hidden" name="t" value="${escapeHtml(c.req.query('t') ?? '')}"><p><label>Reason (told to the agent if you deny)<br><textarea name="reason" maxlength="2000" rows="3" cols="60"></textarea></label></p><p>${offered.includes('approve') ? button('approve', 'Approve') : ''} ${button('deny', 'Deny')}</p></form><p>To edit the arguments or always allow, use the conversation.</p>`,
+      `${para(words)}<form method="post" action="/email/gate">${hidden}<p><label>Reason (told to the agent if you deny)<br><textarea name="reason" maxlength="2000" rows="3" cols="60"></textarea></label></p>${edit}<p>${offered.includes('approve') ? button('approve', 'Approve') : ''} ${button('deny', 'Deny')} ${offered.includes('always') ? button('always', 'Always allow here') : ''} ${edit ? button('edit', 'Edit & approve') : ''}</p></form>`,
     );
   });
 
@@ -178,13 +200,14 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
       return page(c, 415, 'Refused', para('Decide from the page the e-mail links to.'));
     const raw = await c.req.text();
     if (raw.length > MAX_FORM_BYTES) return page(c, 413, 'Refused', para('The form is too large.'));
-    const form = formSchema.safeParse(Object.fromEntries(new URLSearchParams(raw)));
+    const fields = new URLSearchParams(raw);
+    const form = formSchema.safeParse(Object.fromEntries(fields));
     if (!form.success) return page(c, 400, 'Refused', para('Choose Approve or Deny on the page.'));
     const admitted = admit(c, form.data.t);
     if ('refusal' in admitted) return admitted.refusal;
     const { link, userId } = admitted;
     const gate = await openGate(link);
-    if (!gate || gate.kind !== 'approval') {
+    if (!gate || (gate.kind !== 'approval' && gate.kind !== 'question')) {
       const now = await sessions
         .clickOutcome(link.workflowId, { gateId: link.gateId, userId, since: 0 }, 3_000)
         .catch(() => undefined);
@@ -195,19 +218,59 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
         para(now?.gate ? alreadyDecided(now.gate) : 'It was decided, or its conversation ended.'),
       );
     }
-    if (!approvalChoices(gate, userId).includes(form.data.choice))
-      return page(c, 403, 'Refused', para(`You may not ${form.data.choice} this request.`));
+    const choice = form.data.choice;
+    if (
+      gate.kind === 'question'
+        ? choice !== 'answer'
+        : choice === 'answer' || !approvalChoices(gate, userId).includes(choice)
+    )
+      return page(c, 403, 'Refused', para(`You may not ${choice} this request.`));
+    let args: Record<string, unknown> | undefined;
+    if (choice === 'edit') {
+      try {
+        const parsed: unknown = JSON.parse(form.data.args ?? '');
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+          args = parsed as Record<string, unknown>;
+      } catch {
+        args = undefined;
+      }
+      if (!args)
+        return page(
+          c,
+          400,
+          'Not taken',
+          para('The arguments are not a JSON object: go back and correct them.'),
+        );
+    }
     // Once: a second POST of the same link (a reload, a replay) decides nothing.
     if (!(await deps.credentials().vault.consumeTicket(link.nonce, link.expiresAt)))
       return page(c, 409, 'This link was already used', para('The conversation shows what was decided.'));
     const since = Date.now();
     try {
-      await sessions.decide(link.workflowId, {
-        gateId: link.gateId,
-        choice: form.data.choice,
-        userId,
-        ...(form.data.reason?.trim() ? { reason: form.data.reason.trim() } : {}),
-      });
+      if (gate.kind === 'question')
+        await sessions.answer(link.workflowId, {
+          gateId: link.gateId,
+          userId,
+          answers: gate.questions.map((q, index) => {
+            const other = (fields.get(`q${index}.other`) ?? '').trim().slice(0, 2_000);
+            return {
+              question: q.label,
+              selected: fields
+                .getAll(`q${index}`)
+                .filter((label) => q.options.some((o) => o.label === label)),
+              ...(other ? { custom: other } : {}),
+            };
+          }),
+        });
+      else
+        await sessions.decide(link.workflowId, {
+          gateId: link.gateId,
+          choice: choice as 'approve' | 'deny' | 'always' | 'edit',
+          userId,
+          ...(choice === 'always' ? { scope: 'session' as const } : {}),
+          ...(args ? { args } : {}),
+          ...(choice === 'deny' && form.data.reason?.trim() ? { reason: form.data.reason.trim() } : {}),
+        });
     } catch (error) {
       deps.log.warn('email decision not sent', {
         workflowId: link.workflowId,

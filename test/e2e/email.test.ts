@@ -159,6 +159,8 @@ describe('e-mail as a channel of every gate', () => {
     const page = await open(bobLink!, 'bob');
     expect(page.status).toBe(200);
     expect(page.text).toContain('Approve');
+    expect(page.text).toContain('Always allow here');
+    expect(page.text).toContain('Edit &amp; approve');
     expect(page.text).toContain('echo mailed');
     expect((await open(bobLink!, 'mallory')).status).toBe(403);
     expect((await open(bobLink!, undefined)).status).toBe(401);
@@ -187,7 +189,9 @@ describe('e-mail as a channel of every gate', () => {
         'a post with a forged link',
         () => post(bobLink!.replace(/t=[^&]{10}/, 't=AAAAAAAAAA'), 'bob', { choice: 'approve' }),
       ],
-      ['a choice the page does not offer', () => post(bobLink!, 'bob', { choice: 'always' })],
+      ['an answer to an approval', () => post(bobLink!, 'bob', { choice: 'answer' })],
+      ['a choice no page offers', () => post(bobLink!, 'bob', { choice: 'delegate' })],
+      ['edited arguments that are not JSON', () => post(bobLink!, 'bob', { choice: 'edit', args: '{nope' })],
     ];
     for (const [what, attempt] of refusedPosts) {
       const answer = await attempt();
@@ -297,5 +301,39 @@ describe('e-mail as a channel of every gate', () => {
       90_000,
       'alice',
     );
+  }, 180_000);
+
+  it('edits and approves from the page, and answers a question from its own page', async () => {
+    const contextId = `mail-${randomUUID().slice(0, 8)}`;
+    const before = mails.length;
+    await stack.web.say(contextId, 'run `echo original >> edit.txt`', 'alice');
+    const [mail] = await until('the approval mail', () => {
+      const fresh = mails.slice(before).filter((m) => to(m) === 'bob@example.com');
+      return fresh.length ? fresh : undefined;
+    });
+    const link = linksIn(mail!).find((l) => l.includes('/email/gate'))!;
+    const edited = await post(link, 'bob', {
+      choice: 'edit',
+      args: JSON.stringify({ command: 'echo edited >> edit.txt' }),
+    });
+    expect(edited.status).toBe(200);
+    await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the edited command', 60_000, 'alice');
+    const file = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${contextId}`), 'edit.txt');
+    expect(readFileSync(file, 'utf8').trim()).toBe('edited');
+
+    const asked = mails.length;
+    await stack.web.say(contextId, 'ask one', 'alice');
+    const [question] = await until('the question mail', () => {
+      const fresh = mails.slice(asked).filter((m) => to(m) === 'alice@example.com');
+      return fresh.length ? fresh : undefined;
+    });
+    const questionLink = linksIn(question!).find((l) => l.includes('/email/gate'))!;
+    const form = await open(questionLink, 'alice');
+    const option = /name="q0" value="([^"]+)"/.exec(form.text)?.[1];
+    expect(option).toBeDefined();
+    const answered = await post(questionLink, 'alice', { choice: 'answer', q0: option! });
+    expect(answered.status).toBe(200);
+    expect(answered.text).toMatch(/answered by @alice/);
+    await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the answer', 60_000, 'alice');
   }, 180_000);
 });
