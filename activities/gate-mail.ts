@@ -8,8 +8,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import nodemailer, { type Transporter } from 'nodemailer';
+import type { Client } from '@temporalio/client';
 import { mayDecide } from '../common/gates/deciders';
-import { promptHeadline } from '../common/gates/words';
+import { aliasesOf } from '../common/identities';
+import { readMemoGates } from '../gateways/web/inbox-memo';
+import { isBudgetGate, promptHeadline } from '../common/gates/words';
 import type { AppConfig } from '../infra/config';
 import type { CredentialService } from '../infra/credentials/service';
 import { signGateLink } from '../infra/credentials/signed';
@@ -105,5 +108,81 @@ export function gateMailer(deps: { config: AppConfig; credentials: () => Credent
       }
     }
     return { sent };
+  };
+}
+
+/** Gates one digest lists at most (the newest waiting conversations first). */
+const DIGEST_CONVERSATIONS = 50;
+
+/**
+ * The daily digest (workflows/email/digest.ts): each person with an address is mailed what waits on them, found by
+ * their own ids in visibility (`AgentDeciders`, as "Needs you" finds it), each gate with its own single-use link;
+ * someone nothing waits on gets no mail. Returns the hour of the next one, or `off` when the digest was turned off.
+ */
+export function digestMailer(deps: {
+  config: AppConfig;
+  client: Client;
+  credentials: () => CredentialService;
+  log: Logger;
+}) {
+  let transport: Transporter | undefined;
+  return async function mailDigests(): Promise<{ at?: string; off?: true; people: number; gates: number }> {
+    const email = deps.config.email;
+    if (!email?.digestAt) return { off: true, people: 0, gates: 0 };
+    transport ??= nodemailer.createTransport(email.smtpUrl);
+    const activity = Context.current();
+    const done = new Set<string>((activity.info.heartbeatDetails as string[] | undefined) ?? []);
+    const base = deps.config.publicUrl.replace(/\/$/, '');
+    const users = deps.config.policy.users;
+    let people = 0;
+    let total = 0;
+    for (const [name, person] of Object.entries(users)) {
+      if (!person.email || done.has(name)) continue;
+      const ids = aliasesOf(name, users);
+      const query = `ExecutionStatus = 'Running' AND AgentDeciders IN (${ids.map((id) => `'${id.replace(/'/g, '')}'`).join(', ')})`;
+      const lines: string[] = [];
+      let found = 0;
+      for await (const execution of deps.client.workflow.list({ query, pageSize: DIGEST_CONVERSATIONS })) {
+        if (++found > DIGEST_CONVERSATIONS) break;
+        for (const gate of readMemoGates(execution.memo).gates) {
+          const mine =
+            gate.kind === 'credential'
+              ? ids.includes(gate.requesterId)
+              : ids.some((id) => mayDecide(gate as Gate, id));
+          if (!mine) continue;
+          const token = signGateLink(deps.credentials().keys.signing, {
+            workflowId: execution.workflowId,
+            gateId: gate.id,
+            userId: name,
+            expiresAt: Math.min(Date.now() + email.linkTtlMs, gate.expiresAt ?? Infinity),
+            nonce: randomBytes(18).toString('base64url'),
+          });
+          const what =
+            gate.kind === 'approval' && !isBudgetGate(gate)
+              ? `\n  ${(gate as Gate & { subject: string }).subject}`
+              : '';
+          lines.push(
+            `- ${promptHeadline(gate as Gate)}${what}\n  ${base}/email/gate?t=${encodeURIComponent(token)}`,
+          );
+        }
+      }
+      activity.heartbeat([...done]);
+      if (!lines.length) continue;
+      const note =
+        'Opening a link decides nothing: each page shows the request, and you choose there, signed in.';
+      await transport.sendMail({
+        from: email.from,
+        to: person.email,
+        subject: `Needs you: ${lines.length} ${lines.length === 1 ? 'decision waits' : 'decisions wait'}`,
+        text: `${lines.join('\n\n')}\n\n${note}\n`,
+        headers: { 'Auto-Submitted': 'auto-generated' },
+      });
+      people++;
+      total += lines.length;
+      done.add(name);
+      activity.heartbeat([...done]);
+    }
+    deps.log.info('e-mail digest sent', { people, gates: total });
+    return { at: email.digestAt, people, gates: total };
   };
 }

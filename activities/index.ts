@@ -22,7 +22,7 @@ import {
 } from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
 import { a2aPusher } from './a2a-push';
-import { gateMailer } from './gate-mail';
+import { digestMailer, gateMailer } from './gate-mail';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
@@ -184,6 +184,8 @@ export function createActivities(deps: ActivityDeps) {
     pushA2aTasks: a2aPusher({ config, client, credentials, log }),
     /** Gates e-mailed to the people who may decide them (workflows/session/gate-mail.ts). */
     mailGates: gateMailer({ config, credentials, log }),
+    /** The daily "Needs you" digest by e-mail (workflows/email/digest.ts). */
+    mailDigests: digestMailer({ config, client, credentials, log }),
 
     async loadSettings(): Promise<SessionSettings> {
       return await readSettings();

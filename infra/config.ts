@@ -407,6 +407,13 @@ const envSchema = z.object({
   EMAIL_FROM: optionalText,
   /** How long a gate's e-mailed link works (it is single-use either way). */
   EMAIL_LINK_TTL: durationSchema.pipe(z.number()).default(3 * 24 * 3_600_000),
+  /** The daily digest of "Needs you" by e-mail, at this hour (HH:MM, UTC); unset: none. */
+  EMAIL_DIGEST: optionalText.pipe(
+    z
+      .string()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'EMAIL_DIGEST is an hour of the day, HH:MM in UTC, e.g. 08:00')
+      .optional(),
+  ),
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText,
   SLACK_APP_TOKEN: optionalText,
@@ -523,7 +530,7 @@ export interface AppConfig {
     a2aPushAllowHosts: string[];
   };
   /** Present when SMTP_URL is set: gates are mailed to the people who may decide them (policy users' `email`). */
-  email: { smtpUrl: string; from: string; linkTtlMs: number } | undefined;
+  email: { smtpUrl: string; from: string; linkTtlMs: number; digestAt: string | undefined } | undefined;
   /** Present when SLACK_BOT_TOKEN is set; the gateway also needs SLACK_SIGNING_SECRET. */
   slack:
     | {
@@ -872,7 +879,7 @@ function emailConfig(e: Env): AppConfig['email'] {
       ErrorCode.ConfigInvalid,
       'EMAIL_FROM is an address, e.g. "Agent <agent@example.com>"',
     );
-  return { smtpUrl: e.SMTP_URL, from, linkTtlMs: e.EMAIL_LINK_TTL };
+  return { smtpUrl: e.SMTP_URL, from, linkTtlMs: e.EMAIL_LINK_TTL, digestAt: e.EMAIL_DIGEST };
 }
 
 function teamsConfig(e: Env): AppConfig['teams'] {

@@ -139,6 +139,8 @@ export async function startWorker(
   const deploy = version
     ? await joinDeployment(config, client, version, bundlePath, createWorker, log)
     : undefined;
+  if (config.email?.digestAt)
+    void startEmailDigest(client, config.temporal.taskQueue, config.email.digestAt, log);
   log.info('worker started', {
     taskQueue: config.temporal.taskQueue,
     namespace: config.temporal.namespace,
@@ -245,4 +247,23 @@ function keepBundle(bundlePath: string, bundlesDir: string, buildId: string): vo
   mkdirSync(bundlesDir, { recursive: true });
   copyFileSync(bundlePath, `${kept}.${process.pid}.tmp`);
   renameSync(`${kept}.${process.pid}.tmp`, kept);
+}
+
+/**
+ * The daily "Needs you" digest (EMAIL_DIGEST): one workflow per task queue, started by whichever worker starts first;
+ * one already running is left as it is (it reads the hour again at each digest).
+ */
+async function startEmailDigest(client: Client, taskQueue: string, at: string, log: Logger): Promise<void> {
+  try {
+    await client.workflow.start('emailDigestWorkflow', {
+      workflowId: `email-digest:${taskQueue}`,
+      taskQueue,
+      args: [{ at }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  } catch (error) {
+    log.warn('the e-mail digest did not start; the next worker start tries again', {
+      error: (error as Error).message,
+    });
+  }
 }

@@ -4,3 +4,4 @@ export { userDirectoryWorkflow } from './user/workflow';
 export { missionDirectoryWorkflow } from './missions/directory';
 export { missionOwnerDirectoryWorkflow } from './missions/owner-directory';
 export { missionWorkflow } from './missions/workflow';
+export { emailDigestWorkflow } from './email/digest';

@@ -12,6 +12,12 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { digestMailer } from '../../activities/gate-mail';
+import { loadConfig } from '../../infra/config';
+import { CredentialService } from '../../infra/credentials/service';
+import { createLogger } from '../../infra/log';
+import { nextDigestAt } from '../../workflows/email/digest';
 import { Tally } from '../chaos/summary';
 import { freePort } from '../helpers/processes';
 import { historyText } from '../helpers/history';
@@ -336,4 +342,60 @@ describe('e-mail as a channel of every gate', () => {
     expect(answered.text).toMatch(/answered by @alice/);
     await stack.web.waitFor(contextId, (v) => v.status === 'idle', 'the answer', 60_000, 'alice');
   }, 180_000);
+
+  it('mails each person a daily digest of what waits on them, each gate with its own link', async () => {
+    const contextId = `mail-${randomUUID().slice(0, 8)}`;
+    await stack.web.say(contextId, 'run `echo digest >> digest.txt`', 'alice');
+    const gate = await stack.web.pendingGate(contextId, 'alice');
+    // The digest's activity, run as the daily workflow runs it (its timer is workflows/email/digest.ts's, unit-tested).
+    const config = loadConfig({ ...stack.env, EMAIL_DIGEST: '08:00' });
+    const mailDigests = digestMailer({
+      config,
+      client: env.client,
+      credentials: () => CredentialService.fromConfig(config),
+      log: createLogger('test', 'warn'),
+    });
+    const digest = await until(
+      'the digest',
+      async () => {
+        const before = mails.length;
+        const sent = (await new MockActivityEnvironment().run(mailDigests)) as Awaited<
+          ReturnType<typeof mailDigests>
+        >;
+        const fresh = mails
+          .slice(before)
+          .find(
+            (m) =>
+              to(m) === 'bob@example.com' &&
+              m.subject?.startsWith('Needs you') &&
+              m.text?.includes('echo digest'),
+          );
+        return fresh ? { sent, mail: fresh } : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(digest.sent.at).toBe('08:00');
+    expect(digest.mail.subject).toMatch(/^Needs you: \d+ decisions? waits?$/);
+    const link = linksIn(digest.mail).find((l) => l.includes('/email/gate') && l.length > 0)!;
+    const page = await open(
+      linksIn(digest.mail)
+        .filter((l) => l.includes('/email/gate'))
+        .find(() => true)!,
+      'bob',
+    );
+    expect(page.status).toBe(200);
+    expect(link).toBeDefined();
+    // Mallory, whom nothing waits on, gets no digest.
+    expect(mails.some((m) => to(m) === 'mallory@example.com' && m.subject?.startsWith('Needs you'))).toBe(
+      false,
+    );
+    // The gate it named is still open: a digest decides nothing.
+    expect((await stack.web.pendingGate(contextId, 'alice')).id).toBe(gate.id);
+  });
+
+  it('times the digest: the next HH:MM UTC after now', () => {
+    const at = Date.UTC(2026, 10, 30, 9, 30);
+    expect(new Date(nextDigestAt('08:00', at)).toISOString()).toBe('2026-12-01T08:00:00.000Z');
+    expect(new Date(nextDigestAt('10:15', at)).toISOString()).toBe('2026-11-30T10:15:00.000Z');
+  });
 });

@@ -318,4 +318,41 @@ describe('Microsoft Teams', () => {
     // Her link is not on the conversation's card.
     expect(teams.cards(conversationId).some((c) => cardText(c.card).includes(open.url))).toBe(false);
   }, 120_000);
+
+  it("posts a mission run's gate in its owner's conversation; the card's click decides the run's gate", async () => {
+    const conversationId = `a:${randomUUID()}`;
+    await signed(
+      teamsMessage(
+        teams.serviceUrl,
+        conversationId,
+        ALICE,
+        'call mission_create {"name": "teams mission", "goal": "run `echo teams-mission`", "cadence": "manual"}',
+      ),
+    );
+    await until('the mission created', async () =>
+      (await viewOf(conversationId)).status === 'idle' ? true : undefined,
+    );
+    await signed(teamsMessage(teams.serviceUrl, conversationId, ALICE, 'call mission_fire "teams mission"'));
+    const card = await until(
+      'the run gate card',
+      () =>
+        teams
+          .cards(conversationId)
+          .find((c) => c.method === 'POST' && cardText(c.card).includes('echo teams-mission')),
+      { timeoutMs: 60_000 },
+    );
+    const gateId = (card.card.actions as { data: { g: string } }[])[0]!.data.g;
+    const clicked = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, ALICE, 'gate.approve', { g: gateId }),
+    );
+    expect(clicked.status).toBe(200);
+    await until(
+      'the run report',
+      () => teams.texts(conversationId).some((t) => t.startsWith('**teams mission** (run 1)')) || undefined,
+      { timeoutMs: 90_000 },
+    );
+    expect(teams.texts(conversationId).find((t) => t.startsWith('**teams mission** (run 1)'))).toContain(
+      'teams-mission',
+    );
+  }, 180_000);
 });

@@ -21,6 +21,7 @@ const CHANNEL_WORDS: Record<InboxItem['channel'], string> = {
   web: 'Web',
   slack: 'Slack',
   discord: 'Discord',
+  teams: 'Teams',
   mission: 'Mission',
 };
 type Choice = 'approve' | 'deny' | 'delegate' | 'edit';
