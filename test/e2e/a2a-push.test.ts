@@ -9,13 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Role, StreamResponse, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  type Client,
-} from '@a2a-js/sdk/client';
+import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
@@ -23,6 +17,7 @@ import path from 'node:path';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { freePort } from '../helpers/processes';
 import { historyText } from '../helpers/history';
+import { a2aClientFor, a2aMessage, textPart } from '../helpers/a2a-client';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -70,35 +65,8 @@ afterAll(async () => {
   receiver?.close();
 });
 
-async function clientFor(user = 'alice'): Promise<Client> {
-  const fetchAs: typeof fetch = (input, init) =>
-    fetch(input, {
-      ...init,
-      headers: { ...(init?.headers as Record<string, string>), ...stack.web.headers(user) },
-    });
-  return await new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: fetchAs })],
-    }),
-  ).createFromUrl(`http://127.0.0.1:${stack.port}`);
-}
-
-const textPart = (value: string): Part => ({
-  content: { $case: 'text', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'text/plain',
-});
-const message = (text: string): Message => ({
-  messageId: randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [textPart(text)],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
+const clientFor = (user = 'alice') => a2aClientFor(stack, user);
+const message = (text: string) => a2aMessage([textPart(text)]);
 const push = (
   url: string,
   more: { token?: string; authentication?: { scheme: string; credentials: string } },

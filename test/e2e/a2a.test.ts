@@ -10,18 +10,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  type Client,
-} from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
 import type { Interrupt } from '@ag-ui/core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
 import { freePort } from '../helpers/processes';
+import { a2aClientFor, a2aMessage, textPart } from '../helpers/a2a-client';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -41,40 +37,8 @@ afterAll(async () => {
 
 const base = () => `http://127.0.0.1:${stack.port}`;
 
-/** The SDK's client for one person: the card is resolved from the well-known path; the proxy names the caller. */
-async function clientFor(user = 'alice'): Promise<Client> {
-  const fetchAs: typeof fetch = (input, init) =>
-    fetch(input, {
-      ...init,
-      headers: { ...(init?.headers as Record<string, string>), ...stack.web.headers(user) },
-    });
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: fetchAs })],
-    }),
-  );
-  return await factory.createFromUrl(base());
-}
-
-const textPart = (value: string): Part => ({
-  content: { $case: 'text', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'text/plain',
-});
-
-function message(parts: Part[], ids: { contextId?: string; taskId?: string } = {}): Message {
-  return {
-    messageId: randomUUID(),
-    contextId: ids.contextId ?? '',
-    taskId: ids.taskId ?? '',
-    role: Role.ROLE_USER,
-    parts,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
+const clientFor = (user = 'alice') => a2aClientFor(stack, user);
+const message = a2aMessage;
 
 const request = (m: Message) => ({ tenant: '', message: m, configuration: undefined, metadata: undefined });
 
