@@ -22,6 +22,7 @@ import {
 } from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
 import { a2aPusher } from './a2a-push';
+import { countToolRun } from './metrics';
 import { digestMailer, gateMailer } from './gate-mail';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
@@ -201,7 +202,9 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
-      return await toolCalls.run(request);
+      const result = await toolCalls.run(request);
+      countToolRun(request.toolName, result.status);
+      return result;
     },
 
     /**

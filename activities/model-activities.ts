@@ -3,6 +3,7 @@
  * the chat platforms while written, its reply priced and bounded) and a summary of older messages.
  */
 import { Context } from '@temporalio/activity';
+import { countModelUsage } from './metrics';
 import { streamContextOf } from '../common/stream-context';
 import { modelNameOf, type AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
@@ -47,6 +48,7 @@ export function modelActivities({ config, log, streamLog, stream, outboundFor }:
       // Priced as the model that answered (a fallback has its own price).
       const answered = reply.model?.slice(reply.model.indexOf(':') + 1) ?? modelNameOf(config.model);
       const answer = boundedReply(pricedReply(reply, config.policy.prices[answered]));
+      countModelUsage(reply.model ?? `${config.model.provider}:${modelNameOf(config.model)}`, answer.usage);
       return resolved?.lastLink ? { ...answer, lastLink: resolved.lastLink } : answer;
     },
 

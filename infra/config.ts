@@ -455,6 +455,16 @@ const envSchema = z.object({
   /** A deploy's drain: workflows asked to move a second, server-paced (infra/temporal/drain-batch.ts). */
   /** Unset: 5 a second with the embedded server (one small host), 20 with a server of its own (docs/SCALING.md). */
   WORKER_DRAIN_RATE: z.coerce.number().int().min(1).max(10_000).optional(),
+  /** The worker's Prometheus endpoint (`host:port`, served at /metrics): the SDK's metrics and the product's. */
+  WORKER_METRICS_ADDRESS: optionalText.pipe(
+    z
+      .string()
+      .regex(
+        /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/,
+        'WORKER_METRICS_ADDRESS is host:port, e.g. 0.0.0.0:9464',
+      )
+      .optional(),
+  ),
   /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
   CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** Transcript chunks (infra/transcript-store) unused this long are dropped; a call naming one resends it. */
@@ -595,6 +605,8 @@ export interface AppConfig {
   drainIntervalMs: number;
   /** Signals a second a deploy's drain sends (WORKER_DRAIN_RATE). */
   drainRatePerSecond: number;
+  /** Where the worker serves Prometheus metrics (WORKER_METRICS_ADDRESS), or undefined for none. */
+  workerMetricsAddress: string | undefined;
   credentialSweepIntervalMs: number;
   /** How long an unused transcript chunk is kept in the worker's transcript store. */
   transcriptChunkRetentionMs: number;
@@ -1030,6 +1042,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // The embedded server shares its host's cores with the worker and the gateway: at 20 a second with 10,000
     // parked, clicks during a drain waited past 30 s; at 10, 1.9 s at p99; at 5, 259 ms (docs/BENCHMARKS.md).
     drainRatePerSecond: e.WORKER_DRAIN_RATE ?? (e.TEMPORAL_ADDRESS ? 20 : EMBEDDED_DRAIN_RATE),
+    workerMetricsAddress: e.WORKER_METRICS_ADDRESS,
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
     logLevel: e.LOG_LEVEL,

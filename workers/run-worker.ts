@@ -1,7 +1,7 @@
 /** Builds and runs the worker: connects, registers search attributes, serves workflows and activities. */
 import { makeDataDirPrivate } from '../infra/data-dir';
 import type { Client, Connection } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { McpPool } from '../activities/mcp/pool';
 import { CredentialService } from '../infra/credentials/service';
@@ -61,6 +61,7 @@ export async function startWorker(
   // First, before threads and connections open descriptors of their own: what the worker's starter left open
   // is not for the MCP servers and shell commands it starts (inherited-descriptors.ts).
   closeInheritedDescriptorsOnce();
+  if (config.workerMetricsAddress) installMetricsRuntime(config.workerMetricsAddress, log);
   makeDataDirPrivate(config.dataDir, (message) => log.warn(message));
   const dataConverter = dataConverterFor(config.codec.payloadKey);
   const tracing = startTracing(config.tracing, 'worker');
@@ -263,6 +264,29 @@ async function startEmailDigest(client: Client, taskQueue: string, at: string, l
     });
   } catch (error) {
     log.warn('the e-mail digest did not start; the next worker start tries again', {
+      error: (error as Error).message,
+    });
+  }
+}
+
+let metricsInstalled = false;
+/**
+ * The SDK's runtime with a Prometheus exporter (WORKER_METRICS_ADDRESS): the SDK's worker metrics (task latencies,
+ * slots, sticky cache, polls) and the product's own from workflows and activities, at /metrics on a port of its own,
+ * never on the gateway's public listener. Installed once, before the worker's first connection creates the runtime.
+ */
+function installMetricsRuntime(bindAddress: string, log: Logger): void {
+  if (metricsInstalled) return;
+  metricsInstalled = true;
+  try {
+    Runtime.install({
+      telemetryOptions: {
+        metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } },
+      },
+    });
+    log.info('worker metrics served', { address: `http://${bindAddress}/metrics` });
+  } catch (error) {
+    log.warn('worker metrics not served: the SDK runtime was already running', {
       error: (error as Error).message,
     });
   }

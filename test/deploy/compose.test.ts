@@ -38,11 +38,13 @@ const unescape = (script: string) => script.replaceAll('$$', '$');
 const services = Object.keys(compose);
 
 describe('docker-compose.yml', () => {
-  it('runs PostgreSQL, Temporal with its schema and namespace jobs, its UI, the worker and the gateway', () => {
+  it('runs PostgreSQL, Temporal with its schema and namespace jobs, its UI, the worker and the gateway (and, in a profile, Prometheus and Grafana)', () => {
     expect(services.sort()).toEqual([
       'agent-database',
       'gateway',
+      'grafana',
       'postgresql',
+      'prometheus',
       'temporal',
       'temporal-certs',
       'temporal-namespace',
@@ -50,6 +52,38 @@ describe('docker-compose.yml', () => {
       'temporal-ui',
       'worker',
     ]);
+  });
+
+  it('scrapes the worker’s metrics in the observability profile, with the rules and dashboard it ships', () => {
+    const profiled = file.services as Record<string, Service & { profiles?: string[] }>;
+    for (const name of ['prometheus', 'grafana'])
+      expect(profiled[name]!.profiles, name).toEqual(['observability']);
+    const port = compose.worker!.environment!.WORKER_METRICS_ADDRESS!.split(':').at(-1);
+    expect(
+      loadConfig({ WORKER_METRICS_ADDRESS: compose.worker!.environment!.WORKER_METRICS_ADDRESS })
+        .workerMetricsAddress,
+    ).toBe('0.0.0.0:9464');
+    const prometheus = parse(read('ops/prometheus/prometheus.yml')) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
+    expect(prometheus.scrape_configs[0]!.static_configs[0]!.targets).toEqual([`worker:${port}`]);
+    for (const mount of [...(compose.prometheus!.volumes ?? []), ...(compose.grafana!.volumes ?? [])].filter(
+      (v) => v.startsWith('./'),
+    ))
+      expect(existsSync(path.join(ROOT, mount.split(':')[0]!)), mount).toBe(true);
+    // Every product metric the rules and the dashboard use is one the code emits.
+    const emitted = ['workflows/session/gate-metrics.ts', 'activities/metrics.ts']
+      .map((f) => read(f))
+      .join('\n');
+    const used =
+      `${read('ops/prometheus/alerts.yml')}${read('ops/grafana/dashboards/agent.json')}`.match(
+        /agent_[a-z_]+/g,
+      ) ?? [];
+    for (const name of new Set(used)) {
+      const base = name.replace(/_(total|bucket|count|sum)$/, '');
+      expect(emitted, name).toContain(`'${base}'`);
+    }
+    expect(compose.grafana!.ports).toEqual(['127.0.0.1:3001:3000']);
   });
 
   it('runs compiled JavaScript (what `npm run build` writes), not tsx', () => {
@@ -163,8 +197,10 @@ describe('docker-compose.yml', () => {
     expect(gateway.volumes).toContain('gateway-certs:/certs:ro');
     expect(Object.keys(file.volumes).sort()).toEqual([
       'gateway-certs',
+      'grafana-data',
       'jobs-certs',
       'postgres-data',
+      'prometheus-data',
       'temporal-certs',
       'ui-certs',
       'worker-certs',

@@ -355,4 +355,44 @@ describe('Microsoft Teams', () => {
       'teams-mission',
     );
   }, 180_000);
+
+  it('denies with the reason typed on the card, and always allows a command for the conversation', async () => {
+    const conversationId = `a:${randomUUID()}`;
+    const cardOf = async (command: string) =>
+      await until(`the card for ${command}`, () =>
+        teams.cards(conversationId).find((c) => c.method === 'POST' && cardText(c.card).includes(command)),
+      );
+    await signed(teamsMessage(teams.serviceUrl, conversationId, ALICE, 'run `echo denied >> d.txt`'));
+    const denied = await cardOf('echo denied');
+    const deniedGate = (denied.card.actions as { data: { g: string } }[])[0]!.data.g;
+    const answer = await signed(
+      teamsCardAction(teams.serviceUrl, conversationId, BOB, 'gate.deny', {
+        g: deniedGate,
+        reason: 'not on Fridays',
+      }),
+    );
+    expect(JSON.stringify(answer.body)).toMatch(/denied by @bob/);
+    await until('the denial', async () =>
+      (await viewOf(conversationId)).status === 'idle' ? true : undefined,
+    );
+    const view = await viewOf(conversationId);
+    expect(view.gates.find((g) => g.id === deniedGate)?.resolution).toMatchObject({
+      outcome: 'denied',
+      reason: 'not on Fridays',
+    });
+    expect(lines(conversationId, 'd.txt')).toBe(0);
+
+    await signed(teamsMessage(teams.serviceUrl, conversationId, ALICE, 'run `echo always >> a.txt`'));
+    const always = await cardOf('echo always >> a.txt');
+    const alwaysGate = (always.card.actions as { data: { g: string } }[])[0]!.data.g;
+    // A grant is the granter's own: alice, who asks, allows her own command for this conversation.
+    await signed(teamsCardAction(teams.serviceUrl, conversationId, ALICE, 'gate.always', { g: alwaysGate }));
+    await until('the first run', () => lines(conversationId, 'a.txt') === 1 || undefined, {
+      timeoutMs: 60_000,
+    });
+    await until('idle', async () => ((await viewOf(conversationId)).status === 'idle' ? true : undefined));
+    // The standing approval is recorded for the conversation, exactly for this command.
+    const grants = (await viewOf(conversationId)).grants;
+    expect(grants.map((g) => [g.toolName, g.scope])).toEqual([['shell_execute', 'session']]);
+  }, 180_000);
 });

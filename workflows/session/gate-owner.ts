@@ -42,10 +42,13 @@ import type { OutboundEvent } from './outbound';
 import { failureMessage, sealForRun } from './session-activities';
 import { payloadDigest } from '../../common/seal-digest';
 import type { SessionState } from './state';
+import { gateOpened, gateSettled } from './gate-metrics';
 
 /** What the owner needs of the session run: its state, where events go, and whether it is handing over. */
 export interface GateHost {
   readonly state: SessionState;
+  /** The conversation's channel, as gate metrics label it (absent: unit tests' hosts). */
+  readonly input?: { channel: string };
   readonly sessionId: string;
   readonly continuingAsNew: boolean;
   emit(event: OutboundEvent): void;
@@ -80,6 +83,7 @@ export class Gates {
   open(gate: Gate): void {
     this.state.addGate(gate);
     this.state.touch();
+    if (!gate.remote) gateOpened(gate, this.host.input?.channel ?? 'unknown');
     this.host.emit({ type: 'gate', gate, reason: 'opened' });
   }
 
@@ -92,6 +96,7 @@ export class Gates {
   tellDecided(gate: Gate): void {
     if (this.toldBefore.has(gate.id) || this.toldNow.has(gate.id)) return;
     this.toldNow.add(gate.id);
+    if (!gate.remote) gateSettled(gate, this.host.input?.channel ?? 'unknown');
     this.host.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
     this.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`, undefined, gate.id);
   }
