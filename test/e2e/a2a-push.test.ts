@@ -17,7 +17,7 @@ import path from 'node:path';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { freePort } from '../helpers/processes';
 import { historyText } from '../helpers/history';
-import { a2aClientFor, a2aMessage, textPart } from '../helpers/a2a-client';
+import { a2aClientFor, a2aMessage, refusal, textPart } from '../helpers/a2a-client';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -78,15 +78,6 @@ const push = (
   token: more.token ?? '',
   authentication: more.authentication,
 });
-
-async function refusal(call: Promise<unknown>): Promise<{ message: string; code?: string; name: string }> {
-  const error = (await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as (Error & { data?: { metadata?: Record<string, string> }[] }) | undefined;
-  if (!error) throw new Error('the call was not refused');
-  return { message: error.message, code: error.data?.[0]?.metadata?.code, name: error.name };
-}
 
 const linesIn = (contextId: string, file: string) => {
   const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${contextId}`), file);

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import type { SessionView } from '../../workflows/session/contract';
 import { freePort } from '../helpers/processes';
-import { a2aClientFor, a2aMessage, textPart } from '../helpers/a2a-client';
+import { a2aClientFor, a2aMessage, refusal, textPart } from '../helpers/a2a-client';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -90,17 +90,6 @@ const linesIn = (contextId: string, file: string) => {
 
 const view = async (contextId: string) =>
   (await stack.web.request('GET', `/sessions/${contextId}`)).body as SessionView;
-
-/** The A2A error a call was refused with: its message and the reason code it carries. */
-async function refusal(call: Promise<unknown>): Promise<{ message: string; code?: string; name: string }> {
-  const error = (await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as (Error & { data?: { metadata?: Record<string, string> }[] }) | undefined;
-  if (!error) throw new Error('the call was not refused');
-  // The reason code rides in the error's google.rpc.ErrorInfo, as A2A 1.0 carries error details.
-  return { message: error.message, code: error.data?.[0]?.metadata?.code, name: error.name };
-}
 
 describe('A2A endpoint', () => {
   it('publishes its card, answers a message as a completed task, and lists and reads it again', async () => {

@@ -44,3 +44,16 @@ export function a2aMessage(parts: Part[], ids: { contextId?: string; taskId?: st
     referenceTaskIds: [],
   };
 }
+
+/** The A2A error a call was refused with: its message, its name and the reason code it carries. */
+export async function refusal(
+  call: Promise<unknown>,
+): Promise<{ message: string; code?: string; name: string }> {
+  const error = (await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as (Error & { data?: { metadata?: Record<string, string> }[] }) | undefined;
+  if (!error) throw new Error('the call was not refused');
+  // The reason code rides in the error's google.rpc.ErrorInfo, as A2A 1.0 carries error details.
+  return { message: error.message, code: error.data?.[0]?.metadata?.code, name: error.name };
+}
