@@ -11,6 +11,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Client } from '@temporalio/client';
 import { mayDecide } from '../common/gates/deciders';
 import { aliasesOf } from '../common/identities';
+import { escapeHtml } from '../common/html';
 import { readMemoGates } from '../gateways/web/inbox-memo';
 import { isBudgetGate, promptHeadline } from '../common/gates/words';
 import type { AppConfig } from '../infra/config';
@@ -35,24 +36,13 @@ export function mailRecipients(
   const found = new Map<string, { userId: string; address: string }>();
   for (const [name, person] of Object.entries(users)) {
     if (!person.email) continue;
-    const ids = [
-      name,
-      ...person.slack,
-      ...person.discord,
-      ...(person.teams ?? []).map((id) => `teams:${id.toLowerCase()}`),
-    ];
+    const ids = aliasesOf(name, users);
     const decider = deciders.find((id) => ids.includes(id));
     if (decider === undefined || (gate.kind !== 'credential' && !mayDecide(gate, decider))) continue;
     found.set(person.email.toLowerCase(), { userId: name, address: person.email });
   }
   return [...found.values()];
 }
-
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 

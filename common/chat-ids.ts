@@ -6,6 +6,8 @@ export const SLACK_USER_ID = /^[UW][A-Z0-9]{6,}$/;
 export const DISCORD_USER_ID = /^\d{5,}$/;
 /** A Teams person as the runtime names them: `teams:` and their Microsoft Entra object id. */
 export const TEAMS_USER_ID = /^teams:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The runtime's id of a Teams person, from their Entra object id (as Teams sends it, or as the policy lists it). */
+export const teamsUserId = (aadObjectId: string): string => `teams:${aadObjectId.toLowerCase()}`;
 
 /** "in Slack", "in Discord", "on the web" (the page, AG-UI, A2A) or "with agentctl" (an operator's `operator:` id). */
 export function whereDecided(userId: string): string {

@@ -9,7 +9,7 @@
  *   or the reserved `local`, becomes `web:<name>`. Names with `:` are therefore always ours, never a person's.
  */
 import type { PolicyFile } from '../infra/config';
-import { DISCORD_USER_ID, SLACK_USER_ID } from './chat-ids';
+import { DISCORD_USER_ID, SLACK_USER_ID, teamsUserId } from './chat-ids';
 
 const PROXY_NAME = /^[A-Za-z0-9._@-]{1,120}$/;
 const SUBJECT = /^[\x21-\x7e]{1,255}$/;
@@ -44,7 +44,7 @@ export function aliasesOf(userId: string, users: UsersTable): string[] {
     userId,
     ...(entry?.slack ?? []),
     ...(entry?.discord ?? []),
-    ...(entry?.teams ?? []).map((id) => `teams:${id.toLowerCase()}`),
+    ...(entry?.teams ?? []).map(teamsUserId),
   ];
 }
 
@@ -55,7 +55,7 @@ export function personOf(userId: string, users: UsersTable): string {
     ([, entry]) =>
       entry.slack.includes(userId) ||
       entry.discord.includes(userId) ||
-      (entry.teams ?? []).some((id) => `teams:${id.toLowerCase()}` === userId),
+      (entry.teams ?? []).some((id) => teamsUserId(id) === userId),
   );
   return listed ? listed[0] : userId;
 }

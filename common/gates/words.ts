@@ -262,3 +262,11 @@ export function questionsAsText(questions: readonly Question[], strong = (text: 
   });
   return [...blocks, `${typedAnswerHint(questions)}.`].join('\n');
 }
+
+/** A sign-in only its requester can give: what anyone else who clicks Connect is told. */
+export function onlyRequesterConnects(
+  gate: { requesterId: string; providerName: string },
+  mention: Voice['mention'] = PLAIN_VOICE.mention,
+): string {
+  return `Only ${mention(gate.requesterId)}, who asked, can connect ${gate.providerName}.`;
+}

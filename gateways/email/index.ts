@@ -8,6 +8,7 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { aliasesOf } from '../../common/identities';
+import { escapeHtml } from '../../common/html';
 import { alreadyDecided, promptHeadline } from '../../common/gates/words';
 import { verifyGateLink, type GateLink } from '../../infra/credentials/signed';
 import { GATE_MEMO_KEY, type MemoGate } from '../../workflows/session/gate-memo';
@@ -29,12 +30,6 @@ const PAGE_HEADERS = {
 };
 const MAX_FORM_BYTES = 8_000;
 const OUTCOME_WAIT_MS = 8_000;
-
-const escapeHtml = (text: string) =>
-  text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
 
 function page(
   c: Context,

@@ -10,6 +10,7 @@ import {
   decidersLine,
   describeOutcome,
   isBudgetGate,
+  onlyRequesterConnects,
   promptHeadline,
 } from '../../common/gates/words';
 import { isProtected } from '../../common/gates/deciders';
@@ -123,13 +124,7 @@ export function openGateCard(gate: Gate, note?: string, voice: Voice = PLAIN_VOI
   }
   if (gate.kind === 'credential')
     return card(
-      [
-        ...head,
-        text(`Only ${voice.mention(gate.requesterId)}, who asked, can connect ${gate.providerName}.`, {
-          isSubtle: true,
-        }),
-        ...tail,
-      ],
+      [...head, text(onlyRequesterConnects(gate, voice.mention), { isSubtle: true }), ...tail],
       [execute(`Connect ${gate.providerName}`, VERBS.connect, g)],
     );
   return card([...head, ...tail]);

@@ -46,5 +46,4 @@ export function validConversation(where: Partial<TeamsConversation>): where is T
   }
 }
 
-/** A Teams person as the runtime names them (common/chat-ids.ts TEAMS_USER_ID). */
-export const teamsUserId = (aadObjectId: string) => `teams:${aadObjectId.toLowerCase()}`;
+export { teamsUserId } from '../../common/chat-ids';

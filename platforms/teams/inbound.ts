@@ -8,7 +8,7 @@
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import type { Voice } from '../../common/gates/words';
+import { onlyRequesterConnects, type Voice } from '../../common/gates/words';
 import type { Logger } from '../../infra/log';
 import type { Sessions } from '../../gateways/sessions';
 import { GATE_MEMO_KEY, type MemoGate } from '../../workflows/session/gate-memo';
@@ -227,11 +227,7 @@ async function cardAction(
       if (gate.requesterId !== userId)
         return invokeAnswer(
           c,
-          openGateCard(
-            gate,
-            `Only ${deps.voice.mention(gate.requesterId)}, who asked, can connect ${gate.providerName}.`,
-            deps.voice,
-          ),
+          openGateCard(gate, onlyRequesterConnects(gate, deps.voice.mention), deps.voice),
         );
       const link = deps.connect(userId, gate.provider);
       if (!link) return invokeMessage(c, `No provider "${gate.provider}" is configured on this gateway.`);
