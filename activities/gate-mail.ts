@@ -158,17 +158,23 @@ export function digestMailer(deps: {
       }
       activity.heartbeat([...done]);
       if (!lines.length) continue;
+      const count = lines.length;
+      // Never cut silently: more conversations wait than one digest lists.
+      if (found > DIGEST_CONVERSATIONS)
+        lines.push(
+          `More conversations wait on you than this digest lists: "Needs you" at ${base}/ shows them all.`,
+        );
       const note =
         'Opening a link decides nothing: each page shows the request, and you choose there, signed in.';
       await transport.sendMail({
         from: email.from,
         to: person.email,
-        subject: `Needs you: ${lines.length} ${lines.length === 1 ? 'decision waits' : 'decisions wait'}`,
+        subject: `Needs you: ${count}${found > DIGEST_CONVERSATIONS ? '+' : ''} ${count === 1 ? 'decision waits' : 'decisions wait'}`,
         text: `${lines.join('\n\n')}\n\n${note}\n`,
         headers: { 'Auto-Submitted': 'auto-generated' },
       });
       people++;
-      total += lines.length;
+      total += count;
       done.add(name);
       activity.heartbeat([...done]);
     }
