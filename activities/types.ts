@@ -61,6 +61,11 @@ export interface ToolPlan {
   approvals?: number;
   /** Who else is asked once the approval has waited `afterMs` undecided (policy `escalate`). */
   escalate?: { afterMs: number; to: string[] };
+  /**
+   * One person, one vote: each id of a person listed in the policy's `users` (among the approvers and the requester)
+   * to their name, so the gate counts a person once whatever channel they decide from. Absent: every id is a person.
+   */
+  people?: Record<string, string>;
 }
 
 /** The run contract is shared with workflow code, so it lives in a pure module. */

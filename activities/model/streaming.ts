@@ -45,7 +45,9 @@ export async function streamedCall(
   try {
     if (workflowId.startsWith('session:web:') && options.sink)
       return await toGateways(options.sink, workflowId, `${info.activityId}:${info.attempt}`, tracked);
-    const chat = /^session:(slack|discord):/.test(workflowId) ? await options.chat(workflowId) : undefined;
+    const chat = /^session:(slack|discord|teams):/.test(workflowId)
+      ? await options.chat(workflowId)
+      : undefined;
     if (chat) return await toChat(chat, workflowId, options, tracked);
     return await withHeartbeat((signal) => call(signal, undefined));
   } catch (error) {

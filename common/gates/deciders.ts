@@ -5,9 +5,30 @@
  */
 import type { Approval, ApprovalGate, Gate } from '../../workflows/session/contract';
 
-/** Who may deny (and, for questions, answer): the requester and the configured approvers. */
+/** The person an id is on this gate (the policy's `users` name when the gate knows it), else the id itself. */
+export function personOn(gate: Pick<Gate, 'people'>, id: string): string {
+  return (Object.hasOwn(gate.people ?? {}, id) ? gate.people![id] : undefined) ?? id;
+}
+
+/** Whether two ids are one person on this gate: the same id, or two ids of one listed person. */
+export function samePerson(gate: Pick<Gate, 'people'>, a: string, b: string): boolean {
+  return a === b || personOn(gate, a) === personOn(gate, b);
+}
+
+/** The ids with one id per person, the first of each kept (a person's name comes first among their ids). */
+export function onePerPerson(gate: Pick<Gate, 'people'>, ids: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return ids.filter((id) => {
+    const person = personOn(gate, id);
+    if (seen.has(person)) return false;
+    seen.add(person);
+    return true;
+  });
+}
+
+/** Who may deny (and, for questions, answer): the requester (by any of their ids) and the configured approvers. */
 export function mayDecide(gate: Gate, userId: string): boolean {
-  return gate.requesterId === userId || gate.approvers.includes(userId);
+  return samePerson(gate, gate.requesterId, userId) || gate.approvers.includes(userId);
 }
 
 /** A gate this person can answer: a sign-in only its requester; anything else whoever may decide it. */
@@ -48,9 +69,19 @@ export function approvalRules(gate: ApprovalGate): {
  */
 export function approverIds(gate: ApprovalGate): string[] {
   const { selfApprove } = approvalRules(gate);
-  const handedOver = new Set((gate.delegations ?? []).map((d) => d.by));
-  const others = gate.approvers.filter((id) => id !== gate.requesterId);
-  return (selfApprove ? [gate.requesterId, ...others] : others).filter((id) => !handedOver.has(id));
+  const handedOver = (gate.delegations ?? []).map((d) => d.by);
+  const others = gate.approvers.filter((id) => !samePerson(gate, id, gate.requesterId));
+  return onePerPerson(
+    gate,
+    (selfApprove ? [gate.requesterId, ...others] : others).filter(
+      (id) => !handedOver.some((by) => samePerson(gate, by, id)),
+    ),
+  );
+}
+
+/** Whether this id may approve the call: it is one of the people `approverIds` names, by any of their ids. */
+export function mayApprove(gate: ApprovalGate, userId: string): boolean {
+  return approverIds(gate).some((id) => samePerson(gate, id, userId));
 }
 
 /**

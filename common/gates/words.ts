@@ -8,7 +8,7 @@
 import type { Grant } from '../grants';
 import type { Question } from '../tools/ask-user';
 import type { ApprovalGate, Gate, GateOutcome } from '../../workflows/session/contract';
-import { approvalRules, approverIds, isProtected } from './deciders';
+import { approvalRules, approverIds, isProtected, onePerPerson, personOn } from './deciders';
 import { whereDecided } from '../chat-ids';
 
 /** How a channel writes a person and a time: the only things about words it chooses. */
@@ -42,7 +42,9 @@ export function decidedThing(gate: { kind: string; toolName: string }): string {
 
 /** Everyone who may decide (or answer) a gate, as mentions: the requester and the configured approvers. */
 export function decidersList(gate: Gate, mention: Voice['mention'] = PLAIN_VOICE.mention): string {
-  return [gate.requesterId, ...gate.approvers].map(mention).join(', ');
+  return onePerPerson(gate, [gate.requesterId, ...gate.approvers])
+    .map(mention)
+    .join(', ');
 }
 
 /**
@@ -156,7 +158,8 @@ export function approvalProgress(
 ): string | undefined {
   const { needed, approvals } = approvalRules(gate);
   if (needed <= 1) return undefined;
-  const names = approvals.map((a) => mention(a.by)).join(', ');
+  // One person is one name, whichever of their ids (channel) they approved from.
+  const names = approvals.map((a) => mention(personOn(gate, a.by))).join(', ');
   return `${approvals.length} of ${needed} approvals${names ? `: ${names}` : ''}`;
 }
 
@@ -167,11 +170,11 @@ export function approvalProgress(
 export function decidersLine(gate: ApprovalGate, mention: Voice['mention'] = PLAIN_VOICE.mention): string {
   const { needed, selfApprove, approvals } = approvalRules(gate);
   if (!isProtected(gate) && !gate.delegations?.length)
-    return `Who may decide: ${[gate.requesterId, ...gate.approvers].map(mention).join(', ')}.`;
+    return `Who may decide: ${decidersList(gate, mention)}.`;
   const may = approverIds(gate);
   const requester = mention(gate.requesterId);
   // Operators' approvals count too (they are in nobody's list), so they are among the possible approvers.
-  const possible = new Set([...may, ...approvals.map((a) => a.by)]).size;
+  const possible = new Set([...may, ...approvals.map((a) => a.by)].map((id) => personOn(gate, id))).size;
   if (possible < needed) {
     const rule =
       needed === 1

@@ -5,7 +5,7 @@
  * wording module (common/gates/words.ts).
  */
 import type { Interrupt, ResumeEntry } from '@ag-ui/core';
-import { approverIds, isProtected, mayDecide } from '../../common/gates/deciders';
+import { approverIds, isProtected, mayApprove, mayDecide } from '../../common/gates/deciders';
 import {
   alreadyDecided,
   alwaysAllowLabel,
@@ -108,7 +108,7 @@ export function gateInterrupt(
  * Edit under quorum; someone who may only deny it (the requester under four-eyes) is offered Deny alone.
  */
 export function approvalChoices(gate: Gate & { kind: 'approval' }, userId: string): Decision['choice'][] {
-  if (!approverIds(gate).includes(userId)) return ['deny'];
+  if (!mayApprove(gate, userId)) return ['deny'];
   if (isBudgetGate(gate)) return ['approve', 'deny'];
   return [
     'approve',

@@ -17,6 +17,7 @@ import { approvalChoices, gateInterrupt } from '../agui/interrupts';
 import { connectUrl } from '../oauth/links';
 import type { GatewayDeps } from '../platform';
 import { Sessions, WEB_DEADLINE_MS } from '../sessions';
+import { ClickVerdict } from '../click-verdict';
 import { refuseForeignHost } from '../web/auth/request-guard';
 
 const PAGE_HEADERS = {
@@ -62,7 +63,7 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
   const auth = deps.webAuth;
   const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web', WEB_DEADLINE_MS);
   const key = () => deps.credentials().keys.signing;
-  const samePerson = (caller: string, link: GateLink) =>
+  const linkIsFor = (caller: string, link: GateLink) =>
     caller === link.userId || aliasesOf(caller, deps.config.policy.users).includes(link.userId);
 
   /** The gate as its conversation's memo shows it while open (the server answers with no worker running). */
@@ -99,7 +100,7 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
           `${para(who.error)}${auth.mode === 'login' ? '<p><a href="/auth/login">Sign in</a>, then open the link from the e-mail again.</p>' : ''}`,
         ),
       };
-    if (!samePerson(who.caller.userId, link.value))
+    if (!linkIsFor(who.caller.userId, link.value))
       return {
         refusal: page(
           c,
@@ -240,7 +241,7 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
     // Once: a second POST of the same link (a reload, a replay) decides nothing.
     if (!(await deps.credentials().vault.consumeTicket(link.nonce, link.expiresAt)))
       return page(c, 409, 'This link was already used', para('The conversation shows what was decided.'));
-    const since = Date.now();
+    const verdict = await ClickVerdict.before(sessions, link.workflowId, { gateId: link.gateId, userId });
     try {
       if (gate.kind === 'question')
         await sessions.answer(link.workflowId, {
@@ -283,9 +284,9 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
     const deadline = Date.now() + OUTCOME_WAIT_MS;
     while (Date.now() < deadline) {
       const outcome = await sessions
-        .clickOutcome(link.workflowId, { gateId: link.gateId, userId, since: since - 2_000 }, 3_000)
+        .clickOutcome(link.workflowId, { gateId: link.gateId, userId, since: verdict.from }, 3_000)
         .catch(() => undefined);
-      const told = outcome?.notices.find((n) => n.about === link.gateId);
+      const told = verdict.told(outcome);
       if (told) return page(c, 409, 'Not taken', para(told.text));
       const decided = outcome?.gate;
       if (decided && decided.status !== 'pending')
@@ -295,7 +296,7 @@ export function mountEmail(app: Hono, deps: GatewayDeps): void {
           decided.resolution?.by === userId ? 'Done' : 'Nothing waits here any more',
           para(alreadyDecided(decided).replace('was already ', 'was ')),
         );
-      if (decided?.kind === 'approval' && decided.approvals?.some((a) => a.by === userId))
+      if (verdict.counted(outcome))
         return page(c, 200, 'Your approval counts', para(`It still waits for more approvals.`));
       await new Promise((resolve) => setTimeout(resolve, 300));
     }

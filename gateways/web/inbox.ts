@@ -31,17 +31,27 @@ import {
   type SessionInput,
 } from '../../workflows/session/contract';
 import { isBudgetGate } from '../../common/gates/words';
-import { approverIds, mayDecide } from '../../common/gates/deciders';
+import { teamsUserId } from '../../common/chat-ids';
+import { mayApprove, mayDecide } from '../../common/gates/deciders';
 import { gateMemos, type MemoGate } from '../../workflows/session/gate-memo';
 
-/** Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts). */
+/**
+ * Ids the inbox decides on: conversations of every channel and mission runs (see common/ids.ts; a Teams conversation
+ * is its service URL and conversation id, each base64url, platforms/teams/ids.ts).
+ */
 export const INBOX_WORKFLOW_ID =
-  /^(?:session:web:[A-Za-z0-9_-]{1,64}|session:slack:[A-Z0-9]{1,40}:[A-Z0-9]{1,40}:\d{1,20}\.\d{1,20}|session:discord:\d{5,25}|mission-run:[0-9a-f-]{36}:\d{1,9})$/;
+  /^(?:session:web:[A-Za-z0-9_-]{1,64}|session:slack:[A-Z0-9]{1,40}:[A-Z0-9]{1,40}:\d{1,20}\.\d{1,20}|session:discord:\d{5,25}|session:teams:[A-Za-z0-9_-]{1,400}\.[A-Za-z0-9_-]{1,540}|mission-run:[0-9a-f-]{36}:\d{1,9})$/;
+
+const CHANNEL_PLACE: Record<string, string> = {
+  slack: 'Slack thread',
+  discord: 'Discord conversation',
+  teams: 'Teams conversation',
+};
 
 function describeWhere(workflowId: string, channel: SessionInput['channel'], missionName?: string): string {
   if (channel === 'mission') return `mission ${missionName ?? ''}`.trim();
   if (channel === 'web') return `web conversation ${workflowId.replace(/^session:web:/, '').slice(0, 8)}`;
-  return channel === 'slack' ? 'Slack thread' : 'Discord conversation';
+  return CHANNEL_PLACE[channel] ?? `${channel} conversation`;
 }
 
 function asks(gate: Gate): string {
@@ -51,20 +61,28 @@ function asks(gate: Gate): string {
   return `Run ${gate.toolName}: ${gate.subject}`;
 }
 
-/** The person's ids with those native to the channel first (Slack ids for a Slack thread, Discord's for Discord). */
-function nativeFirst(ids: string[], channel: SessionInput['channel']): string[] {
-  const native = (id: string) =>
+/**
+ * The person's ids with those native to the channel first: their Slack ids (from the users table) for a Slack thread,
+ * Discord's for Discord, Teams' for Teams, their web id elsewhere. A click in that channel would carry that id.
+ */
+function nativeFirst(userId: string, users: UsersTable, channel: SessionInput['channel']): string[] {
+  const ids = aliasesOf(userId, users);
+  const entry = Object.hasOwn(users, userId) ? users[userId] : undefined;
+  const native = new Set(
     channel === 'slack'
-      ? /^[UW][A-Z0-9]{6,}$/.test(id)
+      ? (entry?.slack ?? [])
       : channel === 'discord'
-        ? /^\d{5,}$/.test(id)
-        : !/^[UW][A-Z0-9]{6,}$|^\d{5,}$/.test(id);
-  return [...ids.filter(native), ...ids.filter((id) => !native(id))];
+        ? (entry?.discord ?? [])
+        : channel === 'teams'
+          ? (entry?.teams ?? []).map(teamsUserId)
+          : [userId],
+  );
+  return [...ids.filter((id) => native.has(id)), ...ids.filter((id) => !native.has(id))];
 }
 
 /** One person, one vote: Approve only when none of their ids asked (under four-eyes), approved or handed over. */
 function mayApproveAsPerson(gate: Gate & { kind: 'approval' }, decideAs: string, ids: string[]): boolean {
-  if (!approverIds(gate).includes(decideAs)) return false;
+  if (!mayApprove(gate, decideAs)) return false;
   if (gate.selfApprove === false && ids.includes(gate.requesterId)) return false;
   if ((gate.approvals ?? []).some((a) => ids.includes(a.by))) return false;
   return !(gate.delegations ?? []).some((d) => ids.includes(d.by));
@@ -91,7 +109,7 @@ export function inboxItem(
 ): InboxItem | undefined {
   if (gate.status !== 'pending' || gate.remote) return undefined; // a mission run's gate is listed from the run
   const channel = channelOf(workflowId);
-  const ids = nativeFirst(aliasesOf(userId, users), channel);
+  const ids = nativeFirst(userId, users, channel);
   const decideAs =
     gate.kind === 'credential'
       ? ids.find((id) => id === gate.requesterId)

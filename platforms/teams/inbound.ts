@@ -10,6 +10,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { onlyRequesterConnects, type Voice } from '../../common/gates/words';
 import type { Logger } from '../../infra/log';
+import { ClickVerdict } from '../../gateways/click-verdict';
 import type { Sessions } from '../../gateways/sessions';
 import { GATE_MEMO_KEY, type MemoGate } from '../../workflows/session/gate-memo';
 import type { Gate } from '../../workflows/session/contract';
@@ -155,7 +156,7 @@ async function cardAction(
       ? invokeAnswer(c, decidedGateCard(now.gate, deps.voice))
       : invokeMessage(c, 'Nothing waits on this card any more.');
   }
-  const since = Date.now();
+  const verdict = await ClickVerdict.before(deps.sessions, workflowId, { gateId, userId });
   const reason =
     typeof data.reason === 'string' && data.reason.trim() ? data.reason.trim().slice(0, 2_000) : undefined;
   switch (verb) {
@@ -241,14 +242,14 @@ async function cardAction(
   const deadline = Date.now() + VERDICT_WAIT_MS;
   while (Date.now() < deadline) {
     const outcome = await deps.sessions
-      .clickOutcome(workflowId, { gateId, userId, since: since - 2_000 }, VERDICT_WAIT_MS)
+      .clickOutcome(workflowId, { gateId, userId, since: verdict.from }, VERDICT_WAIT_MS)
       .catch(() => undefined);
     if (!outcome) break;
-    const told = outcome.notices.find((n) => n.about === gateId);
+    const told = verdict.told(outcome);
     if (told) return invokeAnswer(c, openGateCard(gate, told.text, deps.voice));
     if (outcome.gate && outcome.gate.status !== 'pending')
       return invokeAnswer(c, decidedGateCard(outcome.gate, deps.voice));
-    if (outcome.gate?.kind === 'approval' && outcome.gate.approvals?.some((a) => a.by === userId))
+    if (outcome.gate && verdict.counted(outcome))
       return invokeAnswer(
         c,
         openGateCard(outcome.gate, 'Your approval counts; it waits for more.', deps.voice),

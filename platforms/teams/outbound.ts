@@ -1,6 +1,8 @@
 /**
  * Teams outbound: a session's outbound events to the Bot Connector, in the worker's `deliver` activity. Answers are
- * markdown messages (a streamed answer is one message edited while written); a gate is an Adaptive Card whose
+ * markdown messages. A streamed answer uses Teams' own streaming in a personal chat (typing activities carrying a
+ * `streaminfo` entity, closed by the final message with `streamType: final`), the only place Teams offers it; in
+ * group chats and channels it is one message edited while written. A gate is an Adaptive Card whose
  * activity id is kept on the gate, so every change (an approval of several, the decision) edits that card in place
  * for everyone. Notices meant for one person are told to them when they click (the invoke's answer), as Teams has
  * no private message in a shared conversation.
@@ -20,12 +22,28 @@ import { parseTeamsSessionId, type TeamsConversation } from './ids';
 /** Teams takes about 28 KB a message: long answers go in parts. */
 const PART_CHARS = 20_000;
 const GONE = new Set([404, 410]);
+/** A streamed answer's reference when it is a Teams stream (its stream id), not a message to edit. */
+const STREAM = 'stream:';
+
+/** Personal (one-to-one) chats have `a:` conversation ids; Teams streams answers only there. */
+const streamsNatively = (where: TeamsConversation) => where.conversationId.startsWith('a:');
+const streamInfo = (info: {
+  streamId?: string;
+  streamType: 'streaming' | 'final';
+  streamSequence?: number;
+}) => [{ type: 'streaminfo', ...info }];
 
 export class TeamsOutbound {
   private readonly connector: Connector;
   readonly streamChars = PART_CHARS;
 
   private readonly voice: Voice;
+  /**
+   * The next sequence number of each stream this process started: Teams takes a stream's updates in increasing
+   * order. A stream started by an earlier attempt (its worker died) gets no more updates here; its final message
+   * still closes it.
+   */
+  private readonly sequences = new Map<string, number>();
 
   constructor(options: { appId: string; appPassword: string; tokenUrl: string; users: UsersTable }) {
     this.connector = new Connector(options);
@@ -44,7 +62,18 @@ export class TeamsOutbound {
   }
 
   async streamPost(sessionId: string, text: string): Promise<string> {
-    const id = await this.connector.send(this.where(sessionId), {
+    const where = this.where(sessionId);
+    if (streamsNatively(where)) {
+      const id = await this.connector.send(where, {
+        type: 'typing',
+        text: text.slice(0, PART_CHARS),
+        entities: streamInfo({ streamType: 'streaming', streamSequence: 1 }),
+      });
+      if (!id) throw new Error('the Bot Connector gave the stream no id');
+      this.sequences.set(id, 2);
+      return `${STREAM}${id}`;
+    }
+    const id = await this.connector.send(where, {
       type: 'message',
       text: `${text.slice(0, PART_CHARS)} …`,
       textFormat: 'markdown',
@@ -59,11 +88,60 @@ export class TeamsOutbound {
     text: string,
     { final }: { final: boolean },
   ): Promise<void> {
-    await this.connector.update(this.where(sessionId), ref, {
+    const where = this.where(sessionId);
+    if (ref.startsWith(STREAM)) {
+      const streamId = ref.slice(STREAM.length);
+      if (final) {
+        // A stopped or failed answer keeps what was written, closed as the stream's last word or posted anew.
+        if (!(await this.closeStream(where, streamId, text.slice(0, PART_CHARS))))
+          await this.connector.send(where, {
+            type: 'message',
+            text: text.slice(0, PART_CHARS),
+            textFormat: 'markdown',
+          });
+        return;
+      }
+      const sequence = this.sequences.get(streamId);
+      if (sequence === undefined) return;
+      this.sequences.set(streamId, sequence + 1);
+      await this.connector.send(where, {
+        type: 'typing',
+        text: text.slice(0, PART_CHARS),
+        entities: streamInfo({ streamId, streamType: 'streaming', streamSequence: sequence }),
+      });
+      return;
+    }
+    await this.connector.update(where, ref, {
       type: 'message',
       text: final ? text.slice(0, PART_CHARS) : `${text.slice(0, PART_CHARS)} …`,
       textFormat: 'markdown',
     });
+  }
+
+  /**
+   * A stream's final message, with the answer as it stays; false when Teams no longer takes it (the stream timed
+   * out or was closed), and the answer is then posted as a message of its own.
+   */
+  private async closeStream(where: TeamsConversation, streamId: string, text: string): Promise<boolean> {
+    this.sequences.delete(streamId);
+    try {
+      await this.connector.send(where, {
+        type: 'message',
+        text,
+        textFormat: 'markdown',
+        entities: streamInfo({ streamId, streamType: 'final' }),
+      });
+      return true;
+    } catch (error) {
+      if (
+        error instanceof ConnectorError &&
+        error.status >= 400 &&
+        error.status < 500 &&
+        error.status !== 401
+      )
+        return false;
+      throw error;
+    }
   }
 
   async deliver(
@@ -81,7 +159,9 @@ export class TeamsOutbound {
           if (
             part === 0 &&
             event.replaces &&
-            (await this.ignoreGone(() => this.connector.update(where, event.replaces!, message)))
+            (event.replaces.startsWith(STREAM)
+              ? await this.closeStream(where, event.replaces.slice(STREAM.length), message.text)
+              : await this.ignoreGone(() => this.connector.update(where, event.replaces!, message)))
           ) {
             progress.onPosted(1);
             continue;

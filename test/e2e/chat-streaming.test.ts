@@ -1,7 +1,8 @@
 /**
- * Streamed answers in Slack and Discord (#22): real worker and gateway processes, requests signed as the
+ * Streamed answers in Slack, Discord and Teams (#22): real worker and gateway processes, requests signed as the
  * platforms sign them, a model server that streams. The answer appears in one message that is edited as it is
  * written (as often as each platform allows), and the final message takes that message's place: no second copy.
+ * In a Teams personal chat it is Teams' own stream (typing activities with `streaminfo`, closed by the final message).
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { DiscordKeys, DiscordRequests, snowflake } from '../helpers/discord-requ
 import { FakeDiscord } from '../helpers/fake-discord';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { FakeSlack } from '../helpers/fake-slack';
+import { FakeTeams, teamsMessage } from '../helpers/fake-teams';
 import { mention, SlackRequests, threadReply } from '../helpers/slack-requests';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -23,6 +25,7 @@ let env: TestWorkflowEnvironment;
 let model: FakeOpenAi;
 let slack: FakeSlack;
 let discord: FakeDiscord;
+const teams = new FakeTeams();
 let stack: Stack;
 let slackRequests: SlackRequests;
 let discordRequests: DiscordRequests;
@@ -32,6 +35,7 @@ beforeAll(async () => {
   model = await new FakeOpenAi(() => ({ text: ANSWER }), { streamGapMs: 60 }).start();
   slack = await new FakeSlack().start();
   discord = await new FakeDiscord().start();
+  await teams.start();
   const keys = new DiscordKeys();
   stack = await startStack({
     temporalAddress: env.address,
@@ -41,6 +45,7 @@ beforeAll(async () => {
       DISCORD_BOT_TOKEN: 'discord-bot-token-for-tests',
       DISCORD_PUBLIC_KEY: keys.publicKeyHex,
       DISCORD_API_URL: discord.url,
+      ...teams.env(),
     },
   });
   slackRequests = new SlackRequests(`http://127.0.0.1:${stack.port}`, SECRET);
@@ -50,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await discord?.stop();
+  await teams.stop();
   await slack?.stop();
   await model?.stop();
   await env?.teardown();
@@ -142,5 +148,60 @@ describe('streamed answers in chats', () => {
     expectGrowing(edits.map((e) => e.content));
     expect(discord.contentEdits.filter((e) => e.id === placeholder.id).at(-1)!.content).toBe(ANSWER);
     expect(discord.postedIn(channelId).filter((m) => m.content.includes('Line 1 of'))).toHaveLength(1);
+  });
+
+  /** A message from a person in Teams, signed as the Bot Connector signs it. */
+  async function teamsSays(conversationId: string, text: string) {
+    const activity = teamsMessage(
+      teams.serviceUrl,
+      conversationId,
+      '6f0c1d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f',
+      text,
+    );
+    const response = await fetch(`http://127.0.0.1:${stack.port}/teams/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await teams.token(teams.serviceUrl)}`,
+      },
+      body: JSON.stringify(activity),
+    });
+    expect(response.status).toBe(200);
+  }
+
+  it("Teams, personal chat: Teams' own stream while the answer is written, closed by the final answer", async () => {
+    const conversationId = `a:${snowflake()}`;
+    await teamsSays(conversationId, 'write a long answer');
+    const stream = await until(
+      'the stream closed by the final answer',
+      () => teams.streams(conversationId).find((s) => s.final !== undefined),
+      { timeoutMs: 30_000 },
+    );
+    expect(stream.final).toBe(ANSWER);
+    // Updates grow and are parts of the answer (Teams shows them as the answer being typed; no "…" needed).
+    expect(stream.updates.length).toBeGreaterThanOrEqual(2);
+    for (const [i, text] of stream.updates.entries()) {
+      expect(ANSWER.startsWith(text)).toBe(true);
+      if (i) expect(text.length).toBeGreaterThanOrEqual(stream.updates[i - 1]!.length);
+    }
+    // One stream, and the answer once: no message posted or edited besides the stream's final one.
+    expect(teams.streams(conversationId)).toHaveLength(1);
+    expect(teams.texts(conversationId).filter((t) => t.includes('Line 1 of'))).toEqual([ANSWER]);
+    expect(teams.sent.filter((s) => s.conversationId === conversationId && s.method === 'PUT')).toEqual([]);
+  });
+
+  it('Teams, group chat (no streaming there): one message edited while written, then the final answer', async () => {
+    const conversationId = `19:${snowflake()}@thread.v2`;
+    await teamsSays(conversationId, 'write a long answer');
+    const answered = () =>
+      teams.sent.filter((s) => s.conversationId === conversationId && s.body.text?.includes('Line 1 of'));
+    await until('the final answer in its place', () => answered().find((s) => s.body.text === ANSWER), {
+      timeoutMs: 30_000,
+    });
+    const [first, ...edits] = answered();
+    expect(first!.method).toBe('POST');
+    expect(edits.every((e) => e.method === 'PUT' && e.activityId === first!.activityId)).toBe(true);
+    expectGrowing([first!.body.text!, ...edits.slice(0, -1).map((e) => e.body.text!)]);
+    expect(teams.streams(conversationId)).toEqual([]);
   });
 });

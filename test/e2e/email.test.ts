@@ -8,8 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionWorkdir } from '../../activities/tools/shell';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -19,7 +17,7 @@ import { CredentialService } from '../../infra/credentials/service';
 import { createLogger } from '../../infra/log';
 import { nextDigestAt } from '../../workflows/email/digest';
 import { Tally } from '../chaos/summary';
-import { freePort } from '../helpers/processes';
+import { FakeSmtp, linksIn, mailTo, openMailLink, postMailPage } from '../helpers/fake-smtp';
 import { historyText } from '../helpers/history';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -27,31 +25,13 @@ import { until } from '../helpers/until';
 
 let env: TestWorkflowEnvironment;
 let stack: Stack;
-let smtp: SMTPServer;
-const mails: ParsedMail[] = [];
-const SMTP_PASSWORD = `smtp-secret-${randomUUID()}`;
+const smtp = new FakeSmtp();
+const mails = smtp.mails;
+const SMTP_PASSWORD = smtp.password;
 const tally = new Tally();
 
 beforeAll(async () => {
-  const smtpPort = await freePort();
-  smtp = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    onAuth(auth, _session, callback) {
-      if (auth.username === 'agent' && auth.password === SMTP_PASSWORD) callback(null, { user: 'agent' });
-      else callback(new Error('wrong SMTP credentials'));
-    },
-    onData(stream, _session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          mails.push(mail);
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+  await smtp.start();
   env = await startTestTemporal();
   stack = await startStack({
     temporalAddress: env.address,
@@ -66,10 +46,7 @@ beforeAll(async () => {
         mallory: { email: 'mallory@example.com' },
       },
     },
-    env: {
-      SMTP_URL: `smtp://agent:${SMTP_PASSWORD}@127.0.0.1:${smtpPort}`,
-      EMAIL_FROM: 'Agent <agent@agent.example>',
-    },
+    env: smtp.env(),
   });
 });
 
@@ -79,54 +56,24 @@ afterAll(async () => {
   } finally {
     await stack?.stop();
     await env?.teardown();
-    smtp?.close();
+    smtp.stop();
   }
 });
 
-const linksIn = (mail: ParsedMail) => [
-  ...new Set(
-    [...`${mail.text ?? ''} ${mail.html || ''}`.matchAll(/https?:\/\/[^\s"'<>]+/g)].map((m) =>
-      m[0].replace(/&amp;/g, '&'),
-    ),
-  ),
-];
-const to = (mail: ParsedMail) => (Array.isArray(mail.to) ? mail.to : [mail.to]).map((a) => a?.text).join(',');
+const to = mailTo;
 const lines = (contextId: string, file: string) => {
   const full = path.join(sessionWorkdir(stack.env.DATA_DIR!, `session:web:${contextId}`), file);
   return existsSync(full) ? readFileSync(full, 'utf8').split('\n').filter(Boolean).length : 0;
 };
 
-/** The page's form, posted as a browser posts it: from the page's origin, as `user`. */
-async function post(
+const post = (
   link: string,
   user: string | undefined,
   fields: Record<string, string>,
   headers: Record<string, string> = {},
-) {
-  const url = new URL(link);
-  const response = await fetch(`http://127.0.0.1:${stack.port}/email/gate`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      origin: url.origin,
-      host: url.host,
-      ...(user ? stack.web.headers(user) : {}),
-      ...headers,
-    },
-    body: new URLSearchParams({ t: url.searchParams.get('t')!, ...fields }).toString(),
-  });
-  return { status: response.status, text: await response.text() };
-}
-
-async function open(link: string, user: string | undefined, method = 'GET') {
-  const url = new URL(link);
-  const response = await fetch(`http://127.0.0.1:${stack.port}${url.pathname}${url.search}`, {
-    method,
-    headers: { host: url.host, ...(user ? stack.web.headers(user) : {}) },
-    redirect: 'manual',
-  });
-  return { status: response.status, text: method === 'HEAD' ? '' : await response.text() };
-}
+) => postMailPage(stack, link, user, fields, headers);
+const open = (link: string, user: string | undefined, method = 'GET') =>
+  openMailLink(stack, link, user, method);
 
 describe('e-mail as a channel of every gate', () => {
   it('mails an approval to who may decide it; scanners decide nothing; the page decides once, as its person', async () => {

@@ -21,6 +21,22 @@ export interface SentActivity {
   };
 }
 
+/** A Teams stream (personal chats only): its updates' texts in order, and its final message once closed. */
+export interface FakeStream {
+  id: string;
+  conversationId: string;
+  updates: string[];
+  sequence: number;
+  final?: string;
+}
+
+interface StreamInfo {
+  type: 'streaminfo';
+  streamId?: string;
+  streamType?: string;
+  streamSequence?: number;
+}
+
 export class FakeTeams {
   readonly appId = randomUUID();
   readonly appPassword = `teams-secret-${randomUUID()}`;
@@ -30,6 +46,7 @@ export class FakeTeams {
   private key!: { privateKey: CryptoKey; kid: string };
   private readonly issued = new Set<string>();
   private next = 1;
+  private readonly streamsById = new Map<string, FakeStream>();
   port = 0;
 
   get url(): string {
@@ -83,6 +100,13 @@ export class FakeTeams {
         // The connector answers after a moment, as the real one does.
         setTimeout(() => {
           if (req.method === 'POST' && !activityId) {
+            const body = JSON.parse(raw) as SentActivity['body'] & { entities?: StreamInfo[] };
+            const info = body.entities?.find((e) => e.type === 'streaminfo');
+            if (info) {
+              const taken = this.stream(conversationId, body, info);
+              if (taken && 'id' in taken) return json(taken.status, { id: taken.id });
+              if (taken) return json(taken.status, { error: { code: taken.code, message: taken.code } });
+            }
             const id = `act-${this.next++}`;
             this.sent.push({ method: 'POST', conversationId, activityId: id, body: JSON.parse(raw) });
             return json(201, { id });
@@ -97,6 +121,46 @@ export class FakeTeams {
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /**
+   * Teams' streaming protocol, as strict as the service: only in personal chats (`a:` ids); a stream starts with a
+   * typing activity at sequence 1 (its id is the stream's), goes on with typing activities whose sequence grows, and
+   * ends with one message with `streamType: final`; nothing is taken after that. Returns the stream's id, a
+   * refusal, or undefined for the final message (then posted as a message).
+   */
+  private stream(
+    conversationId: string,
+    body: { type: string; text?: string },
+    info: StreamInfo,
+  ): { status: number; id: string } | { status: number; code: string } | undefined {
+    if (!conversationId.startsWith('a:')) return { status: 403, code: 'ContentStreamNotAllowed' };
+    if (!body.text) return { status: 400, code: 'BadArgument' };
+    if (info.streamType === 'streaming' && !info.streamId) {
+      if (body.type !== 'typing' || info.streamSequence !== 1) return { status: 400, code: 'BadArgument' };
+      const id = `stream-${this.next++}`;
+      this.streamsById.set(id, { id, conversationId, updates: [body.text], sequence: 1 });
+      return { status: 201, id };
+    }
+    const stream = info.streamId ? this.streamsById.get(info.streamId) : undefined;
+    if (!stream || stream.conversationId !== conversationId) return { status: 404, code: 'BadArgument' };
+    if (stream.final !== undefined) return { status: 403, code: 'ContentStreamNotAllowed' };
+    if (info.streamType === 'streaming') {
+      if (body.type !== 'typing') return { status: 400, code: 'BadArgument' };
+      if (!(typeof info.streamSequence === 'number' && info.streamSequence > stream.sequence))
+        return { status: 400, code: 'ContentStreamSequenceOrderPreConditionFailed' };
+      stream.sequence = info.streamSequence;
+      stream.updates.push(body.text);
+      return { status: 202, id: stream.id };
+    }
+    if (info.streamType !== 'final' || body.type !== 'message') return { status: 400, code: 'BadArgument' };
+    stream.final = body.text;
+    return undefined;
+  }
+
+  /** The streams of a conversation, oldest first. */
+  streams(conversationId: string): FakeStream[] {
+    return [...this.streamsById.values()].filter((s) => s.conversationId === conversationId);
   }
 
   async stop(): Promise<void> {

@@ -189,6 +189,71 @@ describe('approval gates', () => {
   });
 });
 
+describe('one person, several ids (the users table: web, Slack, Discord, Teams)', () => {
+  // withPeople (activities/tool-plans.ts) expands the approvers to each person's ids and names them.
+  const people = {
+    alice: 'alice',
+    U_ALICE1: 'alice',
+    bob: 'bob',
+    U_BOB1: 'bob',
+    'teams:b0b': 'bob',
+  };
+  const multi = (rules: { selfApprove?: boolean; approvalsNeeded?: number }) =>
+    openApprovalGate({
+      id: 'g1',
+      toolCallId: 'c1',
+      toolName: 'shell_execute',
+      args: { command: 'ls' },
+      subject: 'ls',
+      requesterId: 'U_ALICE1',
+      approvers: ['bob', 'U_BOB1', 'teams:b0b', 'carol'],
+      people,
+      now: NOW,
+      timeoutMs: 60_000,
+      ...rules,
+    });
+
+  it('counts a person once in a quorum, whichever of their ids approves again', () => {
+    const g = multi({ approvalsNeeded: 2 });
+    expect(apply(g, { userId: 'teams:b0b' })).toMatchObject({ ok: true });
+    const again = apply(g, { userId: 'bob' });
+    expect(again).toMatchObject({ ok: false, notice: expect.stringContaining('You already approved') });
+    expect(apply(g, { userId: 'U_BOB1' })).toMatchObject({ ok: false });
+    expect(g.approvals).toHaveLength(1);
+    expect(g.status).toBe('pending');
+    expect(approvalProgress(g)).toBe('1 of 2 approvals: @bob');
+    expect(apply(g, { userId: 'carol' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+  });
+
+  it('keeps four-eyes across ids: the requester approves from none of theirs, and may deny from any', () => {
+    const g = multi({ selfApprove: false });
+    for (const id of ['U_ALICE1', 'alice'])
+      expect(apply(g, { userId: id })).toMatchObject({
+        ok: false,
+        notice: expect.stringContaining('someone else must approve'),
+      });
+    expect(decidersLine(g)).toBe(
+      'Needs approval from @bob, @carol (not @U_ALICE1, who asked: they may only deny it).',
+    );
+    expect(apply(g, { userId: 'alice', choice: 'deny' })).toMatchObject({
+      ok: true,
+      resolution: { outcome: 'denied', by: 'alice' },
+    });
+  });
+
+  it('lists each person once among who may decide, and lets an approver decide by any of their ids', () => {
+    const g = multi({});
+    expect(decidersLine(g)).toBe('Who may decide: @U_ALICE1, @bob, @carol.');
+    expect(apply(g, { userId: 'U_BOB1' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+  });
+
+  it('treats ids without a person as people of their own (gates opened before, or ids nobody listed)', () => {
+    const g = guarded({ approvalsNeeded: 2 }, ['bob', 'U_BOB1']);
+    expect(apply(g, { userId: 'bob' })).toMatchObject({ ok: true });
+    expect(apply(g, { userId: 'U_BOB1' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
+  });
+});
+
 describe('four-eyes and quorum', () => {
   it('refuses self-approval when selfApprove is false, says who may approve, and still lets the requester deny', () => {
     const g = guarded({ selfApprove: false });

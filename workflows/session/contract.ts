@@ -249,6 +249,11 @@ interface GateBase {
   requesterId: string;
   /** Configured approvers, who may decide too. */
   approvers: string[];
+  /**
+   * Ids that are one person (the policy's `users`: web, Slack, Discord, Teams ids) to that person's name: quorum,
+   * four-eyes and "already approved" count people, not ids. Absent on gates opened before: each id is a person.
+   */
+  people?: Record<string, string>;
   createdAt: number;
   expiresAt: number | null;
   status: GateStatus;

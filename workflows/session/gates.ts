@@ -14,7 +14,7 @@ import {
   type Question,
 } from '../../common/tools/ask-user';
 import type { ArgsCheck } from '../../common/tools/definitions';
-import { approvalRules, approverIds, isProtected, mayDecide } from '../../common/gates/deciders';
+import { approvalRules, isProtected, mayApprove, mayDecide, samePerson } from '../../common/gates/deciders';
 import {
   approvalProgress,
   clock,
@@ -52,6 +52,8 @@ export function openApprovalGate(input: {
   approvalsNeeded?: number;
   /** Policy `escalate` of this tool. */
   escalate?: { afterMs: number; to: string[] };
+  /** Ids that are one person (ToolPlan `people`). */
+  people?: Record<string, string>;
 }): ApprovalGate {
   return {
     id: input.id,
@@ -62,6 +64,7 @@ export function openApprovalGate(input: {
     subject: input.subject,
     requesterId: input.requesterId,
     approvers: [...new Set(input.approvers)],
+    ...(input.people && Object.keys(input.people).length ? { people: input.people } : {}),
     createdAt: input.now,
     expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
     status: 'pending',
@@ -192,13 +195,15 @@ export function evaluateDecision(input: {
       approvals,
       resolution: { ...base, outcome: 'denied', ...(decision.reason ? { reason: decision.reason } : {}) },
     };
-  const handedTo = (gate.delegations ?? []).filter((d) => d.by === decision.userId).map((d) => `@${d.to}`);
+  const handedTo = (gate.delegations ?? [])
+    .filter((d) => samePerson(gate, d.by, decision.userId))
+    .map((d) => `@${d.to}`);
   if (!decision.operator && handedTo.length)
     return {
       ok: false,
       notice: `You handed this ${decidedThing(gate)} to ${handedTo.join(', ')}, so their approval counts, not yours. You can still deny it. Nothing changed.`,
     };
-  if (!decision.operator && !approverIds(gate).includes(decision.userId))
+  if (!decision.operator && !mayApprove(gate, decision.userId))
     return {
       ok: false,
       notice: `${isBudgetGate(gate) ? 'You reached this budget' : `You asked for this ${gate.toolName} call`}, so someone else must approve it (self-approval is off). ${decidersLine(gate)} You can still deny it. Nothing changed.`,
@@ -218,7 +223,7 @@ export function evaluateDecision(input: {
       ok: false,
       notice: `Edit & approve is not available for this ${gate.toolName} call: it needs ${needed} approvals of the same arguments. Deny it with the correction as the reason instead. Nothing changed.`,
     };
-  const earlier = approvals.find((a) => a.by === decision.userId);
+  const earlier = approvals.find((a) => samePerson(gate, a.by, decision.userId));
   if (earlier)
     return {
       ok: false,
@@ -330,7 +335,7 @@ function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[
   if (to === decision.userId)
     return { ok: false, notice: 'You cannot hand a decision to yourself. Nothing changed.' };
   // Only an approval one holds can be handed over, and only before using it: four-eyes and quorum stay whole.
-  if (!approverIds(gate).includes(decision.userId))
+  if (!mayApprove(gate, decision.userId))
     return {
       ok: false,
       notice: `You may not approve this ${decidedThing(gate)}, so you cannot hand its approval to someone else. ${decidersLine(gate)} Nothing changed.`,

@@ -169,6 +169,7 @@ async function withPolicy(run: Session, turn: TurnInProgress, entry: Vetted): Pr
     ...(plan.selfApprove === undefined ? {} : { selfApprove: plan.selfApprove }),
     ...(plan.approvals === undefined ? {} : { approvalsNeeded: plan.approvals }),
     ...(plan.escalate ? { escalate: plan.escalate } : {}),
+    ...(plan.people ? { people: plan.people } : {}),
   });
   run.gates.open(gate);
   return { ...entry, gate };

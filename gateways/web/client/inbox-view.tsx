@@ -1,5 +1,5 @@
 /**
- * "Needs you": every open decision this person may make, from web, Slack and Discord conversations and mission runs.
+ * "Needs you": every open decision this person may make, from web, Slack, Discord and Teams conversations and mission runs.
  * Decide one (approve; deny with a reason; edit & approve; hand over; answer a question) or several at once after
  * one confirmation; sign-ins open their conversation. The rule under each is the workflow's own.
  */

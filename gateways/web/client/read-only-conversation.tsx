@@ -1,5 +1,5 @@
 /**
- * A Slack or Discord conversation, or a mission run, read on the web by someone who may decide in it: the same
+ * A Slack, Discord or Teams conversation, or a mission run, read on the web by someone who may decide in it: the same
  * transcript and gates as a web conversation, read-only (people reply in their channel; gates are decided in
  * "Needs you"), read again every few seconds.
  */
@@ -19,6 +19,7 @@ const READ_ONLY: GateActions = {
 
 function channelWords(workflowId: string): string {
   if (workflowId.startsWith('mission-run:')) return 'A mission run';
+  if (workflowId.startsWith('session:teams:')) return 'A Teams conversation';
   return workflowId.startsWith('session:slack:') ? 'A Slack thread' : 'A Discord conversation';
 }
 
