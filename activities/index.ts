@@ -24,6 +24,7 @@ import type { Client } from '@temporalio/client';
 import { a2aPusher } from './a2a-push';
 import { countToolRun } from './metrics';
 import { digestMailer, gateMailer } from './gate-mail';
+import { auditRecorder } from './audit';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
@@ -185,6 +186,8 @@ export function createActivities(deps: ActivityDeps) {
     pushA2aTasks: a2aPusher({ config, client, credentials, log }),
     /** Gates e-mailed to the people who may decide them (workflows/session/gate-mail.ts). */
     mailGates: gateMailer({ config, credentials, log }),
+    /** A settled gate's audit record, written as a log line (workflows/session/gate-audit.ts). */
+    recordAudit: auditRecorder({ config, log }),
     /** The daily "Needs you" digest by e-mail (workflows/email/digest.ts). */
     mailDigests: digestMailer({ config, client, credentials, log }),
 

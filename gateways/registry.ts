@@ -2,6 +2,7 @@
 import type { Hono } from 'hono';
 import type { GatewayDeps, NodePlatform } from './platform';
 import { createDiscordPlatform } from '../platforms/discord';
+import { mountAudit } from './audit';
 import { mountCodec } from './codec';
 import { mountEmail } from './email';
 import { mountMissions } from './missions';
@@ -15,6 +16,7 @@ export const platforms: { name: string; mount: (app: Hono, deps: GatewayDeps) =>
   { name: 'oauth', mount: mountOAuth },
   { name: 'missions', mount: mountMissions },
   { name: 'codec', mount: mountCodec },
+  { name: 'audit', mount: mountAudit },
   { name: 'email', mount: mountEmail },
 ];
 

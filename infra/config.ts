@@ -62,6 +62,11 @@ const toolConfigSchema = z.strictObject({
   escalate: escalateSchema.optional(),
   /** shell_execute's network inside the sandbox. */
   network: z.enum(['none', 'full']).optional(),
+  /**
+   * Arguments the audit export and the audit log show as "(secret)" (their digest stays): names, or "*" for all.
+   * The decision page still shows them to the people who decide.
+   */
+  secretArgs: z.array(z.string().min(1).max(128)).max(50).default([]),
 });
 
 /** An MCP server: a local command (stdio) or a Streamable HTTP URL, optionally signed in through a provider. */
@@ -440,6 +445,7 @@ const envSchema = z.object({
   VAULT_KEY: optionalText,
   PAYLOAD_KEY: optionalText,
   CODEC_AUTH_TOKEN: optionalText,
+  AUDIT_AUTH_TOKEN: optionalText,
   CODEC_CORS_ORIGINS: optionalText,
   VAULT_PATH: optionalText,
   /** Shared state (the vault, OAuth flows, registered clients) in PostgreSQL instead of VAULT_PATH. */
@@ -589,6 +595,8 @@ export interface AppConfig {
   };
   /** Payload encryption (PAYLOAD_KEY) and the gateway's codec endpoint for the Temporal UI. */
   codec: { payloadKey: string | undefined; authToken: string | undefined; corsOrigins: string[] };
+  /** The operator's audit export endpoint (`GET /operator/audit`): AUDIT_AUTH_TOKEN, or an operator's sign-in. */
+  audit: { authToken: string | undefined };
   /** OPERATOR_KEY: the operator claims' key (infra/operator-claim.ts); else DATA_DIR/operator-key. */
   operatorKey: string | undefined;
   /** GATEWAY_KEY: the gateway seals' key (infra/gateway-seal.ts); else DATA_DIR/gateway-key. */
@@ -1033,6 +1041,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     discord: discordConfig(e),
     credentials: credentialsConfig(e, policy, env),
     codec: codecConfig(e),
+    audit: { authToken: e.AUDIT_AUTH_TOKEN },
     operatorKey: e.OPERATOR_KEY,
     gatewayKey: e.GATEWAY_KEY,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,

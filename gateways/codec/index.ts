@@ -7,13 +7,12 @@
  * Without either, only a gateway on loopback serves it: decoding shows conversations in clear text.
  * CORS answers the UI's origins (CODEC_CORS_ORIGINS).
  */
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { z } from 'zod';
 import { EncryptionCodec, fromJson, payloadKey, toJson } from '../../infra/temporal/codec';
-import { sameSecret } from '../../infra/same-secret';
 import type { GatewayDeps } from '../platform';
-import { isLoopbackHost } from '../web/auth/addresses';
+import { operatorGuard } from '../operator-guard';
 import { refuseForeignHost } from '../web/auth/request-guard';
 
 const bodySchema = z.object({
@@ -26,27 +25,12 @@ export function mountCodec(app: Hono, deps: GatewayDeps): void {
   const { payloadKey: keyText, authToken, corsOrigins } = deps.config.codec;
   if (!keyText) return;
   const codec = new EncryptionCodec(payloadKey(keyText));
-  const onLoopback = isLoopbackHost(deps.config.host);
-  /** Who may decode: 'ok', or the status and words of a refusal. */
-  const refusal = (c: Context): { status: 401 | 403; error: string } | undefined => {
-    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
-    if (authToken && bearer !== undefined && sameSecret(bearer, authToken)) return undefined;
-    if (deps.webAuth.mode !== 'local') {
-      const who = deps.webAuth.identify(c);
-      if (who.ok && deps.config.temporal.uiUsers.includes(who.caller.userId)) return undefined;
-      if (who.ok)
-        return {
-          status: 403,
-          error: `the codec endpoint shows every conversation in clear text: only the operators TEMPORAL_UI_USERS names may use it, and @${who.caller.userId} is not one of them`,
-        };
-    } else if (!authToken && onLoopback) return undefined;
-    return {
-      status: 401,
-      error: authToken
-        ? 'the codec endpoint needs Authorization: Bearer <CODEC_AUTH_TOKEN>'
-        : 'the codec endpoint needs a sign-in as an operator (TEMPORAL_UI_USERS) or CODEC_AUTH_TOKEN when the gateway is not on loopback',
-    };
-  };
+  const refusal = operatorGuard(deps, {
+    name: 'the codec endpoint',
+    why: 'shows every conversation in clear text',
+    token: authToken,
+    tokenSetting: 'CODEC_AUTH_TOKEN',
+  });
   app.use(
     '/codec/*',
     cors({

@@ -11,6 +11,8 @@
  *                                                  a new web conversation up to that message (README, "Fork and retry")
  *   agentctl forks <session|workflow id>           a conversation's forks
  *   agentctl deploy status | promote <build id> --as <operator> | drain   the Worker Deployment (docs/VERSIONING.md)
+ *   agentctl audit export --since <date|7d> [--until <date>] [--person <name>] [--format jsonl|csv]
+ *                                                  every settled gate of the window (docs/OPERATIONS.md "Audit")
  * Connects with TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE.
  */
 import { readOperatorKey } from '../../infra/operator-claim';
@@ -24,6 +26,7 @@ import { exportTranscript, importTranscript, resolveSessionWorkflowId } from './
 import { checkForkModel, forksOf, startFork } from '../../gateways/forks';
 import { aliasesOf } from '../../common/identities';
 import { deployDrain, deployPromote, deployStatus } from './deploy';
+import { auditCsv, auditJsonl, exportAudit, parseAuditTime, secretArgsOf } from '../../infra/audit/export';
 
 const USAGE = `usage:
   agentctl list [--status waiting_approval] [--owner alice] [--missions]
@@ -37,7 +40,8 @@ const USAGE = `usage:
   agentctl forks <session | workflow id>
   agentctl deploy status
   agentctl deploy promote <build id> --as <operator>
-  agentctl deploy drain [--rate <per second>]`;
+  agentctl deploy drain [--rate <per second>]
+  agentctl audit export --since <2026-10-01 | 7d> [--until <date>] [--person <name>] [--format jsonl|csv]`;
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -54,6 +58,10 @@ async function main(argv: string[]): Promise<void> {
       at: { type: 'string' },
       retry: { type: 'boolean' },
       model: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      person: { type: 'string' },
+      format: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -141,6 +149,22 @@ async function main(argv: string[]): Promise<void> {
               .join('')
           : 'no forks\n',
       );
+    } else if (command === 'audit' && target === 'export') {
+      if (!values.since) throw new Error('audit export needs --since <date | 7d>');
+      const format = values.format ?? 'jsonl';
+      if (format !== 'jsonl' && format !== 'csv')
+        throw new Error(`--format is jsonl or csv, not "${format}"`);
+      const records = await exportAudit(
+        client,
+        {
+          since: parseAuditTime(values.since),
+          until: values.until ? parseAuditTime(values.until) : new Date(),
+          ...(values.person ? { person: values.person } : {}),
+        },
+        { users: config.policy.users, secretArgs: secretArgsOf(config) },
+      );
+      process.stdout.write(format === 'csv' ? auditCsv(records) : auditJsonl(records));
+      process.stderr.write(`${records.length} record${records.length === 1 ? '' : 's'}\n`);
     } else if (command === 'deploy' && config.temporal.deployment) {
       const deployment = {
         client,

@@ -197,7 +197,7 @@ const scenarios: Record<string, Scenario> = {
       'the time',
     );
   },
-  // A retry of an answer by another person: the fork starts with its turn carried, answers from the recorded result.
+  // A retry of an answer by who asked (only they may): the fork starts with its turn carried, answers from the recorded result.
   'fork-retry': async (s) => {
     await s.say('run `echo forked`');
     const [gate] = await s.pendingGate();
@@ -207,7 +207,7 @@ const scenarios: Record<string, Scenario> = {
     const fork = await startFork(
       s.client,
       s.taskQueue,
-      { from: s.workflowId, messageId: answer.id, mode: 'retry', by: 'bob' },
+      { from: s.workflowId, messageId: answer.id, mode: 'retry', by: 'alice' },
       10_000,
     );
     const forked = s.client.workflow.getHandle(fork.workflowId);

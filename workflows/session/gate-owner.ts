@@ -43,6 +43,7 @@ import { failureMessage, sealForRun } from './session-activities';
 import { payloadDigest } from '../../common/seal-digest';
 import type { SessionState } from './state';
 import { gateOpened, gateSettled } from './gate-metrics';
+import { auditSettled } from './gate-audit';
 
 /** What the owner needs of the session run: its state, where events go, and whether it is handing over. */
 export interface GateHost {
@@ -97,6 +98,7 @@ export class Gates {
     if (this.toldBefore.has(gate.id) || this.toldNow.has(gate.id)) return;
     this.toldNow.add(gate.id);
     if (!gate.remote) gateSettled(gate, this.host.input?.channel ?? 'unknown');
+    auditSettled(gate, this.host.input?.channel ?? 'unknown');
     this.host.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
     this.state.notify(`${gate.toolName} ${describeOutcome(gate)}.`, undefined, gate.id);
   }
@@ -250,6 +252,7 @@ export class Gates {
     for (const gate of this.state.pendingGates()) {
       if (gate.remote || !stopGate(gate, by, now)) continue; // a mission run's gate belongs to the run
       stopped.push(gate);
+      auditSettled(gate, this.host.input?.channel ?? 'unknown');
       this.host.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
     }
     this.state.touch();
@@ -270,6 +273,7 @@ export class Gates {
   cancelBudgetGates(except?: ApprovalGate): void {
     for (const gate of this.openBudgetGates()) {
       if (gate === except || !cancelGate(gate, Date.now())) continue;
+      auditSettled(gate, this.host.input?.channel ?? 'unknown');
       this.host.emit({ type: 'gate_resolved', gate, outcome: describeOutcome(gate) });
       this.state.touch();
     }

@@ -1,0 +1,170 @@
+/**
+ * The audit record of a settled gate: who asked, who decided (as which id, from which channel), what they were shown,
+ * the rule, the outcome, when. The session workflow schedules it as the `recordAudit` activity when a gate settles
+ * (workflows/session/gate-audit.ts), so its input in the workflow's history is the record, exact across
+ * continue-as-new and deploys; `agentctl audit export` and the operator endpoint read it back from histories
+ * (infra/audit/export.ts). Pure: the workflow builds it.
+ */
+import { payloadDigest } from './seal-digest';
+import { DISCORD_USER_ID, SLACK_USER_ID, TEAMS_USER_ID } from './chat-ids';
+
+/** Where a decision was made, from the id it was made as (web ids are never shaped like a chat id). */
+export type DecidedVia = 'web' | 'slack' | 'discord' | 'teams' | 'agentctl' | 'workflow';
+
+export function decidedVia(userId: string): DecidedVia {
+  if (userId.startsWith('operator:')) return 'agentctl';
+  if (SLACK_USER_ID.test(userId)) return 'slack';
+  if (DISCORD_USER_ID.test(userId)) return 'discord';
+  if (TEAMS_USER_ID.test(userId)) return 'teams';
+  return 'web';
+}
+
+export interface AuditActor {
+  /** The id the decision was made as (a web id, a Slack, Discord or Teams id, `operator:<name>`). */
+  id: string;
+  /** Their `users` name when the gate knew it (one person, several ids), else the id. */
+  person: string;
+  via: DecidedVia;
+}
+
+export interface AuditRecord {
+  /** The record's shape; a reader refuses a newer one it does not know, rather than guess. */
+  v: 1;
+  type: 'gate';
+  /** When it settled (ISO 8601, UTC). */
+  at: string;
+  openedAt: string;
+  waitedMs: number;
+  workflowId: string;
+  /** The conversation's channel (web, slack, discord, teams, mission). */
+  conversation: string;
+  gateId: string;
+  gate: 'approval' | 'budget' | 'question' | 'credential';
+  tool: string;
+  requester: AuditActor;
+  /** approved, edited, always, denied, answered, connected, expired, stopped, superseded, cancelled, … */
+  outcome: string;
+  /** Who settled it: a person, or the workflow itself (expiry, a cancelled turn). */
+  by: AuditActor;
+  /** Every approval counted, in order (a quorum has several). */
+  approvals: (AuditActor & { at: string })[];
+  reason?: string;
+  /** What the deciders were shown: the arguments' digest (SHA-256 of canonical JSON) and the arguments. */
+  shown?: { argsDigest: string; args: Record<string, unknown>; subject?: string };
+  /** Edit & approve: what ran instead. */
+  edited?: { argsDigest: string; args: Record<string, unknown> };
+  /** Always allow: the standing grant given. */
+  grant?: { id: string; pattern: string; scope: string };
+  /** The rule in force: quorum and four-eyes. */
+  rule?: { approvalsNeeded: number; selfApprove: boolean };
+  /** Question gates: the questions asked, by label (the answers themselves stay in the conversation). */
+  questions?: string[];
+  /** Sign-in gates: the provider connected. */
+  provider?: string;
+}
+
+interface SettledGate {
+  id: string;
+  kind: 'approval' | 'question' | 'credential';
+  toolName: string;
+  requesterId: string;
+  createdAt: number;
+  people?: Record<string, string>;
+  args?: Record<string, unknown>;
+  subject?: string;
+  approvalsNeeded?: number;
+  selfApprove?: boolean;
+  approvals?: { by: string; at: number }[];
+  questions?: { label: string }[];
+  provider?: string;
+  status: string;
+  resolution?: {
+    outcome: string;
+    by: string;
+    at: number;
+    reason?: string;
+    args?: Record<string, unknown>;
+    grant?: { id: string; pattern?: string; scope: string };
+  };
+}
+
+const REASON_CHARS = 2_000;
+
+function actor(gate: SettledGate, id: string): AuditActor {
+  const person = (gate.people && Object.hasOwn(gate.people, id) ? gate.people[id] : undefined) ?? id;
+  return { id, person, via: decidedVia(id) };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The record of a gate that has just settled. `budget`: the gate is a budget's, not a tool call's. */
+export function auditRecordOf(
+  gate: SettledGate,
+  context: { workflowId: string; conversation: string; budget: boolean; now: number },
+): AuditRecord {
+  const r = gate.resolution;
+  const at = r?.at ?? context.now;
+  const by = r?.by ? actor(gate, r.by) : { id: 'workflow', person: 'workflow', via: 'workflow' as const };
+  const record: AuditRecord = {
+    v: 1,
+    type: 'gate',
+    at: iso(at),
+    openedAt: iso(gate.createdAt),
+    waitedMs: Math.max(0, at - gate.createdAt),
+    workflowId: context.workflowId,
+    conversation: context.conversation,
+    gateId: gate.id,
+    gate: gate.kind === 'approval' && context.budget ? 'budget' : gate.kind,
+    tool: gate.toolName,
+    requester: actor(gate, gate.requesterId),
+    outcome: r?.outcome ?? gate.status,
+    by,
+    approvals: (gate.approvals ?? []).map((a) => ({ ...actor(gate, a.by), at: iso(a.at) })),
+  };
+  if (r?.reason) record.reason = r.reason.slice(0, REASON_CHARS);
+  if (gate.kind === 'approval' && gate.args)
+    record.shown = {
+      argsDigest: payloadDigest(gate.args),
+      args: gate.args,
+      ...(gate.subject ? { subject: gate.subject } : {}),
+    };
+  if (r?.args) record.edited = { argsDigest: payloadDigest(r.args), args: r.args };
+  if (r?.grant) record.grant = { id: r.grant.id, pattern: r.grant.pattern ?? '', scope: r.grant.scope };
+  if (gate.kind === 'approval')
+    record.rule = { approvalsNeeded: gate.approvalsNeeded ?? 1, selfApprove: gate.selfApprove ?? true };
+  if (gate.kind === 'question' && gate.questions) record.questions = gate.questions.map((q) => q.label);
+  if (gate.kind === 'credential' && gate.provider) record.provider = gate.provider;
+  return record;
+}
+
+/**
+ * The record as an export shows it: the arguments of tools whose policy lists them in `secretArgs` are replaced by
+ * "(secret)" (the digest still covers what was shown, so a reviewer can match a known value), `["*"]` all of them.
+ */
+export function redactAudit(
+  record: AuditRecord,
+  secretArgs: (tool: string) => readonly string[],
+): AuditRecord {
+  const secret = secretArgs(record.tool);
+  if (!secret.length) return record;
+  const hide = (args: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(args).map(([name, value]) => [
+        name,
+        secret.includes('*') || secret.includes(name) ? '(secret)' : value,
+      ]),
+    );
+  return {
+    ...record,
+    ...(record.shown
+      ? {
+          // The subject is made of the arguments (a shell command is its text): left out with them.
+          shown: { argsDigest: record.shown.argsDigest, args: hide(record.shown.args) },
+        }
+      : {}),
+    ...(record.edited
+      ? { edited: { argsDigest: record.edited.argsDigest, args: hide(record.edited.args) } }
+      : {}),
+    ...(record.grant ? { grant: { ...record.grant, pattern: '(secret)' } } : {}),
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The audit export: every settled gate of a time window, read back from the workflows' histories (the input of each
+ * `recordAudit` activity the session workflow scheduled, common/audit.ts), so it is exact across continue-as-new
+ * (every run is its own history, found by visibility) and deploys (the record is data, whatever code wrote it).
+ *
+ * Bounded by the window, never by "everything": visibility finds the conversations and mission runs that were open at
+ * some time in it (running, or closed after its start, and started before its end), a few histories are read at a
+ * time, and only records inside the window are kept. A person filter keeps the records they asked, decided or
+ * approved in (by any of their ids).
+ */
+import type { Client } from '@temporalio/client';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { redactAudit, type AuditRecord } from '../../common/audit';
+import { aliasesOf, personOf, type UsersTable } from '../../common/identities';
+import type { AppConfig } from '../config';
+
+export interface AuditQuery {
+  since: Date;
+  until: Date;
+  /** A `users` name or an id: their records only. */
+  person?: string;
+}
+
+export interface AuditExportOptions {
+  users: UsersTable;
+  secretArgs: (tool: string) => readonly string[];
+  /** Histories read at once. */
+  concurrency?: number;
+}
+
+/** A window at most this long per export: a year of decisions is several exports. */
+const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
+const RECORD_ACTIVITY = 'recordAudit';
+
+export class AuditQueryError extends Error {}
+
+/** The policy's `secretArgs` of a tool (MCP tools by their full name). */
+export const secretArgsOf =
+  (config: AppConfig) =>
+  (tool: string): readonly string[] =>
+    (Object.hasOwn(config.policy.tools, tool) ? config.policy.tools[tool]?.secretArgs : undefined) ?? [];
+
+/** `--since` / `--until` as an operator types them: an ISO date or date-time, or "7d", "24h" ago. */
+export function parseAuditTime(text: string, now = Date.now()): Date {
+  const ago = /^(\d{1,4})([dh])$/.exec(text.trim());
+  if (ago) return new Date(now - Number(ago[1]) * (ago[2] === 'd' ? 86_400_000 : 3_600_000));
+  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()))
+    throw new AuditQueryError(
+      `"${text}" is not a time: use a date (2026-10-01), a date-time (2026-10-01T09:00:00Z) or "7d" / "24h" ago`,
+    );
+  const date = new Date(/T|\s/.test(text.trim()) ? text.trim() : `${text.trim()}T00:00:00Z`);
+  if (Number.isNaN(date.getTime())) throw new AuditQueryError(`"${text}" is not a valid date`);
+  return date;
+}
+
+export function checkWindow(query: AuditQuery): void {
+  if (!(query.since.getTime() < query.until.getTime()))
+    throw new AuditQueryError('--since must be before --until');
+  if (query.until.getTime() - query.since.getTime() > MAX_WINDOW_MS)
+    throw new AuditQueryError('one export covers at most 366 days: export a long period in parts');
+}
+
+/** Every record in the window, oldest first. */
+export async function exportAudit(
+  client: Client,
+  query: AuditQuery,
+  options: AuditExportOptions,
+): Promise<AuditRecord[]> {
+  checkWindow(query);
+  const since = query.since.toISOString();
+  const until = query.until.toISOString();
+  const visibility =
+    `WorkflowType = 'sessionWorkflow' AND StartTime < '${until}' AND ` +
+    `(ExecutionStatus = 'Running' OR CloseTime >= '${since}')`;
+  const runs: { workflowId: string; runId: string }[] = [];
+  for await (const run of client.workflow.list({ query: visibility }))
+    runs.push({ workflowId: run.workflowId, runId: run.runId });
+
+  const theirs = query.person
+    ? new Set([query.person, ...aliasesOf(personOf(query.person, options.users), options.users)])
+    : undefined;
+  const concerns = (record: AuditRecord) =>
+    !theirs ||
+    [record.requester, record.by, ...record.approvals].some((a) => theirs.has(a.id) || theirs.has(a.person));
+  const records: AuditRecord[] = [];
+  const concurrency = Math.max(1, options.concurrency ?? 4);
+  for (let at = 0; at < runs.length; at += concurrency) {
+    const batch = await Promise.all(runs.slice(at, at + concurrency).map((run) => recordsOf(client, run)));
+    for (const record of batch.flat())
+      if (record.at >= since && record.at < until && concerns(record))
+        records.push(redactAudit(record, options.secretArgs));
+  }
+  return records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.gateId < b.gateId ? -1 : 1));
+}
+
+/** The records one run scheduled, decoded as the client decodes (through the payload codec when it is set). */
+async function recordsOf(client: Client, run: { workflowId: string; runId: string }): Promise<AuditRecord[]> {
+  const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  const records: AuditRecord[] = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== RECORD_ACTIVITY) continue;
+    const [record] = (await decodeArrayFromPayloads(
+      client.options.loadedDataConverter,
+      scheduled.input?.payloads,
+    )) as [AuditRecord | undefined];
+    if (!record || record.type !== 'gate') continue;
+    if (record.v !== 1)
+      throw new AuditQueryError(
+        `${run.workflowId} holds an audit record of version ${String(record.v)}, newer than this agentctl: upgrade it`,
+      );
+    records.push(record);
+  }
+  return records;
+}
+
+const CSV_COLUMNS = [
+  'at',
+  'workflowId',
+  'conversation',
+  'gateId',
+  'gate',
+  'tool',
+  'outcome',
+  'by',
+  'byId',
+  'via',
+  'requester',
+  'requesterId',
+  'approvals',
+  'reason',
+  'argsDigest',
+  'args',
+  'editedArgs',
+  'grant',
+  'rule',
+  'openedAt',
+  'waitedMs',
+] as const;
+
+const csvField = (value: string) => {
+  // A cell a spreadsheet would run as a formula is quoted as text.
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+};
+
+export function auditCsv(records: readonly AuditRecord[]): string {
+  const rows = records.map((r) =>
+    [
+      r.at,
+      r.workflowId,
+      r.conversation,
+      r.gateId,
+      r.gate,
+      r.tool,
+      r.outcome,
+      r.by.person,
+      r.by.id,
+      r.by.via,
+      r.requester.person,
+      r.requester.id,
+      r.approvals.map((a) => `${a.person} (${a.via}) ${a.at}`).join('; '),
+      r.reason ?? '',
+      r.shown?.argsDigest ?? '',
+      r.shown ? JSON.stringify(r.shown.args) : '',
+      r.edited ? JSON.stringify(r.edited.args) : '',
+      r.grant ? `${r.grant.scope}: ${r.grant.pattern}` : '',
+      r.rule ? `${r.rule.approvalsNeeded} approval(s)${r.rule.selfApprove ? '' : ', four-eyes'}` : '',
+      r.openedAt,
+      String(r.waitedMs),
+    ]
+      .map(csvField)
+      .join(','),
+  );
+  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+}
+
+export function auditJsonl(records: readonly AuditRecord[]): string {
+  return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
+}

@@ -1,0 +1,217 @@
+/**
+ * The audit export against what people did: approvals, a deny with a reason, an always-allow, a question, a quorum
+ * decided from two channels (Slack and the web) and an operator's resolve, in conversations that continue as new
+ * every few events. `agentctl audit export` (a real process) and the operator endpoint give the same records, each
+ * matching the decision as made: who, as which id, from where, what they were shown (the arguments and their digest),
+ * the rule and the outcome; a tool's `secretArgs` are hidden; nobody but an operator reads it.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../../common/audit';
+import { payloadDigest } from '../../common/seal-digest';
+import { Tally } from '../chaos/summary';
+import { startStack, type Stack } from '../helpers/stack';
+import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const TOKEN = 'audit-token-for-tests-0123456789';
+
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+const tally = new Tally();
+const started = new Date(Date.now() - 60_000);
+
+beforeAll(async () => {
+  env = await startTestTemporal();
+  stack = await startStack({
+    temporalAddress: env.address,
+    policy: {
+      reminderAfter: 'never',
+      // Every few events a new run: the records must be read from every run's history.
+      continueAsNewAfterEvents: 20,
+      approvers: ['bob', 'carol'],
+      users: { bob: { slack: ['U0BOB0001'] }, carol: {} },
+      tools: {
+        shell_execute: { approvers: ['bob', 'carol'] },
+        // A tool whose arguments the export hides (its digest stays).
+        http_request: { policy: 'ask', secretArgs: ['url', 'body'] },
+      },
+    },
+    env: { AUDIT_AUTH_TOKEN: TOKEN, TEMPORAL_UI_USERS: 'olivia' },
+  });
+});
+
+afterAll(async () => {
+  try {
+    if (tally.runs) tally.finish('audit: nobody but an operator reads the audit export');
+  } finally {
+    await stack?.stop();
+    await env?.teardown();
+  }
+});
+
+async function cli(...args: string[]) {
+  return await run(process.execPath, [path.join(ROOT, 'bin/agentctl.js'), ...args], {
+    env: { ...process.env, ...stack.env },
+  });
+}
+
+async function endpoint(
+  query: string,
+  headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` },
+) {
+  const response = await fetch(`http://127.0.0.1:${stack.port}/operator/audit?${query}`, { headers });
+  return { status: response.status, text: await response.text(), type: response.headers.get('content-type') };
+}
+
+const jsonl = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AuditRecord);
+
+describe('the audit export', () => {
+  it('exports every decision as the people made it, from every run of every conversation', async () => {
+    const done = (session: string) =>
+      stack.web.waitFor(session, (v) => v.status === 'idle', 'the turn', 60_000, 'alice');
+
+    // 1. bob approves alice's command on the web.
+    await stack.web.say('audit-a', 'run `echo one`', 'alice');
+    const first = await stack.web.pendingGate('audit-a');
+    await stack.web.decide('audit-a', first.id, 'approve', {}, 'bob');
+    await done('audit-a');
+    // 2. alice denies her own next command, with a reason.
+    await stack.web.say('audit-a', 'run `echo two`', 'alice');
+    const second = await stack.web.pendingGate('audit-a');
+    await stack.web.decide('audit-a', second.id, 'deny', { reason: 'not on a Friday' }, 'alice');
+    await done('audit-a');
+    // 3. alice always allows a command in another conversation.
+    await stack.web.say('audit-b', 'run `echo three`', 'alice');
+    const third = await stack.web.pendingGate('audit-b');
+    await stack.web.decide('audit-b', third.id, 'always', { scope: 'session' }, 'alice');
+    await done('audit-b');
+    // 4. a question, answered by typing.
+    await stack.web.say('audit-b', 'ask one', 'alice');
+    const question = await stack.web.pendingGate('audit-b');
+    await stack.web.say('audit-b', '1', 'alice');
+    await done('audit-b');
+    // 5. a request whose arguments the policy marks secret, approved by carol.
+    await stack.web.say('audit-c', 'post https://example.com hello', 'alice');
+    const secret = await stack.web.pendingGate('audit-c');
+    await stack.web.decide('audit-c', secret.id, 'deny', {}, 'carol');
+    await done('audit-c');
+
+    const { stdout, stderr } = await until(
+      'five records',
+      async () => {
+        const out = await cli('audit', 'export', '--since', started.toISOString());
+        return jsonl(out.stdout).length >= 5 ? out : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const records = jsonl(stdout);
+    expect(stderr).toContain(`${records.length} record`);
+    const byGate = new Map(records.map((r) => [r.gateId, r]));
+    expect(records.map((r) => r.gateId).sort()).toEqual(
+      [first.id, second.id, third.id, question.id, secret.id].sort(),
+    );
+    // Oldest first.
+    expect(records.map((r) => r.at)).toEqual([...records.map((r) => r.at)].sort());
+
+    expect(byGate.get(first.id)).toMatchObject({
+      type: 'gate',
+      workflowId: 'session:web:audit-a',
+      conversation: 'web',
+      gate: 'approval',
+      tool: 'shell_execute',
+      outcome: 'approved',
+      requester: { id: 'alice', via: 'web' },
+      by: { id: 'bob', person: 'bob', via: 'web' },
+      approvals: [{ id: 'bob', via: 'web' }],
+      shown: { args: { command: 'echo one' }, argsDigest: payloadDigest({ command: 'echo one' }) },
+      rule: { approvalsNeeded: 1, selfApprove: true },
+    });
+    expect(byGate.get(second.id)).toMatchObject({
+      outcome: 'denied',
+      by: { id: 'alice' },
+      reason: 'not on a Friday',
+      shown: { args: { command: 'echo two' } },
+    });
+    expect(byGate.get(third.id)).toMatchObject({
+      workflowId: 'session:web:audit-b',
+      outcome: 'always',
+      grant: { scope: 'session', pattern: expect.stringContaining('echo three') },
+    });
+    expect(byGate.get(question.id)).toMatchObject({
+      gate: 'question',
+      outcome: 'answered',
+      by: { id: 'alice' },
+    });
+    expect(byGate.get(question.id)!.questions).toHaveLength(1);
+    // The secret tool: its arguments hidden, their digest kept, the subject left out.
+    const hidden = byGate.get(secret.id)!;
+    expect(hidden).toMatchObject({ tool: 'http_request', outcome: 'denied', by: { id: 'carol' } });
+    expect(Object.values(hidden.shown!.args).filter((v) => v === '(secret)').length).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(JSON.stringify(hidden)).not.toContain('example.com');
+    expect(hidden.shown!.argsDigest).toMatch(/^[0-9a-f]{64}$/);
+
+    // Several runs: the conversations continued as new, and their records are all there.
+    const runs: string[] = [];
+    for await (const execution of env.client.workflow.list({ query: `WorkflowId = 'session:web:audit-a'` }))
+      runs.push(execution.runId);
+    expect(runs.length).toBeGreaterThan(1);
+
+    // A person's records: bob's are those he decided; carol's hers.
+    const bobs = jsonl(
+      (await cli('audit', 'export', '--since', started.toISOString(), '--person', 'U0BOB0001')).stdout,
+    );
+    expect(bobs.map((r) => r.gateId)).toEqual([first.id]);
+
+    // The same over HTTP, as CSV too.
+    const overHttp = await endpoint(`since=${encodeURIComponent(started.toISOString())}`);
+    expect(overHttp.status).toBe(200);
+    expect(overHttp.type).toContain('application/x-ndjson');
+    expect(jsonl(overHttp.text)).toEqual(records);
+    const csv = await endpoint(`since=${encodeURIComponent(started.toISOString())}&format=csv`);
+    expect(csv.type).toContain('text/csv');
+    const lines = csv.text.trim().split('\n');
+    expect(lines[0]).toMatch(/^at,workflowId,conversation,gateId,gate,tool,outcome,by,byId,via,/);
+    expect(lines).toHaveLength(records.length + 1);
+    expect(csv.text).toContain('not on a Friday');
+
+    // Nobody else reads it.
+    const attempts: [string, Record<string, string>][] = [
+      ['no credentials', {}],
+      ['a wrong token', { authorization: 'Bearer audit-token-for-tests-0123456780' }],
+      ['a signed-in person who is not an operator', stack.web.headers('alice')],
+      ['an approver who is not an operator', stack.web.headers('bob')],
+    ];
+    for (const [what, headers] of attempts) {
+      const refused = await endpoint(`since=${encodeURIComponent(started.toISOString())}`, headers);
+      tally.attempt(
+        refused.status === 401 || refused.status === 403,
+        () => `${what}: ${refused.status} ${refused.text.slice(0, 120)}`,
+      );
+      tally.check(!refused.text.includes('echo one'), () => `${what} read a record`);
+    }
+    // An operator's sign-in reads it.
+    expect(
+      (await endpoint(`since=${encodeURIComponent(started.toISOString())}`, stack.web.headers('olivia')))
+        .status,
+    ).toBe(200);
+    // Bad input is told, not guessed.
+    expect((await endpoint('since=yesterday-ish')).status).toBe(400);
+    expect((await endpoint('since=2026-01-01&format=xml')).status).toBe(400);
+    expect((await endpoint('')).status).toBe(400);
+    await expect(cli('audit', 'export')).rejects.toMatchObject({
+      stderr: expect.stringContaining('--since'),
+    });
+  }, 300_000);
+});
