@@ -25,6 +25,7 @@ import { a2aPusher } from './a2a-push';
 import { countToolRun } from './metrics';
 import { digestMailer, gateMailer } from './gate-mail';
 import { auditRecorder } from './audit';
+import { toolSpan } from './genai-spans';
 import type { AppConfig } from '../infra/config';
 import type { Grant } from '../common/grants';
 import type { Message } from '../workflows/session/contract';
@@ -205,7 +206,10 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async runTool(request: ToolRunRequest): Promise<ToolRunResult> {
-      const result = await toolCalls.run(request);
+      const result = await toolSpan(
+        { toolName: request.toolName, callId: request.idempotencyKey, conversationId: request.sessionId },
+        () => toolCalls.run(request),
+      );
       countToolRun(request.toolName, result.status);
       return result;
     },

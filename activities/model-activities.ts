@@ -4,6 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { countModelUsage } from './metrics';
+import { chatSpan } from './genai-spans';
 import { streamContextOf } from '../common/stream-context';
 import { modelNameOf, type AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
@@ -32,18 +33,21 @@ export function modelActivities({ config, log, streamLog, stream, outboundFor }:
       const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
       const resolved = request.chunked ? await resolveTranscript(workflowId, request.chunked) : undefined;
       const transcript = resolved?.transcript ?? request.transcript ?? [];
-      const reply = await streamedCall(
-        {
-          sink: stream,
-          chat: outboundFor,
-          context: () => streamContextOf(transcript),
-          log: (message, error) => streamLog.warn(message, { error: error.message }),
-        },
-        (signal, onText) =>
-          complete(transcript, signal, request.extraTools ?? [], onText, {
-            ...(request.model ? { only: request.model } : {}),
-            cacheKey: workflowId,
-          }),
+      const asked = request.model ?? `${config.model.provider}:${modelNameOf(config.model)}`;
+      const reply = await chatSpan({ model: asked, conversationId: workflowId }, () =>
+        streamedCall(
+          {
+            sink: stream,
+            chat: outboundFor,
+            context: () => streamContextOf(transcript),
+            log: (message, error) => streamLog.warn(message, { error: error.message }),
+          },
+          (signal, onText) =>
+            complete(transcript, signal, request.extraTools ?? [], onText, {
+              ...(request.model ? { only: request.model } : {}),
+              cacheKey: workflowId,
+            }),
+        ),
       );
       // Priced as the model that answered (a fallback has its own price).
       const answered = reply.model?.slice(reply.model.indexOf(':') + 1) ?? modelNameOf(config.model);

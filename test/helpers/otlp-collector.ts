@@ -11,6 +11,9 @@ export interface CollectedSpan {
   spanId: string;
   parentSpanId: string | undefined;
   attributes: Record<string, unknown>;
+  /** Milliseconds since the epoch (OTLP sends nanoseconds). */
+  startMs: number;
+  endMs: number;
 }
 
 type OtlpValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean };
@@ -25,6 +28,8 @@ interface OtlpExport {
         spanId: string;
         parentSpanId?: string;
         attributes?: OtlpAttribute[];
+        startTimeUnixNano?: string | number;
+        endTimeUnixNano?: string | number;
       }[];
     }[];
   }[];
@@ -60,6 +65,8 @@ export class OtlpCollector {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId || undefined,
                 attributes: Object.fromEntries((span.attributes ?? []).map((a) => [a.key, valueOf(a.value)])),
+                startMs: Number(BigInt(span.startTimeUnixNano ?? 0) / 1_000_000n),
+                endMs: Number(BigInt(span.endTimeUnixNano ?? 0) / 1_000_000n),
               });
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
