@@ -18,6 +18,7 @@ import { StreamHub } from './stream-hub';
 import { refuseDeclaredOversize } from './body-limits';
 import { nodePlatforms } from './registry';
 import { isLoopbackHost } from './web/auth/addresses';
+import { countRequest, serveGatewayMetrics } from './metrics';
 import { WebAuth } from './web/auth/web-auth';
 
 export interface RunningGateway {
@@ -82,6 +83,7 @@ export async function startGateway(
     p.prefix && p.listener ? [{ prefix: p.prefix, listener: p.listener }] : [],
   );
   const server = createServer((req, res) => {
+    res.once('finish', () => countRequest(req.url, res.statusCode));
     if (refuseDeclaredOversize(req, res)) return;
     const route = nodeRoutes.find((r) => req.url?.startsWith(r.prefix));
     void (route ? route.listener(req, res) : honoListener(req, res));
@@ -91,6 +93,11 @@ export async function startGateway(
     server.listen(config.port, config.host, () => resolve());
   });
   for (const platform of started) await platform.start?.();
+  // Its own port, never the public listener (GATEWAY_METRICS_ADDRESS).
+  const metrics = config.gatewayMetricsAddress
+    ? await serveGatewayMetrics(config.gatewayMetricsAddress)
+    : undefined;
+  if (metrics) log.info('gateway metrics', { address: config.gatewayMetricsAddress });
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${config.port}`;
   log.info('gateway listening', { url });
   const token = config.web.enabled ? webAuth.localToken : undefined;
@@ -109,6 +116,8 @@ export async function startGateway(
       for (const stop of closers) stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      metrics?.closeAllConnections();
+      await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
       await client.connection.close();
       await credentialService?.close();
       await tracing?.shutdown().catch(() => {});

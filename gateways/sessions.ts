@@ -3,6 +3,7 @@
  * forms become signals; views, gates and grants are read with queries or `describe()`. Each platform makes
  * one `Sessions` for its channel.
  */
+import { countDecision } from './metrics';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -215,11 +216,22 @@ export class Sessions {
   }
 
   async decide(workflowId: string, decision: Decision): Promise<void> {
-    await this.within(() => this.handle(workflowId).signal(decideSignal, decision));
+    await this.counted('decision', () => this.handle(workflowId).signal(decideSignal, decision));
   }
 
   async answer(workflowId: string, submission: AnswerSubmission): Promise<void> {
-    await this.within(() => this.handle(workflowId).signal(answerSignal, submission));
+    await this.counted('answer', () => this.handle(workflowId).signal(answerSignal, submission));
+  }
+
+  /** A decision or answer sent, counted for the gateway's metrics by channel and whether it went through. */
+  private async counted(kind: 'decision' | 'answer', send: () => Promise<void>): Promise<void> {
+    try {
+      await this.within(send);
+      countDecision(this.channel, kind, true);
+    } catch (error) {
+      countDecision(this.channel, kind, false);
+      throw error;
+    }
   }
 
   /** The conversation's status as its search attribute says (served while no worker runs); none: no such conversation. */

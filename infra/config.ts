@@ -471,6 +471,16 @@ const envSchema = z.object({
       )
       .optional(),
   ),
+  /** The gateway's Prometheus endpoint (`host:port`, served at /metrics): requests, decisions sent, inbox reads. */
+  GATEWAY_METRICS_ADDRESS: optionalText.pipe(
+    z
+      .string()
+      .regex(
+        /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/,
+        'GATEWAY_METRICS_ADDRESS is host:port, e.g. 0.0.0.0:9465',
+      )
+      .optional(),
+  ),
   /** How often each gateway resumes conversations whose sign-in's own resume failed (gateways/oauth/resume-sweep.ts). */
   CREDENTIAL_SWEEP_INTERVAL: durationSchema.pipe(z.number().min(200).max(3_600_000)).default(30_000),
   /** Transcript chunks (infra/transcript-store) unused this long are dropped; a call naming one resends it. */
@@ -615,6 +625,8 @@ export interface AppConfig {
   drainRatePerSecond: number;
   /** Where the worker serves Prometheus metrics (WORKER_METRICS_ADDRESS), or undefined for none. */
   workerMetricsAddress: string | undefined;
+  /** Where the gateway serves Prometheus metrics (GATEWAY_METRICS_ADDRESS), or undefined for none. */
+  gatewayMetricsAddress: string | undefined;
   credentialSweepIntervalMs: number;
   /** How long an unused transcript chunk is kept in the worker's transcript store. */
   transcriptChunkRetentionMs: number;
@@ -1052,6 +1064,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // parked, clicks during a drain waited past 30 s; at 10, 1.9 s at p99; at 5, 259 ms (docs/BENCHMARKS.md).
     drainRatePerSecond: e.WORKER_DRAIN_RATE ?? (e.TEMPORAL_ADDRESS ? 20 : EMBEDDED_DRAIN_RATE),
     workerMetricsAddress: e.WORKER_METRICS_ADDRESS,
+    gatewayMetricsAddress: e.GATEWAY_METRICS_ADDRESS,
     credentialSweepIntervalMs: e.CREDENTIAL_SWEEP_INTERVAL,
     transcriptChunkRetentionMs: e.TRANSCRIPT_CHUNK_RETENTION,
     logLevel: e.LOG_LEVEL,

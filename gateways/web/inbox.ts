@@ -32,6 +32,7 @@ import {
 } from '../../workflows/session/contract';
 import { isBudgetGate } from '../../common/gates/words';
 import { teamsUserId } from '../../common/chat-ids';
+import { countInboxRead } from '../metrics';
 import { mayApprove, mayDecide } from '../../common/gates/deciders';
 import { gateMemos, type MemoGate } from '../../workflows/session/gate-memo';
 
@@ -222,6 +223,17 @@ export class Inbox {
    * person's own page whatever the organization has waiting.
    */
   async list(userId: string, cursor?: string): Promise<InboxList> {
+    try {
+      const list = await this.listWaiting(userId, cursor);
+      countInboxRead(true);
+      return list;
+    } catch (error) {
+      countInboxRead(false);
+      throw error;
+    }
+  }
+
+  private async listWaiting(userId: string, cursor?: string): Promise<InboxList> {
     const query = this.waitingOn(userId);
     if (!query) return { items: [], total: 0, notShown: 0, unreadable: 0 };
     const token = cursor === undefined ? undefined : decodeCursor(this.cursorKey(), userId, cursor);

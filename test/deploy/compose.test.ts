@@ -67,12 +67,21 @@ describe('docker-compose.yml', () => {
       scrape_configs: { static_configs: { targets: string[] }[] }[];
     };
     expect(prometheus.scrape_configs[0]!.static_configs[0]!.targets).toEqual([`worker:${port}`]);
+    const gatewayAddress = compose.gateway!.environment!.GATEWAY_METRICS_ADDRESS!;
+    expect(loadConfig({ GATEWAY_METRICS_ADDRESS: gatewayAddress }).gatewayMetricsAddress).toBe(
+      gatewayAddress,
+    );
+    expect(prometheus.scrape_configs[1]!.static_configs[0]!.targets).toEqual([
+      `gateway:${gatewayAddress.split(':').at(-1)}`,
+    ]);
+    // Never published: the metrics port is the compose network's only.
+    expect(JSON.stringify(compose.gateway!.ports ?? [])).not.toContain(gatewayAddress.split(':').at(-1));
     for (const mount of [...(compose.prometheus!.volumes ?? []), ...(compose.grafana!.volumes ?? [])].filter(
       (v) => v.startsWith('./'),
     ))
       expect(existsSync(path.join(ROOT, mount.split(':')[0]!)), mount).toBe(true);
     // Every product metric the rules and the dashboard use is one the code emits.
-    const emitted = ['workflows/session/gate-metrics.ts', 'activities/metrics.ts']
+    const emitted = ['workflows/session/gate-metrics.ts', 'activities/metrics.ts', 'gateways/metrics.ts']
       .map((f) => read(f))
       .join('\n');
     const used =
@@ -81,7 +90,7 @@ describe('docker-compose.yml', () => {
       ) ?? [];
     for (const name of new Set(used)) {
       const base = name.replace(/_(total|bucket|count|sum)$/, '');
-      expect(emitted, name).toContain(`'${base}'`);
+      expect(emitted.includes(`'${base}'`) || emitted.includes(`'${name}'`), name).toBe(true);
     }
     expect(compose.grafana!.ports).toEqual(['127.0.0.1:3001:3000']);
   });
