@@ -4,7 +4,7 @@
  * (no OTLP endpoint) the global tracer is the API's no-op one and this costs nothing. No payloads: no message text,
  * no prompt, no tool arguments or results, no secrets; ids, names, counts and durations only.
  */
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -19,8 +19,10 @@ import {
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { AuditRecord } from '../common/audit';
+import { currentTurn, forcedSpanIds } from '../infra/telemetry';
 import type { ModelReply } from './types';
 
 const tracer = () => trace.getTracer('durable-agent');
@@ -64,6 +66,8 @@ export async function chatSpan(
     },
     (span) =>
       inSpan(span, call, (reply) => {
+        // No tool calls: this answer ends the turn, whose span can be made now (workflows/turn-trace.ts).
+        if (!reply.toolCalls.length) endTurnSpan(request.conversationId);
         const answered = splitModel(reply.model ?? request.model);
         span.setAttribute(ATTR_GEN_AI_RESPONSE_MODEL, answered.name);
         if (answered.provider) span.setAttribute(ATTR_GEN_AI_PROVIDER_NAME, answered.provider);
@@ -126,4 +130,33 @@ export function gateWaitSpan(record: AuditRecord): void {
     },
   });
   span.end(new Date(record.at));
+}
+
+/**
+ * The turn's own span, `invoke_agent`, once its answer is written: from the turn's start (maybe days ago, across
+ * continue-as-new) to now, with the ids its activities were given as their parent, so the trace has its root.
+ * A turn that ends otherwise (stopped, failed, at its step limit) leaves its activities under a root not exported.
+ */
+function endTurnSpan(conversationId: string): void {
+  const turn = currentTurn();
+  if (!turn) return;
+  forcedSpanIds.next = { traceId: turn.traceId, spanId: turn.spanId };
+  let span: Span;
+  try {
+    span = tracer().startSpan(
+      'invoke_agent',
+      {
+        kind: SpanKind.INTERNAL,
+        startTime: new Date(turn.startedAt),
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+          [ATTR_GEN_AI_CONVERSATION_ID]: conversationId,
+        },
+      },
+      ROOT_CONTEXT,
+    );
+  } finally {
+    forcedSpanIds.next = undefined;
+  }
+  span.end();
 }

@@ -13,7 +13,37 @@ import type * as TraceNode from '@opentelemetry/sdk-trace-node';
 import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { WorkerInterceptors } from '@temporalio/worker';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { TURN_HEADER, type TurnHeader } from '../common/turn-trace';
 import type { AppConfig } from './config';
+
+const turns = new AsyncLocalStorage<TurnHeader | undefined>();
+
+/** The turn the running activity belongs to (its workflow's turn-trace header), when tracing is on. */
+export function currentTurn(): TurnHeader | undefined {
+  return turns.getStore();
+}
+
+class TurnHeaderInbound implements ActivityInboundCallsInterceptor {
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) {
+    const header = input.headers[TURN_HEADER];
+    let turn: TurnHeader | undefined;
+    try {
+      turn = header ? (defaultPayloadConverter.fromPayload(header) as TurnHeader) : undefined;
+    } catch {
+      turn = undefined;
+    }
+    return await turns.run(turn, () => next(input));
+  }
+}
+
+/**
+ * Ids the next span must take (a turn's `invoke_agent` span: its ids were given to the turn's activities before it
+ * could be made, workflows/turn-trace.ts). Set right before a synchronous startSpan, taken by the id generator.
+ */
+export const forcedSpanIds: { next: { traceId: string; spanId: string } | undefined } = { next: undefined };
 
 /** The pieces, not the SDK's OpenTelemetryPlugin, which would also add the workflow interceptors. */
 export interface Tracing {
@@ -32,7 +62,8 @@ export function startTracing(
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp;
   const { Resource } = require('@opentelemetry/resources') as typeof OtelResources;
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
+  const { BatchSpanProcessor, RandomIdGenerator } =
+    require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
   const {
     OpenTelemetryActivityInboundInterceptor,
@@ -42,12 +73,19 @@ export function startTracing(
   /* eslint-enable @typescript-eslint/no-require-imports */
   const resource = new Resource({ 'service.name': config.serviceName ?? `durable-agent-${component}` });
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracesUrl }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  const random = new RandomIdGenerator();
+  const idGenerator = {
+    generateTraceId: () => forcedSpanIds.next?.traceId ?? random.generateTraceId(),
+    // The setter clears them right after its startSpan (which asks for the span id first, then the trace id).
+    generateSpanId: () => forcedSpanIds.next?.spanId ?? random.generateSpanId(),
+  };
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], idGenerator });
   // Global tracer, W3C propagation and async context: what the interceptors' default tracer uses.
   provider.register();
   return {
     client: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     activity: [
+      () => ({ inbound: new TurnHeaderInbound() }),
       (ctx) => ({
         inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
         outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),

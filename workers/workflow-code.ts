@@ -2,10 +2,11 @@
  * The workflow code every worker runs, in one place: the session and mission workflows, from a prebuilt
  * bundle (`npm run bundle`) or bundled at start. Every worker, test and replay uses exactly this.
  *
- * No workflow interceptors are bundled, on purpose: the SDK's OpenTelemetry workflow interceptors add
- * awaits to signal handlers and activity scheduling, which reorders the session's timer cancellations;
- * the recorded-history replay test showed every existing session history failing to replay with them.
- * Tracing therefore covers clients and activities (see infra/telemetry.ts), and running sessions stay safe.
+ * The SDK's OpenTelemetry workflow interceptors are not bundled, on purpose: they add awaits to signal handlers
+ * and activity scheduling, which reorders the session's timer cancellations; the recorded-history replay test
+ * showed every existing session history failing to replay with them. Tracing therefore covers clients and
+ * activities (see infra/telemetry.ts); the one interceptor bundled (workflows/turn-trace.ts) only adds a turn's
+ * trace context to its activities' headers, synchronously, so histories replay unchanged.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -69,9 +70,14 @@ export const sharedWorkflowModules = sharedModulesIn(workflowsPath);
  */
 export function workflowBundleOptions(
   from = workflowsPath,
-): Pick<BundleOptions, 'workflowsPath' | 'preloadModules' | 'webpackConfigHook'> {
+): Pick<
+  BundleOptions,
+  'workflowsPath' | 'preloadModules' | 'webpackConfigHook' | 'workflowInterceptorModules'
+> {
   return {
     workflowsPath: from,
+    // Adds a turn's trace context to the headers of the activities it schedules, and nothing else (turn-trace.ts).
+    workflowInterceptorModules: [path.resolve(from, 'turn-trace')],
     // The same modules of the code being bundled: shared copies of other files would be loaded beside them.
     preloadModules: sharedModulesIn(from),
     webpackConfigHook: (config) => ({
@@ -92,10 +98,14 @@ export function workflowCode(
   bundlePath?: string,
   tracing?: Pick<Tracing, 'activity' | 'client'>,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors'> {
-  const { workflowsPath: from, ...bundlerOptions } = workflowBundleOptions();
+  const { workflowsPath: from, workflowInterceptorModules, ...bundlerOptions } = workflowBundleOptions();
   return {
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: from, bundlerOptions }),
-    ...(tracing ? { interceptors: { activity: tracing.activity, client: tracing.client } } : {}),
+    interceptors: {
+      // A prebuilt bundle has them inside; bundled at start, the worker takes them from here.
+      ...(bundlePath ? {} : { workflowModules: workflowInterceptorModules }),
+      ...(tracing ? { activity: tracing.activity, client: tracing.client } : {}),
+    },
   };
 }
 

@@ -105,6 +105,20 @@ describe('OpenTelemetry tracing', () => {
     expect(wait.endMs).toBeGreaterThanOrEqual(decidedAfter);
     expect(Number(wait.attributes['agent.gate.wait_ms'])).toBe(wait.endMs - wait.startMs);
 
+    // The turn is one trace: its invoke_agent span is the root of every activity it ran, waits included.
+    const turn = await until('the invoke_agent span', () =>
+      collector.spans.find(named('worker', 'invoke_agent')),
+    );
+    expect(turn.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.conversation.id': workflowId,
+    });
+    expect(turn.parentSpanId).toBeUndefined();
+    for (const span of [chat, tool, wait, toolRun, plan]) expect(span.traceId, span.name).toBe(turn.traceId);
+    expect(toolRun.parentSpanId).toBe(turn.spanId);
+    expect(turn.startMs).toBeLessThanOrEqual(gate.createdAt);
+    expect(turn.endMs).toBeGreaterThanOrEqual(wait.endMs);
+
     // Nothing that was said reaches the spans.
     for (const body of collector.raw) expect(body).not.toContain('traced-words-4711');
   });

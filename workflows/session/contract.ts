@@ -431,6 +431,8 @@ export interface CarriedTurn {
    * carried with the gate: the next run takes that gate up again instead of asking anew.
    */
   budgetGateId?: string;
+  /** The turn's trace key (workflows/turn-trace.ts): the next run goes on in the same trace. */
+  trace?: { key: string; startedAt: number };
 }
 
 export interface SessionView {

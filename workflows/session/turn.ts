@@ -4,6 +4,7 @@
  * every call ending with exactly one result). Before each model call the budgets are checked (budget.ts). A turn
  * whose gates stay open across continue-as-new is carried as data (`CarriedTurn`) and resumed by the next run.
  */
+import { enterTurn, leaveTurn, type TurnTrace } from '../turn-trace';
 import * as wf from '@temporalio/workflow';
 import { AgentCredentialWaits } from '../../common/search-attributes';
 import { distinctCallIds } from './call-ids';
@@ -55,6 +56,8 @@ export class Turn {
   private readonly failures = new Map<string, number>();
   /** Offered to this turn's first budget check only (then dropped, whether or not it was used). */
   private carriedGateId: string | undefined;
+  /** The turn's trace (workflows/turn-trace.ts), carried across continue-as-new. */
+  private readonly trace: TurnTrace;
 
   /**
    * `resume`: a turn carried across continue-as-new, with the calls of the step whose gates were open;
@@ -68,6 +71,7 @@ export class Turn {
       resume?: { calls: ToolCall[] } & CarriedTurn;
     } = {},
   ) {
+    this.trace = options.resume?.trace ?? { key: `${Date.now()}:${requesterId}`, startedAt: Date.now() };
     this.stepNumber = options.resume?.step ?? 0;
     this.spent = options.resume?.spend ?? newTurnSpend();
     this.carriedGateId = carriedBudgetGateId(options.resume);
@@ -91,6 +95,7 @@ export class Turn {
     return {
       requesterId: this.requesterId,
       step: this.stepNumber,
+      trace: this.trace,
       ...budgetGate,
       ...(this.spent.spend.calls ? { spend: this.spent } : {}),
     };
@@ -102,7 +107,13 @@ export class Turn {
    * the whole workflow still ends it.
    */
   play(done: () => void): Promise<void> {
-    return this.scope.run(() => this.steps(done));
+    enterTurn(this.run.sessionId, this.trace);
+    return this.scope.run(() =>
+      this.steps(() => {
+        leaveTurn();
+        done();
+      }),
+    );
   }
 
   /** A turn that ended by Stop keeps what the model had written, marked; any other failure is thrown again. */
