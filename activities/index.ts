@@ -3,6 +3,7 @@
  * runs (a side effect at most once: the workflow history is the ledger) and grant storage. Created once
  * per worker with its dependencies.
  */
+import { asPeople } from '../common/identities';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import {
@@ -117,10 +118,13 @@ function settingsReader(
   registeredAttributes: () => Promise<string[]>,
   mcp: McpPool,
 ): () => Promise<SessionSettings> {
+  // The approvers as people (common/identities.ts): budget and question gates count them once by any of their ids.
+  const approvers = asPeople(config.policy.approvers, config.policy.users);
   return async () => ({
     maxSteps: config.policy.maxSteps,
     continueAsNewAfterEvents: config.policy.continueAsNewAfterEvents,
-    approvers: config.policy.approvers,
+    approvers: approvers.ids,
+    ...(Object.keys(approvers.people).length ? { people: approvers.people } : {}),
     questionTimeoutMs: config.policy.questionTimeout,
     ...(config.policy.reminderAfter === 'never' ? {} : { reminderAfterMs: config.policy.reminderAfter }),
     credentialTimeoutMs: config.policy.credentialTimeout,

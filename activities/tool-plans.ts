@@ -14,7 +14,7 @@ import type { ToolDefinition } from '../common/tools/definitions';
 import { isReadOnlyMissionOp } from '../common/tools/missions';
 import { mcpToolDefinition } from '../common/tools/mcp';
 import { resolveTool, type ToolEntry } from '../common/tools/registry';
-import { aliasesOf, personOf, type UsersTable } from '../common/identities';
+import { asPeople, type UsersTable } from '../common/identities';
 import type { AppConfig } from '../infra/config';
 import type { UserGrants } from './grants';
 import type { McpPool } from './mcp/pool';
@@ -47,23 +47,25 @@ function unknownTool(name: string): ToolPlan {
 
 /**
  * One person, one vote, from any channel: an approver named in the policy's `users` (by name or by one of their ids)
- * may decide by any of their ids, and the gate learns which ids are one person (`people`, for the approvers and
- * the requester), so a quorum, four-eyes and "already approved" count people. Ids of nobody listed stay as they are.
+ * may decide by any of their ids, and the gate learns which ids are one person (`people`, for the approvers, the
+ * requester and the escalation's), so a quorum, four-eyes and "already approved" count people. Ids of nobody
+ * listed stay as they are.
  */
 export function withPeople(plan: ToolPlan, requesterId: string, users: UsersTable): ToolPlan {
   if (plan.decision !== 'ask') return plan;
-  const people: Record<string, string> = {};
-  const idsOf = (id: string): string[] => {
-    const person = personOf(id, users);
-    const ids = Object.hasOwn(users, person) ? aliasesOf(person, users) : [];
-    if (ids.length < 2) return [id];
-    for (const alias of ids) people[alias] = person;
-    // The id as configured first: a channel's mention of the approvers names them as the policy does.
-    return [id, ...ids];
+  const { ids: approvers, people } = asPeople(plan.approvers, users);
+  asPeople([requesterId], users, people);
+  // Escalation brings people too: each may then decide by any of their ids, and counts once.
+  const escalate = plan.escalate && {
+    ...plan.escalate,
+    to: asPeople(plan.escalate.to, users, people).ids,
   };
-  const approvers = [...new Set(plan.approvers.flatMap(idsOf))];
-  idsOf(requesterId);
-  return { ...plan, approvers, ...(Object.keys(people).length ? { people } : {}) };
+  return {
+    ...plan,
+    approvers,
+    ...(escalate ? { escalate } : {}),
+    ...(Object.keys(people).length ? { people } : {}),
+  };
 }
 
 export class ToolPlanner {

@@ -104,7 +104,11 @@ export function auditRecordOf(
 ): AuditRecord {
   const r = gate.resolution;
   const at = r?.at ?? context.now;
-  const by = r?.by ? actor(gate, r.by) : { id: 'workflow', person: 'workflow', via: 'workflow' as const };
+  // An expiry or a cancelled turn is settled by the workflow itself (`system`), not by a person.
+  const by =
+    r?.by && r.by !== 'system'
+      ? actor(gate, r.by)
+      : { id: 'workflow', person: 'workflow', via: 'workflow' as const };
   const record: AuditRecord = {
     v: 1,
     type: 'gate',
@@ -166,5 +170,25 @@ export function redactAudit(
       ? { edited: { argsDigest: record.edited.argsDigest, args: hide(record.edited.args) } }
       : {}),
     ...(record.grant ? { grant: { ...record.grant, pattern: '(secret)' } } : {}),
+  };
+}
+
+/**
+ * What the audit log line shows: who, where, the outcome and the arguments' digest, never the arguments, the subject
+ * or a reason (they are in the export, for operators; a log pipeline is not the place for what people ran).
+ */
+export function auditLogLine(record: AuditRecord): Record<string, unknown> {
+  return {
+    at: record.at,
+    workflowId: record.workflowId,
+    gateId: record.gateId,
+    gate: record.gate,
+    tool: record.tool,
+    outcome: record.outcome,
+    by: record.by,
+    requester: record.requester,
+    approvals: record.approvals.length,
+    waitedMs: record.waitedMs,
+    ...(record.shown ? { argsDigest: record.shown.argsDigest } : {}),
   };
 }

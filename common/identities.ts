@@ -59,3 +59,23 @@ export function personOf(userId: string, users: UsersTable): string {
   );
   return listed ? listed[0] : userId;
 }
+
+/**
+ * One person, one vote: ids as people. Each id of someone listed in `users` (by name or by one of their ids) brings
+ * all of that person's ids, the id as given first (a channel then mentions them as the policy does), and `people`
+ * maps each of those ids to the person's name. Ids of nobody listed stay as they are, people of their own.
+ */
+export function asPeople(
+  ids: readonly string[],
+  users: UsersTable,
+  people: Record<string, string> = {},
+): { ids: string[]; people: Record<string, string> } {
+  const all = ids.flatMap((id) => {
+    const person = personOf(id, users);
+    const aliases = Object.hasOwn(users, person) ? aliasesOf(person, users) : [];
+    if (aliases.length < 2) return [id];
+    for (const alias of aliases) people[alias] = person;
+    return [id, ...aliases];
+  });
+  return { ids: [...new Set(all)], people };
+}

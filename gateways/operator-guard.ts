@@ -2,7 +2,8 @@
  * Who may use an operator's door on the gateway (the codec endpoint, the audit export): `Authorization: Bearer
  * <token>` (compared in constant time) when its token is set, or an operator signed in to the web chat (sign-in or
  * proxy mode): the people TEMPORAL_UI_USERS names, the same who may open the Temporal UI. Anyone else signed in is
- * refused. Without either, only a gateway on loopback with no token serves it.
+ * refused. In local mode, a door that asks for it takes the per-install sign-in (the chat's link or cookie); any
+ * other is open only on a loopback gateway with no token.
  */
 import type { Context } from 'hono';
 import { sameSecret } from '../infra/same-secret';
@@ -17,6 +18,8 @@ export interface OperatorDoor {
   token: string | undefined;
   /** The token's setting, named in refusals: "CODEC_AUTH_TOKEN". */
   tokenSetting: string;
+  /** Local mode: ask for the per-install sign-in even on loopback (else loopback with no token is open). */
+  signInEvenLocally?: boolean;
 }
 
 export type OperatorRefusal = { status: 401 | 403; error: string } | undefined;
@@ -34,7 +37,14 @@ export function operatorGuard(deps: GatewayDeps, door: OperatorDoor): (c: Contex
           status: 403,
           error: `${door.name} ${door.why}: only the operators TEMPORAL_UI_USERS names may use it, and @${who.caller.userId} is not one of them`,
         };
+    } else if (door.signInEvenLocally) {
+      if (deps.webAuth.identify(c).ok) return undefined;
     } else if (!door.token && onLoopback) return undefined;
+    if (door.signInEvenLocally && deps.webAuth.mode === 'local')
+      return {
+        status: 401,
+        error: `${door.name} needs the chat's sign-in (the link the gateway printed at start) or Authorization: Bearer <${door.tokenSetting}>`,
+      };
     return {
       status: 401,
       error: door.token

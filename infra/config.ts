@@ -818,12 +818,36 @@ export function modelLabels(model: AppConfig['model']): string[] {
 type Env = z.infer<typeof envSchema>;
 
 /** APPROVERS added to the policy's, then what no deployment could ever satisfy is refused with the fix. */
+/** Ids (and names) that two `users` entries claim: one person could then approve as, or instead of, the other. */
+function sharedIdentities(users: PolicyFile['users']): string[] {
+  const owner = new Map<string, string>();
+  const clashes: string[] = [];
+  for (const name of Object.keys(users)) owner.set(name, name);
+  for (const [name, entry] of Object.entries(users))
+    for (const id of [
+      ...entry.slack,
+      ...entry.discord,
+      ...(entry.teams ?? []).map((t) => `teams:${t.toLowerCase()}`),
+    ]) {
+      const other = owner.get(id);
+      if (other !== undefined && other !== name) clashes.push(`"${id}" is both ${other}'s and ${name}'s`);
+      else owner.set(id, name);
+    }
+  return clashes;
+}
+
 function checkPolicy(e: Env, policy: PolicyFile, model: Pick<AppConfig['model'], 'provider' | 'name'>): void {
   const envApprovers =
     e.APPROVERS?.split(',')
       .map((name) => name.trim())
       .filter(Boolean) ?? [];
   policy.approvers = [...new Set([...policy.approvers, ...envApprovers])];
+  const shared = sharedIdentities(policy.users);
+  if (shared.length)
+    throw new AgentError(
+      ErrorCode.ConfigInvalid,
+      `The policy file's "users" give one id to two people, so one could act as the other: ${shared.join('; ')}. Each Slack, Discord and Teams id (and each name) must belong to one person.`,
+    );
   const unsatisfiable = unsatisfiableApprovals(policy);
   if (unsatisfiable.length)
     throw new AgentError(

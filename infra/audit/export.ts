@@ -26,11 +26,15 @@ export interface AuditExportOptions {
   secretArgs: (tool: string) => readonly string[];
   /** Histories read at once. */
   concurrency?: number;
+  /** The caller went away: stop reading. */
+  signal?: AbortSignal;
 }
 
 /** A window at most this long per export: a year of decisions is several exports. */
 const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
 const RECORD_ACTIVITY = 'recordAudit';
+/** Runs one export reads at most: past that, the window is too wide for one request. */
+const MAX_RUNS = 20_000;
 
 export class AuditQueryError extends Error {}
 
@@ -69,12 +73,19 @@ export async function exportAudit(
   checkWindow(query);
   const since = query.since.toISOString();
   const until = query.until.toISOString();
+  // Conversations and mission runs (a run's gates are recorded in the run's own history).
   const visibility =
-    `WorkflowType = 'sessionWorkflow' AND StartTime < '${until}' AND ` +
+    `WorkflowType IN ('sessionWorkflow', 'missionRunWorkflow') AND StartTime < '${until}' AND ` +
     `(ExecutionStatus = 'Running' OR CloseTime >= '${since}')`;
   const runs: { workflowId: string; runId: string }[] = [];
-  for await (const run of client.workflow.list({ query: visibility }))
+  for await (const run of client.workflow.list({ query: visibility })) {
+    options.signal?.throwIfAborted();
     runs.push({ workflowId: run.workflowId, runId: run.runId });
+    if (runs.length > MAX_RUNS)
+      throw new AuditQueryError(
+        `more than ${MAX_RUNS} conversations were open in that window: export it in shorter parts`,
+      );
+  }
 
   const theirs = query.person
     ? new Set([query.person, ...aliasesOf(personOf(query.person, options.users), options.users)])
@@ -85,6 +96,7 @@ export async function exportAudit(
   const records: AuditRecord[] = [];
   const concurrency = Math.max(1, options.concurrency ?? 4);
   for (let at = 0; at < runs.length; at += concurrency) {
+    options.signal?.throwIfAborted();
     const batch = await Promise.all(runs.slice(at, at + concurrency).map((run) => recordsOf(client, run)));
     for (const record of batch.flat())
       if (record.at >= since && record.at < until && concerns(record))
@@ -95,7 +107,15 @@ export async function exportAudit(
 
 /** The records one run scheduled, decoded as the client decodes (through the payload codec when it is set). */
 async function recordsOf(client: Client, run: { workflowId: string; runId: string }): Promise<AuditRecord[]> {
-  const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  let history;
+  try {
+    history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  } catch (error) {
+    // Gone since it was listed (the namespace's retention deleted it): nothing of it can be exported any more.
+    if ((error as Error).name === 'WorkflowNotFoundError' || /not found/i.test((error as Error).message))
+      return [];
+    throw error;
+  }
   const records: AuditRecord[] = [];
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;

@@ -68,6 +68,17 @@ describe('withPeople: the approvers a tool plan names, as people', () => {
     });
   });
 
+  it("brings an escalation's people too: each of their ids may decide, and counts once", () => {
+    const plan = withPeople({ ...ask, escalate: { afterMs: 60_000, to: ['U0BOB0001'] } }, 'U0ALICE01', table);
+    expect(plan.escalate?.to).toEqual([
+      'U0BOB0001',
+      'bob',
+      '100000000000000002',
+      'teams:0b0b0b0b-0000-4000-8000-000000000002',
+    ]);
+    expect(plan.people?.['100000000000000002']).toBe('bob');
+  });
+
   it('keeps an approver written as a chat id first, so channels mention them as the policy does', () => {
     expect(withPeople({ ...ask, approvers: ['U0BOB0001'] }, 'carol', table).approvers[0]).toBe('U0BOB0001');
   });

@@ -106,11 +106,17 @@ describe('the audit export', () => {
     await stack.web.decide('audit-c', secret.id, 'deny', {}, 'carol');
     await done('audit-c');
 
+    // 6. a gate closed by Stop: the workflow settles it in a cancelled turn, and it is recorded all the same.
+    await stack.web.say('audit-d', 'run `echo stopped`', 'alice');
+    const stopped = await stack.web.pendingGate('audit-d');
+    expect((await stack.web.request('POST', '/sessions/audit-d/stop', {}, 'alice')).status).toBe(202);
+    await done('audit-d');
+
     const { stdout, stderr } = await until(
-      'five records',
+      'six records',
       async () => {
         const out = await cli('audit', 'export', '--since', started.toISOString());
-        return jsonl(out.stdout).length >= 5 ? out : undefined;
+        return jsonl(out.stdout).length >= 6 ? out : undefined;
       },
       { timeoutMs: 60_000 },
     );
@@ -118,8 +124,9 @@ describe('the audit export', () => {
     expect(stderr).toContain(`${records.length} record`);
     const byGate = new Map(records.map((r) => [r.gateId, r]));
     expect(records.map((r) => r.gateId).sort()).toEqual(
-      [first.id, second.id, third.id, question.id, secret.id].sort(),
+      [first.id, second.id, third.id, question.id, secret.id, stopped.id].sort(),
     );
+    expect(byGate.get(stopped.id)).toMatchObject({ outcome: 'stopped', by: { id: 'alice' } });
     // Oldest first.
     expect(records.map((r) => r.at)).toEqual([...records.map((r) => r.at)].sort());
 
@@ -167,6 +174,14 @@ describe('the audit export', () => {
     for await (const execution of env.client.workflow.list({ query: `WorkflowId = 'session:web:audit-a'` }))
       runs.push(execution.runId);
     expect(runs.length).toBeGreaterThan(1);
+
+    // The log line for a log shipper names who and what, never the arguments.
+    const logged = await until('the audit log lines', () => {
+      const lines = stack.worker.output.split('\n').filter((line) => line.includes('"message":"audit"'));
+      return lines.length >= 6 ? lines : undefined;
+    });
+    expect(logged.join('\n')).not.toContain('echo one');
+    expect(logged.join('\n')).toContain(first.id);
 
     // A person's records: bob's are those he decided; carol's hers.
     const bobs = jsonl(

@@ -52,6 +52,24 @@ describe('configuration', () => {
     });
   });
 
+  it("refuses a users table that gives one id to two people, or names a person with another one's id", () => {
+    const users = (table: unknown) =>
+      loadConfig({ AGENT_CONFIG: policyFile(JSON.stringify({ users: table })) });
+    expect(() => users({ bob: { slack: ['U0SHARED1'] }, carol: { slack: ['U0SHARED1'] } })).toThrow(
+      /"U0SHARED1" is both bob's and carol's/,
+    );
+    expect(() => users({ U0BOB0001: {}, bob: { slack: ['U0BOB0001'] } })).toThrow(/U0BOB0001/);
+    expect(() =>
+      users({
+        bob: { teams: ['0B0B0B0B-0000-4000-8000-000000000002'] },
+        eve: { teams: ['0b0b0b0b-0000-4000-8000-000000000002'] },
+      }),
+    ).toThrow(/both bob's and eve's/);
+    expect(
+      users({ bob: { slack: ['U0BOB0001'] }, carol: { slack: ['U0CAROL01'] } }).policy.users,
+    ).toHaveProperty('carol');
+  });
+
   it('refuses an embedded Temporal UI or HTTP API port a web page could reach', () => {
     expect(() => loadConfig({ TEMPORAL_HTTP_PORT: '8080' })).toThrow(
       /TEMPORAL_HTTP_PORT=8080: the embedded Temporal server answers any web page there/,

@@ -247,6 +247,21 @@ describe('one person, several ids (the users table: web, Slack, Discord, Teams)'
     expect(apply(g, { userId: 'U_BOB1' })).toMatchObject({ ok: true, resolution: { outcome: 'approved' } });
   });
 
+  it('keeps hand-overs to people: not to oneself by another id, not after approving by another id', () => {
+    const g = multi({ approvalsNeeded: 2 });
+    expect(apply(g, { userId: 'U_BOB1', choice: 'delegate', to: 'teams:b0b' })).toMatchObject({
+      ok: false,
+      notice: expect.stringContaining('to yourself'),
+    });
+    expect(apply(g, { userId: 'teams:b0b' })).toMatchObject({ ok: true });
+    expect(apply(g, { userId: 'bob', choice: 'delegate', to: 'mallory' })).toMatchObject({
+      ok: false,
+      notice: expect.stringContaining('already approved'),
+    });
+    // Handing it to someone who may already decide (by another of their ids) adds no vote.
+    expect(apply(g, { userId: 'carol', choice: 'delegate', to: 'U_BOB1' })).toMatchObject({ ok: false });
+  });
+
   it('treats ids without a person as people of their own (gates opened before, or ids nobody listed)', () => {
     const g = guarded({ approvalsNeeded: 2 }, ['bob', 'U_BOB1']);
     expect(apply(g, { userId: 'bob' })).toMatchObject({ ok: true });

@@ -160,6 +160,7 @@ function openBudgetGate(
     now: Date.now(),
     timeoutMs: run.settings.questionTimeoutMs ?? 24 * 3_600_000,
     selfApprove: run.settings.budgets?.selfApprove ?? true,
+    ...(run.settings.people ? { people: run.settings.people } : {}),
   });
   run.gates.open(gate);
   return gate;

@@ -9,7 +9,7 @@
  * to keep the memo and `AgentDeciders` true.
  */
 import * as wf from '@temporalio/workflow';
-import { mayDecide } from '../../common/gates/deciders';
+import { mayDecide, samePerson } from '../../common/gates/deciders';
 import { describeOutcome, isBudgetGate } from '../../common/gates/words';
 import { checkToolArgs, findTool } from '../../common/tools/definitions';
 import {
@@ -237,7 +237,7 @@ export class Gates {
   /** A new message from a person ends the gates they asked for (a mission run's gate here belongs to the run). */
   supersedeBy(userId: string): boolean {
     let any = false;
-    for (const gate of this.state.pendingGates().filter((g) => g.requesterId === userId)) {
+    for (const gate of this.state.pendingGates().filter((g) => samePerson(g, g.requesterId, userId))) {
       if (gate.remote) continue;
       supersedeGate(gate, userId, Date.now());
       any = true;
@@ -261,7 +261,8 @@ export class Gates {
 
   /** A cancelled turn: its open approvals close as cancelled. */
   cancelApprovals(): void {
-    for (const gate of this.state.pendingApprovals()) cancelGate(gate, Date.now());
+    for (const gate of this.state.pendingApprovals())
+      if (cancelGate(gate, Date.now())) auditSettled(gate, this.host.input?.channel ?? 'unknown');
   }
 
   /** This conversation's own open budget gates (a mission run's, shown here, belong to the run). */

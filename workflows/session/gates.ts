@@ -105,6 +105,8 @@ export function openQuestionGate(input: {
   now: number;
   timeoutMs: number | 'never';
   asks?: QuestionGate['asks'];
+  /** Ids that are one person (settings `people`). */
+  people?: Record<string, string>;
 }): QuestionGate {
   return {
     id: input.id,
@@ -114,6 +116,7 @@ export function openQuestionGate(input: {
     questions: input.questions,
     requesterId: input.requesterId,
     approvers: [...new Set(input.approvers)],
+    ...(input.people && Object.keys(input.people).length ? { people: input.people } : {}),
     createdAt: input.now,
     expiresAt: input.timeoutMs === 'never' ? null : input.now + input.timeoutMs,
     status: 'pending',
@@ -332,7 +335,7 @@ function declineServerQuestion(gate: QuestionGate, decision: Decision, now: numb
 function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[]): ApprovalCheck {
   const to = decision.to?.trim();
   if (!to) return { ok: false, notice: 'Hand it to whom? Name the person. Nothing changed.' };
-  if (to === decision.userId)
+  if (samePerson(gate, to, decision.userId))
     return { ok: false, notice: 'You cannot hand a decision to yourself. Nothing changed.' };
   // Only an approval one holds can be handed over, and only before using it: four-eyes and quorum stay whole.
   if (!mayApprove(gate, decision.userId))
@@ -340,12 +343,13 @@ function delegation(gate: ApprovalGate, decision: Decision, approvals: Approval[
       ok: false,
       notice: `You may not approve this ${decidedThing(gate)}, so you cannot hand its approval to someone else. ${decidersLine(gate)} Nothing changed.`,
     };
-  if (approvals.some((a) => a.by === decision.userId))
+  if (approvals.some((a) => samePerson(gate, a.by, decision.userId)))
     return {
       ok: false,
       notice: `You already approved this ${decidedThing(gate)}; your approval counts and cannot be handed over too. Nothing changed.`,
     };
-  if (mayDecide(gate, to))
+  // By any of their ids: someone who may decide already gains nothing from a hand-over but a second vote.
+  if (mayDecide(gate, to) || gate.approvers.some((id) => samePerson(gate, id, to)))
     return { ok: false, notice: `@${to} may already decide on this ${decidedThing(gate)}. Nothing changed.` };
   return {
     ok: true,

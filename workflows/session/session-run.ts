@@ -2,6 +2,7 @@
  * One run of a session workflow: its state, settings, outbox and MCP tools, and what each signal does to
  * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
  */
+import { auditsInFlight } from './gate-audit';
 import * as wf from '@temporalio/workflow';
 import {
   AgentChannel,
@@ -640,7 +641,8 @@ export class SessionRun implements Session {
       this.outbox.drained &&
       !this.gates.forwarding &&
       // A push in flight is not waited for: the next run pushes again from what was carried.
-      this.mail.idle
+      this.mail.idle &&
+      auditsInFlight() === 0
     );
   }
 }

@@ -8,6 +8,8 @@ export interface SessionSettings {
   continueAsNewAfterEvents?: number;
   /** Who besides the asker may answer questions and decide approvals. */
   approvers?: string[];
+  /** The approvers' ids that are one person, to that person (common/identities.ts `asPeople`). */
+  people?: Record<string, string>;
   questionTimeoutMs?: number | 'never';
   /** Chat platforms: post an open gate again after this long. */
   reminderAfterMs?: number;

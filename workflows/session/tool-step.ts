@@ -103,6 +103,7 @@ async function vet(run: Session, turn: TurnInProgress, call: ToolCall): Promise<
       approvers: settings.approvers ?? [],
       now: Date.now(),
       timeoutMs: settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+      ...(settings.people ? { people: settings.people } : {}),
     });
     run.gates.open(gate);
     return { call, tool, args: checked.args, gate };
