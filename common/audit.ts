@@ -6,18 +6,7 @@
  * (infra/audit/export.ts). Pure: the workflow builds it.
  */
 import { payloadDigest } from './seal-digest';
-import { DISCORD_USER_ID, SLACK_USER_ID, TEAMS_USER_ID } from './chat-ids';
-
-/** Where a decision was made, from the id it was made as (web ids are never shaped like a chat id). */
-export type DecidedVia = 'web' | 'slack' | 'discord' | 'teams' | 'agentctl' | 'workflow';
-
-export function decidedVia(userId: string): DecidedVia {
-  if (userId.startsWith('operator:')) return 'agentctl';
-  if (SLACK_USER_ID.test(userId)) return 'slack';
-  if (DISCORD_USER_ID.test(userId)) return 'discord';
-  if (TEAMS_USER_ID.test(userId)) return 'teams';
-  return 'web';
-}
+import { decidedVia, type DecidedVia } from './chat-ids';
 
 export interface AuditActor {
   /** The id the decision was made as (a web id, a Slack, Discord or Teams id, `operator:<name>`). */

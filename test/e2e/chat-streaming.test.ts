@@ -158,15 +158,7 @@ describe('streamed answers in chats', () => {
       '6f0c1d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f',
       text,
     );
-    const response = await fetch(`http://127.0.0.1:${stack.port}/teams/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${await teams.token(teams.serviceUrl)}`,
-      },
-      body: JSON.stringify(activity),
-    });
-    expect(response.status).toBe(200);
+    expect((await teams.signed(stack.port, activity)).status).toBe(200);
   }
 
   it("Teams, personal chat: Teams' own stream while the answer is written, closed by the final answer", async () => {

@@ -58,18 +58,7 @@ afterAll(async () => {
   }
 });
 
-async function signed(activity: Record<string, unknown>) {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/teams/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Bearer ${await teams.token(activity.serviceUrl as string)}`,
-    },
-    body: JSON.stringify(activity),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const signed = (activity: Record<string, unknown>) => teams.signed(stack.port, activity);
 
 describe('one person across Teams, e-mail and the web', () => {
   it('counts bob once in a quorum of two, whether he approves on the card, by mail or both', async () => {

@@ -56,20 +56,8 @@ afterAll(async () => {
   }
 });
 
-async function send(activity: Record<string, unknown>, token?: string) {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/teams/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify(activity),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
-}
-const signed = async (activity: Record<string, unknown>) =>
-  await send(activity, await teams.token(activity.serviceUrl as string));
+const send = (activity: Record<string, unknown>, token?: string) => teams.send(stack.port, activity, token);
+const signed = (activity: Record<string, unknown>) => teams.signed(stack.port, activity);
 
 const workflowOf = (conversationId: string) =>
   teamsSessionWorkflowId({ serviceUrl: teams.serviceUrl, conversationId });

@@ -183,6 +183,28 @@ export class FakeTeams {
       .sign(change.key ?? this.key.privateKey);
   }
 
+  /** An activity POSTed to a gateway's Teams endpoint with `token` (none: unsigned), as the connector sends it. */
+  async send(gatewayPort: number, activity: Record<string, unknown>, token?: string) {
+    const response = await fetch(`http://127.0.0.1:${gatewayPort}/teams/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(activity),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+    };
+  }
+
+  /** The same, signed as the connector signs it for the activity's serviceUrl. */
+  async signed(gatewayPort: number, activity: Record<string, unknown>) {
+    return await this.send(gatewayPort, activity, await this.token(activity.serviceUrl as string));
+  }
+
   /** Cards posted or edited in a conversation, newest last. */
   cards(conversationId: string): { activityId: string; method: string; card: Record<string, unknown> }[] {
     return this.sent

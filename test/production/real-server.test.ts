@@ -75,6 +75,8 @@ async function startGateway(): Promise<Gateway> {
     PORT: String(port),
     WEB_TRUSTED_USER_HEADER: 'x-forwarded-user',
     WEB_TRUSTED_PROXIES: '127.0.0.1/32,::1/128',
+    // Compose's metrics port is one per container; here several gateways share one host.
+    GATEWAY_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
   };
   delete env.TEMPORAL_UI_UPSTREAM; // no UI container here
   const process = new ManagedProcess('gateway', 'dist/gateways/main.js', env);
