@@ -5,11 +5,10 @@
  * digest, never the arguments) for a log shipper, and the wait as a `gate_wait` span (genai-spans.ts).
  */
 import { auditLogLine, type AuditRecord } from '../common/audit';
-import type { AppConfig } from '../infra/config';
 import type { Logger } from '../infra/log';
 import { gateWaitSpan } from './genai-spans';
 
-export function auditRecorder(deps: { config: AppConfig; log: Logger }) {
+export function auditRecorder(deps: { log: Logger }) {
   return async function recordAudit(record: AuditRecord): Promise<void> {
     deps.log.info('audit', { audit: auditLogLine(record) });
     gateWaitSpan(record);

@@ -192,7 +192,7 @@ export function createActivities(deps: ActivityDeps) {
     /** Gates e-mailed to the people who may decide them (workflows/session/gate-mail.ts). */
     mailGates: gateMailer({ config, credentials, log }),
     /** A settled gate's audit record, written as a log line (workflows/session/gate-audit.ts). */
-    recordAudit: auditRecorder({ config, log }),
+    recordAudit: auditRecorder({ log }),
     /** The daily "Needs you" digest by e-mail (workflows/email/digest.ts). */
     mailDigests: digestMailer({ config, client, credentials, log }),
 
