@@ -19,6 +19,7 @@ import {
   type DeploymentVersion,
 } from '../infra/temporal/deployment';
 import { countOnVersion, ensureDrain, type DrainProgress } from '../infra/temporal/drain-batch';
+import type { DrainMetrics } from './drain-metrics';
 import type { LegacyRecovery } from './legacy';
 
 export interface DrainOptions {
@@ -37,14 +38,16 @@ export interface DrainOptions {
   startDrainWorker: (bundlePath: string, version: DeploymentVersion) => Promise<Worker>;
   /** 0.1's workflows (unversioned, then pinned to the frozen 0.1 bundle): workers/legacy.ts. */
   legacy?: LegacyRecovery;
+  /** The sweep's figures on the worker's metrics endpoint. */
+  metrics?: DrainMetrics;
   log: Logger;
 }
 
 export interface SweepReport {
   /** Workflows per other version (build id; `unversioned` for none). */
   waiting: Record<string, number>;
-  /** The batch jobs moving them, as the server reports them. */
-  drains: DrainProgress[];
+  /** The batch jobs moving them, as the server reports them, with the version each moves from. */
+  drains: (DrainProgress & { from: string })[];
   drainWorkers: string[];
 }
 
@@ -76,7 +79,12 @@ export class Drain {
 
   /** One sweep; concurrent callers share it. */
   sweep(): Promise<SweepReport> {
-    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
+    this.sweeping ??= this.sweepOnce()
+      .catch((error: unknown) => {
+        this.options.metrics?.failed();
+        throw error;
+      })
+      .finally(() => (this.sweeping = undefined));
     return this.sweeping;
   }
 
@@ -144,8 +152,10 @@ export class Drain {
             perSecond: this.options.ratePerSecond,
           },
         );
-      if (progress) report.drains.push(progress);
+      if (progress) report.drains.push({ ...progress, from: buildId });
     }
+    // Told before any drain worker stops: stopping one waits for its work, and the figures should not.
+    this.options.metrics?.swept(report);
     const byVersion = new Map(Object.entries(report.waiting));
     // A drain worker whose version has nothing left stops, and its bundle goes.
     for (const [buildId, drainer] of this.workers) {

@@ -28,6 +28,7 @@ import {
   type DeploymentVersion,
 } from '../infra/temporal/deployment';
 import { Drain } from './drain';
+import { DrainMetrics } from './drain-metrics';
 import { LegacyRecovery } from './legacy';
 
 export interface RunningWorker {
@@ -226,6 +227,7 @@ async function joinDeployment(
     identity: `worker@${process.pid}`,
     startDrainWorker: createWorker,
     legacy,
+    metrics: new DrainMetrics(Runtime.instance().metricMeter),
     log,
   });
   drain.start(config.drainIntervalMs);

@@ -33,10 +33,15 @@ export function capacityOf(error: unknown): CapacityDetails | undefined {
   return details;
 }
 
-export function fallbackChain(
-  links: readonly ModelLink[],
-  onFallback?: (from: string, to: string, why: string) => void,
-): CompleteFn {
+/** What the chain tells its owner (the log and the worker's metrics). */
+export interface FallbackObserver {
+  /** `from` could not answer for lack of capacity; `to` is asked next. */
+  onFallback?: (from: string, to: string, error: Error, details: CapacityDetails) => void;
+  /** A model failed (capacity or not; a call the caller cancelled is not a failure). */
+  onFailure?: (model: string, error: Error) => void;
+}
+
+export function fallbackChain(links: readonly ModelLink[], observer: FallbackObserver = {}): CompleteFn {
   return async (transcript, signal, extraTools, onText, options) => {
     const only = options?.only;
     // A tool step goes on with the model that started it; one no longer configured leaves the chain as it is.
@@ -48,11 +53,13 @@ export function fallbackChain(
         const reply: ModelReply = await link.complete(transcript, signal, extraTools, onText, options);
         return { ...reply, model: link.label };
       } catch (error) {
+        if (signal?.aborted) throw error;
+        observer.onFailure?.(link.label, error as Error);
         const details = capacityOf(error);
-        if (!details || signal?.aborted) throw error;
+        if (!details) throw error;
         failures.push({ label: link.label, error: error as ApplicationFailure, details });
         const next = tried[tried.indexOf(link) + 1];
-        if (next) onFallback?.(link.label, next.label, (error as Error).message);
+        if (next) observer.onFallback?.(link.label, next.label, error as Error, details);
       }
     }
     if (failures.length === 1) throw failures[0]!.error;

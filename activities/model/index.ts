@@ -8,6 +8,7 @@ import { scriptedModel, writeOut } from './scripted';
 import { estimatedUsage } from './usage';
 import type { CompleteFn } from './complete-fn';
 import { fallbackChain } from './fallback';
+import { countModelFailure, countModelFallback } from '../metrics';
 import type { Logger } from '../../infra/log';
 import { DEFAULT_SYSTEM_PROMPT, toolSpecs } from './tool-specs';
 
@@ -29,9 +30,13 @@ export function createModel(config: AppConfig, log?: Logger): CompleteFn {
     label: `${model.provider}:${model.name}`,
     complete: providerModel(config, model),
   }));
-  return fallbackChain(links, (from, to, why) =>
-    log?.warn('model fell back', { from, to, why: why.slice(0, 300) }),
-  );
+  return fallbackChain(links, {
+    onFallback: (from, to, error, details) => {
+      log?.warn('model fell back', { from, to, why: error.message.slice(0, 300) });
+      countModelFallback(from, to, details.status);
+    },
+    onFailure: countModelFailure,
+  });
 }
 
 /** One provider's model. */

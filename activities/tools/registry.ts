@@ -21,6 +21,7 @@ import { parseShellCommand } from './parse-shell';
 import type { ShellSandbox } from './sandbox';
 import { sessionWorkdir } from './shell';
 import { runShellInLauncher } from './shell-launcher';
+import { sandboxKillCounter } from '../metrics';
 import { currentTime } from './time';
 
 export interface ToolContext {
@@ -86,6 +87,7 @@ export const builtins: { readonly [Name in BuiltinName]: BuiltinTool } = {
         cwd: sessionWorkdir(context.dataDir, context.sessionId),
         sandbox: context.shell,
         signal: context.signal,
+        onKill: sandboxKillCounter(context.shell.status.kind),
       });
     },
   }),

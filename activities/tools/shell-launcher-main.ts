@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import type { ToolRunResult } from '../types';
 import { closeInheritedDescriptors } from './inherited-descriptors';
 import { SANDBOX_LIMITS } from './sandbox';
-import { runShell } from './shell';
+import { runShell, type KillReason } from './shell';
 import type { LauncherRequest, LauncherReply } from './shell-launcher';
 
 // Before any command starts: what this process inherited from the worker's own starter is not the commands'.
@@ -46,14 +46,15 @@ process.on('message', (message: LauncherRequest) => {
   }
   const controller = new AbortController();
   running.set(message.id, controller);
-  void runShell({ ...message.input, signal: controller.signal })
+  let killed: KillReason | undefined;
+  void runShell({ ...message.input, signal: controller.signal, onKill: (reason) => (killed = reason) })
     .catch((error: unknown): ToolRunResult => ({
       status: 'error',
       content: `could not start the command: ${(error as Error).message}`,
     }))
     .then((result) => {
       running.delete(message.id);
-      reply({ type: 'result', id: message.id, result });
+      reply({ type: 'result', id: message.id, result, ...(killed ? { killed } : {}) });
     });
 });
 

@@ -7,6 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ToolRunResult } from '../types';
 import type { ShellSandbox } from './sandbox';
+import type { KillReason } from './shell';
 
 export interface ShellRun {
   command: string;
@@ -16,13 +17,17 @@ export interface ShellRun {
 }
 
 export type LauncherRequest = { type: 'run'; id: number; input: ShellRun } | { type: 'abort'; id: number };
-export type LauncherReply = { type: 'ready' } | { type: 'result'; id: number; result: ToolRunResult };
+export type LauncherReply =
+  { type: 'ready' } | { type: 'result'; id: number; result: ToolRunResult; killed?: KillReason };
+
+/** A run's result, and why it was killed if it was. */
+type Settle = (result: ToolRunResult, killed?: KillReason) => void;
 
 interface Launcher {
   process: ChildProcess;
   ready: Promise<void>;
   /** Runs sent to this launcher and not answered yet, by id. */
-  pending: Map<number, (result: ToolRunResult) => void>;
+  pending: Map<number, Settle>;
   /** Callers waiting on this launcher: while there are any, its channel keeps the worker's event loop alive. */
   waiting: number;
 }
@@ -47,21 +52,24 @@ function startLauncher(): Launcher {
     execArgv: ENTRY.endsWith('.ts') ? ['--require', require.resolve('tsx/cjs')] : [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const pending = new Map<number, (result: ToolRunResult) => void>();
+  const pending = new Map<number, Settle>();
   const ended = (why: string) => {
     if (current?.process === child) current = undefined;
     for (const settle of pending.values())
-      settle({
-        status: 'error',
-        content: `the shell launcher ended (${why}) while the command ran; it may have run in part`,
-      });
+      settle(
+        {
+          status: 'error',
+          content: `the shell launcher ended (${why}) while the command ran; it may have run in part`,
+        },
+        'launcher_ended',
+      );
     pending.clear();
   };
   const ready = new Promise<void>((resolve, reject) => {
     child.on('message', (message: LauncherReply) => {
       if (message.type === 'ready') resolve();
       else {
-        pending.get(message.id)?.(message.result);
+        pending.get(message.id)?.(message.result, message.killed);
         pending.delete(message.id);
       }
     });
@@ -88,13 +96,15 @@ export function shellLauncher(): Launcher {
 }
 
 /** Runs a command as `runShell` does, in the launcher; an abort kills the command's whole process tree. */
-export async function runShellInLauncher(input: ShellRun & { signal?: AbortSignal }): Promise<ToolRunResult> {
-  const { signal, ...run } = input;
+export async function runShellInLauncher(
+  input: ShellRun & { signal?: AbortSignal; onKill?: (reason: KillReason) => void },
+): Promise<ToolRunResult> {
+  const { signal, onKill, ...run } = input;
   const launcher = shellLauncher();
   const release = hold(launcher);
   try {
     await launcher.ready;
-    return await send(launcher, run, signal);
+    return await send(launcher, run, signal, onKill);
   } catch (error) {
     return { status: 'error', content: `could not start the command: ${(error as Error).message}` };
   } finally {
@@ -102,12 +112,18 @@ export async function runShellInLauncher(input: ShellRun & { signal?: AbortSigna
   }
 }
 
-function send(launcher: Launcher, run: ShellRun, signal: AbortSignal | undefined): Promise<ToolRunResult> {
+function send(
+  launcher: Launcher,
+  run: ShellRun,
+  signal: AbortSignal | undefined,
+  onKill: ((reason: KillReason) => void) | undefined,
+): Promise<ToolRunResult> {
   const id = nextId++;
   return new Promise<ToolRunResult>((resolve) => {
     const abort = () => launcher.process.connected && launcher.process.send({ type: 'abort', id });
-    launcher.pending.set(id, (result) => {
+    launcher.pending.set(id, (result, killed) => {
       signal?.removeEventListener('abort', abort);
+      if (killed) onKill?.(killed);
       resolve(result);
     });
     launcher.process.send({ type: 'run', id, input: run } satisfies LauncherRequest, (error) => {

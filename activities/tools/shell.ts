@@ -74,12 +74,17 @@ function start(
   });
 }
 
+/** Why a command was killed: its timeout, a Stop or cancelled activity, or its launcher ended under it. */
+export type KillReason = 'timeout' | 'cancelled' | 'launcher_ended';
+
 export async function runShell(input: {
   command: string;
   timeoutSeconds: number;
   cwd: string;
   sandbox: ShellSandbox;
   signal?: AbortSignal;
+  /** Told once when the command is killed, and why (the worker counts sandbox kills). */
+  onKill?: (reason: KillReason) => void;
 }): Promise<ToolRunResult> {
   if (input.sandbox.status.kind === 'unavailable')
     return {
@@ -109,7 +114,11 @@ export async function runShell(input: {
 
 function watch(
   child: ChildProcess,
-  input: { timeoutSeconds: number; signal?: AbortSignal | undefined },
+  input: {
+    timeoutSeconds: number;
+    signal?: AbortSignal | undefined;
+    onKill?: ((reason: KillReason) => void) | undefined;
+  },
 ): Promise<ToolRunResult> {
   return new Promise((resolve) => {
     let output = '';
@@ -118,7 +127,8 @@ function watch(
     let init: SandboxInit | undefined;
     // Killing the sandbox's PID 1 kills every process inside (unsandboxed: the process group). Its PID cannot
     // belong to anyone else yet: bwrap, not yet reaped, still waits for it.
-    const killTree = () => {
+    const killTree = (reason?: KillReason) => {
+      if (!killed && reason) input.onKill?.(reason);
       killed = true;
       try {
         if (init) process.kill(init.pid, 'SIGKILL');
@@ -147,13 +157,14 @@ function watch(
     child.stderr?.on('data', collect);
     const timer = setTimeout(() => {
       timedOut = true;
-      killTree();
+      killTree('timeout');
     }, input.timeoutSeconds * 1000);
-    if (input.signal?.aborted) killTree();
-    input.signal?.addEventListener('abort', killTree);
+    const cancelled = () => killTree('cancelled');
+    if (input.signal?.aborted) cancelled();
+    input.signal?.addEventListener('abort', cancelled);
     const finish = (result: ToolRunResult) => {
       clearTimeout(timer);
-      input.signal?.removeEventListener('abort', killTree);
+      input.signal?.removeEventListener('abort', cancelled);
       resolve(result);
     };
     child.on('error', (error) =>

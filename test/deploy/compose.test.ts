@@ -81,7 +81,12 @@ describe('docker-compose.yml', () => {
     ))
       expect(existsSync(path.join(ROOT, mount.split(':')[0]!)), mount).toBe(true);
     // Every product metric the rules and the dashboard use is one the code emits.
-    const emitted = ['workflows/session/gate-metrics.ts', 'activities/metrics.ts', 'gateways/metrics.ts']
+    const emitted = [
+      'workflows/session/gate-metrics.ts',
+      'activities/metrics.ts',
+      'gateways/metrics.ts',
+      'workers/drain-metrics.ts',
+    ]
       .map((f) => read(f))
       .join('\n');
     const used =

@@ -19,7 +19,7 @@ import {
 } from '../../infra/temporal/drain-batch';
 import { runsOf } from '../helpers/history';
 import { deployWorkerEnv, nextVersionBundle, versionPair } from '../helpers/next-version';
-import { workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
+import { freePort, workerProcess, workerReady, type ManagedProcess } from '../helpers/processes';
 import { TestSession } from '../helpers/session';
 import { startTestTemporal } from '../helpers/temporal';
 import { until } from '../helpers/until';
@@ -59,6 +59,32 @@ async function upgradeSignals(workflowId: string): Promise<number> {
   return count;
 }
 
+async function scrapeMetrics(port: number): Promise<string> {
+  return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/** A metric's value for one earlier version (or for a label pair), undefined when it is not there. */
+function sample(text: string, name: string, buildId?: string, label?: string): number | undefined {
+  const want = label ?? `build_id="${buildId}"`;
+  const line = text
+    .split('\n')
+    .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(want));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/** Scrapes the worker's metrics while the drain runs, noting each count of waiting workflows it shows. */
+function watchDrainMetrics(port: number, buildId: string, seen: number[]) {
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      const value = sample(await scrapeMetrics(port).catch(() => ''), 'agent_drain_waiting', buildId);
+      if (value !== undefined) seen.push(value);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return { stop: () => (stopped = true), done };
+}
+
 describe('a deploy’s drain', () => {
   it('signals each parked conversation once, at the set pace, though two workers of the new version sweep', async () => {
     const taskQueue = `drain-${randomUUID().slice(0, 8)}`;
@@ -88,10 +114,14 @@ describe('a deploy’s drain', () => {
     );
 
     // Two workers of N+1, then N+1 made current: both sweeps find the same move at once.
+    // The first of them serves its metrics: the drain's progress shows there as it goes.
+    const metricsPort = await freePort();
     const [one, two] = [
-      await startWorker(base, bundleN1, 'manual'),
+      await startWorker({ ...base, WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }, bundleN1, 'manual'),
       await startWorker(base, bundleN1, 'manual'),
     ];
+    const waitingSeen: number[] = [];
+    const watching = watchDrainMetrics(metricsPort, vN.buildId, waitingSeen);
     await setCurrentVersion(env.client, 'default', vN1, 'release-bot');
     await until(
       'every parked conversation on N+1',
@@ -101,6 +131,28 @@ describe('a deploy’s drain', () => {
         context: () => `${one.output.slice(-1500)}\n${two.output.slice(-1500)}`,
       },
     );
+    // The drain's figures: its count of waiting workflows went down to 0, from no more than were parked.
+    let scraped = '';
+    const drained = await until(
+      'the drain metrics at 0',
+      async () => {
+        scraped = await scrapeMetrics(metricsPort);
+        return sample(scraped, 'agent_drain_waiting', vN.buildId) === 0 ? scraped : undefined;
+      },
+      {
+        timeoutMs: 30_000,
+        context: () =>
+          `seen ${waitingSeen.join(',')}\n${scraped
+            .split('\n')
+            .filter((l) => l.startsWith('agent_drain'))
+            .join('\n')}\n${one.output.slice(-2000)}`,
+      },
+    );
+    watching.stop();
+    await watching.done;
+    expect(Math.max(...waitingSeen)).toBeGreaterThan(0);
+    expect(Math.max(...waitingSeen)).toBeLessThanOrEqual(PARKED);
+    expect(sample(drained, 'agent_drain_sweeps_total', undefined, 'result="ok"')).toBeGreaterThan(0);
 
     for (const session of sessions) {
       expect(await upgradeSignals(session.workflowId)).toBe(1);

@@ -5,8 +5,11 @@
  * (GATEWAY_METRICS_ADDRESS): requests by surface, decisions sent, inbox reads, on a port of its own.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeOpenAi } from '../helpers/fake-openai';
 import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -96,6 +99,58 @@ describe('worker metrics', () => {
     }
   });
 
+  it('counts shell commands killed, by their timeout and by Stop', async () => {
+    const before = await until('the metrics endpoint', () => scrape().catch(() => undefined), {
+      timeoutMs: 30_000,
+    });
+    const kills = (text: string, reason: string) => total(text, 'agent_sandbox_kills_total', { reason });
+    const timedOut = kills(before, 'timeout');
+    const cancelled = kills(before, 'cancelled');
+
+    // A command that outlives its timeout.
+    const slow = `kills-timeout-${randomUUID().slice(0, 8)}`;
+    await stack.web.say(slow, 'call shell_execute {"command": "sleep 30", "timeout_seconds": 1}', 'alice');
+    await stack.web.decide(slow, (await stack.web.pendingGate(slow, 'alice')).id, 'approve');
+    const answered = await stack.web.waitFor(
+      slow,
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'tool'),
+      'the answer',
+      60_000,
+      'alice',
+    );
+    expect(JSON.stringify(answered.transcript)).toContain('timed out after 1s and was killed');
+
+    // A command stopped while it runs: it says it started, then the person presses Stop.
+    const stopped = `kills-stop-${randomUUID().slice(0, 8)}`;
+    await stack.web.say(stopped, 'call shell_execute {"command": "echo on > started; sleep 60"}', 'alice');
+    await stack.web.decide(stopped, (await stack.web.pendingGate(stopped, 'alice')).id, 'approve');
+    // The conversation's working directory is named after its workflow id, which contains the session's id.
+    const workdirs = path.join(stack.env.DATA_DIR!, 'workdirs');
+    await until(
+      'the command to run',
+      () =>
+        existsSync(workdirs) &&
+        readdirSync(workdirs).some(
+          (dir) => dir.includes(stopped) && existsSync(path.join(workdirs, dir, 'started')),
+        ),
+      { timeoutMs: 60_000 },
+    );
+    expect((await stack.web.request('POST', `/sessions/${stopped}/stop`, {}, 'alice')).status).toBe(202);
+    await stack.web.waitFor(stopped, (v) => v.status === 'idle', 'the stop', 60_000, 'alice');
+
+    const after = await until(
+      'both kills counted',
+      async () => {
+        const text = await scrape();
+        return kills(text, 'timeout') > timedOut && kills(text, 'cancelled') > cancelled ? text : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(kills(after, 'timeout')).toBe(timedOut + 1);
+    expect(kills(after, 'cancelled')).toBe(cancelled + 1);
+    expect(kills(after, 'launcher_ended')).toBe(kills(before, 'launcher_ended'));
+  });
+
   it("counts the gateway's requests, decisions sent and inbox reads on a port of its own", async () => {
     const scrapeGateway = () => scrape(gatewayMetricsPort);
     const before = await until('the gateway metrics endpoint', () => scrapeGateway().catch(() => undefined), {
@@ -131,5 +186,95 @@ describe('worker metrics', () => {
       'agent_gateway_requests_total',
     );
     expect((await fetch(`http://127.0.0.1:${gatewayMetricsPort}/api/inbox`)).status).toBe(404);
+  });
+});
+
+describe('model metrics', () => {
+  let fake: FakeOpenAi;
+  let modelStack: Stack | undefined;
+  let port = 0;
+
+  beforeAll(async () => {
+    port = await freePort();
+    // The primary is out of capacity; the fallback answers. A message asking for "the refused model" meets a
+    // revoked key, which no fallback may paper over.
+    fake = await new FakeOpenAi(
+      (request) => {
+        const last = request.messages.at(-1)?.content ?? '';
+        if (request.model === 'small') return { text: 'answered by the fallback' };
+        if (last.includes('the refused model'))
+          return {
+            status: 401,
+            body: { error: { message: 'Incorrect API key', type: 'invalid_request_error' } },
+          };
+        return {
+          status: 503,
+          body: { error: { message: 'Service unavailable', type: 'server_error', code: null } },
+        };
+      },
+      { latency: [40, 120] },
+    ).start();
+    modelStack = await startStack({
+      temporalAddress: env.address,
+      env: {
+        ...fake.env,
+        MODEL: 'big',
+        MODEL_FALLBACKS: 'openai:small',
+        WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await modelStack?.stop();
+    await fake?.stop();
+  });
+
+  it('counts fallbacks by reason and failed model calls by type', async () => {
+    const web = modelStack!.web;
+    const before = await until('the metrics endpoint', () => scrape(port).catch(() => undefined), {
+      timeoutMs: 30_000,
+    });
+    const fellBack = { from: 'openai:big', to: 'openai:small', reason: 'unavailable' };
+    const fallbacks = total(before, 'agent_model_fallbacks_total', fellBack);
+
+    const sessionId = `fallback-metrics-${randomUUID().slice(0, 8)}`;
+    await web.say(sessionId, 'hello there');
+    const view = await web.waitFor(
+      sessionId,
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'assistant'),
+      'the answer',
+      60_000,
+    );
+    expect(JSON.stringify(view.transcript)).toContain('answered by the fallback');
+
+    const refused = `refused-metrics-${randomUUID().slice(0, 8)}`;
+    await web.say(refused, 'please ask the refused model');
+    await web.waitFor(
+      refused,
+      (v) => v.status === 'idle' && v.transcript.some((m) => m.role === 'assistant'),
+      'the failure told',
+      60_000,
+    );
+
+    const after = await until(
+      'the figures to move',
+      async () => {
+        const text = await scrape(port);
+        return total(text, 'agent_model_failures_total', { type: 'ModelAuthError' }) > 0 ? text : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(total(after, 'agent_model_fallbacks_total', fellBack)).toBeGreaterThan(fallbacks);
+    expect(
+      total(after, 'agent_model_failures_total', { model: 'openai:big', type: 'ModelUnavailable' }),
+    ).toBeGreaterThan(0);
+    expect(total(after, 'agent_model_failures_total', { model: 'openai:big', type: 'ModelAuthError' })).toBe(
+      1,
+    );
+    // Refused by the primary: never passed on to the fallback.
+    expect(
+      fake.requests.filter((r) => r.model === 'small' && JSON.stringify(r).includes('refused model')),
+    ).toEqual([]);
   });
 });
