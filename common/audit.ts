@@ -8,6 +8,9 @@
 import { payloadDigest } from './seal-digest';
 import { decidedVia, type DecidedVia } from './chat-ids';
 
+const REASON_CHARS = 2_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
 export interface AuditActor {
   /** The id the decision was made as (a web id, a Slack, Discord or Teams id, `operator:<name>`). */
   id: string;
@@ -52,6 +55,50 @@ export interface AuditRecord {
   provider?: string;
 }
 
+/**
+ * A change a person made without a gate, recorded by the workflow it changed: a grant revoked (in its conversation,
+ * or everywhere in the person's own directory workflow), a mission created, paused, resumed, completed or edited,
+ * a credential connected or disconnected (told to the person's directory workflow by the gateway).
+ */
+export interface AuditChange {
+  v: 1;
+  type: 'grant' | 'mission' | 'credential';
+  /** When it took effect (ISO 8601, UTC). */
+  at: string;
+  workflowId: string;
+  /** The conversation's channel, `mission`, or `user` (the person's directory workflow). */
+  conversation: string;
+  /** revoked; created, paused, resumed, completed, updated; connected, disconnected. */
+  action: string;
+  by: AuditActor;
+  reason?: string;
+  grant?: { id: string; tool: string; pattern: string; scope: string };
+  mission?: { id: string; name: string; changes?: Record<string, unknown> };
+  /** Credentials: the provider; `how` says oauth (a sign-in) or api_key (a key pasted). */
+  provider?: string;
+  how?: 'oauth' | 'api_key';
+}
+
+/** What the audit trail holds: settled gates and changes made without one. */
+export type AuditEntry = AuditRecord | AuditChange;
+
+export const isGateRecord = (entry: AuditEntry): entry is AuditRecord => entry.type === 'gate';
+
+/** A change's record; `person` is the id here: the export names the person from the `users` table. */
+export function auditChangeOf(
+  change: Omit<AuditChange, 'v' | 'at' | 'by' | 'reason'> & { by: string; reason?: string | undefined },
+  now: number,
+): AuditChange {
+  const { by, reason, ...rest } = change;
+  return {
+    v: 1,
+    at: iso(now),
+    ...rest,
+    by: { id: by, person: by, via: decidedVia(by) },
+    ...(reason ? { reason: reason.slice(0, REASON_CHARS) } : {}),
+  };
+}
+
 interface SettledGate {
   id: string;
   kind: 'approval' | 'question' | 'credential';
@@ -77,14 +124,10 @@ interface SettledGate {
   };
 }
 
-const REASON_CHARS = 2_000;
-
 function actor(gate: SettledGate, id: string): AuditActor {
   const person = (gate.people && Object.hasOwn(gate.people, id) ? gate.people[id] : undefined) ?? id;
   return { id, person, via: decidedVia(id) };
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The record of a gate that has just settled. `budget`: the gate is a budget's, not a tool call's. */
 export function auditRecordOf(
@@ -134,10 +177,21 @@ export function auditRecordOf(
  * The record as an export shows it: the arguments of tools whose policy lists them in `secretArgs` are replaced by
  * "(secret)" (the digest still covers what was shown, so a reviewer can match a known value), `["*"]` all of them.
  */
-export function redactAudit(
-  record: AuditRecord,
+export function redactAudit<Entry extends AuditEntry>(
+  entry: Entry,
   secretArgs: (tool: string) => readonly string[],
-): AuditRecord {
+): Entry {
+  if (!isGateRecord(entry)) {
+    // A revoked grant's pattern is made of a tool's arguments: hidden as the tool's arguments are.
+    const grant = entry.grant;
+    return grant && secretArgs(grant.tool).length
+      ? { ...entry, grant: { ...grant, pattern: '(secret)' } }
+      : entry;
+  }
+  return redactGate(entry, secretArgs) as Entry;
+}
+
+function redactGate(record: AuditRecord, secretArgs: (tool: string) => readonly string[]): AuditRecord {
   const secret = secretArgs(record.tool);
   if (!secret.length) return record;
   const hide = (args: Record<string, unknown>) =>
@@ -166,7 +220,18 @@ export function redactAudit(
  * What the audit log line shows: who, where, the outcome and the arguments' digest, never the arguments, the subject
  * or a reason (they are in the export, for operators; a log pipeline is not the place for what people ran).
  */
-export function auditLogLine(record: AuditRecord): Record<string, unknown> {
+export function auditLogLine(record: AuditEntry): Record<string, unknown> {
+  if (!isGateRecord(record))
+    return {
+      at: record.at,
+      workflowId: record.workflowId,
+      type: record.type,
+      action: record.action,
+      by: record.by,
+      ...(record.grant ? { grantId: record.grant.id, tool: record.grant.tool } : {}),
+      ...(record.mission ? { missionId: record.mission.id } : {}),
+      ...(record.provider ? { provider: record.provider } : {}),
+    };
   return {
     at: record.at,
     workflowId: record.workflowId,

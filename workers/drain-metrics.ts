@@ -5,7 +5,12 @@
  * falling. Labels: the earlier version's build id, a handful per deployment, never a workflow.
  */
 import type { MetricMeter } from '@temporalio/common';
-import type { SweepReport } from './drain';
+
+/** What a sweep found: workflows per earlier version, and each move's batch job as far as it has gone. */
+export interface SweepFigures {
+  waiting: Record<string, number>;
+  drains: readonly { from: string; signalled: number }[];
+}
 
 export class DrainMetrics {
   private readonly waiting;
@@ -30,7 +35,7 @@ export class DrainMetrics {
     this.sweeps = meter.createCounter('agent_drain_sweeps', 'sweeps', 'Drain sweeps, by result (ok, failed)');
   }
 
-  swept(report: SweepReport): void {
+  swept(report: SweepFigures): void {
     this.sweeps.add(1, { result: 'ok' });
     for (const [buildId, left] of Object.entries(report.waiting)) {
       this.seen.add(buildId);

@@ -68,6 +68,11 @@ export async function saveApiKey(ctx: OAuthRouteContext, c: Context<BlankEnv, '/
   // Used up only by a key that is stored: a mistyped key can be corrected on the same form.
   if (!(await credentials.vault.consumeTicket(ticket.value.nonce, ticket.value.expiresAt))) return expired();
   await credentials.vault.put(ticket.value.userId, name, { accessToken: key }, null);
+  await ctx.deps.credentialTrail(ticket.value.userId, {
+    provider: name,
+    action: 'connected',
+    how: 'api_key',
+  });
   return page(
     c,
     200,

@@ -33,6 +33,7 @@ export async function finishSignIn(ctx: OAuthRouteContext, c: CallbackContext) {
       state: c.req.query('state')!,
     });
     await credentials.storeTokens(flow.userId, name, tokens);
+    await ctx.deps.credentialTrail(flow.userId, { provider: name, action: 'connected', how: 'oauth' });
   } catch (exchangeError) {
     const described = describeOAuthError(exchangeError);
     ctx.deps.log.warn('oauth code exchange failed', {

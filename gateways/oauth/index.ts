@@ -3,6 +3,7 @@ import { startResumeSweep } from './resume-sweep';
 import type { Hono } from 'hono';
 import type { GatewayDeps } from '../platform';
 import { oauthRoutes } from './routes';
+import { credentialTrail } from '../credential-trail';
 
 export function mountOAuth(app: Hono, deps: GatewayDeps): void {
   app.route(
@@ -14,6 +15,7 @@ export function mountOAuth(app: Hono, deps: GatewayDeps): void {
       webAuth: deps.webAuth,
       users: deps.config.policy.users,
       log: deps.log,
+      credentialTrail: credentialTrail(deps.client, deps.config.temporal.taskQueue, deps.log),
     }),
   );
   deps.onClose(

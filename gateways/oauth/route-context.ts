@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { UsersTable } from '../../common/identities';
 import type { Provider } from '../../infra/credentials/providers';
 import type { CredentialService } from '../../infra/credentials/service';
+import type { CredentialTrail } from '../credential-trail';
 import type { Logger } from '../../infra/log';
 import type { WebAuth } from '../web/auth/web-auth';
 import { outcomePage } from './pages';
@@ -44,6 +45,8 @@ export interface OAuthRouteDeps {
   webAuth: WebAuth;
   users: UsersTable;
   log: Logger;
+  /** Connections go into the person's audit trail. */
+  credentialTrail: CredentialTrail;
 }
 
 /** A Connect link whose ticket passed every check: the provider it is for and the person it serves. */

@@ -23,5 +23,6 @@ export async function disconnectCredential(api: WebApi, c: Context<ApiEnv, '/cre
     return c.json({ error: `no provider "${provider}" is configured` }, 404);
   const removed = await credentials.disconnect(c.get('userId'), provider);
   api.deps.log.info('credential disconnected', { provider, userId: c.get('userId'), removed });
+  if (removed) await api.deps.credentialTrail(c.get('userId'), { provider, action: 'disconnected' });
   return c.json({ disconnected: removed });
 }

@@ -17,6 +17,7 @@ import { LiveViews } from './live-views';
 import { SessionAccess } from './session-access';
 import { Inbox } from './inbox';
 import { Sessions, WEB_DEADLINE_MS } from '../sessions';
+import { credentialTrail } from '../credential-trail';
 import { modelLabels } from '../../infra/config';
 
 const STATIC_DIR = path.join(__dirname, 'static');
@@ -58,6 +59,7 @@ export function mountWeb(app: Hono, deps: GatewayDeps): void {
     '/api',
     webRoutes({
       sessions,
+      credentialTrail: credentialTrail(deps.client, deps.config.temporal.taskQueue, deps.log),
       auth,
       access: new SessionAccess(deps.client, deps.config.policy),
       inbox: new Inbox(

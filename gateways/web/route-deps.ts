@@ -2,6 +2,7 @@
 import type { AgentCard } from '@a2a-js/sdk';
 import type { A2aMissions } from '../a2a/mission-tasks';
 import type { Logger } from '../../infra/log';
+import type { CredentialTrail } from '../credential-trail';
 import type { CredentialService } from '../../infra/credentials/service';
 import type { StreamHub } from '../stream-hub';
 import type { Sessions } from '../sessions';
@@ -41,4 +42,6 @@ export interface WebRouteDeps {
   /** A personal "Connect <provider>" link for this user. */
   connectUrl: (userId: string, provider: string, expiresAt?: number) => string;
   credentials: () => CredentialService;
+  /** Credentials disconnected go into the person's audit trail. */
+  credentialTrail: CredentialTrail;
 }

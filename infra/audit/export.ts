@@ -10,7 +10,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { redactAudit, type AuditRecord } from '../../common/audit';
+import {
+  isGateRecord,
+  redactAudit,
+  type AuditChange,
+  type AuditEntry,
+  type AuditRecord,
+} from '../../common/audit';
 import { aliasesOf, personOf, type UsersTable } from '../../common/identities';
 import type { AppConfig } from '../config';
 
@@ -33,6 +39,9 @@ export interface AuditExportOptions {
 /** A window at most this long per export: a year of decisions is several exports. */
 const MAX_WINDOW_MS = 366 * 24 * 3_600_000;
 const RECORD_ACTIVITY = 'recordAudit';
+/** The workflows whose histories hold audit records (workflows/audit-trail.ts). */
+const TRAIL_WORKFLOWS = ['sessionWorkflow', 'missionRunWorkflow', 'missionWorkflow', 'userDirectoryWorkflow'];
+const RECORD_TYPES = new Set<string>(['gate', 'grant', 'mission', 'credential']);
 /** Runs one export reads at most: past that, the window is too wide for one request. */
 const MAX_RUNS = 20_000;
 
@@ -69,13 +78,14 @@ export async function exportAudit(
   client: Client,
   query: AuditQuery,
   options: AuditExportOptions,
-): Promise<AuditRecord[]> {
+): Promise<AuditEntry[]> {
   checkWindow(query);
   const since = query.since.toISOString();
   const until = query.until.toISOString();
-  // Conversations and mission runs (a run's gates are recorded in the run's own history).
+  // Conversations and mission runs (a run's gates are recorded in the run's own history), missions (their changes)
+  // and people's directories (grants revoked everywhere, credentials connected and disconnected).
   const visibility =
-    `WorkflowType IN ('sessionWorkflow', 'missionRunWorkflow') AND StartTime < '${until}' AND ` +
+    `WorkflowType IN (${TRAIL_WORKFLOWS.map((type) => `'${type}'`).join(', ')}) AND StartTime < '${until}' AND ` +
     `(ExecutionStatus = 'Running' OR CloseTime >= '${since}')`;
   const runs: { workflowId: string; runId: string }[] = [];
   for await (const run of client.workflow.list({ query: visibility })) {
@@ -90,23 +100,31 @@ export async function exportAudit(
   const theirs = query.person
     ? new Set([query.person, ...aliasesOf(personOf(query.person, options.users), options.users)])
     : undefined;
-  const concerns = (record: AuditRecord) =>
+  const concerns = (record: AuditEntry) =>
     !theirs ||
-    [record.requester, record.by, ...record.approvals].some((a) => theirs.has(a.id) || theirs.has(a.person));
-  const records: AuditRecord[] = [];
+    (isGateRecord(record) ? [record.requester, record.by, ...record.approvals] : [record.by]).some(
+      (a) => theirs.has(a.id) || theirs.has(a.person),
+    );
+  // A change names the id that made it; the person is the operator's `users` table's, as for gates.
+  const named = (record: AuditEntry): AuditEntry =>
+    isGateRecord(record)
+      ? record
+      : { ...record, by: { ...record.by, person: personOf(record.by.id, options.users) } };
+  const records: AuditEntry[] = [];
   const concurrency = Math.max(1, options.concurrency ?? 4);
   for (let at = 0; at < runs.length; at += concurrency) {
     options.signal?.throwIfAborted();
     const batch = await Promise.all(runs.slice(at, at + concurrency).map((run) => recordsOf(client, run)));
-    for (const record of batch.flat())
+    for (const record of batch.flat().map(named))
       if (record.at >= since && record.at < until && concerns(record))
         records.push(redactAudit(record, options.secretArgs));
   }
-  return records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.gateId < b.gateId ? -1 : 1));
+  const key = (r: AuditEntry) => (isGateRecord(r) ? r.gateId : `${r.type}:${r.action}`);
+  return records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : key(a) < key(b) ? -1 : 1));
 }
 
 /** The records one run scheduled, decoded as the client decodes (through the payload codec when it is set). */
-async function recordsOf(client: Client, run: { workflowId: string; runId: string }): Promise<AuditRecord[]> {
+async function recordsOf(client: Client, run: { workflowId: string; runId: string }): Promise<AuditEntry[]> {
   let history;
   try {
     history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
@@ -116,15 +134,15 @@ async function recordsOf(client: Client, run: { workflowId: string; runId: strin
       return [];
     throw error;
   }
-  const records: AuditRecord[] = [];
+  const records: AuditEntry[] = [];
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name !== RECORD_ACTIVITY) continue;
     const [record] = (await decodeArrayFromPayloads(
       client.options.loadedDataConverter,
       scheduled.input?.payloads,
-    )) as [AuditRecord | undefined];
-    if (!record || record.type !== 'gate') continue;
+    )) as [AuditEntry | undefined];
+    if (!record || !RECORD_TYPES.has(record.type)) continue;
     if (record.v !== 1)
       throw new AuditQueryError(
         `${run.workflowId} holds an audit record of version ${String(record.v)}, newer than this agentctl: upgrade it`,
@@ -156,6 +174,7 @@ const CSV_COLUMNS = [
   'rule',
   'openedAt',
   'waitedMs',
+  'type',
 ] as const;
 
 const csvField = (value: string) => {
@@ -164,37 +183,67 @@ const csvField = (value: string) => {
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 
-export function auditCsv(records: readonly AuditRecord[]): string {
-  const rows = records.map((r) =>
-    [
-      r.at,
-      r.workflowId,
-      r.conversation,
-      r.gateId,
-      r.gate,
-      r.tool,
-      r.outcome,
-      r.by.person,
-      r.by.id,
-      r.by.via,
-      r.requester.person,
-      r.requester.id,
-      r.approvals.map((a) => `${a.person} (${a.via}) ${a.at}`).join('; '),
-      r.reason ?? '',
-      r.shown?.argsDigest ?? '',
-      r.shown ? JSON.stringify(r.shown.args) : '',
-      r.edited ? JSON.stringify(r.edited.args) : '',
-      r.grant ? `${r.grant.scope}: ${r.grant.pattern}` : '',
-      r.rule ? `${r.rule.approvalsNeeded} approval(s)${r.rule.selfApprove ? '' : ', four-eyes'}` : '',
-      r.openedAt,
-      String(r.waitedMs),
-    ]
-      .map(csvField)
-      .join(','),
-  );
+/** A change's row: its subject (the grant's tool, the mission's name, the provider) where a gate has its tool. */
+function changeRow(r: AuditChange): string[] {
+  const subject = r.grant?.tool ?? r.mission?.name ?? r.provider ?? '';
+  return [
+    r.at,
+    r.workflowId,
+    r.conversation,
+    '',
+    '',
+    subject,
+    r.action,
+    r.by.person,
+    r.by.id,
+    r.by.via,
+    '',
+    '',
+    '',
+    r.reason ?? '',
+    '',
+    r.mission?.changes ? JSON.stringify(r.mission.changes) : (r.how ?? ''),
+    '',
+    r.grant ? `${r.grant.scope}: ${r.grant.pattern}` : '',
+    '',
+    '',
+    '',
+    r.type,
+  ];
+}
+
+export function auditCsv(records: readonly AuditEntry[]): string {
+  const rows = records.map((r) => (isGateRecord(r) ? gateRow(r) : changeRow(r)).map(csvField).join(','));
   return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
 }
 
-export function auditJsonl(records: readonly AuditRecord[]): string {
+function gateRow(r: AuditRecord): string[] {
+  return [
+    r.at,
+    r.workflowId,
+    r.conversation,
+    r.gateId,
+    r.gate,
+    r.tool,
+    r.outcome,
+    r.by.person,
+    r.by.id,
+    r.by.via,
+    r.requester.person,
+    r.requester.id,
+    r.approvals.map((a) => `${a.person} (${a.via}) ${a.at}`).join('; '),
+    r.reason ?? '',
+    r.shown?.argsDigest ?? '',
+    r.shown ? JSON.stringify(r.shown.args) : '',
+    r.edited ? JSON.stringify(r.edited.args) : '',
+    r.grant ? `${r.grant.scope}: ${r.grant.pattern}` : '',
+    r.rule ? `${r.rule.approvalsNeeded} approval(s)${r.rule.selfApprove ? '' : ', four-eyes'}` : '',
+    r.openedAt,
+    String(r.waitedMs),
+    r.type,
+  ];
+}
+
+export function auditJsonl(records: readonly AuditEntry[]): string {
   return records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : '');
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../common/audit';
+import type { AuditChange, AuditEntry, AuditRecord } from '../../common/audit';
 import { payloadDigest } from '../../common/seal-digest';
 import { Tally } from '../chaos/summary';
 import { startStack, type Stack } from '../helpers/stack';
@@ -228,5 +228,121 @@ describe('the audit export', () => {
     await expect(cli('audit', 'export')).rejects.toMatchObject({
       stderr: expect.stringContaining('--since'),
     });
+  }, 300_000);
+  it('exports the changes people make without a gate: grants revoked, missions created and changed', async () => {
+    const since = new Date(Date.now() - 1_000).toISOString();
+    const idle = (session: string, tools: number) =>
+      stack.web.waitFor(
+        session,
+        (v) => v.status === 'idle' && v.transcript.filter((m) => m.role === 'tool').length >= tools,
+        'the turn',
+        60_000,
+        'alice',
+      );
+    // Two standing grants: one for this conversation, one everywhere; both revoked from the web page.
+    await stack.web.say('audit-g', 'run `echo kept`', 'alice');
+    await stack.web.decide('audit-g', (await stack.web.pendingGate('audit-g')).id, 'always', {
+      scope: 'session',
+    });
+    await idle('audit-g', 1);
+    await stack.web.say('audit-g', 'run `date`', 'alice');
+    await stack.web.decide('audit-g', (await stack.web.pendingGate('audit-g')).id, 'always', {
+      scope: 'user',
+    });
+    await idle('audit-g', 2);
+    const listed = await stack.web.request('GET', '/grants?sessionId=audit-g', undefined, 'alice');
+    const grants = listed.body.grants as { id: string; scope: string; pattern?: string }[];
+    expect(grants.map((g) => g.scope).sort()).toEqual(['session', 'user']);
+    for (const grant of grants) {
+      const body = {
+        grantId: grant.id,
+        scope: grant.scope,
+        ...(grant.scope === 'session' ? { sessionId: 'audit-g' } : {}),
+      };
+      expect((await stack.web.request('POST', '/grants/revoke', body, 'alice')).status).toBe(202);
+    }
+    // Someone else's revocation of a grant that is not theirs changes nothing, and is not recorded as a revocation.
+    await stack.web.request('POST', '/grants/revoke', { grantId: grants[0]!.id, scope: 'user' }, 'carol');
+
+    // A mission, created and changed through the mission tools (which ask nobody by default).
+    await stack.web.say(
+      'audit-m',
+      'call mission_create {"name": "audit standup", "goal": "what time is it", "cadence": "0 9 * * 1-5", "timezone": "Europe/Berlin"}',
+      'alice',
+    );
+    await idle('audit-m', 1);
+    await stack.web.say(
+      'audit-m',
+      'call mission_pause {"name": "audit standup", "reason": "holiday"}',
+      'alice',
+    );
+    await idle('audit-m', 2);
+    await stack.web.say(
+      'audit-m',
+      'call mission_update {"name": "audit standup", "goal": "what time is it in Tokyo"}',
+      'alice',
+    );
+    await idle('audit-m', 3);
+    await stack.web.say('audit-m', 'call mission_resume {"name": "audit standup"}', 'alice');
+    await idle('audit-m', 4);
+    await stack.web.say(
+      'audit-m',
+      'call mission_complete {"name": "audit standup", "reason": "done"}',
+      'alice',
+    );
+    await idle('audit-m', 5);
+
+    const changes = await until(
+      'the changes in the export',
+      async () => {
+        const out = jsonl((await cli('audit', 'export', '--since', since)).stdout) as unknown as AuditEntry[];
+        const found = out.filter((r): r is AuditChange => r.type !== 'gate');
+        return found.length >= 7 ? found : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const revoked = changes.filter((c) => c.type === 'grant');
+    expect(revoked).toHaveLength(2);
+    expect(revoked.find((c) => c.grant!.scope === 'session')).toMatchObject({
+      action: 'revoked',
+      workflowId: 'session:web:audit-g',
+      conversation: 'web',
+      by: { id: 'alice', person: 'alice', via: 'web' },
+      grant: { tool: 'shell_execute', pattern: expect.stringContaining('echo kept') },
+    });
+    expect(revoked.find((c) => c.grant!.scope === 'user')).toMatchObject({
+      action: 'revoked',
+      workflowId: 'user:alice',
+      conversation: 'user',
+      by: { id: 'alice' },
+      grant: { tool: 'shell_execute' },
+    });
+    const mission = changes.filter((c) => c.type === 'mission');
+    expect(mission.map((c) => c.action)).toEqual(['created', 'paused', 'updated', 'resumed', 'completed']);
+    for (const change of mission)
+      expect(change).toMatchObject({
+        conversation: 'mission',
+        by: { id: 'alice', via: 'web' },
+        mission: { name: 'audit standup' },
+      });
+    expect(mission[0]!.mission!.changes).toMatchObject({
+      goal: 'what time is it',
+      cadence: { kind: 'cron', expression: '0 9 * * 1-5', timezone: 'Europe/Berlin' },
+    });
+    expect(mission[1]).toMatchObject({ reason: 'holiday' });
+    expect(mission[2]!.mission!.changes).toEqual({ goal: 'what time is it in Tokyo' });
+    expect(mission[4]).toMatchObject({ reason: 'done' });
+
+    // A person's export holds their changes; nobody else's.
+    const carols = jsonl((await cli('audit', 'export', '--since', since, '--person', 'carol')).stdout);
+    expect(carols).toEqual([]);
+    // The CSV names each change in the same columns as a decision: what, who, where, and its type.
+    const csv = await endpoint(`since=${encodeURIComponent(since)}&format=csv`);
+    const rows = csv.text.trim().split('\n');
+    expect(rows[0]).toMatch(/,type$/);
+    expect(rows.filter((row) => row.endsWith(',mission'))).toHaveLength(5);
+    expect(
+      rows.some((row) => row.includes(',audit standup,paused,alice,alice,web,') && row.includes('holiday')),
+    ).toBe(true);
   }, 300_000);
 });

@@ -3,7 +3,10 @@
  * locally; a real worker, gateway and Temporal server in between. Sign-ins are completed the way a browser
  * does (redirects followed by hand, cookies kept).
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +16,10 @@ import type { CredentialGate, SessionView } from '../../workflows/session/contra
 import { API_KEY, Browser, CLIENT_ID, CLIENT_SECRET, TestOAuthProvider } from '../helpers/oauth-provider';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
+import { until } from '../helpers/until';
+import type { AuditChange, AuditEntry, AuditRecord } from '../../common/audit';
 
+const ROOT = path.resolve(__dirname, '../..');
 const VAULT_KEY = randomBytes(32).toString('base64');
 let env: TestWorkflowEnvironment;
 let provider: TestOAuthProvider;
@@ -329,10 +335,77 @@ describe('credential gates', () => {
     );
   });
 
+  it('puts every credential connected and disconnected in the audit trail, with nothing of the credential', async () => {
+    const since = new Date(Date.now() - 1_000).toISOString();
+    const user = `gail-${randomBytes(3).toString('hex')}`;
+    // A sign-in at a gate, and a key pasted at another.
+    const signedIn = `cred-a-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(signedIn, `fetch ${provider.apiUrl}/files with acme`, user);
+    const oauthGate = await waitingGate(signedIn, user);
+    expect((await new Browser(stack.web.headers(user)).signIn(oauthGate.connectUrl!)).status).toBe(200);
+    await finished(signedIn, user);
+    const keyed = `cred-b-${randomBytes(4).toString('hex')}`;
+    await stack.web.say(keyed, `fetch ${provider.apiUrl}/weather with weather`, user);
+    const keyGate = await waitingGate(keyed, user);
+    const form = await new Browser(stack.web.headers(user)).get(keyGate.connectUrl!);
+    const ticket = /name="ticket" value="([^"]+)"/.exec(form.text)![1]!.replace(/&amp;/g, '&');
+    const saved = await fetch(`${stack.web.baseUrl}/oauth/weather/key`, {
+      method: 'POST',
+      headers: stack.web.headers(user),
+      body: new URLSearchParams({ ticket, key: API_KEY }),
+    });
+    expect(saved.status).toBe(200);
+    await finished(keyed, user);
+    // Disconnected from the web page; a second disconnect removes nothing and records nothing.
+    expect((await stack.web.request('DELETE', '/credentials/weather', undefined, user)).body).toEqual({
+      disconnected: true,
+    });
+    expect((await stack.web.request('DELETE', '/credentials/weather', undefined, user)).body).toEqual({
+      disconnected: false,
+    });
+
+    const exported = await until(
+      'the credential changes in the export',
+      async () => {
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          [path.join(ROOT, 'bin/agentctl.js'), 'audit', 'export', '--since', since, '--person', user],
+          { env: { ...process.env, ...stack.env } },
+        );
+        const entries = stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as AuditEntry);
+        return entries.filter((e) => e.type === 'credential').length >= 3 ? { stdout, entries } : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const changes = exported.entries.filter((e): e is AuditChange => e.type === 'credential');
+    expect(changes.map((c) => [c.provider, c.action, c.how])).toEqual([
+      ['acme', 'connected', 'oauth'],
+      ['weather', 'connected', 'api_key'],
+      ['weather', 'disconnected', undefined],
+    ]);
+    for (const change of changes)
+      expect(change).toMatchObject({ workflowId: `user:${user}`, conversation: 'user', by: { id: user } });
+    // The gates that asked for them are there too, settled as connected.
+    expect(
+      exported.entries
+        .filter((e): e is AuditRecord => e.type === 'gate')
+        .map((g) => [g.gate, g.provider, g.outcome]),
+    ).toEqual([
+      ['credential', 'acme', 'connected'],
+      ['credential', 'weather', 'connected'],
+    ]);
+    for (const secret of [...provider.secrets, CLIENT_SECRET, API_KEY])
+      expect(exported.stdout).not.toContain(secret);
+  });
+
   it('never writes a token, code, verifier or client secret into history, transcripts or logs', async () => {
     expect(provider.secrets.size).toBeGreaterThan(5);
     const histories: string[] = [];
-    for await (const info of env.client.workflow.list({ query: `WorkflowType = 'sessionWorkflow'` }))
+    const query = `WorkflowType IN ('sessionWorkflow', 'userDirectoryWorkflow')`;
+    for await (const info of env.client.workflow.list({ query }))
       histories.push(JSON.stringify(await env.client.workflow.getHandle(info.workflowId).fetchHistory()));
     expect(histories.length).toBeGreaterThan(4);
     const logs = stack.worker.output + stack.gateway.output;

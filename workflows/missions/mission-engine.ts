@@ -36,6 +36,8 @@ import {
   type RunResult,
 } from './contract';
 import { runInput } from './run-input';
+import { auditChangeOf } from '../../common/audit';
+import { auditsWritten, recordInTrail } from '../audit-trail';
 
 const { nextFireTime, workflowEnded, registeredSearchAttributes } = wf.proxyActivities<
   ReturnType<typeof createActivities>
@@ -148,6 +150,7 @@ export class MissionEngine {
   onPause(by: string, why: string | undefined): void {
     if (this.status === 'completed' || !this.byOwner(by, 'pause')) return;
     this.setStatus('paused', why ? `paused by @${by}: ${why}` : `paused by @${by}`);
+    this.audit('paused', by, { reason: why });
   }
 
   onResume(by: string): void {
@@ -159,11 +162,13 @@ export class MissionEngine {
     this.setStatus('active', null);
     this.scheduleChanged = true;
     wf.log.info('mission resumed', { missionId: this.missionId, by });
+    this.audit('resumed', by);
   }
 
   onComplete(by: string, why: string | undefined): void {
     if (!this.byOwner(by, 'complete')) return;
     this.setStatus('completed', why ? `completed by @${by}: ${why}` : `completed by @${by}`);
+    this.audit('completed', by, { reason: why });
   }
 
   onUpdate(by: string, newName: string | undefined, changes: Partial<MissionSettings>): void {
@@ -172,6 +177,7 @@ export class MissionEngine {
     Object.assign(this.settings, changes);
     this.scheduleChanged = true;
     void this.publish();
+    this.audit('updated', by, { changes: { ...(newName ? { name: newName } : {}), ...changes } });
   }
 
   onRunGate({ runWorkflowId, gate: runGate, resolved, outcome, reminder }: RunGateReport): void {
@@ -233,6 +239,8 @@ export class MissionEngine {
   // ---- the loop ----
 
   async run(): Promise<void> {
+    // Its first execution: the mission was just created (by its owner, through the mission tools).
+    if (!this.input.carried) this.audit('created', this.input.ownerId, { changes: { ...this.settings } });
     this.findable = await registeredSearchAttributes().then(
       (names) => names.includes(AgentSharedMission.name),
       (error: unknown) => {
@@ -263,6 +271,7 @@ export class MissionEngine {
       await this.fireDue();
       if (this.mayContinueAsNew()) {
         await wf.condition(wf.allHandlersFinished);
+        await auditsWritten();
         // A fire or a run's end told meanwhile is handled here first: neither is carried.
         if (this.ended.length || this.fires.length) continue;
         return await continueOnCurrentVersion<(input: MissionInput) => Promise<void>>({
@@ -301,6 +310,7 @@ export class MissionEngine {
     }
     // Awaited: the server drops a signal whose sender has closed by the time it is sent.
     await this.publish();
+    await auditsWritten();
   }
 
   /** A method, not a field test: the compiler would narrow the field across the loop's awaits. */
@@ -581,6 +591,32 @@ export class MissionEngine {
    * Only the owner changes, pauses, resumes or completes the mission: its runs act as them. The tools refuse
    * others with a message; this holds against a signal sent straight at the workflow too.
    */
+  /** A change its owner made, in the audit trail (workflows/audit-trail.ts). */
+  private audit(
+    action: string,
+    by: string,
+    extra: { reason?: string | undefined; changes?: Record<string, unknown> } = {},
+  ): void {
+    recordInTrail(
+      auditChangeOf(
+        {
+          type: 'mission',
+          workflowId: this.workflowId,
+          conversation: 'mission',
+          action,
+          by,
+          reason: extra.reason,
+          mission: {
+            id: this.missionId,
+            name: this.name,
+            ...(extra.changes ? { changes: extra.changes } : {}),
+          },
+        },
+        Date.now(),
+      ),
+    );
+  }
+
   private byOwner(by: string, what: string): boolean {
     if (by === this.input.ownerId) return true;
     wf.log.warn('mission change refused: only its owner changes it', { missionId: this.missionId, by, what });

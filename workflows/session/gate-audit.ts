@@ -9,14 +9,7 @@ import * as wf from '@temporalio/workflow';
 import { auditRecordOf } from '../../common/audit';
 import { isBudgetGate } from '../../common/gates/words';
 import type { Gate } from './contract';
-import { recordAudit } from './session-activities';
-
-/** Records scheduled and not yet written: the run hands over (continues as new) only once they are. */
-let inFlight = 0;
-
-export function auditsInFlight(): number {
-  return inFlight;
-}
+import { recordInTrail } from '../audit-trail';
 
 export function auditSettled(gate: Gate, conversation: string): void {
   if (!wf.inWorkflowContext() || gate.remote) return; // a mission run's gate is recorded by the run
@@ -26,11 +19,5 @@ export function auditSettled(gate: Gate, conversation: string): void {
     budget: gate.kind === 'approval' && isBudgetGate(gate),
     now: Date.now(),
   });
-  // Outside the turn's cancellation: a stopped, superseded or cancelled turn still sends the command (a cancelled
-  // scope would drop it before it reached the history). Not awaited: scheduled, the record is in the history; the
-  // log line and span the activity makes are copies, which the run waits for before it continues as new.
-  inFlight++;
-  void wf.CancellationScope.nonCancellable(() => recordAudit(record))
-    .catch(() => undefined)
-    .finally(() => inFlight--);
+  recordInTrail(record);
 }

@@ -119,12 +119,6 @@ export const { mailGates } = wf.proxyActivities<Activities>({
   },
 });
 
-/** A settled gate's audit record (gate-audit.ts): the scheduled input is the record; the run writes a log line. */
-export const { recordAudit } = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
-});
-
 /** What an activity failure says, for the conversation and the logs. */
 export function failureMessage(error: unknown): string {
   if (error instanceof wf.ActivityFailure && error.cause) return error.cause.message;

@@ -2,7 +2,7 @@
  * One run of a session workflow: its state, settings, outbox and MCP tools, and what each signal does to
  * them. The workflow's handlers call these methods in one line; the turn loop (turn.ts) works on the same run.
  */
-import { auditsInFlight } from './gate-audit';
+import { auditsInFlight, grantRevoked, recordInTrail } from '../audit-trail';
 import * as wf from '@temporalio/workflow';
 import {
   AgentChannel,
@@ -401,6 +401,7 @@ export class SessionRun implements Session {
     const parsed = revokeGrantSchema.safeParse(raw);
     if (!parsed.success) return;
     const revoked = this.state.revokeGrant(parsed.data.grantId, parsed.data.userId);
+    if (revoked) recordInTrail(grantRevoked(revoked, this.input.channel));
     this.state.notify(
       revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.',
       parsed.data.userId,

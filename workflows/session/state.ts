@@ -224,12 +224,13 @@ export class SessionState {
     return this.pendingGates().filter((gate): gate is QuestionGate => gate.kind === 'question');
   }
 
-  revokeGrant(grantId: string, userId: string): boolean {
+  /** The grant revoked, or undefined when this person has no such grant here. */
+  revokeGrant(grantId: string, userId: string): Grant | undefined {
     const index = this.grants.findIndex((g) => g.id === grantId && g.userId === userId);
-    if (index < 0) return false;
-    this.grants.splice(index, 1);
+    if (index < 0) return undefined;
+    const [revoked] = this.grants.splice(index, 1);
     this.touch();
-    return true;
+    return revoked;
   }
 
   /** What continues into the next run: decided gates are kept (bounded) so old buttons still get a clear answer. */

@@ -12,6 +12,17 @@ export const revokeUserGrantSignal = defineSignal<[{ grantId: string }]>('revoke
 export const grantsQuery = defineQuery<Grant[]>('grants');
 
 /**
+ * The gateway tells a person's directory each credential they connect (a sign-in, a pasted key) or disconnect, so the
+ * audit trail has it (workflows/audit-trail.ts); the credential itself stays in the vault, never here.
+ */
+export interface CredentialChange {
+  provider: string;
+  action: 'connected' | 'disconnected';
+  how?: 'oauth' | 'api_key';
+}
+export const credentialChangeSignal = defineSignal<[CredentialChange]>('credentialChange');
+
+/**
  * Adds a model call's usage (or one more daily allowance, approved at a budget gate) to a UTC day and returns
  * that day's total. `key` makes a retried record count once.
  */

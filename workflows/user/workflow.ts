@@ -7,12 +7,16 @@ import { continueOnCurrentVersion, listenForUpgrade, timeToContinue } from '../u
 import { grantSchema, type Grant } from '../../common/grants';
 import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
+import { auditChangeOf } from '../../common/audit';
+import { auditsWritten, grantRevoked, recordInTrail } from '../audit-trail';
 import {
   addGrantUpdate,
+  credentialChangeSignal,
   grantsQuery,
   recordSpendUpdate,
   revokeUserGrantSignal,
   spendQuery,
+  type CredentialChange,
   type SpendRecord,
   type UserDirectoryInput,
 } from './contract';
@@ -48,7 +52,26 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
   );
   wf.setHandler(revokeUserGrantSignal, ({ grantId }) => {
     const index = grants.findIndex((g) => g.id === grantId);
-    if (index >= 0) grants.splice(index, 1);
+    if (index < 0) return;
+    const [revoked] = grants.splice(index, 1);
+    recordInTrail(grantRevoked(revoked!, 'user'));
+  });
+  wf.setHandler(credentialChangeSignal, (change) => {
+    if (!validCredentialChange(change)) return;
+    recordInTrail(
+      auditChangeOf(
+        {
+          type: 'credential',
+          workflowId: wf.workflowInfo().workflowId,
+          conversation: 'user',
+          action: change.action,
+          by: input.userId,
+          provider: change.provider,
+          ...(change.how ? { how: change.how } : {}),
+        },
+        Date.now(),
+      ),
+    );
   });
 
   const spend: Record<string, DaySpend> = { ...input.spend };
@@ -74,6 +97,7 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
 
   await wf.condition(() => timeToContinue(HISTORY_EVENTS_BEFORE_CONTINUE));
   await wf.condition(wf.allHandlersFinished);
+  await auditsWritten();
   await continueOnCurrentVersion<typeof userDirectoryWorkflow>({
     userId: input.userId,
     grants,
@@ -90,4 +114,14 @@ function validateSpendRecord(record: SpendRecord): void {
   const count = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
   if (usage && !(count(usage.inputTokens) && count(usage.outputTokens) && count(usage.costUsd ?? 0)))
     throw new Error('usage must be non-negative numbers');
+}
+
+/** A credential change as the gateway sends it; anything else is dropped (a signal cannot be refused). */
+function validCredentialChange(change: CredentialChange): boolean {
+  return (
+    typeof change?.provider === 'string' &&
+    /^[A-Za-z0-9_.-]{1,64}$/.test(change.provider) &&
+    (change.action === 'connected' || change.action === 'disconnected') &&
+    (change.how === undefined || change.how === 'oauth' || change.how === 'api_key')
+  );
 }
