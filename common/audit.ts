@@ -110,7 +110,7 @@ interface SettledGate {
   subject?: string;
   approvalsNeeded?: number;
   selfApprove?: boolean;
-  approvals?: { by: string; at: number }[];
+  approvals?: { by: string; at: number; via?: DecidedVia }[];
   questions?: { label: string }[];
   provider?: string;
   status: string;
@@ -118,15 +118,17 @@ interface SettledGate {
     outcome: string;
     by: string;
     at: number;
+    via?: DecidedVia;
     reason?: string;
     args?: Record<string, unknown>;
     grant?: { id: string; pattern?: string; scope: string };
   };
 }
 
-function actor(gate: SettledGate, id: string): AuditActor {
+/** `via`: where the gateway said it was decided; decisions from before that (and an operator's) read it from the id. */
+function actor(gate: SettledGate, id: string, via?: DecidedVia): AuditActor {
   const person = (gate.people && Object.hasOwn(gate.people, id) ? gate.people[id] : undefined) ?? id;
-  return { id, person, via: decidedVia(id) };
+  return { id, person, via: via ?? decidedVia(id) };
 }
 
 /** The record of a gate that has just settled. `budget`: the gate is a budget's, not a tool call's. */
@@ -139,7 +141,7 @@ export function auditRecordOf(
   // An expiry or a cancelled turn is settled by the workflow itself (`system`), not by a person.
   const by =
     r?.by && r.by !== 'system'
-      ? actor(gate, r.by)
+      ? actor(gate, r.by, r.via)
       : { id: 'workflow', person: 'workflow', via: 'workflow' as const };
   const record: AuditRecord = {
     v: 1,
@@ -155,7 +157,7 @@ export function auditRecordOf(
     requester: actor(gate, gate.requesterId),
     outcome: r?.outcome ?? gate.status,
     by,
-    approvals: (gate.approvals ?? []).map((a) => ({ ...actor(gate, a.by), at: iso(a.at) })),
+    approvals: (gate.approvals ?? []).map((a) => ({ ...actor(gate, a.by, a.via), at: iso(a.at) })),
   };
   if (r?.reason) record.reason = r.reason.slice(0, REASON_CHARS);
   if (gate.kind === 'approval' && gate.args)

@@ -9,8 +9,20 @@ export const TEAMS_USER_ID = /^teams:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 /** The runtime's id of a Teams person, from their Entra object id (as Teams sends it, or as the policy lists it). */
 export const teamsUserId = (aadObjectId: string): string => `teams:${aadObjectId.toLowerCase()}`;
 
-/** Where a decision was made, from the id it was made as (the audit's `via`). */
-export type DecidedVia = 'web' | 'slack' | 'discord' | 'teams' | 'agentctl' | 'workflow';
+/**
+ * The surfaces a gateway takes decisions on, told with each decision (the signal's origin): the web chat and its
+ * "Needs you", Slack, Discord, Teams, the mail page, AG-UI and A2A clients.
+ */
+export const DECISION_SURFACES = ['web', 'slack', 'discord', 'teams', 'email', 'agui', 'a2a'] as const;
+export type DecisionSurface = (typeof DECISION_SURFACES)[number];
+export const isDecisionSurface = (name: string): name is DecisionSurface =>
+  (DECISION_SURFACES as readonly string[]).includes(name);
+
+/**
+ * Where a decision was made (the audit's `via`): the surface the gateway told, else read from the id it was made as
+ * (decisions from before surfaces were told, an operator's, the workflow's own).
+ */
+export type DecidedVia = DecisionSurface | 'agentctl' | 'workflow';
 
 export function decidedVia(userId: string): DecidedVia {
   if (userId.startsWith('operator:')) return 'agentctl';
@@ -26,10 +38,16 @@ const WHERE: Record<DecidedVia, string> = {
   discord: 'in Discord',
   teams: 'in Teams',
   web: 'on the web',
+  email: 'by e-mail',
+  agui: 'over AG-UI',
+  a2a: 'over A2A',
   workflow: 'by the workflow',
 };
 
-/** "in Slack", "in Discord", "on the web" (the page, AG-UI, A2A) or "with agentctl" (an operator's `operator:` id). */
-export function whereDecided(userId: string): string {
-  return WHERE[decidedVia(userId)];
+/**
+ * "in Slack", "in Discord", "on the web", "by e-mail", … as the gateway told it (`via`), else from the id: "with
+ * agentctl" for an operator's `operator:` id.
+ */
+export function whereDecided(userId: string, via?: DecidedVia): string {
+  return WHERE[via ?? decidedVia(userId)];
 }

@@ -14,6 +14,7 @@ import {
 import { z } from 'zod';
 import { AgentChannel, AgentOwner, AgentStatus } from '../common/search-attributes';
 import { userWorkflowId, webSessionWorkflowId } from '../common/ids';
+import { isDecisionSurface, type DecisionSurface } from '../common/chat-ids';
 import type { Grant } from '../common/grants';
 import { withinDeadline } from '../infra/temporal/deadline';
 import { forksOf, startFork, type ForkRequest, type ForkSummary, type StartedFork } from './forks';
@@ -102,12 +103,18 @@ export class Sessions {
    * @param deadlineMs bound on every call (signals are answered by the server even with no worker
    *   running): the chat platforms keep their 3-second acknowledgement limit with it, the web chat its own.
    */
+  /** Where this gateway's decisions and answers are made, told with each (the audit's `via`). */
+  private readonly surface: DecisionSurface;
+
   constructor(
     private readonly client: Client,
     private readonly taskQueue: string,
     private readonly channel: SessionInput['channel'],
     private readonly deadlineMs: number,
-  ) {}
+    surface?: DecisionSurface,
+  ) {
+    this.surface = surface ?? (isDecisionSurface(channel) ? channel : 'web');
+  }
 
   /** Every call has a bound (infra/temporal/deadline.ts): an outage is reported in seconds, not minutes. */
   private async within<T>(fn: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
@@ -215,12 +222,18 @@ export class Sessions {
     }
   }
 
-  async decide(workflowId: string, decision: Decision): Promise<void> {
-    await this.counted('decision', () => this.handle(workflowId).signal(decideSignal, decision));
+  /** `via`: where it was decided when this gateway takes decisions on several surfaces (AG-UI, A2A). */
+  async decide(workflowId: string, decision: Decision, via = this.surface): Promise<void> {
+    // The seal goes in the second place (infra/temporal/sealing-interceptor.ts), where it was made in the third.
+    await this.counted('decision', () =>
+      this.handle(workflowId).signal(decideSignal, decision, undefined, { via }),
+    );
   }
 
-  async answer(workflowId: string, submission: AnswerSubmission): Promise<void> {
-    await this.counted('answer', () => this.handle(workflowId).signal(answerSignal, submission));
+  async answer(workflowId: string, submission: AnswerSubmission, via = this.surface): Promise<void> {
+    await this.counted('answer', () =>
+      this.handle(workflowId).signal(answerSignal, submission, undefined, { via }),
+    );
   }
 
   /** A decision or answer sent, counted for the gateway's metrics by channel and whether it went through. */

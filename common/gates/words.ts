@@ -118,12 +118,12 @@ export function describeOutcome(
     return `not run: superseded by a new message from ${voice.mention(r.by)} at ${at}`;
   const approvers =
     gate.kind === 'approval' && (r.outcome === 'approved' || r.outcome === 'edited')
-      ? (gate.approvals ?? []).map((a) => a.by)
+      ? (gate.approvals ?? [])
       : [];
-  const by = approvers.length > 1 ? approvers : [r.by];
+  const by = approvers.length > 1 ? approvers : [r];
   // "approved by @bob in Slack": where each decider decided, for a click that came too late elsewhere.
-  const who = by.map((id) =>
-    options.where ? `${voice.mention(id)} ${whereDecided(id)}` : voice.mention(id),
+  const who = by.map(({ by: id, via }) =>
+    options.where ? `${voice.mention(id)} ${whereDecided(id, via)}` : voice.mention(id),
   );
   return `${outcomeWord(gate, r.outcome)} by ${who.join(' and ')} at ${at}`;
 }

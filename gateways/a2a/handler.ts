@@ -578,7 +578,7 @@ export class ConversationTasks implements A2ARequestHandler {
     const wait = this.api.messageRate.take(userId);
     if (wait !== undefined) throw refused('rate_limited', tooMany({ what: 'messages', wait }));
     const workflowId = run?.workflowId ?? webSessionWorkflowId(contextId);
-    const notSent = await sendResume(this.api, workflowId, userId, resumed);
+    const notSent = await sendResume(this.api, workflowId, userId, resumed, 'a2a');
     if (notSent) throw new Error(notSent);
     this.api.deps.live.nudge(workflowId);
     this.api.inboxFeeds.nudge(userId);

@@ -219,7 +219,7 @@ export function aguiRun(api: WebApi): (c: Context<ApiEnv>) => Promise<Response> 
             if (action.kind === 'refused') return await fail(action.code, action.message);
             resumed.set(gate.id, action);
           }
-          const sent = await sendResume(api, workflowId, userId, resumed);
+          const sent = await sendResume(api, workflowId, userId, resumed, 'agui');
           if (sent) return await fail('temporal_unavailable', sent);
           startedTurn = true;
         }
@@ -355,14 +355,15 @@ export async function sendResume(
   workflowId: string,
   userId: string,
   resumed: ReadonlyMap<string, ResumeAction>,
+  via: 'agui' | 'a2a',
 ): Promise<string | undefined> {
   try {
     let stopped = false;
     for (const [gateId, action] of resumed) {
       if (action.kind === 'decide')
-        await api.deps.sessions.decide(workflowId, { ...action.decision, userId });
+        await api.deps.sessions.decide(workflowId, { ...action.decision, userId }, via);
       else if (action.kind === 'answer')
-        await api.deps.sessions.answer(workflowId, { gateId, userId, answers: action.answers });
+        await api.deps.sessions.answer(workflowId, { gateId, userId, answers: action.answers }, via);
       else if (action.kind === 'stop' && !stopped) {
         stopped = true;
         await api.deps.sessions.stop(workflowId, userId);

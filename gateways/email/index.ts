@@ -61,7 +61,7 @@ const formSchema = z.object({
 export function mountEmail(app: Hono, deps: GatewayDeps): void {
   if (!deps.config.web.enabled) return;
   const auth = deps.webAuth;
-  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web', WEB_DEADLINE_MS);
+  const sessions = new Sessions(deps.client, deps.config.temporal.taskQueue, 'web', WEB_DEADLINE_MS, 'email');
   const key = () => deps.credentials().keys.signing;
   const linkIsFor = (caller: string, link: GateLink) =>
     caller === link.userId || aliasesOf(caller, deps.config.policy.users).includes(link.userId);

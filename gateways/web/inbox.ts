@@ -351,15 +351,21 @@ export class Inbox {
             decision.choice === 'delegate' && decision.to && handOverRefusal(this.users, gate, decision.to);
           if (refused) return { workflowId, gateId, ok: false, error: refused };
           await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
-            this.client.workflow.getHandle(workflowId).signal(decideSignal, {
-              gateId,
-              choice: decision.choice,
-              userId: item.decideAs,
-              ...(decision.reason ? { reason: decision.reason } : {}),
-              // Only what the choice uses travels into others' histories.
-              ...(decision.choice === 'delegate' && decision.to ? { to: decision.to } : {}),
-              ...(decision.choice === 'edit' && decision.args ? { args: decision.args } : {}),
-            } satisfies Decision),
+            this.client.workflow.getHandle(workflowId).signal(
+              decideSignal,
+              {
+                gateId,
+                choice: decision.choice,
+                userId: item.decideAs,
+                ...(decision.reason ? { reason: decision.reason } : {}),
+                // Only what the choice uses travels into others' histories.
+                ...(decision.choice === 'delegate' && decision.to ? { to: decision.to } : {}),
+                ...(decision.choice === 'edit' && decision.args ? { args: decision.args } : {}),
+              } satisfies Decision,
+              // Sealed in the second place; decided on the web ("Needs you"), whatever id it decides as.
+              undefined,
+              FROM_THE_INBOX,
+            ),
           );
           return { workflowId, gateId, ok: true };
         } catch (error) {
@@ -383,7 +389,12 @@ export class Inbox {
       await withinDeadline(this.client, QUERY_DEADLINE_MS, () =>
         this.client.workflow
           .getHandle(workflowId)
-          .signal(answerSignal, { gateId, userId: item.decideAs, answers } satisfies AnswerSubmission),
+          .signal(
+            answerSignal,
+            { gateId, userId: item.decideAs, answers } satisfies AnswerSubmission,
+            undefined,
+            FROM_THE_INBOX,
+          ),
       );
       return { workflowId, gateId, ok: true };
     } catch (error) {
@@ -391,6 +402,9 @@ export class Inbox {
     }
   }
 }
+
+/** Where an inbox decision is made: the web page, even when it decides as the person's Slack or Teams id. */
+const FROM_THE_INBOX = { via: 'web' } as const;
 
 /** Decisions of one batch sent at a time: a batch of 50 is not 100 calls to Temporal at once. */
 const DECIDE_CONCURRENCY = 8;

@@ -8,10 +8,13 @@ import type { DataConverter } from '@temporalio/common';
 import { isSealedSignal, sealedCall, sealSignal } from '../gateway-seal';
 
 export function sealingInterceptor(key: string): WorkflowClientInterceptor {
-  /** The signal's arguments with the seal after its payload; any other signal's (or one sealed already) as they are. */
+  /**
+   * The signal's arguments with the seal after its payload (in the place its caller left empty, before where it was
+   * made); any other signal's (or one sealed already) as they are.
+   */
   const sealed = (signal: string, to: string, args: unknown[]): unknown[] =>
-    isSealedSignal(signal) && args.length === 1
-      ? [args[0], sealSignal(key, sealedCall(signal, to, args[0]))]
+    isSealedSignal(signal) && args.length >= 1 && args[1] === undefined
+      ? [args[0], sealSignal(key, sealedCall(signal, to, args[0])), ...args.slice(2)]
       : args;
   return {
     async signal(input, next) {

@@ -160,13 +160,13 @@ describe('A2A endpoint', () => {
     expect(linesIn(contextId, 'once.txt')).toBe(1);
     expect((await view(contextId)).gates[0]).toMatchObject({
       status: 'resolved',
-      resolution: { outcome: 'approved', by: 'alice' },
+      resolution: { outcome: 'approved', by: 'alice', via: 'a2a' },
     });
-    // The same resume again decides nothing more, and says who decided.
+    // The same resume again decides nothing more, and says who decided, and where.
     const twice = await refusal(approve(fresh, waiting, interrupt!.id));
     expect(twice).toMatchObject({
       code: 'interrupt_already_decided',
-      message: expect.stringMatching(/already approved by @alice on the web at \d\d:\d\d UTC/),
+      message: expect.stringMatching(/already approved by @alice over A2A at \d\d:\d\d UTC/),
     });
     expect(linesIn(contextId, 'once.txt')).toBe(1);
   });

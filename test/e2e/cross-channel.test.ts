@@ -159,6 +159,11 @@ describe('one person across Teams, e-mail and the web', () => {
     expect(decided.resolution?.outcome).toBe('approved');
     // Two people; bob's approval is recorded as the Teams id he clicked with, which the gate knows is bob.
     expect(decided.approvals?.map((a) => personOn(decided, a.by)).sort()).toEqual(['bob', 'carol']);
+    // Where each decided, as the gateway told it: carol's mail page decides as her web identity, yet reads e-mail.
+    expect(decided.approvals?.map((a) => [personOn(decided, a.by), a.via])).toEqual([
+      ['bob', 'teams'],
+      ['carol', 'email'],
+    ]);
     const edited = await until('the card edited to the decision', () =>
       teams
         .cards(conversationId)
@@ -170,7 +175,8 @@ describe('one person across Teams, e-mail and the web', () => {
         ),
     );
     expect(JSON.stringify(edited.card)).toMatch(/@bob/);
-    expect(JSON.stringify(edited.card)).toMatch(/@carol/);
+    expect(JSON.stringify(edited.card)).toMatch(/@carol by e-mail/);
+    expect(JSON.stringify(edited.card)).toMatch(/@bob in Teams/);
     expect(edited.card.actions).toBeUndefined();
     await until('the turn', async () => ((await view()).status === 'idle' ? true : undefined));
     expect(ran()).toBe(1);

@@ -154,6 +154,14 @@ describe('the "needs you" inbox', () => {
         `the approved call in ${workflowId}`,
         async () => (await toolResults(workflowId)).length === 1,
       );
+    // Each gate records where bob decided: on the web, though two of them wait in Slack and Discord.
+    for (const workflowId of [ids.web!, ids.slack!, ids.discord!]) {
+      const gate = (await view(workflowId)).gates.find((g) => g.status !== 'pending');
+      expect(gate?.kind === 'approval' && gate.approvals, workflowId).toEqual([
+        expect.objectContaining({ by: 'bob', via: 'web' }),
+      ]);
+      expect(gate?.resolution).toMatchObject({ by: 'bob', via: 'web' });
+    }
     // The Slack thread says who approved, as for a click there.
     await until('the Slack thread told', () =>
       slack.of('chat.update').some((m) => JSON.stringify(m).includes('@bob')),

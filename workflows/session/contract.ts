@@ -9,6 +9,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
 import { providerNameSchema } from '../../common/ids';
+import { DECISION_SURFACES, type DecidedVia, type DecisionSurface } from '../../common/chat-ids';
 import { sharedSchemas } from '../../common/shared-schemas';
 import { grantScopeSchema, type Grant } from '../../common/grants';
 import { answerSchema, type Answer, type AskUserResult, type Question } from '../../common/tools/ask-user';
@@ -134,9 +135,12 @@ const schemas = sharedSchemas('session-contract', () => {
   const a2aPush = z.strictObject({ taskId: z.string().regex(/^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}$/) });
   /** A gateway's seal of a signal in a person's name (infra/gateway-seal.ts): a MAC and its time, no secret. */
   const gatewaySeal = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
+  /** Where a decision or an answer was made (signalOriginSchema below). Not strict: a later field is ignored. */
+  const signalOrigin = z.object({ via: z.enum(DECISION_SURFACES) });
   return {
     archive,
     gatewaySeal,
+    signalOrigin,
     userMessage,
     decisionChoice,
     decision,
@@ -233,6 +237,8 @@ export interface GateResolution {
   outcome: GateOutcome;
   by: string;
   at: number;
+  /** Where `by` decided, as the gateway told it (absent: read from the id). */
+  via?: DecidedVia;
   reason?: string;
   /** Edit & approve: the arguments that will run. */
   args?: Record<string, unknown>;
@@ -289,6 +295,7 @@ export interface Delegation {
 export interface Approval {
   by: string;
   at: number;
+  via?: DecidedVia;
 }
 
 export interface ApprovalGate extends GateBase {
@@ -464,9 +471,19 @@ export type GatewaySeal = z.infer<typeof gatewaySealSchema>;
  * added by the gateway's client; the workflow believes them only once the worker has checked it.
  */
 export const userMessageSignal = defineSignal<[UserMessage, GatewaySeal?]>('userMessage');
-export const decideSignal = defineSignal<[Decision, GatewaySeal?]>('decide');
+export const decideSignal = defineSignal<[Decision, GatewaySeal?, SignalOrigin?]>('decide');
 export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
-export const answerSignal = defineSignal<[AnswerSubmission, GatewaySeal?]>('answer');
+export const answerSignal = defineSignal<[AnswerSubmission, GatewaySeal?, SignalOrigin?]>('answer');
+
+/**
+ * Where a decision or an answer was made, told by the gateway as the signal's third argument, which workflows of
+ * earlier versions ignore (the decision's own schema is strict: a new field there would be refused by them). It is
+ * believed only with the signal's seal: a seal is believed once, and only the gateway's own send can carry it first.
+ */
+export const signalOriginSchema = schemas.signalOrigin;
+export type SignalOrigin = z.infer<typeof signalOriginSchema>;
+/** A decision or an answer with where it was made, once its seal was believed. */
+export type Decided<T> = T & { via?: DecisionSurface };
 
 export const repostPendingSchema = schemas.repostPending;
 export const stopSchema = schemas.stop;

@@ -18,12 +18,15 @@ import {
   decideSignal,
   type AnswerSubmission,
   type ApprovalGate,
+  type Decided,
   type Decision,
   type Gate,
   type MissionEvent,
   type ReadAnswerDraft,
+  type SignalOrigin,
   type UserMessage,
 } from './contract';
+import type { DecisionSurface } from '../../common/chat-ids';
 import {
   cancelGate,
   connectGate,
@@ -116,15 +119,16 @@ export class Gates {
 
   // ---- decisions, answers, drafts ----
 
-  decide(decision: Decision): void {
+  decide(decided: Decided<Decision>): void {
+    const { via, ...decision } = decided;
     const gate = this.get(decision.gateId);
-    if (gate?.remote) return this.forward(gate.remote.workflowId, 'decide', decision, decision.userId);
+    if (gate?.remote) return this.forward(gate.remote.workflowId, 'decide', decision, decision.userId, via);
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
     const tool = gate ? findTool(gate.toolName) : undefined;
     const check = evaluateDecision({
       gate,
-      decision,
+      decision: decided,
       now,
       checkArgs: (args) => (tool ? checkToolArgs(tool, args) : { ok: false, error: 'unknown tool' }),
       newGrantId: () => wf.uuid4(),
@@ -154,12 +158,14 @@ export class Gates {
     this.state.touch();
   }
 
-  answer(submission: AnswerSubmission): void {
+  answer(answered: Decided<AnswerSubmission>): void {
+    const { via, ...submission } = answered;
     const gate = this.get(submission.gateId);
-    if (gate?.remote) return this.forward(gate.remote.workflowId, 'answer', submission, submission.userId);
+    if (gate?.remote)
+      return this.forward(gate.remote.workflowId, 'answer', submission, submission.userId, via);
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
-    const check = evaluateAnswer(gate, submission, now);
+    const check = evaluateAnswer(gate, answered, now);
     if (!check.ok) return this.state.notify(check.notice, submission.userId, undefined, submission.gateId);
     resolveGate(gate!, check.resolution);
     this.state.touch();
@@ -306,13 +312,17 @@ export class Gates {
     signal: 'decide' | 'answer' | 'answerDraft',
     payload: Decision | AnswerSubmission | ReadAnswerDraft,
     userId?: string,
+    via?: DecisionSurface,
   ): void {
     this.forwarding++;
     const send = async () => {
       const seal = await sealForRun({ signal, to: workflowId, digest: payloadDigest(payload) });
       const handle = wf.getExternalWorkflowHandle(workflowId);
-      if (signal === 'decide') await handle.signal(decideSignal, payload as Decision, seal);
-      else if (signal === 'answer') await handle.signal(answerSignal, payload as AnswerSubmission, seal);
+      // Where it was decided goes along (as the third argument, only when told: a forward as before otherwise).
+      const origin: [SignalOrigin] | [] = via ? [{ via }] : [];
+      if (signal === 'decide') await handle.signal(decideSignal, payload as Decision, seal, ...origin);
+      else if (signal === 'answer')
+        await handle.signal(answerSignal, payload as AnswerSubmission, seal, ...origin);
       else await handle.signal(answerDraftSignal, payload as ReadAnswerDraft, seal);
     };
     void send()

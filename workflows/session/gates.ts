@@ -29,6 +29,7 @@ import type {
   Approval,
   ApprovalGate,
   CredentialGate,
+  Decided,
   Decision,
   Gate,
   GateResolution,
@@ -36,6 +37,7 @@ import type {
   QuestionGate,
   ToolResultStatus,
 } from './contract';
+import type { DecisionSurface } from '../../common/chat-ids';
 
 export function openApprovalGate(input: {
   id: string;
@@ -174,9 +176,12 @@ export type ApprovalCheck =
  * An operator (`agentctl resolve`) may decide any approval and counts as one distinct approver,
  * `operator:<name>`, never as the requester: a quorum of two still needs someone else (or a second operator).
  */
+/** Where it was decided, when the gateway told it (recorded on the approval and the resolution for the audit). */
+const viaOf = (decided: { via?: DecisionSurface }) => (decided.via ? { via: decided.via } : {});
+
 export function evaluateDecision(input: {
   gate: Gate | undefined;
-  decision: Decision;
+  decision: Decided<Decision>;
   now: number;
   checkArgs: (args: unknown) => ArgsCheck;
   newGrantId: () => string;
@@ -190,7 +195,7 @@ export function evaluateDecision(input: {
   if ('ok' in open) return open;
   const { gate } = open;
   const { needed, approvals } = approvalRules(gate);
-  const base = { by: decision.userId, at: now };
+  const base = { by: decision.userId, at: now, ...viaOf(decision) };
   if (decision.choice === 'delegate') return delegation(gate, decision, approvals);
   if (decision.choice === 'deny')
     return {
@@ -244,7 +249,7 @@ export function evaluateDecision(input: {
       };
     args = checked.args;
   }
-  const counted = [...approvals, { by: decision.userId, at: now }];
+  const counted = [...approvals, { by: decision.userId, at: now, ...viaOf(decision) }];
   if (counted.length < needed) {
     const progress = approvalProgress({ ...gate, approvals: counted });
     const more = needed - counted.length;
@@ -287,7 +292,7 @@ export function evaluateDecision(input: {
  */
 function openApprovalFor(
   gate: Gate | undefined,
-  decision: Decision,
+  decision: Decided<Decision>,
   now: number,
 ): { gate: ApprovalGate } | ApprovalCheck {
   if (!gate) return { ok: false, notice: 'That approval is not part of this conversation (unknown gate).' };
@@ -317,7 +322,7 @@ function openApprovalFor(
   return { gate };
 }
 
-function declineServerQuestion(gate: QuestionGate, decision: Decision, now: number): ApprovalCheck {
+function declineServerQuestion(gate: QuestionGate, decision: Decided<Decision>, now: number): ApprovalCheck {
   if (gate.status !== 'pending') return { ok: false, notice: `${alreadyDecided(gate)} Nothing changed.` };
   if (!mayDecide(gate, decision.userId))
     return {
@@ -328,7 +333,7 @@ function declineServerQuestion(gate: QuestionGate, decision: Decision, now: numb
   return {
     ok: true,
     approvals: [],
-    resolution: { by: decision.userId, at: now, outcome: 'denied', ...reason },
+    resolution: { by: decision.userId, at: now, ...viaOf(decision), outcome: 'denied', ...reason },
   };
 }
 
@@ -367,7 +372,7 @@ export interface UnrunResult {
 /** Checks a submitted form against a question gate; a refusal explains itself and the question stays open. */
 export function evaluateAnswer(
   gate: Gate | undefined,
-  submission: AnswerSubmission,
+  submission: Decided<AnswerSubmission>,
   now: number,
 ): DecisionCheck {
   if (!gate) return { ok: false, notice: 'That question is not part of this conversation (unknown gate).' };
@@ -391,7 +396,13 @@ export function evaluateAnswer(
     };
   return {
     ok: true,
-    resolution: { outcome: 'answered', by: submission.userId, at: now, answers: checked.answers },
+    resolution: {
+      outcome: 'answered',
+      by: submission.userId,
+      at: now,
+      ...viaOf(submission),
+      answers: checked.answers,
+    },
   };
 }
 

@@ -25,6 +25,7 @@ import {
   feedbackSchema,
   repostPendingSchema,
   revokeGrantSchema,
+  signalOriginSchema,
   stopSchema,
   tryModelNowSchema,
   a2aPushSchema,
@@ -36,6 +37,7 @@ import {
   type SessionInput,
   type UserMessage,
 } from './contract';
+import type { DecisionSurface } from '../../common/chat-ids';
 import { Gates } from './gate-owner';
 import { publishOpenGates } from './gate-publication';
 import { parseTypedDecision } from './gates';
@@ -274,7 +276,7 @@ export class SessionRun implements Session {
     for (const gate of open) this.emit({ type: 'gate', gate, reason: 'repost' });
   }
 
-  async onDecide(raw: { userId?: string } | undefined, seal?: unknown): Promise<void> {
+  async onDecide(raw: { userId?: string } | undefined, seal?: unknown, origin?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = decisionSchema.safeParse(raw);
     if (!parsed.success)
@@ -299,7 +301,7 @@ export class SessionRun implements Session {
       seal,
       userId: decision.userId,
       what: 'A decision',
-      apply: () => this.gates.decide(decision),
+      apply: () => this.gates.decide({ ...decision, ...toldVia(origin) }),
     });
   }
 
@@ -339,7 +341,7 @@ export class SessionRun implements Session {
       if (Date.now() - issuedAt > OPERATOR_CLAIM_TTL_MS * 2) this.usedClaims.delete(mac);
   }
 
-  async onAnswer(raw: { userId?: string } | undefined, seal?: unknown): Promise<void> {
+  async onAnswer(raw: { userId?: string } | undefined, seal?: unknown, origin?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = answerSubmissionSchema.safeParse(raw);
     if (!parsed.success)
@@ -354,7 +356,7 @@ export class SessionRun implements Session {
       seal,
       userId: submission.userId,
       what: 'An answer',
-      apply: () => this.gates.answer(submission),
+      apply: () => this.gates.answer({ ...submission, ...toldVia(origin) }),
     });
   }
 
@@ -646,4 +648,13 @@ export class SessionRun implements Session {
       auditsInFlight() === 0
     );
   }
+}
+
+/**
+ * Where the gateway says a decision or an answer was made (the signal's third argument): applied only with the
+ * sealed signal it came with; anything else is ignored (the audit then reads the place from the id).
+ */
+function toldVia(origin: unknown): { via?: DecisionSurface } {
+  const told = signalOriginSchema.safeParse(origin);
+  return told.success ? { via: told.data.via } : {};
 }

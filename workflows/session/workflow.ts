@@ -102,7 +102,7 @@ function registerHandlers(run: SessionRun): void {
   );
   wf.setHandler(transcriptQuery, () => run.state.transcript);
   wf.setHandler(pendingGatesQuery, () => run.state.pendingGates());
-  wf.setHandler(answerSignal, (raw, seal) => run.onAnswer(raw, seal));
+  wf.setHandler(answerSignal, (raw, seal, origin) => run.onAnswer(raw, seal, origin));
   wf.setHandler(clickOutcomeQuery, ({ gateId, userId, since }) => ({
     gate: run.state.gates.get(gateId) ?? null,
     notices: run.state.notices.filter((n) => n.to === userId && n.at >= since),
@@ -111,7 +111,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(answerDraftSignal, (raw, seal) => run.onAnswerDraft(raw, seal));
   wf.setHandler(missionEventSignal, (event) => run.onMissionEvent(event));
   wf.setHandler(credentialProvidedSignal, (raw) => run.onCredentialProvided(raw));
-  wf.setHandler(decideSignal, (raw, seal) => run.onDecide(raw, seal));
+  wf.setHandler(decideSignal, (raw, seal, origin) => run.onDecide(raw, seal, origin));
   wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
   wf.setHandler(userMessageSignal, (raw, seal) => run.onUserMessage(raw, seal));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
