@@ -118,16 +118,23 @@ describe('signals in a person’s name', () => {
       view = await toldTo(s, 'alice', /malformed/, since);
       tally.attempt(pending(view, gate!.id), () => 'a malformed seal decided the gate');
 
-      // The gateway's own sealed denial decides it, once; the same sealed signal sent again is refused as used.
+      // 8. Where it was made, told without a seal: believed with nothing, it changes nothing.
+      since = view.notices.at(-1)!.at;
+      await direct.signal(decideSignal, approve, undefined, { via: 'teams' });
+      view = await toldTo(s, 'alice', /not signed by a gateway/, since);
+      tally.attempt(pending(view, gate!.id), () => 'an unsigned approval with its place decided the gate');
+
+      // The gateway's own sealed denial decides it, once, from the web; the same sealed signal sent again (as from
+      // the history, claiming another place) is refused as used, and the place recorded stays.
       since = view.notices.at(-1)!.at;
       const realDeny = sealSignal(TEST_GATEWAY_KEY, sealedCall('decide', s.workflowId, deny));
-      await direct.signal(decideSignal, deny, realDeny);
+      await direct.signal(decideSignal, deny, realDeny, { via: 'web' });
       view = await s.waitFor((v) => !pending(v, gate!.id), 'the sealed denial to decide the gate');
-      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'denied', by: 'alice' });
-      await direct.signal(decideSignal, deny, realDeny);
+      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'denied', by: 'alice', via: 'web' });
+      await direct.signal(decideSignal, deny, realDeny, { via: 'slack' });
       view = await toldTo(s, 'alice', /already used once/, since);
       tally.check(
-        view.gates[0]!.resolution?.outcome === 'denied',
+        view.gates[0]!.resolution?.outcome === 'denied' && view.gates[0]!.resolution.via === 'web',
         () => `the replayed seal changed the outcome: ${JSON.stringify(view.gates[0]!.resolution)}`,
       );
       // The key itself is never in the history: only MACs.
