@@ -14,11 +14,12 @@ import {
   type OperatorClaim,
 } from '../infra/operator-claim';
 import {
-  isSealedSignal,
+  FORWARDED_SIGNALS,
   loadGatewayKey,
   sealSignal,
   verifySeal,
   type GatewaySeal,
+  type SealedSignal,
   type SealVerdict,
 } from '../infra/gateway-seal';
 import type { Client } from '@temporalio/client';
@@ -298,7 +299,8 @@ export function createActivities(deps: ActivityDeps) {
      * run, as the run believes only sealed signals. Only for sealed signal names.
      */
     async sealForRun(request: { signal: string; to: string; digest: string }): Promise<GatewaySeal> {
-      if (!isSealedSignal(request.signal)) throw new Error(`${request.signal} is not a sealed signal`);
+      if (!FORWARDED_SIGNALS.includes(request.signal as SealedSignal))
+        throw new Error(`${request.signal} is not a signal a conversation passes on`);
       return sealSignal(gatewayKey(), request);
     },
   };

@@ -21,6 +21,9 @@ import {
 import { Tally } from '../chaos/summary';
 import { TEST_GATEWAY_KEY } from '../helpers/config';
 import { TestSession } from '../helpers/session';
+import { until } from '../helpers/until';
+import { userWorkflowId } from '../../common/ids';
+import { credentialChangeSignal } from '../../workflows/user/contract';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
 
@@ -214,5 +217,57 @@ describe('signals in a person’s name', () => {
       },
       { tools: { shell_execute: { selfApprove: false, approvals: 2, approvers: ['bob', 'carol'] } } },
     );
+  });
+  it("records only the gateway's word that a person connected or disconnected a credential", async () => {
+    await withWorker(env, async (taskQueue) => {
+      const user = `cred-${randomUUID().slice(0, 8)}`;
+      const workflowId = userWorkflowId(user);
+      const start = { workflowId, taskQueue, args: [{ userId: user }] as [{ userId: string }] };
+      const gateway = sealingClient(env.client, TEST_GATEWAY_KEY);
+      const connected = { provider: 'acme', action: 'connected' } as const;
+      // The gateway's own word: recorded.
+      await gateway.workflow.signalWithStart('userDirectoryWorkflow', {
+        ...start,
+        signal: credentialChangeSignal,
+        signalArgs: [connected],
+      });
+      const recorded = async () => {
+        const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+        return (history.events ?? []).filter(
+          (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAudit',
+        ).length;
+      };
+      await until('the change recorded', async () => ((await recorded()) === 1 ? true : undefined));
+      const direct = env.client.workflow.getHandle(workflowId);
+      const disconnected = { provider: 'acme', action: 'disconnected' } as const;
+      // 1. Unsigned, as anyone who reaches Temporal's frontend could send it.
+      await direct.signal(credentialChangeSignal, disconnected);
+      // 2. Sealed with another key.
+      await sealingClient(env.client, 'not-the-gateway-key-0123456789abcdefghijkl')
+        .workflow.getHandle(workflowId)
+        .signal(credentialChangeSignal, disconnected);
+      // 3. The gateway's seal of the connection, moved onto a disconnection.
+      const connectSeal = sealSignal(TEST_GATEWAY_KEY, sealedCall('credentialChange', workflowId, connected));
+      await direct.signal(credentialChangeSignal, disconnected, connectSeal);
+      // 4. The gateway's sealed word, recorded once, then sent again (copied from the history).
+      const realSeal = sealSignal(TEST_GATEWAY_KEY, sealedCall('credentialChange', workflowId, disconnected));
+      await direct.signal(credentialChangeSignal, disconnected, realSeal);
+      await direct.signal(credentialChangeSignal, disconnected, realSeal);
+      // Everything is done: four checks (the first, another key's, the moved seal, the real one; the unsigned one and
+      // the copy never reach one) and the two records.
+      const checked = async () => {
+        const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+        return (history.events ?? []).filter((e) => e.activityTaskCompletedEventAttributes).length;
+      };
+      await until('every check done', async () => ((await checked()) >= 6 ? true : undefined));
+      const records = await recorded();
+      for (const what of [
+        'an unsigned credential change',
+        'a credential change sealed with another key',
+        "a connection's seal on a disconnection",
+        'a sealed credential change sent again',
+      ])
+        tally.attempt(records === 2, () => `${what} was recorded (${records} records)`);
+    });
   });
 });

@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { DaySpend, ModelUsage } from '../../common/budgets';
 import type { Grant } from '../../common/grants';
+import type { GatewaySeal } from '../session/contract';
 
 export const addGrantUpdate = defineUpdate<Grant, [Grant]>('addGrant');
 export const revokeUserGrantSignal = defineSignal<[{ grantId: string }]>('revokeUserGrant');
@@ -20,7 +21,8 @@ export interface CredentialChange {
   action: 'connected' | 'disconnected';
   how?: 'oauth' | 'api_key';
 }
-export const credentialChangeSignal = defineSignal<[CredentialChange]>('credentialChange');
+/** Sealed by the gateway (its second argument), checked by the worker before it is recorded: nobody else tells it. */
+export const credentialChangeSignal = defineSignal<[CredentialChange, GatewaySeal?]>('credentialChange');
 
 /**
  * Adds a model call's usage (or one more daily allowance, approved at a budget gate) to a UTC day and returns

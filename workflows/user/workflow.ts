@@ -9,6 +9,9 @@ import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
 import { auditChangeOf } from '../../common/audit';
 import { auditsWritten, grantRevoked, recordInTrail } from '../audit-trail';
+import { payloadDigest } from '../../common/seal-digest';
+import { gatewaySealSchema } from '../session/contract';
+import { verifyGatewaySeals } from '../session/session-activities';
 import {
   addGrantUpdate,
   credentialChangeSignal,
@@ -56,8 +59,25 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
     const [revoked] = grants.splice(index, 1);
     recordInTrail(grantRevoked(revoked!, 'user'));
   });
-  wf.setHandler(credentialChangeSignal, (change) => {
+  // Seals believed: a sealed change sent again (copied from this history) is not recorded twice.
+  const usedSeals = new Set<string>();
+  wf.setHandler(credentialChangeSignal, async (change, seal) => {
     if (!validCredentialChange(change)) return;
+    const sealed = gatewaySealSchema.safeParse(seal);
+    if (!sealed.success || usedSeals.has(sealed.data.mac))
+      return wf.log.warn('credential change not from a gateway: not recorded', { provider: change.provider });
+    usedSeals.add(sealed.data.mac);
+    const [verdict] = await verifyGatewaySeals({
+      items: [{ signal: 'credentialChange', digest: payloadDigest(change), seal: sealed.data }],
+    }).catch((error: unknown) => [{ ok: false as const, reason: (error as Error).message }]);
+    if (!verdict?.ok) {
+      // Not this seal's use: a forged copy does not spend the real one.
+      usedSeals.delete(sealed.data.mac);
+      return wf.log.warn('credential change not from a gateway: not recorded', {
+        provider: change.provider,
+        reason: verdict?.reason,
+      });
+    }
     recordInTrail(
       auditChangeOf(
         {
