@@ -9,6 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideSignal } from '../../workflows/session/contract';
 import { FakeOpenAi } from '../helpers/fake-openai';
 import { freePort } from '../helpers/processes';
 import { startStack, type Stack } from '../helpers/stack';
@@ -67,18 +68,29 @@ describe('worker metrics', () => {
     const gate = await stack.web.pendingGate(sessionId, 'alice');
     expect((await stack.web.decide(sessionId, gate.id, 'approve')).status).toBe(202);
     await stack.web.waitFor(sessionId, (v) => v.status === 'idle', 'the answer', 60_000, 'alice');
+    // Refused: a second decision of the decided gate (the rules), and one no gateway signed (the seal).
+    const refused = (text: string, cause: string) => total(text, 'agent_decisions_refused_total', { cause });
+    expect((await stack.web.decide(sessionId, gate.id, 'deny')).status).toBe(202);
+    await env.client.workflow
+      .getHandle(`session:web:${sessionId}`)
+      .signal(decideSignal, { gateId: gate.id, choice: 'deny', userId: 'alice' });
 
     const after = await until(
       'the figures to move',
       async () => {
         const text = await scrape();
-        return total(text, 'agent_gate_outcomes_total', { kind: 'approval', outcome: 'approved' }) > approved
+        return total(text, 'agent_gate_outcomes_total', { kind: 'approval', outcome: 'approved' }) >
+          approved &&
+          refused(text, 'rule') > refused(before, 'rule') &&
+          refused(text, 'seal') > refused(before, 'seal')
           ? text
           : undefined;
       },
       { timeoutMs: 30_000 },
     );
     expect(total(after, 'agent_gates_opened_total', { kind: 'approval', channel: 'web' })).toBe(opened + 1);
+    expect(refused(after, 'rule')).toBe(refused(before, 'rule') + 1);
+    expect(refused(after, 'seal')).toBe(refused(before, 'seal') + 1);
     expect(total(after, 'agent_gate_wait_count', { kind: 'approval', outcome: 'approved' })).toBeGreaterThan(
       0,
     );

@@ -13,6 +13,7 @@ let meters:
       opened: ReturnType<typeof wf.metricMeter.createCounter>;
       decided: ReturnType<typeof wf.metricMeter.createCounter>;
       wait: ReturnType<typeof wf.metricMeter.createHistogram>;
+      refused: ReturnType<typeof wf.metricMeter.createCounter>;
     }
   | undefined;
 
@@ -29,6 +30,11 @@ function metrics() {
       'float',
       'seconds',
       'How long a gate waited for its decision, by kind and outcome',
+    ),
+    refused: wf.metricMeter.createCounter(
+      'agent_decisions_refused',
+      'signals',
+      'Decisions and answers the workflow refused, by cause (rule: not theirs, already decided, …; seal: no gateway signed it) and signal',
     ),
   };
   return meters;
@@ -48,4 +54,14 @@ export function gateSettled(gate: Gate, channel: string): void {
   metrics().decided.add(1, tags);
   const at = gate.resolution?.at ?? Date.now();
   metrics().wait.record(Math.max(0, (at - gate.createdAt) / 1000), { kind: tags.kind, outcome });
+}
+
+/**
+ * A decision or an answer refused: `rule` (not theirs to decide, already decided, not a choice this gate takes), or
+ * `seal` (no gateway signed it, or its signature was moved, altered, expired or used: someone reached Temporal
+ * without a gateway, or the gateway and worker keys differ).
+ */
+export function decisionRefused(cause: 'rule' | 'seal', signal: string): void {
+  if (!wf.inWorkflowContext()) return;
+  metrics().refused.add(1, { cause, signal });
 }

@@ -45,7 +45,7 @@ import type { OutboundEvent } from './outbound';
 import { failureMessage, sealForRun } from './session-activities';
 import { payloadDigest } from '../../common/seal-digest';
 import type { SessionState } from './state';
-import { gateOpened, gateSettled } from './gate-metrics';
+import { decisionRefused, gateOpened, gateSettled } from './gate-metrics';
 import { auditSettled } from './gate-audit';
 
 /** What the owner needs of the session run: its state, where events go, and whether it is handing over. */
@@ -134,7 +134,10 @@ export class Gates {
       newGrantId: () => wf.uuid4(),
       sessionId: this.host.sessionId,
     });
-    if (!check.ok) return this.state.notify(check.notice, decision.userId, undefined, decision.gateId);
+    if (!check.ok) {
+      decisionRefused('rule', 'decide');
+      return this.state.notify(check.notice, decision.userId, undefined, decision.gateId);
+    }
     if (gate?.kind === 'approval') gate.approvals = check.approvals;
     if (!check.resolution && check.delegateTo) {
       // Handed over: recorded on the gate, told to everyone, and the prompt asked again with the new decider in it.
@@ -166,7 +169,10 @@ export class Gates {
     const now = Date.now();
     this.expireIfPastDeadline(gate, now);
     const check = evaluateAnswer(gate, answered, now);
-    if (!check.ok) return this.state.notify(check.notice, submission.userId, undefined, submission.gateId);
+    if (!check.ok) {
+      decisionRefused('rule', 'answer');
+      return this.state.notify(check.notice, submission.userId, undefined, submission.gateId);
+    }
     resolveGate(gate!, check.resolution);
     this.state.touch();
   }

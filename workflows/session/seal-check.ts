@@ -11,6 +11,7 @@
 import * as wf from '@temporalio/workflow';
 import { payloadDigest } from '../../common/seal-digest';
 import { gatewaySealSchema } from './contract';
+import { decisionRefused } from './gate-metrics';
 import { failureMessage, verifyGatewaySeals } from './session-activities';
 
 /** A gateway seal's lifetime and clock skew (infra/gateway-seal.ts SEAL_TTL_MS, SEAL_CLOCK_SKEW_MS). */
@@ -85,6 +86,7 @@ export class SealCheck {
             const verdict = verdicts[i]!;
             if (verdict.ok) arrival.apply();
             else {
+              decisionRefused('seal', arrival.signal);
               wf.log.warn('unsealed signal refused', {
                 signal: arrival.signal,
                 userId: arrival.userId,
