@@ -156,7 +156,11 @@ export function createActivities(deps: ActivityDeps) {
   const userGrants = new UserGrants(client, config.temporal.taskQueue);
   const outboundFor = createOutbounds(config, (message, fields) => streamLog.warn(message, fields));
   const deliverToPlatform = createDeliver(outboundFor);
-  const missions = new MissionTools(client, config);
+  let sealKey: string | undefined;
+  const gatewayKey = () => (sealKey ??= loadGatewayKey(config.dataDir, config.gatewayKey));
+  // Mission changes are sealed as a gateway seals a person's signals: the mission believes (and records in the
+  // person's name) only those, whoever else reaches Temporal.
+  const missions = new MissionTools(client, config, gatewayKey);
   const mcp =
     deps.mcp ??
     new McpPool(config.policy.mcpServers, () => credentials(), {
@@ -183,8 +187,6 @@ export function createActivities(deps: ActivityDeps) {
 
   let key: string | undefined;
   const operatorKey = () => (key ??= loadOperatorKey(config.dataDir, config.operatorKey));
-  let sealKey: string | undefined;
-  const gatewayKey = () => (sealKey ??= loadGatewayKey(config.dataDir, config.gatewayKey));
   return {
     ...modelActivities({ config, log, streamLog, stream, outboundFor }),
 

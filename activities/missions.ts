@@ -43,6 +43,9 @@ import {
   type MissionView,
 } from '../workflows/missions/contract';
 import type { ToolRunResult } from './types';
+import { sealingClient } from '../infra/temporal/sealing-interceptor';
+import { sealedCall, sealSignal } from '../infra/gateway-seal';
+import { missionCreationCall } from '../workflows/missions/contract';
 
 type Args = Record<string, unknown> & MissionAddress;
 /** Who asks, and the run's idempotency key (the same on every attempt of one call). */
@@ -79,10 +82,20 @@ export function nextCronTime(expression: string, timezone: string, after: number
 }
 
 export class MissionTools {
+  private sealingClient: Client | undefined;
+
   constructor(
     private readonly client: Client,
     private readonly config: AppConfig,
+    /** The gateway key: changes to a mission are sealed in its owner's name, as a gateway seals a person's signals. */
+    private readonly sealKey?: () => string,
   ) {}
+
+  /** The client whose signals carry the seal (the plain one when no key is given, as in some unit tests). */
+  private get sealed(): Client {
+    if (!this.sealKey) return this.client;
+    return (this.sealingClient ??= sealingClient(this.client, this.sealKey()));
+  }
 
   private get taskQueue(): string {
     return this.config.temporal.taskQueue;
@@ -178,7 +191,7 @@ export class MissionTools {
     }
     const found = resolveMission(records, who.userId, args);
     if (!found.ok) return error(found.error);
-    const handle = this.client.workflow.getHandle(missionWorkflowId(found.record.id));
+    const handle = this.sealed.workflow.getHandle(missionWorkflowId(found.record.id));
     const label = `"${found.record.name}"`;
     const refusal = ownerRefusal(op, found.record, who.userId, args) ?? completedRefusal(op, found.record);
     if (refusal) return error(refusal);
@@ -329,7 +342,7 @@ export class MissionTools {
       await this.client.workflow.start('missionWorkflow', {
         workflowId: missionWorkflowId(id),
         taskQueue: this.taskQueue,
-        args: [input],
+        args: [this.sealKey ? { ...input, createdSeal: creationSeal(this.sealKey(), input) } : input],
         // A completed mission is never started again by a late attempt of the call that created it.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: [
@@ -388,7 +401,7 @@ export class MissionTools {
       return error(
         'nothing to change: pass new_name, goal, cadence, timezone, notify, notify_mode or shared',
       );
-    await this.client.workflow
+    await this.sealed.workflow
       .getHandle(missionWorkflowId(found.record.id))
       .signal(updateMissionSignal, { by: who.userId, ...(name ? { name } : {}), settings });
     const changed = [
@@ -536,4 +549,10 @@ export function readableTime(at: number, now: number): string {
           : `${Math.round(span / 1_440)} days`;
   const relative = amount === 'now' ? 'now' : minutes > 0 ? `in ${amount}` : `${amount} ago`;
   return `${day.replace(/,/g, '')}, ${date.toISOString().slice(11, 16)} UTC (${relative})`;
+}
+
+/** The seal of a mission's creation: made by the worker as its owner's mission tool created it, over what it was given. */
+function creationSeal(key: string, input: MissionInput) {
+  const call = missionCreationCall(input);
+  return sealSignal(key, sealedCall(call.signal, missionWorkflowId(input.id), call.payload));
 }

@@ -74,6 +74,11 @@ export interface AuditChange {
   reason?: string;
   grant?: { id: string; tool: string; pattern: string; scope: string };
   mission?: { id: string; name: string; changes?: Record<string, unknown> };
+  /**
+   * Not signed by the person's gateway: sent by someone who reached Temporal directly, naming `by` (applied, as
+   * taking a grant away is never a risk, but `by` is only what they claimed).
+   */
+  unverified?: true;
   /** Credentials: the provider; `how` says oauth (a sign-in) or api_key (a key pasted). */
   provider?: string;
   how?: 'oauth' | 'api_key';
@@ -186,11 +191,42 @@ export function redactAudit<Entry extends AuditEntry>(
   if (!isGateRecord(entry)) {
     // A revoked grant's pattern is made of a tool's arguments: hidden as the tool's arguments are.
     const grant = entry.grant;
-    return grant && secretArgs(grant.tool).length
-      ? { ...entry, grant: { ...grant, pattern: '(secret)' } }
-      : entry;
+    if (grant && secretArgs(grant.tool).length) return { ...entry, grant: { ...grant, pattern: '(secret)' } };
+    if (entry.mission) return redactMission(entry, secretArgs) as Entry;
+    return entry;
   }
   return redactGate(entry, secretArgs) as Entry;
+}
+
+/** The mission tools whose arguments a mission change shows (their `routine_` aliases share the policy's entry). */
+const MISSION_TOOLS = [
+  'mission_create',
+  'mission_update',
+  'mission_pause',
+  'mission_resume',
+  'mission_complete',
+];
+
+/** A mission change shows what its tools were given (the goal, a reason): hidden as those tools' arguments are. */
+function redactMission(entry: AuditChange, secretArgs: (tool: string) => readonly string[]): AuditChange {
+  const secret = new Set(MISSION_TOOLS.flatMap((tool) => [...secretArgs(tool)]));
+  if (!secret.size) return entry;
+  const hidden = (name: string) => secret.has('*') || secret.has(name);
+  const changes = entry.mission!.changes;
+  return {
+    ...entry,
+    ...(entry.reason !== undefined && hidden('reason') ? { reason: '(secret)' } : {}),
+    mission: {
+      ...entry.mission!,
+      ...(changes
+        ? {
+            changes: Object.fromEntries(
+              Object.entries(changes).map(([name, value]) => [name, hidden(name) ? '(secret)' : value]),
+            ),
+          }
+        : {}),
+    },
+  };
 }
 
 function redactGate(record: AuditRecord, secretArgs: (tool: string) => readonly string[]): AuditRecord {

@@ -18,7 +18,20 @@ import { loadOrCreateSecret } from './secret-file';
 export const GATEWAY_KEY_FILE = 'gateway-key';
 
 /** The signals that act in a person's name, sealed by the gateway and checked by the worker. */
-export const SEALED_SIGNALS = ['userMessage', 'decide', 'answer', 'answerDraft', 'credentialChange'] as const;
+export const SEALED_SIGNALS = [
+  'userMessage',
+  'decide',
+  'answer',
+  'answerDraft',
+  'revokeGrant',
+  'revokeUserGrant',
+  'credentialChange',
+  // A mission's changes, sent by the mission tools in the worker in its owner's name.
+  'pause',
+  'resume',
+  'complete',
+  'updateMission',
+] as const;
 /** The sealed signals a conversation passes on to a mission run (sealed afresh for it by the worker). */
 export const FORWARDED_SIGNALS: readonly SealedSignal[] = ['decide', 'answer', 'answerDraft'];
 export type SealedSignal = (typeof SEALED_SIGNALS)[number];

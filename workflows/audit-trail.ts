@@ -30,18 +30,24 @@ export async function auditsWritten(): Promise<void> {
   await wf.condition(() => inFlight === 0);
 }
 
-export function recordInTrail(entry: AuditEntry): void {
+export function recordInTrail(entry: AuditEntry | Promise<AuditEntry>): void {
   // Outside any cancellation: a stopped, superseded or cancelled turn still sends the command (a cancelled scope
   // would drop it before it reached the history). Not awaited: once scheduled, the record is in the history; the
-  // log line and span the activity makes are copies.
+  // log line and span the activity makes are copies. An entry still being made (a seal checked first) counts as in
+  // flight from now.
   inFlight++;
-  void wf.CancellationScope.nonCancellable(() => recordAudit(entry))
+  const write = (ready: AuditEntry) => wf.CancellationScope.nonCancellable(() => recordAudit(ready));
+  // A ready entry is scheduled at once, in the order of the commands around it (recorded histories replay so).
+  void (entry instanceof Promise ? entry.then(write) : write(entry))
     .catch(() => undefined)
     .finally(() => inFlight--);
 }
 
-/** A grant its person revoked: in a conversation (`conversation` is its channel) or everywhere (`user`). */
-export function grantRevoked(grant: Grant, conversation: string) {
+/**
+ * A grant revoked: in a conversation (`conversation` is its channel) or everywhere (`user`). `sealed`: its person's
+ * gateway said so; otherwise someone who reached Temporal did, and the record says it is not verified.
+ */
+export function grantRevoked(grant: Grant, conversation: string, sealed: boolean) {
   return auditChangeOf(
     {
       type: 'grant',
@@ -50,6 +56,7 @@ export function grantRevoked(grant: Grant, conversation: string) {
       action: 'revoked',
       by: grant.userId,
       grant: { id: grant.id, tool: grant.toolName, pattern: grant.pattern ?? '', scope: grant.scope },
+      ...(sealed ? {} : { unverified: true as const }),
     },
     Date.now(),
   );

@@ -12,6 +12,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditChange, AuditEntry, AuditRecord } from '../../common/audit';
 import { payloadDigest } from '../../common/seal-digest';
+import { missionWorkflowId } from '../../common/ids';
+import { ownMissions } from '../../infra/missions-directory';
+import { pauseSignal } from '../../workflows/missions/contract';
 import { Tally } from '../chaos/summary';
 import { startStack, type Stack } from '../helpers/stack';
 import { startTestTemporal } from '../helpers/temporal';
@@ -24,6 +27,7 @@ const TOKEN = 'audit-token-for-tests-0123456789';
 let env: TestWorkflowEnvironment;
 let stack: Stack;
 const tally = new Tally();
+const forgery = new Tally();
 const started = new Date(Date.now() - 60_000);
 
 beforeAll(async () => {
@@ -49,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   try {
     if (tally.runs) tally.finish('audit: nobody but an operator reads the audit export');
+    if (forgery.runs) forgery.finish('audit: nothing unsealed is recorded as a person’s own act');
   } finally {
     await stack?.stop();
     await env?.teardown();
@@ -265,39 +270,31 @@ describe('the audit export', () => {
     await stack.web.request('POST', '/grants/revoke', { grantId: grants[0]!.id, scope: 'user' }, 'carol');
 
     // A mission, created and changed through the mission tools (which ask nobody by default).
-    await stack.web.say(
-      'audit-m',
+    const missionCalls = [
       'call mission_create {"name": "audit standup", "goal": "what time is it", "cadence": "0 9 * * 1-5", "timezone": "Europe/Berlin"}',
-      'alice',
-    );
-    await idle('audit-m', 1);
-    await stack.web.say(
-      'audit-m',
       'call mission_pause {"name": "audit standup", "reason": "holiday"}',
-      'alice',
-    );
-    await idle('audit-m', 2);
-    await stack.web.say(
-      'audit-m',
       'call mission_update {"name": "audit standup", "goal": "what time is it in Tokyo"}',
-      'alice',
-    );
-    await idle('audit-m', 3);
-    await stack.web.say('audit-m', 'call mission_resume {"name": "audit standup"}', 'alice');
-    await idle('audit-m', 4);
-    await stack.web.say(
-      'audit-m',
+      'call mission_resume {"name": "audit standup"}',
       'call mission_complete {"name": "audit standup", "reason": "done"}',
-      'alice',
-    );
-    await idle('audit-m', 5);
+    ];
+    for (const [n, call] of missionCalls.entries()) {
+      await stack.web.say('audit-m', call, 'alice');
+      await idle('audit-m', n + 1);
+      // Before it completes: a pause in alice's name that the mission tools never sealed, sent straight to Temporal.
+      if (call.startsWith('call mission_resume')) {
+        const [mission] = await ownMissions(env.client, 'alice');
+        await env.client.workflow
+          .getHandle(missionWorkflowId(mission!.id))
+          .signal(pauseSignal, { by: 'alice', reason: 'forged' });
+      }
+    }
 
     const changes = await until(
       'the changes in the export',
       async () => {
         const out = jsonl((await cli('audit', 'export', '--since', since)).stdout) as unknown as AuditEntry[];
         const found = out.filter((r): r is AuditChange => r.type !== 'gate');
-        return found.length >= 7 ? found : undefined;
+        return found.length >= 8 ? found : undefined;
       },
       { timeoutMs: 60_000 },
     );
@@ -318,7 +315,19 @@ describe('the audit export', () => {
       grant: { tool: 'shell_execute' },
     });
     const mission = changes.filter((c) => c.type === 'mission');
-    expect(mission.map((c) => c.action)).toEqual(['created', 'paused', 'updated', 'resumed', 'completed']);
+    expect(mission.map((c) => c.action)).toEqual([
+      'created',
+      'paused',
+      'updated',
+      'resumed',
+      'paused',
+      'completed',
+    ]);
+    // The forged pause is there (it paused the mission), but not as alice's own act: nobody sealed it.
+    const forged = mission.find((c) => c.reason === 'forged')!;
+    forgery.attempt(forged.unverified === true, () => 'an unsealed mission change was recorded as its owner’s');
+    for (const change of mission.filter((c) => c !== forged)) expect(change.unverified).toBeUndefined();
+    mission.splice(mission.indexOf(forged), 1);
     for (const change of mission)
       expect(change).toMatchObject({
         conversation: 'mission',
@@ -340,7 +349,7 @@ describe('the audit export', () => {
     const csv = await endpoint(`since=${encodeURIComponent(since)}&format=csv`);
     const rows = csv.text.trim().split('\n');
     expect(rows[0]).toMatch(/,type$/);
-    expect(rows.filter((row) => row.endsWith(',mission'))).toHaveLength(5);
+    expect(rows.filter((row) => row.endsWith(',mission'))).toHaveLength(6);
     expect(
       rows.some((row) => row.includes(',audit standup,paused,alice,alice,web,') && row.includes('holiday')),
     ).toBe(true);

@@ -14,16 +14,18 @@ import {
   answerDraftSignal,
   answerSignal,
   decideSignal,
+  revokeGrantSignal,
   userMessageSignal,
   type Decision,
   type SessionView,
 } from '../../workflows/session/contract';
+import type { AuditEntry } from '../../common/audit';
 import { Tally } from '../chaos/summary';
 import { TEST_GATEWAY_KEY } from '../helpers/config';
 import { TestSession } from '../helpers/session';
 import { until } from '../helpers/until';
 import { userWorkflowId } from '../../common/ids';
-import { credentialChangeSignal } from '../../workflows/user/contract';
+import { credentialChangeSignal, grantsQuery, revokeUserGrantSignal } from '../../workflows/user/contract';
 import { startTestTemporal } from '../helpers/temporal';
 import { withWorker } from '../helpers/worker';
 
@@ -268,6 +270,68 @@ describe('signals in a person’s name', () => {
         'a sealed credential change sent again',
       ])
         tally.attempt(records === 2, () => `${what} was recorded (${records} records)`);
+    });
+  });
+  it('never records a revocation no gateway sealed as the person’s own act (and never loses one)', async () => {
+    await withWorker(env, async (taskQueue) => {
+      const s = new TestSession(env.client, taskQueue);
+      const always = async (command: string, scope: 'session' | 'user') => {
+        await s.say(`run \`${command}\``);
+        await s.decide({ gateId: (await s.pendingGate())[0]!.id, choice: 'always', scope });
+        await s.idle();
+      };
+      // Four standing grants of alice's: two in this conversation, two everywhere (in her directory workflow).
+      await always('echo here-1', 'session');
+      await always('echo here-2', 'session');
+      await always('echo everywhere-1', 'user');
+      await always('echo everywhere-2', 'user');
+      const [forged, real] = (await s.state()).grants;
+      const directory = env.client.workflow.getHandle(userWorkflowId('alice'));
+      const [forgedEverywhere, realEverywhere] = await directory.query(grantsQuery);
+      const gateway = sealingClient(env.client, TEST_GATEWAY_KEY);
+
+      // Unsigned, as anyone who reaches Temporal's frontend could send them; then the gateway's own.
+      const conversation = env.client.workflow.getHandle(s.workflowId);
+      await conversation.signal(revokeGrantSignal, { grantId: forged!.id, userId: 'alice' });
+      await directory.signal(revokeUserGrantSignal, { grantId: forgedEverywhere!.id });
+      await gateway.workflow
+        .getHandle(s.workflowId)
+        .signal(revokeGrantSignal, { grantId: real!.id, userId: 'alice' });
+      await gateway.workflow
+        .getHandle(userWorkflowId('alice'))
+        .signal(revokeUserGrantSignal, { grantId: realEverywhere!.id });
+
+      /** The revocations a workflow recorded: grant id → whether it is marked unverified. */
+      const recorded = async (workflowId: string) => {
+        const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+        const revoked = new Map<string, boolean>();
+        for (const event of history.events ?? []) {
+          const scheduled = event.activityTaskScheduledEventAttributes;
+          if (scheduled?.activityType?.name !== 'recordAudit') continue;
+          const entry = JSON.parse(
+            Buffer.from(scheduled.input!.payloads![0]!.data!).toString('utf8'),
+          ) as AuditEntry;
+          if (entry.type === 'grant') revoked.set(entry.grant!.id, entry.unverified === true);
+        }
+        return revoked.size === 2 ? revoked : undefined;
+      };
+      const inConversation = await until('both revocations recorded here', () => recorded(s.workflowId));
+      const everywhere = await until('both revocations recorded everywhere', () =>
+        recorded(userWorkflowId('alice')),
+      );
+      // Every grant is gone: a revocation is never lost, whoever sent it.
+      expect((await s.state()).grants).toEqual([]);
+      expect(await directory.query(grantsQuery)).toEqual([]);
+      tally.attempt(
+        inConversation.get(forged!.id) === true,
+        () => 'an unsigned revocation in a conversation was recorded as the person’s own',
+      );
+      tally.attempt(
+        everywhere.get(forgedEverywhere!.id) === true,
+        () => 'an unsigned revocation everywhere was recorded as the person’s own',
+      );
+      expect(inConversation.get(real!.id)).toBe(false);
+      expect(everywhere.get(realEverywhere!.id)).toBe(false);
     });
   });
 });

@@ -6,8 +6,21 @@ import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { workflowCode } from '../../workers/workflow-code';
+import { userWorkflowId } from '../../common/ids';
 
 const DIR = path.resolve(__dirname, '../histories');
+
+/**
+ * The id the workflow ran under, where its code depends on it: a person's directory is `user:<their id>` (it refuses
+ * to run under another). Other histories replay under their file's name.
+ */
+function workflowIdOf(history: ReturnType<typeof historyFromJSON>, file: string): string {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (started?.workflowType?.name !== 'userDirectoryWorkflow') return file;
+  const [input] = started.input?.payloads ?? [];
+  const { userId } = JSON.parse(Buffer.from(input!.data!).toString('utf8')) as { userId: string };
+  return userWorkflowId(userId);
+}
 const files = readdirSync(DIR).filter((file) => file.endsWith('.json'));
 
 describe('recorded workflow histories', () => {
@@ -17,7 +30,11 @@ describe('recorded workflow histories', () => {
 
   it.each(files)('replays %s without non-determinism', async (file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(path.join(DIR, file), 'utf8')));
-    await Worker.runReplayHistory(workflowCode(inject('workflowBundlePath')), history, file);
+    await Worker.runReplayHistory(
+      workflowCode(inject('workflowBundlePath')),
+      history,
+      workflowIdOf(history, file),
+    );
   });
 
   // Why workers bundle no workflow interceptors (workers/workflow-code.ts): the SDK's OpenTelemetry ones

@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Cadence, MissionRecord, MissionStatus, NotifyMode } from '../../common/missions/types';
-import type { Gate } from '../session/contract';
+import type { Gate, GatewaySeal } from '../session/contract';
 
 // --- directories: one per owner (`mission-directory:<owner>`), and the old one of everyone (`missions`) ---
 export const registerMissionUpdate = defineUpdate<MissionRecord, [MissionRecord]>('registerMission');
@@ -92,9 +92,22 @@ export interface MissionInput {
   settings: MissionSettings;
   guardrails: MissionGuardrails;
   carried?: MissionCarried;
+  /**
+   * The worker's seal of the creation (its owner's mission tool made it): the audit names the owner as its creator
+   * only with it, as anyone who reaches Temporal could start a mission naming any owner.
+   */
+  createdSeal?: GatewaySeal;
+}
+
+/** What a mission's creation seal covers: what it was created with, under the name `missionCreated`. */
+export function missionCreationCall(input: MissionInput): { signal: string; payload: unknown } {
+  const { id, name, ownerId, settings, guardrails } = input;
+  return { signal: 'missionCreated', payload: { id, name, ownerId, settings, guardrails } };
 }
 
 export interface MissionCarried {
+  /** Seals of changes believed (MAC, when made), until they expire: a change copied from history is not believed again. */
+  usedSeals?: [string, number][];
   status: MissionStatus;
   reason: string | null;
   runs: RunRecord[];
@@ -155,11 +168,14 @@ export interface FireRequest {
 }
 
 export const fireSignal = defineSignal<[FireRequest]>('fire');
-export const pauseSignal = defineSignal<[{ by: string; reason?: string }]>('pause');
-export const resumeSignal = defineSignal<[{ by: string }]>('resume');
-export const completeSignal = defineSignal<[{ by: string; reason?: string }]>('complete');
+/** Changes in the owner's name, sealed by the mission tools (their second argument): see MissionEngine.audit. */
+export const pauseSignal = defineSignal<[{ by: string; reason?: string }, GatewaySeal?]>('pause');
+export const resumeSignal = defineSignal<[{ by: string }, GatewaySeal?]>('resume');
+export const completeSignal = defineSignal<[{ by: string; reason?: string }, GatewaySeal?]>('complete');
 export const updateMissionSignal =
-  defineSignal<[{ by: string; name?: string; settings: Partial<MissionSettings> }]>('updateMission');
+  defineSignal<[{ by: string; name?: string; settings: Partial<MissionSettings> }, GatewaySeal?]>(
+    'updateMission',
+  );
 /** From a run (child session): a gate opened or was decided. */
 export const runGateSignal =
   defineSignal<

@@ -25,6 +25,7 @@ import { describeOutcome, describeWaiting } from '../../common/gates/words';
 import type { missionRunWorkflow } from '../session/workflow';
 import { continueOnCurrentVersion, timeToContinue, upgradeRequested } from '../upgrade';
 import {
+  missionCreationCall,
   missionRecordSignal,
   type FireRequest,
   type MissionInput,
@@ -37,7 +38,10 @@ import {
 } from './contract';
 import { runInput } from './run-input';
 import { auditChangeOf } from '../../common/audit';
-import { auditsWritten, recordInTrail } from '../audit-trail';
+import { payloadDigest } from '../../common/seal-digest';
+import { gatewaySealSchema } from '../session/contract';
+import { verifyGatewaySeals } from '../session/session-activities';
+import { auditsInFlight, auditsWritten, recordInTrail } from '../audit-trail';
 
 const { nextFireTime, workflowEnded, registeredSearchAttributes } = wf.proxyActivities<
   ReturnType<typeof createActivities>
@@ -53,7 +57,16 @@ const MAX_DECISIONS = 10;
 const MAX_FIRE_IDS = 50;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
+/** A seal's lifetime and clock skew (infra/gateway-seal.ts): a used one is remembered this long. */
+const SEAL_MEMORY_MS = 3 * 24 * 3_600_000 + 5 * 60_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
+
+/** A change as it was sent, with its seal: what the audit checks before it names the owner. */
+export interface SentChange {
+  signal: string;
+  sent: unknown;
+  seal: unknown;
+}
 
 type MissionNotice = Omit<MissionEvent, 'missionId' | 'missionName'>;
 type RunGateReport = {
@@ -86,6 +99,8 @@ export class MissionEngine {
   private readonly fires: FireRequest[] = [];
   /** The ids of the latest fires taken (MAX_FIRE_IDS), carried across continue-as-new. */
   private readonly fireIds: string[];
+  /** Seals of changes believed (MAC → when made), carried until they expire. */
+  private readonly usedSeals: Map<string, number>;
   /** Whether the namespace has AgentSharedMission (asked once per execution; a hand-made namespace may not). */
   private findable = false;
 
@@ -105,6 +120,9 @@ export class MissionEngine {
     this.gate = carried?.gate ?? null;
     this.openGate = carried?.openGate ?? null;
     this.fireIds = [...(carried?.fireIds ?? [])];
+    this.usedSeals = new Map(
+      (carried?.usedSeals ?? []).filter(([, issuedAt]) => Date.now() - issuedAt <= SEAL_MEMORY_MS),
+    );
   }
 
   view(): MissionView {
@@ -147,13 +165,13 @@ export class MissionEngine {
     this.fires.push(request);
   }
 
-  onPause(by: string, why: string | undefined): void {
+  onPause(by: string, why: string | undefined, sent?: SentChange): void {
     if (this.status === 'completed' || !this.byOwner(by, 'pause')) return;
     this.setStatus('paused', why ? `paused by @${by}: ${why}` : `paused by @${by}`);
-    this.audit('paused', by, { reason: why });
+    this.audit('paused', by, { reason: why }, sent);
   }
 
-  onResume(by: string): void {
+  onResume(by: string, sent?: SentChange): void {
     if (this.status === 'completed' || !this.byOwner(by, 'resume')) return;
     // A manual resume clears the failure count, and a recorded gate unless a run still waits on it: that wait
     // stays true (the waiting line, no new run meanwhile), and its decision still counts (a deny fails the mission).
@@ -162,22 +180,27 @@ export class MissionEngine {
     this.setStatus('active', null);
     this.scheduleChanged = true;
     wf.log.info('mission resumed', { missionId: this.missionId, by });
-    this.audit('resumed', by);
+    this.audit('resumed', by, {}, sent);
   }
 
-  onComplete(by: string, why: string | undefined): void {
+  onComplete(by: string, why: string | undefined, sent?: SentChange): void {
     if (!this.byOwner(by, 'complete')) return;
     this.setStatus('completed', why ? `completed by @${by}: ${why}` : `completed by @${by}`);
-    this.audit('completed', by, { reason: why });
+    this.audit('completed', by, { reason: why }, sent);
   }
 
-  onUpdate(by: string, newName: string | undefined, changes: Partial<MissionSettings>): void {
+  onUpdate(
+    by: string,
+    newName: string | undefined,
+    changes: Partial<MissionSettings>,
+    sent?: SentChange,
+  ): void {
     if (!this.byOwner(by, 'update')) return;
     if (newName) this.name = newName;
     Object.assign(this.settings, changes);
     this.scheduleChanged = true;
     void this.publish();
-    this.audit('updated', by, { changes: { ...(newName ? { name: newName } : {}), ...changes } });
+    this.audit('updated', by, { changes: { ...(newName ? { name: newName } : {}), ...changes } }, sent);
   }
 
   onRunGate({ runWorkflowId, gate: runGate, resolved, outcome, reminder }: RunGateReport): void {
@@ -240,7 +263,15 @@ export class MissionEngine {
 
   async run(): Promise<void> {
     // Its first execution: the mission was just created (by its owner, through the mission tools).
-    if (!this.input.carried) this.audit('created', this.input.ownerId, { changes: { ...this.settings } });
+    if (!this.input.carried) {
+      const { signal, payload } = missionCreationCall(this.input);
+      this.audit(
+        'created',
+        this.input.ownerId,
+        { changes: { ...this.settings } },
+        { signal, sent: payload, seal: this.input.createdSeal },
+      );
+    }
     this.findable = await registeredSearchAttributes().then(
       (names) => names.includes(AgentSharedMission.name),
       (error: unknown) => {
@@ -270,8 +301,8 @@ export class MissionEngine {
       while (this.ended.length) await this.recordEnd(this.ended.shift()!);
       await this.fireDue();
       if (this.mayContinueAsNew()) {
-        await wf.condition(wf.allHandlersFinished);
-        await auditsWritten();
+        // One condition: a handler that starts while records are written is waited for too.
+        await wf.condition(() => wf.allHandlersFinished() && auditsInFlight() === 0);
         // A fire or a run's end told meanwhile is handled here first: neither is carried.
         if (this.ended.length || this.fires.length) continue;
         return await continueOnCurrentVersion<(input: MissionInput) => Promise<void>>({
@@ -290,6 +321,7 @@ export class MissionEngine {
             gate: this.gate,
             openGate: this.openGate,
             fireIds: this.fireIds,
+            ...(this.usedSeals.size ? { usedSeals: [...this.usedSeals.entries()] } : {}),
           },
         });
       }
@@ -591,30 +623,44 @@ export class MissionEngine {
    * Only the owner changes, pauses, resumes or completes the mission: its runs act as them. The tools refuse
    * others with a message; this holds against a signal sent straight at the workflow too.
    */
-  /** A change its owner made, in the audit trail (workflows/audit-trail.ts). */
+  /**
+   * A change its owner made, in the audit trail (workflows/audit-trail.ts). Named as the owner's own only when the
+   * mission tools sealed it (the worker's seal, checked by the worker): anyone who reaches Temporal can send these
+   * signals, and then the record says it is not verified. A sealed change copied from history is not believed again.
+   */
   private audit(
     action: string,
     by: string,
     extra: { reason?: string | undefined; changes?: Record<string, unknown> } = {},
+    sent?: SentChange,
   ): void {
+    const at = Date.now();
+    const change = {
+      type: 'mission' as const,
+      workflowId: this.workflowId,
+      conversation: 'mission',
+      action,
+      by,
+      reason: extra.reason,
+      mission: { id: this.missionId, name: this.name, ...(extra.changes ? { changes: extra.changes } : {}) },
+    };
     recordInTrail(
-      auditChangeOf(
-        {
-          type: 'mission',
-          workflowId: this.workflowId,
-          conversation: 'mission',
-          action,
-          by,
-          reason: extra.reason,
-          mission: {
-            id: this.missionId,
-            name: this.name,
-            ...(extra.changes ? { changes: extra.changes } : {}),
-          },
-        },
-        Date.now(),
+      this.sealedBy(sent).then((sealed) =>
+        auditChangeOf({ ...change, ...(sealed ? {} : { unverified: true as const }) }, at),
       ),
     );
+  }
+
+  private async sealedBy(sent: SentChange | undefined): Promise<boolean> {
+    const seal = gatewaySealSchema.safeParse(sent?.seal);
+    if (!sent || !seal.success || this.usedSeals.has(seal.data.mac)) return false;
+    this.usedSeals.set(seal.data.mac, seal.data.issuedAt);
+    const [verdict] = await verifyGatewaySeals({
+      items: [{ signal: sent.signal, digest: payloadDigest(sent.sent), seal: seal.data }],
+    }).catch(() => [undefined]);
+    if (verdict?.ok) return true;
+    this.usedSeals.delete(seal.data.mac);
+    return false;
   }
 
   private byOwner(by: string, what: string): boolean {

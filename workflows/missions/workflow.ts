@@ -28,10 +28,17 @@ export async function missionWorkflow(input: MissionInput): Promise<void> {
   const mission = new MissionEngine(input);
   wf.setHandler(missionViewQuery, () => mission.view());
   wf.setHandler(fireSignal, (request) => mission.onFire(request));
-  wf.setHandler(pauseSignal, ({ by, reason }) => mission.onPause(by, reason));
-  wf.setHandler(resumeSignal, ({ by }) => mission.onResume(by));
-  wf.setHandler(completeSignal, ({ by, reason }) => mission.onComplete(by, reason));
-  wf.setHandler(updateMissionSignal, ({ by, name, settings }) => mission.onUpdate(by, name, settings));
+  // Each change keeps what was sent, sealed: the audit names the owner only for a change the mission tools sealed.
+  wf.setHandler(pauseSignal, (sent, seal) =>
+    mission.onPause(sent.by, sent.reason, { signal: 'pause', sent, seal }),
+  );
+  wf.setHandler(resumeSignal, (sent, seal) => mission.onResume(sent.by, { signal: 'resume', sent, seal }));
+  wf.setHandler(completeSignal, (sent, seal) =>
+    mission.onComplete(sent.by, sent.reason, { signal: 'complete', sent, seal }),
+  );
+  wf.setHandler(updateMissionSignal, (sent, seal) =>
+    mission.onUpdate(sent.by, sent.name, sent.settings, { signal: 'updateMission', sent, seal }),
+  );
   wf.setHandler(runGateSignal, (report) => mission.onRunGate(report));
   wf.setHandler(runEndedSignal, (end) => mission.onRunEnded(end));
   wf.setHandler(runNoticeSignal, ({ runWorkflowId, text, to }) =>

@@ -422,6 +422,9 @@ export interface CarriedState {
   /** The same by the model that answered (`provider:model`). */
   usageByModel?: Record<string, Spend>;
   budgetContinuedAt?: Continued;
+  /** Gateway seals believed, and operator signatures (MAC, when made), until they expire: each is believed once. */
+  usedSeals?: [string, number][];
+  usedClaims?: [string, number][];
 }
 
 export interface CarriedTurn {
@@ -472,7 +475,7 @@ export type GatewaySeal = z.infer<typeof gatewaySealSchema>;
  */
 export const userMessageSignal = defineSignal<[UserMessage, GatewaySeal?]>('userMessage');
 export const decideSignal = defineSignal<[Decision, GatewaySeal?, SignalOrigin?]>('decide');
-export const revokeGrantSignal = defineSignal<[RevokeGrant]>('revokeGrant');
+export const revokeGrantSignal = defineSignal<[RevokeGrant, GatewaySeal?]>('revokeGrant');
 export const answerSignal = defineSignal<[AnswerSubmission, GatewaySeal?, SignalOrigin?]>('answer');
 
 /**

@@ -47,6 +47,18 @@ export class SealCheck {
 
   constructor(private readonly refuse: (text: string, userId: string) => void) {}
 
+  /** Seals believed by the run before this one (carried across continue-as-new): still believed only once. */
+  remember(used: readonly [string, number][] | undefined): void {
+    for (const [mac, issuedAt] of used ?? []) this.used.set(mac, issuedAt);
+    this.forgetExpired();
+  }
+
+  /** What the next run must remember: the seals believed that have not expired. */
+  carry(): [string, number][] {
+    this.forgetExpired();
+    return [...this.used.entries()];
+  }
+
   /** Resolves once the signal was applied or refused (the handler waits for it, so a hand-over waits too). */
   admit(arrival: Arrival): Promise<void> {
     this.count(arrival.signal, 1);

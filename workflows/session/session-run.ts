@@ -23,6 +23,7 @@ import {
   credentialProvidedSchema,
   decisionSchema,
   feedbackSchema,
+  gatewaySealSchema,
   repostPendingSchema,
   revokeGrantSchema,
   signalOriginSchema,
@@ -48,7 +49,8 @@ import type { OutboundEvent } from './outbound';
 import { Outbox } from './outbox';
 import { A2aPushes } from './a2a-push';
 import { GateMail } from './gate-mail';
-import { failureMessage, loadSettings, verifyOperatorAction } from './session-activities';
+import { failureMessage, loadSettings, verifyGatewaySeals, verifyOperatorAction } from './session-activities';
+import { payloadDigest } from '../../common/seal-digest';
 import { SealCheck } from './seal-check';
 import { continueOnCurrentVersion, upgradeRequested } from '../upgrade';
 import type { PlayableTurn, Session } from './session';
@@ -124,6 +126,10 @@ export class SessionRun implements Session {
     );
     this.runOf = input.run;
     this.gates = new Gates(this, input.carried?.turn?.told);
+    // Seals and operator signatures believed before a hand-over stay used: one copied from an earlier run's history
+    // and sent after a (forced) continue-as-new is still refused.
+    this.sealCheck.remember(input.carried?.usedSeals);
+    for (const [mac, issuedAt] of input.carried?.usedClaims ?? []) this.usedClaims.set(mac, issuedAt);
     this.state.arriving = () => this.sealCheck.waiting('userMessage');
     this.emitsToPlatform =
       input.channel === 'slack' || input.channel === 'discord' || input.channel === 'teams';
@@ -398,16 +404,25 @@ export class SessionRun implements Session {
     this.gates.connect(parsed.data.provider, parsed.data.userId);
   }
 
-  onRevokeGrant(raw: unknown): void {
+  /**
+   * Applied whatever the seal says (taking a grant away is never a risk, and a revocation must not be lost); the
+   * gateway's seal says whether the audit may name the person as the one who revoked it.
+   */
+  async onRevokeGrant(raw: unknown, seal?: unknown): Promise<void> {
     this.signalsThisRun++;
     const parsed = revokeGrantSchema.safeParse(raw);
     if (!parsed.success) return;
-    const revoked = this.state.revokeGrant(parsed.data.grantId, parsed.data.userId);
-    if (revoked) recordInTrail(grantRevoked(revoked, this.input.channel));
-    this.state.notify(
-      revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.',
-      parsed.data.userId,
-    );
+    const { grantId, userId } = parsed.data;
+    const revoked = this.state.revokeGrant(grantId, userId);
+    this.state.notify(revoked ? 'Grant revoked.' : 'No such grant of yours in this conversation.', userId);
+    if (!revoked) return;
+    const sealed = gatewaySealSchema.safeParse(seal);
+    const [verdict] = sealed.success
+      ? await verifyGatewaySeals({
+          items: [{ signal: 'revokeGrant', digest: payloadDigest(raw), seal: sealed.data }],
+        }).catch(() => [undefined])
+      : [undefined];
+    recordInTrail(grantRevoked(revoked, this.input.channel, verdict?.ok === true));
   }
 
   onArchive(raw: unknown): void {
@@ -634,7 +649,15 @@ export class SessionRun implements Session {
       ...this.state.carry({ boundTranscript: { previousRunId: wf.workflowInfo().runId } }),
       ...this.pushes.carry(),
       ...this.mail.carry(),
+      ...nonEmpty('usedSeals', this.sealCheck.carry()),
+      ...nonEmpty('usedClaims', this.liveClaims()),
     };
+  }
+
+  /** Operator signatures believed that have not expired (the next run still refuses them). */
+  private liveClaims(): [string, number][] {
+    this.forgetExpiredClaims();
+    return [...this.usedClaims.entries()];
   }
 
   /** Nothing left to hand over: every handler finished and the outbox delivered. */
@@ -657,4 +680,9 @@ export class SessionRun implements Session {
 function toldVia(origin: unknown): { via?: DecisionSurface } {
   const told = signalOriginSchema.safeParse(origin);
   return told.success ? { via: told.data.via } : {};
+}
+
+/** `{ [key]: list }` when the list has entries: a carried state without them is as before. */
+function nonEmpty<K extends string>(key: K, list: [string, number][]): { [P in K]?: [string, number][] } {
+  return (list.length ? { [key]: list } : {}) as { [P in K]?: [string, number][] };
 }

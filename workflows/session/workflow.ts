@@ -112,7 +112,7 @@ function registerHandlers(run: SessionRun): void {
   wf.setHandler(missionEventSignal, (event) => run.onMissionEvent(event));
   wf.setHandler(credentialProvidedSignal, (raw) => run.onCredentialProvided(raw));
   wf.setHandler(decideSignal, (raw, seal, origin) => run.onDecide(raw, seal, origin));
-  wf.setHandler(revokeGrantSignal, (raw) => run.onRevokeGrant(raw));
+  wf.setHandler(revokeGrantSignal, (raw, seal) => run.onRevokeGrant(raw, seal));
   wf.setHandler(userMessageSignal, (raw, seal) => run.onUserMessage(raw, seal));
   wf.setHandler(stopSignal, (raw) => run.onStop(raw));
   wf.setHandler(tryModelNowSignal, (raw) => run.onTryModelNow(raw));

@@ -9,7 +9,8 @@ import type { Grant } from '../../common/grants';
 import type { GatewaySeal } from '../session/contract';
 
 export const addGrantUpdate = defineUpdate<Grant, [Grant]>('addGrant');
-export const revokeUserGrantSignal = defineSignal<[{ grantId: string }]>('revokeUserGrant');
+/** Sealed by the gateway (its second argument): the revocation is recorded as the person's own act. */
+export const revokeUserGrantSignal = defineSignal<[{ grantId: string }, GatewaySeal?]>('revokeUserGrant');
 export const grantsQuery = defineQuery<Grant[]>('grants');
 
 /**
@@ -39,6 +40,8 @@ export const spendQuery = defineQuery<Record<string, DaySpend>>('spend');
 
 export interface UserDirectoryInput {
   userId: string;
+  /** Gateway seals already believed (MAC, when made), until they expire. */
+  usedSeals?: [string, number][];
   grants?: Grant[];
   /** Spending by UTC day, the last few days. */
   spend?: Record<string, DaySpend>;

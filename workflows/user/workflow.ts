@@ -5,10 +5,11 @@
 import * as wf from '@temporalio/workflow';
 import { continueOnCurrentVersion, listenForUpgrade, timeToContinue } from '../upgrade';
 import { grantSchema, type Grant } from '../../common/grants';
+import { userWorkflowId } from '../../common/ids';
 import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
 import { auditChangeOf } from '../../common/audit';
-import { auditsWritten, grantRevoked, recordInTrail } from '../audit-trail';
+import { auditsInFlight, grantRevoked, recordInTrail } from '../audit-trail';
 import { payloadDigest } from '../../common/seal-digest';
 import { gatewaySealSchema } from '../session/contract';
 import { verifyGatewaySeals } from '../session/session-activities';
@@ -29,10 +30,21 @@ const MAX_GRANTS = 500;
 const SPEND_DAYS_KEPT = 7;
 const SPEND_KEYS_KEPT = 500;
 const HISTORY_EVENTS_BEFORE_CONTINUE = 2_000;
+/** A gateway seal's lifetime and clock skew (infra/gateway-seal.ts): a used seal is remembered this long. */
+const SEAL_MEMORY_MS = 3 * 24 * 3_600_000 + 5 * 60_000;
 
 export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<void> {
   listenForUpgrade();
-  const grants: Grant[] = [...(input.grants ?? [])];
+  // The person is the one the workflow id names: a directory started by someone else for another name would file
+  // that person's sign-ins and grants under the wrong name.
+  if (wf.workflowInfo().workflowId !== userWorkflowId(input.userId))
+    throw wf.ApplicationFailure.nonRetryable(
+      `user directory ${wf.workflowInfo().workflowId} was started for "${input.userId}": refused`,
+    );
+  // Grants carried in (or given to a hand-started run) are the person's own and well-formed, or dropped.
+  const grants: Grant[] = (input.grants ?? []).filter(
+    (grant) => grantSchema.safeParse(grant).success && grant.userId === input.userId,
+  );
   wf.upsertSearchAttributes([{ key: AgentOwner, value: input.userId }]);
 
   wf.setHandler(grantsQuery, () => grants);
@@ -53,31 +65,41 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
       },
     },
   );
-  wf.setHandler(revokeUserGrantSignal, ({ grantId }) => {
-    const index = grants.findIndex((g) => g.id === grantId);
+  // Seals believed (MAC → when made), carried across continue-as-new until they expire: a sealed signal sent again
+  // (copied from a history, after a forced hand-over too) is not believed twice.
+  const usedSeals = new Map<string, number>(
+    (input.usedSeals ?? []).filter(([, at]) => Date.now() - at <= SEAL_MEMORY_MS),
+  );
+  /** Whether the gateway sealed this signal for this workflow (checked by the worker, which holds the key). */
+  const fromGateway = async (
+    signal: 'revokeUserGrant' | 'credentialChange',
+    payload: unknown,
+    seal: unknown,
+  ) => {
+    const sealed = gatewaySealSchema.safeParse(seal);
+    if (!sealed.success || usedSeals.has(sealed.data.mac)) return false;
+    usedSeals.set(sealed.data.mac, sealed.data.issuedAt);
+    const [verdict] = await verifyGatewaySeals({
+      items: [{ signal, digest: payloadDigest(payload), seal: sealed.data }],
+    }).catch((error: unknown) => [{ ok: false as const, reason: (error as Error).message }]);
+    if (verdict?.ok) return true;
+    // Not this seal's use: a forged copy does not spend the real one.
+    usedSeals.delete(sealed.data.mac);
+    return false;
+  };
+  wf.setHandler(revokeUserGrantSignal, async (raw, seal) => {
+    // Applied whatever the seal says (taking a grant away is never a risk, and a revocation must not be lost); the
+    // seal says whether the audit may name the person as the one who revoked it.
+    const index = grants.findIndex((g) => g.id === raw?.grantId);
     if (index < 0) return;
     const [revoked] = grants.splice(index, 1);
-    recordInTrail(grantRevoked(revoked!, 'user'));
+    const sealed = await fromGateway('revokeUserGrant', raw, seal);
+    recordInTrail(grantRevoked(revoked!, 'user', sealed));
   });
-  // Seals believed: a sealed change sent again (copied from this history) is not recorded twice.
-  const usedSeals = new Set<string>();
   wf.setHandler(credentialChangeSignal, async (change, seal) => {
     if (!validCredentialChange(change)) return;
-    const sealed = gatewaySealSchema.safeParse(seal);
-    if (!sealed.success || usedSeals.has(sealed.data.mac))
+    if (!(await fromGateway('credentialChange', change, seal)))
       return wf.log.warn('credential change not from a gateway: not recorded', { provider: change.provider });
-    usedSeals.add(sealed.data.mac);
-    const [verdict] = await verifyGatewaySeals({
-      items: [{ signal: 'credentialChange', digest: payloadDigest(change), seal: sealed.data }],
-    }).catch((error: unknown) => [{ ok: false as const, reason: (error as Error).message }]);
-    if (!verdict?.ok) {
-      // Not this seal's use: a forged copy does not spend the real one.
-      usedSeals.delete(sealed.data.mac);
-      return wf.log.warn('credential change not from a gateway: not recorded', {
-        provider: change.provider,
-        reason: verdict?.reason,
-      });
-    }
     recordInTrail(
       auditChangeOf(
         {
@@ -116,10 +138,11 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
   );
 
   await wf.condition(() => timeToContinue(HISTORY_EVENTS_BEFORE_CONTINUE));
-  await wf.condition(wf.allHandlersFinished);
-  await auditsWritten();
+  // One condition: a handler that starts while records are written is waited for too.
+  await wf.condition(() => wf.allHandlersFinished() && auditsInFlight() === 0);
   await continueOnCurrentVersion<typeof userDirectoryWorkflow>({
     userId: input.userId,
+    usedSeals: [...usedSeals.entries()],
     grants,
     spend,
     spendKeys,
