@@ -325,7 +325,10 @@ describe('the audit export', () => {
     ]);
     // The forged pause is there (it paused the mission), but not as alice's own act: nobody sealed it.
     const forged = mission.find((c) => c.reason === 'forged')!;
-    forgery.attempt(forged.unverified === true, () => 'an unsealed mission change was recorded as its owner’s');
+    forgery.attempt(
+      forged.unverified === true,
+      () => 'an unsealed mission change was recorded as its owner’s',
+    );
     for (const change of mission.filter((c) => c !== forged)) expect(change.unverified).toBeUndefined();
     mission.splice(mission.indexOf(forged), 1);
     for (const change of mission)
