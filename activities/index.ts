@@ -16,7 +16,9 @@ import {
 import {
   FORWARDED_SIGNALS,
   loadGatewayKey,
+  originMac,
   sealSignal,
+  verifiedVia,
   verifySeal,
   type GatewaySeal,
   type SealedSignal,
@@ -286,24 +288,38 @@ export function createActivities(deps: ActivityDeps) {
      * gateways and workers hold the key. One verdict per item, in order.
      */
     async verifyGatewaySeals(request: {
-      items: { signal: string; digest: string; seal: GatewaySeal }[];
+      items: {
+        signal: string;
+        digest: string;
+        seal: GatewaySeal;
+        origin?: { via?: unknown; mac?: unknown };
+      }[];
     }): Promise<SealVerdict[]> {
       const to = Context.current().info.workflowExecution?.workflowId;
-      return request.items.map((item) =>
-        to
-          ? verifySeal(gatewayKey(), { signal: item.signal, to, digest: item.digest }, item.seal)
-          : { ok: false, reason: 'it was not checked for a workflow' },
-      );
+      return request.items.map((item) => {
+        if (!to) return { ok: false, reason: 'it was not checked for a workflow' };
+        const verdict = verifySeal(gatewayKey(), { signal: item.signal, to, digest: item.digest }, item.seal);
+        // The place told with it counts only when its own MAC binds it to this seal.
+        const via = verdict.ok ? verifiedVia(gatewayKey(), item.seal, item.origin) : undefined;
+        return via ? { ok: true, via } : verdict;
+      });
     },
 
     /**
      * A conversation passes a checked decision on to the mission run whose gate it shows: sealed afresh for that
      * run, as the run believes only sealed signals. Only for sealed signal names.
      */
-    async sealForRun(request: { signal: string; to: string; digest: string }): Promise<GatewaySeal> {
+    async sealForRun(request: {
+      signal: string;
+      to: string;
+      digest: string;
+      via?: string;
+    }): Promise<GatewaySeal & { originMac?: string }> {
       if (!FORWARDED_SIGNALS.includes(request.signal as SealedSignal))
         throw new Error(`${request.signal} is not a signal a conversation passes on`);
-      return sealSignal(gatewayKey(), request);
+      const { via, ...call } = request;
+      const seal = sealSignal(gatewayKey(), call);
+      return via ? { ...seal, originMac: originMac(gatewayKey(), seal.mac, via) } : seal;
     },
   };
 }

@@ -82,7 +82,26 @@ export function sealSignal(key: string, call: SealedCall, now = Date.now()): Gat
   return { issuedAt: now, mac: mac(key, call, now) };
 }
 
-export type SealVerdict = { ok: true } | { ok: false; reason: string };
+export type SealVerdict = { ok: true; via?: string } | { ok: false; reason: string };
+
+/**
+ * Where a sealed decision or answer was made (`via`) travels beside the seal, outside the payload it covers (workflows
+ * of earlier versions refuse a new field in a decision). Its own MAC binds it to that one seal: a copy of the seal
+ * sent with another place does not carry a place the workflow believes.
+ */
+export function originMac(key: string, sealMac: string, via: string): string {
+  return createHmac('sha256', key).update(['gateway-origin.v1', sealMac, via].join('\n')).digest('base64url');
+}
+
+/** The place told with a seal, when its MAC matches that seal; undefined otherwise. */
+export function verifiedVia(
+  key: string,
+  seal: GatewaySeal,
+  origin: { via?: unknown; mac?: unknown } | undefined,
+): string | undefined {
+  if (typeof origin?.via !== 'string' || typeof origin.mac !== 'string') return undefined;
+  return sameSecret(origin.mac, originMac(key, seal.mac, origin.via)) ? origin.via : undefined;
+}
 
 /** A seal's check (a signal without one never gets here: the workflow refuses it itself, seal-check.ts). */
 export function verifySeal(key: string, call: SealedCall, seal: GatewaySeal, now = Date.now()): SealVerdict {

@@ -5,17 +5,22 @@
  */
 import { Client, type ClientInterceptors, type WorkflowClientInterceptor } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { isSealedSignal, sealedCall, sealSignal } from '../gateway-seal';
+import { isSealedSignal, originMac, sealedCall, sealSignal } from '../gateway-seal';
 
 export function sealingInterceptor(key: string): WorkflowClientInterceptor {
   /**
    * The signal's arguments with the seal after its payload (in the place its caller left empty, before where it was
    * made); any other signal's (or one sealed already) as they are.
    */
-  const sealed = (signal: string, to: string, args: unknown[]): unknown[] =>
-    isSealedSignal(signal) && args.length >= 1 && args[1] === undefined
-      ? [args[0], sealSignal(key, sealedCall(signal, to, args[0])), ...args.slice(2)]
-      : args;
+  const sealed = (signal: string, to: string, args: unknown[]): unknown[] => {
+    if (!isSealedSignal(signal) || args.length < 1 || args[1] !== undefined) return args;
+    const seal = sealSignal(key, sealedCall(signal, to, args[0]));
+    // Where it was made, when told, bound to this seal by a MAC of its own (gateway-seal.ts originMac).
+    const origin = args[2] as { via?: unknown } | undefined;
+    const place =
+      typeof origin?.via === 'string' ? [{ via: origin.via, mac: originMac(key, seal.mac, origin.via) }] : [];
+    return [args[0], seal, ...place, ...args.slice(3)];
+  };
   return {
     async signal(input, next) {
       return await next({

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sealedCall, sealSignal } from '../../infra/gateway-seal';
+import { originMac, sealedCall, sealSignal } from '../../infra/gateway-seal';
 import { sealingClient } from '../../infra/temporal/sealing-interceptor';
 import {
   answerDraftSignal,
@@ -129,19 +129,37 @@ describe('signals in a person’s name', () => {
       view = await toldTo(s, 'alice', /not signed by a gateway/, since);
       tally.attempt(pending(view, gate!.id), () => 'an unsigned approval with its place decided the gate');
 
-      // The gateway's own sealed denial decides it, once, from the web; the same sealed signal sent again (as from
-      // the history, claiming another place) is refused as used, and the place recorded stays.
+      // The gateway's own sealed denial, raced by someone who took its seal (from a history) and claims another place
+      // with a MAC of their own making: it decides (the decision is the person's), but the place is not believed.
       since = view.notices.at(-1)!.at;
       const realDeny = sealSignal(TEST_GATEWAY_KEY, sealedCall('decide', s.workflowId, deny));
-      await direct.signal(decideSignal, deny, realDeny, { via: 'web' });
+      await direct.signal(decideSignal, deny, realDeny, { via: 'slack', mac: 'made-up-by-the-sender' });
       view = await s.waitFor((v) => !pending(v, gate!.id), 'the sealed denial to decide the gate');
-      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'denied', by: 'alice', via: 'web' });
-      await direct.signal(decideSignal, deny, realDeny, { via: 'slack' });
+      expect(view.gates[0]!.resolution).toMatchObject({ outcome: 'denied', by: 'alice' });
+      tally.attempt(
+        view.gates[0]!.resolution?.via === undefined,
+        () => `a place with a forged MAC was believed: ${JSON.stringify(view.gates[0]!.resolution)}`,
+      );
+      // The gateway's own send, its place bound to the seal, comes second: refused as used, nothing changes.
+      await direct.signal(decideSignal, deny, realDeny, {
+        via: 'web',
+        mac: originMac(TEST_GATEWAY_KEY, realDeny.mac, 'web'),
+      });
       view = await toldTo(s, 'alice', /already used once/, since);
       tally.check(
-        view.gates[0]!.resolution?.outcome === 'denied' && view.gates[0]!.resolution.via === 'web',
+        view.gates[0]!.resolution?.outcome === 'denied' && view.gates[0]!.resolution.via === undefined,
         () => `the replayed seal changed the outcome: ${JSON.stringify(view.gates[0]!.resolution)}`,
       );
+      // A place whose MAC matches its seal is believed (the next conversation's denial, as a gateway sends it).
+      const t = new TestSession(env.client, taskQueue);
+      await t.say('run `echo placed`');
+      const [placed] = await t.pendingGate();
+      const denyThere: Decision = { gateId: placed!.id, choice: 'deny', userId: 'alice' };
+      await sealingClient(env.client, TEST_GATEWAY_KEY)
+        .workflow.getHandle(t.workflowId)
+        .signal(decideSignal, denyThere, undefined, { via: 'email' });
+      const there = await t.waitFor((v) => !pending(v, placed!.id), 'the denial there');
+      expect(there.gates[0]!.resolution).toMatchObject({ outcome: 'denied', via: 'email' });
       // The key itself is never in the history: only MACs.
       const history = JSON.stringify(await s.handle.fetchHistory());
       tally.check(!history.includes(TEST_GATEWAY_KEY), () => 'the gateway key is in the history');

@@ -136,7 +136,7 @@ const schemas = sharedSchemas('session-contract', () => {
   /** A gateway's seal of a signal in a person's name (infra/gateway-seal.ts): a MAC and its time, no secret. */
   const gatewaySeal = z.strictObject({ issuedAt: z.number(), mac: z.string().min(1).max(128) });
   /** Where a decision or an answer was made (signalOriginSchema below). Not strict: a later field is ignored. */
-  const signalOrigin = z.object({ via: z.enum(DECISION_SURFACES) });
+  const signalOrigin = z.object({ via: z.enum(DECISION_SURFACES), mac: z.string().min(1).max(128) });
   return {
     archive,
     gatewaySeal,
@@ -481,10 +481,12 @@ export const answerSignal = defineSignal<[AnswerSubmission, GatewaySeal?, Signal
 /**
  * Where a decision or an answer was made, told by the gateway as the signal's third argument, which workflows of
  * earlier versions ignore (the decision's own schema is strict: a new field there would be refused by them). It is
- * believed only with the signal's seal: a seal is believed once, and only the gateway's own send can carry it first.
+ * believed only with the signal's seal and its own MAC over that seal (infra/gateway-seal.ts originMac): the same
+ * sealed signal sent with another place carries no place the workflow believes.
  */
 export const signalOriginSchema = schemas.signalOrigin;
-export type SignalOrigin = z.infer<typeof signalOriginSchema>;
+/** As a gateway's caller passes it (`via`); its client adds the MAC that binds it to the seal. */
+export type SignalOrigin = { via: DecisionSurface; mac?: string };
 /** A decision or an answer with where it was made, once its seal was believed. */
 export type Decided<T> = T & { via?: DecisionSurface };
 

@@ -322,10 +322,15 @@ export class Gates {
   ): void {
     this.forwarding++;
     const send = async () => {
-      const seal = await sealForRun({ signal, to: workflowId, digest: payloadDigest(payload) });
+      const { originMac, ...seal } = await sealForRun({
+        signal,
+        to: workflowId,
+        digest: payloadDigest(payload),
+        ...(via ? { via } : {}),
+      });
       const handle = wf.getExternalWorkflowHandle(workflowId);
-      // Where it was decided goes along (as the third argument, only when told: a forward as before otherwise).
-      const origin: [SignalOrigin] | [] = via ? [{ via }] : [];
+      // Where it was decided goes along, bound to the new seal (as the third argument, only when told).
+      const origin: [SignalOrigin] | [] = via && originMac ? [{ via, mac: originMac }] : [];
       if (signal === 'decide') await handle.signal(decideSignal, payload as Decision, seal, ...origin);
       else if (signal === 'answer')
         await handle.signal(answerSignal, payload as AnswerSubmission, seal, ...origin);

@@ -10,7 +10,8 @@
  */
 import * as wf from '@temporalio/workflow';
 import { payloadDigest } from '../../common/seal-digest';
-import { gatewaySealSchema } from './contract';
+import { gatewaySealSchema, signalOriginSchema } from './contract';
+import { isDecisionSurface, type DecisionSurface } from '../../common/chat-ids';
 import { decisionRefused } from './gate-metrics';
 import { failureMessage, verifyGatewaySeals } from './session-activities';
 
@@ -19,18 +20,21 @@ const SEAL_TTL_MS = 3 * 24 * 3_600_000;
 const SEAL_CLOCK_SKEW_MS = 5 * 60_000;
 
 export type SealedSignalName = 'userMessage' | 'decide' | 'answer' | 'answerDraft';
-type Verdict = { ok: true } | { ok: false; reason: string };
+type Verdict = { ok: true; via?: string } | { ok: false; reason: string };
 
 export interface Arrival {
   signal: SealedSignalName;
   /** The payload exactly as it arrived (the seal covers it, not the parsed copy). */
   payload: unknown;
   seal: unknown;
+  /** Where it was made, as the gateway told it beside the seal (believed only with its own MAC over the seal). */
+  origin?: unknown;
   /** Who the signal names, told when it is refused. */
   userId: string;
   /** "A message", "A decision", "An answer": how a refusal names it. */
   what: string;
-  apply: () => void;
+  /** Applies it; `via`: where it was made, when the gateway told it and its MAC matched. */
+  apply: (via?: DecisionSurface) => void;
 }
 
 interface Waiting extends Arrival {
@@ -96,7 +100,8 @@ export class SealCheck {
         batch.forEach((arrival, i) => {
           try {
             const verdict = verdicts[i]!;
-            if (verdict.ok) arrival.apply();
+            if (verdict.ok)
+              arrival.apply(verdict.via && isDecisionSurface(verdict.via) ? verdict.via : undefined);
             else {
               decisionRefused('seal', arrival.signal);
               wf.log.warn('unsealed signal refused', {
@@ -150,7 +155,15 @@ export class SealCheck {
       inBatch.add(seal.data.mac);
       asked.push({ index, mac: seal.data.mac, issuedAt: seal.data.issuedAt });
       // Only the payload's digest goes to the check: the payload is in history once already.
-      return [{ signal: arrival.signal, digest: payloadDigest(arrival.payload), seal: seal.data }];
+      const origin = signalOriginSchema.safeParse(arrival.origin);
+      return [
+        {
+          signal: arrival.signal,
+          digest: payloadDigest(arrival.payload),
+          seal: seal.data,
+          ...(origin.success ? { origin: origin.data } : {}),
+        },
+      ];
     });
     if (items.length) {
       let answers: Verdict[];

@@ -26,7 +26,6 @@ import {
   gatewaySealSchema,
   repostPendingSchema,
   revokeGrantSchema,
-  signalOriginSchema,
   stopSchema,
   tryModelNowSchema,
   a2aPushSchema,
@@ -38,7 +37,6 @@ import {
   type SessionInput,
   type UserMessage,
 } from './contract';
-import type { DecisionSurface } from '../../common/chat-ids';
 import { Gates } from './gate-owner';
 import { publishOpenGates } from './gate-publication';
 import { parseTypedDecision } from './gates';
@@ -307,7 +305,8 @@ export class SessionRun implements Session {
       seal,
       userId: decision.userId,
       what: 'A decision',
-      apply: () => this.gates.decide({ ...decision, ...toldVia(origin) }),
+      origin,
+      apply: (via) => this.gates.decide({ ...decision, ...(via ? { via } : {}) }),
     });
   }
 
@@ -362,7 +361,8 @@ export class SessionRun implements Session {
       seal,
       userId: submission.userId,
       what: 'An answer',
-      apply: () => this.gates.answer({ ...submission, ...toldVia(origin) }),
+      origin,
+      apply: (via) => this.gates.answer({ ...submission, ...(via ? { via } : {}) }),
     });
   }
 
@@ -671,15 +671,6 @@ export class SessionRun implements Session {
       auditsInFlight() === 0
     );
   }
-}
-
-/**
- * Where the gateway says a decision or an answer was made (the signal's third argument): applied only with the
- * sealed signal it came with; anything else is ignored (the audit then reads the place from the id).
- */
-function toldVia(origin: unknown): { via?: DecisionSurface } {
-  const told = signalOriginSchema.safeParse(origin);
-  return told.success ? { via: told.data.via } : {};
 }
 
 /** `{ [key]: list }` when the list has entries: a carried state without them is as before. */
