@@ -93,7 +93,7 @@ export async function exportAudit(
     runs.push({ workflowId: run.workflowId, runId: run.runId });
     if (runs.length > MAX_RUNS)
       throw new AuditQueryError(
-        `more than ${MAX_RUNS} conversations were open in that window: export it in shorter parts`,
+        `more than ${MAX_RUNS} workflow runs (conversations, missions, directories) were open in that window: export it in shorter parts`,
       );
   }
 
