@@ -38,9 +38,7 @@ import {
 } from './contract';
 import { runInput } from './run-input';
 import { auditChangeOf } from '../../common/audit';
-import { payloadDigest } from '../../common/seal-digest';
-import { gatewaySealSchema } from '../session/contract';
-import { verifyGatewaySeals } from '../session/session-activities';
+import { SealedWord } from '../sealed-word';
 import { auditsInFlight, auditsWritten, recordInTrail } from '../audit-trail';
 
 const { nextFireTime, workflowEnded, registeredSearchAttributes } = wf.proxyActivities<
@@ -57,8 +55,6 @@ const MAX_DECISIONS = 10;
 const MAX_FIRE_IDS = 50;
 const LATE_AFTER_MS = 60_000;
 const EVENTS_BEFORE_CONTINUE = 5_000;
-/** A seal's lifetime and clock skew (infra/gateway-seal.ts): a used one is remembered this long. */
-const SEAL_MEMORY_MS = 3 * 24 * 3_600_000 + 5 * 60_000;
 const OK_OUTCOMES = new Set(['approved', 'edited', 'always', 'answered', 'connected']);
 
 /** A change as it was sent, with its seal: what the audit checks before it names the owner. */
@@ -100,7 +96,7 @@ export class MissionEngine {
   /** The ids of the latest fires taken (MAX_FIRE_IDS), carried across continue-as-new. */
   private readonly fireIds: string[];
   /** Seals of changes believed (MAC → when made), carried until they expire. */
-  private readonly usedSeals: Map<string, number>;
+  private readonly sealedWord: SealedWord;
   /** Whether the namespace has AgentSharedMission (asked once per execution; a hand-made namespace may not). */
   private findable = false;
 
@@ -120,9 +116,7 @@ export class MissionEngine {
     this.gate = carried?.gate ?? null;
     this.openGate = carried?.openGate ?? null;
     this.fireIds = [...(carried?.fireIds ?? [])];
-    this.usedSeals = new Map(
-      (carried?.usedSeals ?? []).filter(([, issuedAt]) => Date.now() - issuedAt <= SEAL_MEMORY_MS),
-    );
+    this.sealedWord = new SealedWord(carried?.usedSeals);
   }
 
   view(): MissionView {
@@ -321,7 +315,7 @@ export class MissionEngine {
             gate: this.gate,
             openGate: this.openGate,
             fireIds: this.fireIds,
-            ...(this.usedSeals.size ? { usedSeals: [...this.usedSeals.entries()] } : {}),
+            ...(this.sealedWord.carry() ? { usedSeals: this.sealedWord.carry() } : {}),
           },
         });
       }
@@ -652,15 +646,7 @@ export class MissionEngine {
   }
 
   private async sealedBy(sent: SentChange | undefined): Promise<boolean> {
-    const seal = gatewaySealSchema.safeParse(sent?.seal);
-    if (!sent || !seal.success || this.usedSeals.has(seal.data.mac)) return false;
-    this.usedSeals.set(seal.data.mac, seal.data.issuedAt);
-    const [verdict] = await verifyGatewaySeals({
-      items: [{ signal: sent.signal, digest: payloadDigest(sent.sent), seal: seal.data }],
-    }).catch(() => [undefined]);
-    if (verdict?.ok) return true;
-    this.usedSeals.delete(seal.data.mac);
-    return false;
+    return sent ? await this.sealedWord.believe(sent.signal, sent.sent, sent.seal) : false;
   }
 
   private byOwner(by: string, what: string): boolean {

@@ -10,9 +10,7 @@ import { AgentOwner } from '../../common/search-attributes';
 import { addUsage, continuedFrom, NO_SPEND, type DaySpend } from '../../common/budgets';
 import { auditChangeOf } from '../../common/audit';
 import { auditsInFlight, grantRevoked, recordInTrail } from '../audit-trail';
-import { payloadDigest } from '../../common/seal-digest';
-import { gatewaySealSchema } from '../session/contract';
-import { verifyGatewaySeals } from '../session/session-activities';
+import { SealedWord } from '../sealed-word';
 import {
   addGrantUpdate,
   credentialChangeSignal,
@@ -30,8 +28,6 @@ const MAX_GRANTS = 500;
 const SPEND_DAYS_KEPT = 7;
 const SPEND_KEYS_KEPT = 500;
 const HISTORY_EVENTS_BEFORE_CONTINUE = 2_000;
-/** A gateway seal's lifetime and clock skew (infra/gateway-seal.ts): a used seal is remembered this long. */
-const SEAL_MEMORY_MS = 3 * 24 * 3_600_000 + 5 * 60_000;
 
 export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<void> {
   listenForUpgrade();
@@ -65,28 +61,9 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
       },
     },
   );
-  // Seals believed (MAC → when made), carried across continue-as-new until they expire: a sealed signal sent again
-  // (copied from a history, after a forced hand-over too) is not believed twice.
-  const usedSeals = new Map<string, number>(
-    (input.usedSeals ?? []).filter(([, at]) => Date.now() - at <= SEAL_MEMORY_MS),
-  );
-  /** Whether the gateway sealed this signal for this workflow (checked by the worker, which holds the key). */
-  const fromGateway = async (
-    signal: 'revokeUserGrant' | 'credentialChange',
-    payload: unknown,
-    seal: unknown,
-  ) => {
-    const sealed = gatewaySealSchema.safeParse(seal);
-    if (!sealed.success || usedSeals.has(sealed.data.mac)) return false;
-    usedSeals.set(sealed.data.mac, sealed.data.issuedAt);
-    const [verdict] = await verifyGatewaySeals({
-      items: [{ signal, digest: payloadDigest(payload), seal: sealed.data }],
-    }).catch((error: unknown) => [{ ok: false as const, reason: (error as Error).message }]);
-    if (verdict?.ok) return true;
-    // Not this seal's use: a forged copy does not spend the real one.
-    usedSeals.delete(sealed.data.mac);
-    return false;
-  };
+  const sealedWord = new SealedWord(input.usedSeals);
+  const fromGateway = (signal: string, payload: unknown, seal: unknown) =>
+    sealedWord.believe(signal, payload, seal);
   wf.setHandler(revokeUserGrantSignal, async (raw, seal) => {
     // Applied whatever the seal says (taking a grant away is never a risk, and a revocation must not be lost); the
     // seal says whether the audit may name the person as the one who revoked it.
@@ -142,7 +119,7 @@ export async function userDirectoryWorkflow(input: UserDirectoryInput): Promise<
   await wf.condition(() => wf.allHandlersFinished() && auditsInFlight() === 0);
   await continueOnCurrentVersion<typeof userDirectoryWorkflow>({
     userId: input.userId,
-    usedSeals: [...usedSeals.entries()],
+    ...(sealedWord.carry() ? { usedSeals: sealedWord.carry() } : {}),
     grants,
     spend,
     spendKeys,
